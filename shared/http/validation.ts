@@ -1,0 +1,34 @@
+import type { ErrorObject } from 'ajv';
+import { MAX_SAFE_ID } from '../schemas/common.ts';
+import type { Violation } from '../errors.ts';
+
+/** Turns ajv's errors into violations a client can act on, one per problem found. */
+export function toViolations(errors: readonly ErrorObject[] | null | undefined): Violation[] {
+  return (errors ?? []).map((error) => {
+    const { keyword, params, instancePath } = error;
+    switch (keyword) {
+      case 'required':
+        return { pointer: `${instancePath}/${escape(params.missingProperty)}`, detail: 'is required' };
+      case 'additionalProperties':
+        return { pointer: `${instancePath}/${escape(params.additionalProperty)}`, detail: 'is not allowed' };
+      case 'maximum':
+      case 'minimum':
+        if (Math.abs(Number(params.limit)) === MAX_SAFE_ID) {
+          return {
+            pointer: instancePath,
+            detail: `must be between -${MAX_SAFE_ID} and ${MAX_SAFE_ID}: larger int64 values cannot be carried exactly by a JSON number in JavaScript`,
+          };
+        }
+        return { pointer: instancePath, detail: error.message ?? keyword };
+      case 'enum':
+        return { pointer: instancePath, detail: `must be one of: ${(params.allowedValues as unknown[]).join(', ')}` };
+      case 'pattern':
+        return { pointer: instancePath, detail: 'must not contain control characters' };
+      default:
+        return { pointer: instancePath, detail: error.message ?? keyword };
+    }
+  });
+}
+
+/** RFC 6901 escaping of one reference token. */
+const escape = (token: string): string => token.replaceAll('~', '~0').replaceAll('/', '~1');

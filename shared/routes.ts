@@ -1,0 +1,92 @@
+/**
+ * The route table: the one list of operations that CDK (API resources, methods, functions,
+ * grants), the local gateway, the authorizer's policy and the OpenAPI document all read.
+ */
+
+/** OAuth 2.0 scopes the service knows. */
+export const SCOPES = {
+  'write:pets': 'Add pets to the catalog',
+  'read:pets': 'Read pets from the catalog',
+  'read:wallet': 'Read the balance of your own wallet',
+  'write:wallet': 'Send money from your own wallet',
+} as const;
+
+export type Scope = keyof typeof SCOPES;
+
+/** The DynamoDB tables, by logical name (see `shared/dynamodb/tables.ts`). */
+export type TableName = 'pets' | 'wallets';
+
+export interface Route {
+  /** OpenAPI operationId; also the logical id of the function in CDK. */
+  readonly operationId: string;
+  readonly method: 'GET' | 'POST';
+  /** API Gateway resource path; `{name}` segments are path parameters. */
+  readonly path: string;
+  /** Folder under `functions/` holding the handler. */
+  readonly functionDir: string;
+  /** Scopes the token must all hold; `null` for the public routes (no authorizer). */
+  readonly scopes: readonly Scope[] | null;
+  /** The one table the function may touch and exactly the DynamoDB actions it needs there. */
+  readonly data?: { readonly table: TableName; readonly actions: readonly string[] };
+  readonly summary: string;
+}
+
+export const routes = [
+  {
+    operationId: 'addPet',
+    method: 'POST',
+    path: '/api/v3/pet',
+    functionDir: 'add-pet',
+    scopes: ['write:pets'],
+    data: { table: 'pets', actions: ['dynamodb:PutItem'] },
+    summary: 'Add a new pet to the store',
+  },
+  {
+    operationId: 'getPetById',
+    method: 'GET',
+    path: '/api/v3/pet/{petId}',
+    functionDir: 'get-pet',
+    scopes: ['read:pets'],
+    data: { table: 'pets', actions: ['dynamodb:GetItem'] },
+    summary: 'Find a pet by id',
+  },
+  {
+    operationId: 'getBalance',
+    method: 'GET',
+    path: '/api/wallet/balance',
+    functionDir: 'get-balance',
+    scopes: ['read:wallet'],
+    data: { table: 'wallets', actions: ['dynamodb:GetItem'] },
+    summary: "The balance of the caller's own wallet",
+  },
+  {
+    operationId: 'sendMoney',
+    method: 'POST',
+    path: '/api/wallet/send',
+    functionDir: 'send-money',
+    scopes: ['write:wallet'],
+    // TransactWriteItems is authorised per item action; GetItem reads the idempotency record and balance.
+    data: {
+      table: 'wallets',
+      actions: ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem'],
+    },
+    summary: "Send money from the caller's wallet to another address",
+  },
+  {
+    operationId: 'getOpenApi',
+    method: 'GET',
+    path: '/api/openapi.json',
+    functionDir: 'openapi',
+    scopes: null,
+    summary: 'This OpenAPI document',
+  },
+] as const satisfies readonly Route[];
+
+export type OperationId = (typeof routes)[number]['operationId'];
+
+/** The route of an operation. */
+export function routeOf(operationId: OperationId): Route {
+  const route = routes.find((r) => r.operationId === operationId);
+  if (!route) throw new Error(`Unknown operation ${operationId}`);
+  return route;
+}

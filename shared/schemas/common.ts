@@ -1,0 +1,44 @@
+/**
+ * Building blocks shared by every contract. Kept as `as const` literals so that
+ * `json-schema-to-ts` can derive TypeScript types from the very objects that ajv compiles.
+ */
+
+/** The largest integer a JSON number keeps exactly once parsed by JavaScript (2^53 − 1). */
+export const MAX_SAFE_ID = 9_007_199_254_740_991;
+
+/**
+ * An int64 as Petstore defines it, limited to the range JavaScript numbers carry exactly:
+ * a larger id would be silently rounded by `JSON.parse`, so it is refused instead of stored wrong.
+ */
+export const int64Schema = {
+  type: 'integer',
+  format: 'int64',
+  minimum: -MAX_SAFE_ID,
+  maximum: MAX_SAFE_ID,
+} as const;
+
+/** RFC 9457 problem details, with the request id and, for validation failures, every violation. */
+export const problemSchema = {
+  $id: 'Problem',
+  type: 'object',
+  required: ['type', 'title', 'status'],
+  properties: {
+    type: { type: 'string', description: 'URI reference identifying the problem type' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    detail: { type: 'string' },
+    requestId: { type: 'string', description: 'The API Gateway request id, for support' },
+    errors: {
+      type: 'array',
+      description: 'Every violation found in the request, for 422 validation problems',
+      items: {
+        type: 'object',
+        required: ['pointer', 'detail'],
+        properties: {
+          pointer: { type: 'string', description: 'JSON Pointer (RFC 6901) into the request body' },
+          detail: { type: 'string' },
+        },
+      },
+    },
+  },
+} as const;

@@ -1,0 +1,46 @@
+import type { FromSchema } from 'json-schema-to-ts';
+import { int64Schema } from './common.ts';
+
+const nameSchema = { type: 'string', minLength: 1, maxLength: 200 } as const;
+
+/** Swagger Petstore v3 `Category`. */
+export const categorySchema = {
+  $id: 'Category',
+  type: 'object',
+  additionalProperties: false,
+  properties: { id: int64Schema, name: nameSchema },
+} as const;
+
+/** Swagger Petstore v3 `Tag`. */
+export const tagSchema = {
+  $id: 'Tag',
+  type: 'object',
+  additionalProperties: false,
+  properties: { id: int64Schema, name: nameSchema },
+} as const;
+
+/** Swagger Petstore v3 `Pet`: the body of `addPet` and the shape stored and returned. */
+export const petSchema = {
+  $id: 'Pet',
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'photoUrls'],
+  properties: {
+    id: int64Schema,
+    name: nameSchema,
+    category: categorySchema,
+    photoUrls: {
+      type: 'array',
+      maxItems: 20,
+      items: { type: 'string', minLength: 1, maxLength: 2048 },
+    },
+    tags: { type: 'array', maxItems: 20, items: tagSchema },
+    status: { type: 'string', description: 'pet status in the store', enum: ['available', 'pending', 'sold'] },
+  },
+} as const;
+
+/** A pet as a client sends it (the id is optional: the server assigns one). */
+export type PetInput = FromSchema<typeof petSchema>;
+
+/** A pet as stored and returned: always with its id. */
+export type Pet = PetInput & { id: number };

@@ -1,0 +1,73 @@
+import { randomInt } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { handler as addPet } from '#functions/add-pet/handler.ts';
+import { handler as getPet } from '#functions/get-pet/handler.ts';
+import { apiEvent, invoke } from '../support/events.ts';
+
+const write = { method: 'POST', path: '/api/v3/pet', scopes: ['write:pets'] };
+const read = (petId: string) => ({
+  method: 'GET',
+  path: `/api/v3/pet/${petId}`,
+  resource: '/api/v3/pet/{petId}',
+  pathParameters: { petId },
+  scopes: ['read:pets'],
+});
+/** A random id in the upper half of the safe range: never one the server assigns in this century. */
+const uniqueId = () => 2 ** 52 + randomInt(2 ** 47);
+
+describe('add pet, then read it back', () => {
+  it('stores the Swagger UI example body as is and reads the same pet back', async () => {
+    const pet = {
+      id: uniqueId(),
+      name: 'doggie',
+      category: { id: 1, name: 'Dogs' },
+      photoUrls: ['string'],
+      tags: [{ id: 0, name: 'string' }],
+      status: 'available',
+    };
+    const added = await invoke(addPet, apiEvent({ ...write, body: pet }));
+    expect(added.statusCode).toBe(200);
+    expect(added.json).toEqual(pet);
+
+    const read1 = await invoke(getPet, apiEvent(read(String(pet.id))));
+    expect(read1.statusCode).toBe(200);
+    expect(read1.json).toEqual(pet);
+  });
+
+  it('assigns a positive safe integer id when the body has none', async () => {
+    const added = await invoke(addPet, apiEvent({ ...write, body: { name: 'rex', photoUrls: [] } }));
+    expect(added.statusCode).toBe(200);
+    expect(Number.isSafeInteger(added.json.id)).toBe(true);
+    expect(added.json.id).toBeGreaterThan(0);
+    const found = await invoke(getPet, apiEvent(read(String(added.json.id))));
+    expect(found.json).toEqual({ id: added.json.id, name: 'rex', photoUrls: [] });
+  });
+
+  it('refuses an id that exists with 409 and keeps the first pet', async () => {
+    const id = uniqueId();
+    await invoke(addPet, apiEvent({ ...write, body: { id, name: 'first', photoUrls: [] } }));
+    const second = await invoke(addPet, apiEvent({ ...write, body: { id, name: 'second', photoUrls: [] } }));
+    expect(second.statusCode).toBe(409);
+    expect(second.contentType).toBe('application/problem+json');
+    const found = await invoke(getPet, apiEvent(read(String(id))));
+    expect(found.json.name).toBe('first');
+  });
+
+  it('answers 404 for a pet that does not exist', async () => {
+    const response = await invoke(getPet, apiEvent(read(String(uniqueId()))));
+    expect(response.statusCode).toBe(404);
+    expect(response.json).toMatchObject({ status: 404, title: 'Not found' });
+  });
+
+  it.each(['abc', '1.5', '9007199254740993', ''])('answers 400 for the path id %j', async (petId) => {
+    const response = await invoke(getPet, apiEvent(read(petId)));
+    expect(response.statusCode).toBe(400);
+  });
+
+  it('stores nothing when the body is invalid', async () => {
+    const id = uniqueId();
+    const response = await invoke(addPet, apiEvent({ ...write, body: { id, name: 'x', photoUrls: 'nope' } }));
+    expect(response.statusCode).toBe(422);
+    expect((await invoke(getPet, apiEvent(read(String(id))))).statusCode).toBe(404);
+  });
+});

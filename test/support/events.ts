@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+
+export interface EventOptions {
+  method?: string;
+  path?: string;
+  resource?: string;
+  body?: unknown;
+  /** Sent as is when a string; JSON-encoded otherwise. */
+  rawBody?: string | null;
+  headers?: Record<string, string>;
+  pathParameters?: Record<string, string>;
+  /** The authorizer's principal; `null` for an event that carries none. */
+  sub?: string | null;
+  scopes?: readonly string[];
+}
+
+/** A unique caller id, so tests never share data. */
+export const uniqueSub = (label = 'user'): string => `${label}-${randomUUID()}`;
+
+/** An API Gateway REST proxy (v1) event as the gateway sends it after the authorizer allowed the call. */
+export function apiEvent(options: EventOptions = {}): APIGatewayProxyEvent {
+  const method = options.method ?? 'GET';
+  const path = options.path ?? '/';
+  const sub = options.sub === undefined ? uniqueSub() : options.sub;
+  const body =
+    options.rawBody !== undefined ? options.rawBody : options.body === undefined ? null : JSON.stringify(options.body);
+  const headers = {
+    ...(body !== null ? { 'Content-Type': 'application/json' } : {}),
+    ...options.headers,
+  };
+  return {
+    resource: options.resource ?? path,
+    path,
+    httpMethod: method,
+    headers,
+    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [v]])),
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    pathParameters: options.pathParameters ?? null,
+    stageVariables: null,
+    body,
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'local',
+      authorizer: sub === null ? null : { principalId: sub, scope: (options.scopes ?? []).join(' ') },
+      protocol: 'HTTP/1.1',
+      httpMethod: method,
+      identity: {} as APIGatewayProxyEvent['requestContext']['identity'],
+      path,
+      stage: 'test',
+      requestId: randomUUID(),
+      requestTimeEpoch: Date.now(),
+      resourceId: 'local',
+      resourcePath: options.resource ?? path,
+    },
+  };
+}
+
+/** A Lambda context good enough for in-process invocations. */
+export function lambdaContext(functionName = 'test'): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:123456789012:function:${functionName}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => 30_000,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+/** Invokes a handler and parses its JSON body. */
+export async function invoke(handler: Handler, event: APIGatewayProxyEvent) {
+  const response = await handler(event, lambdaContext());
+  const contentType = response.headers?.['content-type'];
+  return { ...response, contentType, json: response.body ? JSON.parse(response.body) : undefined };
+}

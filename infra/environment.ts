@@ -1,0 +1,53 @@
+import { tables } from '#shared/dynamodb/tables.ts';
+import type { Route, TableName } from '#shared/routes.ts';
+
+/** Service settings a deployment (CDK context) or a local run chooses. */
+export interface ServiceSettings {
+  /** ISO 4217 code of the one currency of this deployment. */
+  readonly currency: string;
+  /** Decimals of that currency (minor units per major unit = 10^decimals). */
+  readonly currencyDecimals: number;
+  /** Largest amount one transfer may move, in minor units. */
+  readonly maxTransferMinor: number;
+  /** How long an Idempotency-Key is remembered, in seconds (at least a day). */
+  readonly idempotencyTtlSeconds: number;
+}
+
+export const defaultServiceSettings: ServiceSettings = {
+  currency: 'USD',
+  currencyDecimals: 2,
+  maxTransferMinor: 1_000_000_00,
+  idempotencyTtlSeconds: 86_400,
+};
+
+/** Where the authorizer finds the identity provider. */
+export interface AuthSettings {
+  readonly issuer: string;
+  readonly audience: string;
+  readonly jwksUrl: string;
+}
+
+/**
+ * The environment of one route's function: its table's name and, for the wallet, the money
+ * settings. CDK and the local gateway both build function environments here.
+ */
+export function functionEnvironment(
+  route: Route,
+  settings: ServiceSettings,
+  tableNames: Readonly<Record<TableName, string>>,
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (route.data) env[tables[route.data.table].envVar] = tableNames[route.data.table];
+  if (route.data?.table === 'wallets') {
+    env.CURRENCY = settings.currency;
+    env.CURRENCY_DECIMALS = String(settings.currencyDecimals);
+    env.MAX_TRANSFER_MINOR = String(settings.maxTransferMinor);
+    env.IDEMPOTENCY_TTL_SECONDS = String(settings.idempotencyTtlSeconds);
+  }
+  return env;
+}
+
+/** The environment of the authorizer function. */
+export function authorizerEnvironment(auth: AuthSettings): Record<string, string> {
+  return { AUTH_ISSUER: auth.issuer, AUTH_AUDIENCE: auth.audience, AUTH_JWKS_URL: auth.jwksUrl };
+}

@@ -1,0 +1,101 @@
+import { PROBLEM_CONTENT_TYPE, problemType } from './problem.ts';
+
+/**
+ * The answers API Gateway gives itself, before or instead of a function: set as gateway
+ * responses in CDK and rendered the same way by the local gateway, so both speak problem+json.
+ */
+export interface GatewayResponse {
+  /** API Gateway `ResponseType`. */
+  readonly type:
+    | 'UNAUTHORIZED'
+    | 'ACCESS_DENIED'
+    | 'MISSING_AUTHENTICATION_TOKEN'
+    | 'REQUEST_TOO_LARGE'
+    | 'THROTTLED'
+    | 'DEFAULT_4XX'
+    | 'DEFAULT_5XX';
+  /** Status to answer with; `undefined` keeps the one API Gateway chose (the DEFAULT_* families). */
+  readonly status?: number;
+  readonly slug: string;
+  readonly title: string;
+  readonly detail: string;
+  /** Extra headers, values as sent (CDK quotes them for API Gateway). */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export const gatewayResponses: readonly GatewayResponse[] = [
+  {
+    type: 'UNAUTHORIZED',
+    status: 401,
+    slug: 'unauthorized',
+    title: 'Unauthorized',
+    detail: 'A valid bearer token is required: send Authorization: Bearer <access token>',
+    headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+  },
+  {
+    type: 'ACCESS_DENIED',
+    status: 403,
+    slug: 'insufficient-scope',
+    title: 'Insufficient scope',
+    detail: 'The access token does not grant the scope this operation requires',
+    headers: { 'WWW-Authenticate': 'Bearer error="insufficient_scope"' },
+  },
+  {
+    // What API Gateway answers for a path or method it has no route for.
+    type: 'MISSING_AUTHENTICATION_TOKEN',
+    status: 404,
+    slug: 'no-such-route',
+    title: 'Not found',
+    detail: 'No operation is served at this method and path; see /api/openapi.json',
+  },
+  {
+    type: 'REQUEST_TOO_LARGE',
+    status: 413,
+    slug: 'payload-too-large',
+    title: 'Payload too large',
+    detail: 'The request body exceeds 10 MB',
+  },
+  {
+    type: 'THROTTLED',
+    status: 429,
+    slug: 'throttled',
+    title: 'Too many requests',
+    detail: 'The request rate exceeds the limit; retry later with backoff',
+  },
+  { type: 'DEFAULT_4XX', slug: 'bad-request', title: 'Bad request', detail: '$context.error.message' },
+  {
+    type: 'DEFAULT_5XX',
+    slug: 'gateway-error',
+    title: 'Gateway error',
+    detail: 'The gateway could not complete the request. Quote the requestId when you report it.',
+  },
+];
+
+/** Problem+json content type of every gateway response. */
+export const GATEWAY_RESPONSE_CONTENT_TYPE = PROBLEM_CONTENT_TYPE;
+
+/**
+ * The body mapping template of a gateway response: JSON with API Gateway `$context` variables,
+ * which API Gateway fills in and the local gateway fills in with {@link renderGatewayResponse}.
+ */
+export function gatewayResponseTemplate(response: GatewayResponse): string {
+  const status = response.status === undefined ? '' : `,"status":${response.status}`;
+  return `{"type":"${problemType(response.slug)}","title":"${response.title}"${status},"detail":"${response.detail}","requestId":"$context.requestId"}`;
+}
+
+/** Renders a gateway response as the local gateway sends it. */
+export function renderGatewayResponse(
+  type: GatewayResponse['type'],
+  context: { requestId: string; errorMessage?: string; status?: number },
+): { statusCode: number; headers: Record<string, string>; body: string } {
+  const response = gatewayResponses.find((r) => r.type === type);
+  if (!response) throw new Error(`No gateway response ${type}`);
+  const body = gatewayResponseTemplate(response)
+    .replaceAll('$context.requestId', context.requestId)
+    .replaceAll('$context.error.message', context.errorMessage ?? response.title);
+  return {
+    statusCode: response.status ?? context.status ?? (type === 'DEFAULT_5XX' ? 500 : 400),
+    headers: { 'content-type': GATEWAY_RESPONSE_CONTENT_TYPE, ...response.headers },
+    body,
+  };
+}

@@ -38,13 +38,17 @@ export function functionEnvironment(
 ): Record<string, string> {
   const env: Record<string, string> = {};
   if (route.data) env[tables[route.data.table].envVar] = tableNames[route.data.table];
-  if (route.data?.table === 'wallets') {
-    env.CURRENCY = settings.currency;
-    env.CURRENCY_DECIMALS = String(settings.currencyDecimals);
-    env.MAX_TRANSFER_MINOR = String(settings.maxTransferMinor);
-    env.IDEMPOTENCY_TTL_SECONDS = String(settings.idempotencyTtlSeconds);
-  }
-  return env;
+  return route.data?.table === 'wallets' ? { ...env, ...walletEnvironment(settings) } : env;
+}
+
+/** The money settings as the wallet functions read them (`shared/wallet/settings.ts`). */
+export function walletEnvironment(settings: ServiceSettings): Record<string, string> {
+  return {
+    CURRENCY: settings.currency,
+    CURRENCY_DECIMALS: String(settings.currencyDecimals),
+    MAX_TRANSFER_MINOR: String(settings.maxTransferMinor),
+    IDEMPOTENCY_TTL_SECONDS: String(settings.idempotencyTtlSeconds),
+  };
 }
 
 /** The environment of the authorizer function. */

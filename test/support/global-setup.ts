@@ -1,4 +1,5 @@
 import type { TestProject } from 'vitest/node';
+import { defaultServiceSettings, walletEnvironment } from '#infra/environment.ts';
 import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
 
 declare module 'vitest' {
@@ -15,6 +16,7 @@ export default async function setup(project: TestProject) {
   const env: Record<string, string> = {
     ...LOCAL_AWS_ENV,
     ...tableEnv,
+    ...walletEnvironment(defaultServiceSettings),
     DYNAMODB_ENDPOINT: dynamo.endpoint,
   };
   project.provide('env', env);

@@ -1,0 +1,75 @@
+import { TemporarilyUnavailableError } from '../errors.ts';
+
+/** How often and how patiently to retry a DynamoDB call that failed for a passing reason. */
+export interface RetryPolicy {
+  readonly attempts: number;
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+}
+
+/**
+ * Three tries with full jitter: contention on one wallet clears in milliseconds, and the whole
+ * budget stays far inside an API Gateway timeout.
+ */
+export const defaultRetryPolicy: RetryPolicy = { attempts: 3, baseDelayMs: 25, maxDelayMs: 250 };
+
+const RETRYABLE_NAMES = new Set([
+  'TransactionInProgressException',
+  'ThrottlingException',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'ServiceUnavailable',
+  'TimeoutError',
+  'RequestTimeout',
+  'RequestTimeoutException',
+]);
+const RETRYABLE_REASONS = new Set([
+  'TransactionConflict',
+  'ThrottlingError',
+  'ProvisionedThroughputExceeded',
+]);
+
+/**
+ * Whether a failure may pass on retry: throttling, timeouts, transaction conflicts. A cancelled
+ * transaction counts only when no condition failed (a failed condition is an answer, not a fault).
+ */
+export function isRetryable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (error.name === 'TransactionCanceledException') {
+    const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+    return (
+      reasons.some((r) => r.Code !== undefined && RETRYABLE_REASONS.has(r.Code)) &&
+      !reasons.some((r) => r.Code === 'ConditionalCheckFailed')
+    );
+  }
+  if (RETRYABLE_NAMES.has(error.name)) return true;
+  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  return status !== undefined && status >= 500;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs `operation`, retrying passing failures with exponential backoff and full jitter; when the
+ * attempts run out, throws {@link TemporarilyUnavailableError} (a 503 with Retry-After), keeping
+ * the cause for the logs only. `onRetry` lets the caller count retries.
+ */
+export async function withRetries<T>(
+  operation: () => Promise<T>,
+  policy: RetryPolicy = defaultRetryPolicy,
+  onRetry?: (error: unknown) => void,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await operation();
+    } catch (error) {
+      if (!isRetryable(error)) throw error;
+      if (attempt >= policy.attempts) {
+        throw new TemporarilyUnavailableError('The service is busy; retry in a moment', 1, { cause: error });
+      }
+      onRetry?.(error);
+      await sleep(Math.random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt));
+    }
+  }
+}

@@ -1,0 +1,20 @@
+import { requireEnv, requireIntegerEnv } from '../config.ts';
+import type { Currency } from './money.ts';
+
+/** The money settings of a deployment, read once at cold start. */
+export interface WalletSettings {
+  readonly currency: Currency;
+  readonly maxTransferMinor: number;
+  readonly idempotencyTtlSeconds: number;
+}
+
+/** Reads the wallet settings from the environment; throws when one is missing or malformed. */
+export function loadWalletSettings(): WalletSettings {
+  const decimals = requireIntegerEnv('CURRENCY_DECIMALS');
+  if (decimals > 4) throw new Error('CURRENCY_DECIMALS must be at most 4');
+  return {
+    currency: { code: requireEnv('CURRENCY'), decimals },
+    maxTransferMinor: requireIntegerEnv('MAX_TRANSFER_MINOR'),
+    idempotencyTtlSeconds: Math.max(86_400, requireIntegerEnv('IDEMPOTENCY_TTL_SECONDS')),
+  };
+}

@@ -1,0 +1,128 @@
+import { createHash, randomUUID } from 'node:crypto';
+import {
+  IdempotencyKeyReuseError,
+  InsufficientFundsError,
+  InvalidParameterError,
+  ValidationError,
+} from '../errors.ts';
+import { type AmountProblem, moneyJson, numberSource, parseAmount } from './money.ts';
+import type { WalletSettings } from './settings.ts';
+import { commitTransfer, readWallet, type TransferRecord } from './wallet-repository.ts';
+
+/**
+ * The balance of a wallet: one strongly consistent read. A wallet that never received money
+ * reads as 0.
+ */
+export async function getBalance(address: string, settings: WalletSettings) {
+  const wallet = await readWallet(address);
+  return {
+    address,
+    balance: moneyJson(wallet?.balanceMinor ?? 0, settings.currency),
+    currency: settings.currency.code,
+    ...(wallet?.updatedAt ? { updatedAt: wallet.updatedAt } : {}),
+  };
+}
+
+export interface SendMoneyCommand {
+  /** The caller: owner of the wallet that pays. */
+  readonly sub: string;
+  readonly toAddress: string;
+  /** The request body as sent: the amount's precision is judged on its JSON text. */
+  readonly rawBody: string;
+  /** The Idempotency-Key header as sent, if any. */
+  readonly idempotencyKeyHeader?: string | undefined;
+}
+
+const AMOUNT_DETAILS: Record<AmountProblem, (s: WalletSettings) => string> = {
+  'not-a-number': () => 'must be a JSON number',
+  'not-positive': () => 'must be greater than 0',
+  'too-precise': (s) => `must have at most ${s.currency.decimals} decimals (${s.currency.code})`,
+  'too-large': (s) =>
+    `must be at most ${JSON.stringify(moneyJson(s.maxTransferMinor, s.currency))} per transfer`,
+};
+
+/**
+ * Sends money from the caller's wallet to another address.
+ * 1. The amount is read exactly from the JSON text; a sender cannot pay itself.
+ * 2. One transaction debits (only if covered), credits, records the transfer and claims the
+ *    Idempotency-Key; nothing is read before it.
+ * 3. A key already claimed by the same request replays the original transfer; by another
+ *    request, it is refused. Either way no money moves a second time.
+ * 4. The sender's balance is read (strongly consistent) once the transfer is in.
+ */
+export async function sendMoney(command: SendMoneyCommand, settings: WalletSettings) {
+  const amountMinor = amountOf(command.rawBody, settings);
+  if (command.toAddress === command.sub) {
+    throw new ValidationError([{ pointer: '/toAddress', detail: 'must not be your own address' }]);
+  }
+  const key = parseIdempotencyKey(command.idempotencyKeyHeader);
+  const requestHash = createHash('sha256')
+    .update(JSON.stringify([command.toAddress, amountMinor]))
+    .digest('base64url');
+  const createdAt = new Date().toISOString();
+  const transfer: TransferRecord = {
+    transferId: randomUUID(),
+    fromAddress: command.sub,
+    toAddress: command.toAddress,
+    amountMinor,
+    currency: settings.currency.code,
+    createdAt,
+  };
+  const claim = key
+    ? {
+        sub: command.sub,
+        key,
+        requestHash,
+        expiresAt: Math.floor(Date.parse(createdAt) / 1000) + settings.idempotencyTtlSeconds,
+      }
+    : undefined;
+
+  const outcome = await commitTransfer(transfer, claim);
+  if (outcome.kind === 'insufficient-funds') {
+    throw new InsufficientFundsError('The balance does not cover this amount; nothing was sent');
+  }
+  if (outcome.kind === 'key-used' && outcome.requestHash !== requestHash) {
+    throw new IdempotencyKeyReuseError('This Idempotency-Key was used for a different request');
+  }
+  const done = outcome.kind === 'key-used' ? outcome.transfer : transfer;
+  const sender = await readWallet(command.sub);
+  return {
+    replayed: outcome.kind === 'key-used',
+    transfer: {
+      transferId: done.transferId,
+      fromAddress: done.fromAddress,
+      toAddress: done.toAddress,
+      amount: moneyJson(done.amountMinor, settings.currency),
+      currency: done.currency,
+      status: 'completed' as const,
+      createdAt: done.createdAt,
+      balance: moneyJson(sender?.balanceMinor ?? 0, settings.currency),
+    },
+  };
+}
+
+function amountOf(rawBody: string, settings: WalletSettings): number {
+  const parsed = parseAmount(
+    numberSource(rawBody, 'amount') ?? '',
+    settings.currency,
+    settings.maxTransferMinor,
+  );
+  if ('problem' in parsed) {
+    throw new ValidationError([{ pointer: '/amount', detail: AMOUNT_DETAILS[parsed.problem](settings) }]);
+  }
+  return parsed.minor;
+}
+
+/**
+ * The Idempotency-Key header (draft-ietf-httpapi-idempotency-key-header): a structured-field
+ * string, so quotes are accepted and removed; 1–255 visible ASCII characters.
+ */
+export function parseIdempotencyKey(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const trimmed = header.trim();
+  const key = /^".*"$/.test(trimmed) ? trimmed.slice(1, -1) : trimmed;
+  if (!/^[\x21-\x7E]{1,255}$/.test(key)) {
+    throw new InvalidParameterError('Idempotency-Key must be 1 to 255 visible ASCII characters');
+  }
+  return key;
+}

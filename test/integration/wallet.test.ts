@@ -1,0 +1,211 @@
+import { describe, expect, it } from 'vitest';
+import { handler as getBalance } from '#functions/get-balance/handler.ts';
+import { handler as send } from '#functions/send-money/handler.ts';
+import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
+import { fund } from '../support/wallet.ts';
+
+const balanceOf = async (sub: string) => {
+  const response = await invoke(
+    getBalance,
+    apiEvent({ sub, scopes: ['read:wallet'], path: '/api/wallet/balance' }),
+  );
+  expect(response.statusCode).toBe(200);
+  return response;
+};
+
+const sendAs = (sub: string, body: unknown, headers: Record<string, string> = {}) =>
+  invoke(
+    send,
+    apiEvent({
+      sub,
+      scopes: ['write:wallet'],
+      method: 'POST',
+      path: '/api/wallet/send',
+      ...(typeof body === 'string' ? { rawBody: body } : { body }),
+      headers,
+    }),
+  );
+
+describe('wallet balance', () => {
+  it('reads 0 in the deployment currency for a wallet that never received money', async () => {
+    const sub = uniqueSub();
+    const { json } = await balanceOf(sub);
+    expect(json).toEqual({ address: sub, balance: 0, currency: 'USD' });
+  });
+
+  it('prints the balance as an exact decimal', async () => {
+    const sub = uniqueSub();
+    await fund(sub, 1230);
+    const response = await balanceOf(sub);
+    expect(response.body).toContain('"balance":12.30');
+    expect(response.json.updatedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+  });
+
+  it('refuses a token without read:wallet', async () => {
+    const response = await invoke(getBalance, apiEvent({ scopes: ['write:wallet'] }));
+    expect(response.statusCode).toBe(403);
+    expect(response.headers?.['www-authenticate']).toContain('insufficient_scope');
+  });
+});
+
+describe('send money', () => {
+  it('debits the sender, credits a new address, and answers with the transfer and the balance after', async () => {
+    const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
+    await fund(alice, 10_000);
+    const response = await sendAs(alice, '{"toAddress":"' + bob + '","amount":12.34}');
+    expect(response.statusCode).toBe(200);
+    expect(response.json).toMatchObject({
+      fromAddress: alice,
+      toAddress: bob,
+      amount: 12.34,
+      currency: 'USD',
+      status: 'completed',
+      balance: 87.66,
+    });
+    expect(response.json.transferId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(response.body).toContain('"amount":12.34');
+    expect((await balanceOf(alice)).json.balance).toBe(87.66);
+    expect((await balanceOf(bob)).json.balance).toBe(12.34);
+  });
+
+  it('refuses an amount the balance does not cover with insufficient-funds, and changes nothing', async () => {
+    const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
+    await fund(alice, 500);
+    const response = await sendAs(alice, { toAddress: bob, amount: 5.01 });
+    expect(response.statusCode).toBe(422);
+    expect(response.contentType).toBe('application/problem+json');
+    expect(response.json.type).toMatch(/insufficient-funds$/);
+    expect((await balanceOf(alice)).json.balance).toBe(5);
+    expect((await balanceOf(bob)).json.balance).toBe(0);
+  });
+
+  it('refuses to send from a wallet that never received money', async () => {
+    const response = await sendAs(uniqueSub(), { toAddress: uniqueSub(), amount: 1 });
+    expect(response.json.type).toMatch(/insufficient-funds$/);
+  });
+
+  it.each([
+    ['a string amount', '{"toAddress":"x","amount":"5"}', '/amount'],
+    ['too many decimals', '{"toAddress":"x","amount":0.001}', '/amount'],
+    ['a float artefact', '{"toAddress":"x","amount":0.30000000000000004}', '/amount'],
+    ['a precision the float hides', '{"toAddress":"x","amount":0.10000000000000001}', '/amount'],
+    ['negative zero', '{"toAddress":"x","amount":-0}', '/amount'],
+    ['zero', '{"toAddress":"x","amount":0}', '/amount'],
+    ['a negative amount', '{"toAddress":"x","amount":-1}', '/amount'],
+    ['an overflowing number', '{"toAddress":"x","amount":1e400}', '/amount'],
+    ['more than the per-transfer maximum', '{"toAddress":"x","amount":1000000.01}', '/amount'],
+    ['an empty address', '{"toAddress":"","amount":1}', '/toAddress'],
+    ['a control character in the address', '{"toAddress":"a\\u0007b","amount":1}', '/toAddress'],
+    ['an address of 257 characters', `{"toAddress":"${'a'.repeat(257)}","amount":1}`, '/toAddress'],
+    ['an unknown property', '{"toAddress":"x","amount":1,"memo":"hi"}', '/memo'],
+    ['a missing amount', '{"toAddress":"x"}', '/amount'],
+  ])('answers 422 naming the field for %s, moving nothing', async (_name, body, pointer) => {
+    const alice = uniqueSub('alice');
+    await fund(alice, 100);
+    const response = await sendAs(alice, body);
+    expect(response.statusCode).toBe(422);
+    expect(response.json.errors).toEqual(expect.arrayContaining([expect.objectContaining({ pointer })]));
+    expect((await balanceOf(alice)).json.balance).toBe(1);
+  });
+
+  it('refuses a transfer to your own address', async () => {
+    const alice = uniqueSub('alice');
+    await fund(alice, 100);
+    const response = await sendAs(alice, { toAddress: alice, amount: 1 });
+    expect(response.statusCode).toBe(422);
+    expect(response.json.errors).toEqual([{ pointer: '/toAddress', detail: 'must not be your own address' }]);
+  });
+
+  it.each([
+    ['malformed JSON', '{"toAddress":', 400],
+    ['a JSON array', '[1,2]', 400],
+    ['a JSON string', '"send"', 400],
+  ])('answers %s with %i', async (_name, body, status) => {
+    expect((await sendAs(uniqueSub(), body)).statusCode).toBe(status);
+  });
+
+  it('answers 415 to a non-JSON content type', async () => {
+    const response = await sendAs(uniqueSub(), '{"toAddress":"x","amount":1}', {
+      'Content-Type': 'text/plain',
+    });
+    expect(response.statusCode).toBe(415);
+  });
+
+  it('takes the sender from the authorizer only: a fromAddress in the body is refused', async () => {
+    const response = await sendAs(uniqueSub(), { toAddress: 'x', amount: 1, fromAddress: 'victim' });
+    expect(response.statusCode).toBe(422);
+  });
+});
+
+describe('Idempotency-Key', () => {
+  it('replays the original transfer for the same key and body, moving money once', async () => {
+    const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
+    await fund(alice, 1_000);
+    const headers = { 'Idempotency-Key': `key-${alice}` };
+    const first = await sendAs(alice, { toAddress: bob, amount: 2.5 }, headers);
+    const again = await sendAs(alice, '{"toAddress":"' + bob + '","amount":2.50}', headers);
+    expect(first.statusCode).toBe(200);
+    expect(again.statusCode).toBe(200);
+    expect(again.json.transferId).toBe(first.json.transferId);
+    expect(again.json.createdAt).toBe(first.json.createdAt);
+    expect(again.headers?.['idempotent-replayed']).toBe('true');
+    expect((await balanceOf(alice)).json.balance).toBe(7.5);
+    expect((await balanceOf(bob)).json.balance).toBe(2.5);
+  });
+
+  it('refuses the same key with a different body, moving nothing more', async () => {
+    const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
+    await fund(alice, 1_000);
+    const headers = { 'Idempotency-Key': '"same"' };
+    expect((await sendAs(alice, { toAddress: bob, amount: 1 }, headers)).statusCode).toBe(200);
+    const other = await sendAs(alice, { toAddress: bob, amount: 2 }, headers);
+    expect(other.statusCode).toBe(422);
+    expect(other.json.type).toMatch(/idempotency-key-reused$/);
+    expect((await balanceOf(alice)).json.balance).toBe(9);
+  });
+
+  it('keeps keys per caller: another caller may use the same key', async () => {
+    const [alice, carol, bob] = [uniqueSub('alice'), uniqueSub('carol'), uniqueSub('bob')];
+    await Promise.all([fund(alice, 1_000), fund(carol, 1_000)]);
+    const headers = { 'Idempotency-Key': 'shared-key' };
+    const a = await sendAs(alice, { toAddress: bob, amount: 1 }, headers);
+    const c = await sendAs(carol, { toAddress: bob, amount: 1 }, headers);
+    expect(a.json.transferId).not.toBe(c.json.transferId);
+    expect((await balanceOf(bob)).json.balance).toBe(2);
+  });
+
+  it('moves money once when the same request arrives many times at once', async () => {
+    const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
+    await fund(alice, 10_000);
+    const headers = { 'Idempotency-Key': `concurrent-${alice}` };
+    const responses = await Promise.all(
+      Array.from({ length: 8 }, () => sendAs(alice, { toAddress: bob, amount: 10 }, headers)),
+    );
+    const ok = responses.filter((r) => r.statusCode === 200);
+    expect(ok.length).toBeGreaterThan(0);
+    // Any request that did not get the transfer was told to retry; none moved money again.
+    for (const r of responses) expect([200, 409, 503]).toContain(r.statusCode);
+    expect(new Set(ok.map((r) => r.json.transferId)).size).toBe(1);
+    expect((await balanceOf(alice)).json.balance).toBe(90);
+    expect((await balanceOf(bob)).json.balance).toBe(10);
+  });
+
+  it('answers 400 to a malformed key', async () => {
+    const response = await sendAs(uniqueSub(), { toAddress: 'x', amount: 1 }, { 'Idempotency-Key': 'a b' });
+    expect(response.statusCode).toBe(400);
+  });
+});
+
+describe('never overdrawn', () => {
+  it('lets exactly one of 10 concurrent sends of 60 from a balance of 100 through', async () => {
+    const alice = uniqueSub('alice');
+    await fund(alice, 10_000);
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () => sendAs(alice, { toAddress: uniqueSub('bob'), amount: 60 })),
+    );
+    const statuses = responses.map((r) => r.statusCode);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    expect(statuses.filter((s) => s !== 200).every((s) => s === 422 || s === 503)).toBe(true);
+    expect((await balanceOf(alice)).json.balance).toBe(40);
+  });
+});

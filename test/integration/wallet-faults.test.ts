@@ -4,7 +4,12 @@ import {
   ThrottlingException,
   TransactionCanceledException,
 } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  type GetCommandOutput,
+  TransactWriteCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { handler as send } from '#functions/send-money/handler.ts';
@@ -46,13 +51,13 @@ const sendAs = (sub: string, body: unknown, headers: Record<string, string> = {}
   );
 
 async function balanceMinor(address: string): Promise<number> {
-  const { Item } = await forward(
+  const { Item } = (await forward(
     new GetCommand({
       TableName: process.env.WALLETS_TABLE_NAME,
       Key: { pk: `WALLET#${address}` },
       ConsistentRead: true,
     }),
-  );
+  )) as GetCommandOutput;
   return (Item?.balance as number | undefined) ?? 0;
 }
 

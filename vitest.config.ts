@@ -10,5 +10,7 @@ export default defineConfig({
     // Empty suites and forgotten `.only` must fail the run, not pass it.
     passWithNoTests: false,
     allowOnly: false,
+    // Functions log every rejection; show those lines only for tests that fail.
+    silent: 'passed-only',
   },
 });

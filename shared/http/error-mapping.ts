@@ -35,12 +35,22 @@ export const errorMappings: ReadonlyArray<readonly [ErrorClass, ErrorMapping]> =
   [AlreadyExistsError, { status: 409, slug: 'already-exists', title: 'Already exists' }],
   [
     IdempotencyKeyInFlightError,
-    { status: 409, slug: 'idempotency-key-in-flight', title: 'Request with this Idempotency-Key in progress' },
+    {
+      status: 409,
+      slug: 'idempotency-key-in-flight',
+      title: 'Request with this Idempotency-Key in progress',
+    },
   ],
-  [UnsupportedMediaTypeError, { status: 415, slug: 'unsupported-media-type', title: 'Unsupported media type' }],
+  [
+    UnsupportedMediaTypeError,
+    { status: 415, slug: 'unsupported-media-type', title: 'Unsupported media type' },
+  ],
   [ValidationError, { status: 422, slug: 'validation-failed', title: 'Validation failed' }],
   [InsufficientFundsError, { status: 422, slug: 'insufficient-funds', title: 'Insufficient funds' }],
-  [IdempotencyKeyReuseError, { status: 422, slug: 'idempotency-key-reused', title: 'Idempotency-Key reused' }],
+  [
+    IdempotencyKeyReuseError,
+    { status: 422, slug: 'idempotency-key-reused', title: 'Idempotency-Key reused' },
+  ],
   [
     TemporarilyUnavailableError,
     { status: 503, slug: 'temporarily-unavailable', title: 'Service temporarily unavailable' },
@@ -48,7 +58,11 @@ export const errorMappings: ReadonlyArray<readonly [ErrorClass, ErrorMapping]> =
 ];
 
 /** What every error not in the table becomes: its message never reaches the client. */
-export const internalErrorMapping: ErrorMapping = { status: 500, slug: 'internal', title: 'Internal server error' };
+export const internalErrorMapping: ErrorMapping = {
+  status: 500,
+  slug: 'internal',
+  title: 'Internal server error',
+};
 
 /** Finds the mapping of an error; `undefined` for an unexpected one. */
 export function mappingFor(error: unknown): ErrorMapping | undefined {

@@ -21,7 +21,10 @@ export interface Problem {
 }
 
 /** Serialises a problem as an API Gateway proxy response. */
-export function problemResponse(problem: Problem, headers: Record<string, string> = {}): APIGatewayProxyResult {
+export function problemResponse(
+  problem: Problem,
+  headers: Record<string, string> = {},
+): APIGatewayProxyResult {
   const { slug, errors, ...rest } = problem;
   return {
     statusCode: problem.status,

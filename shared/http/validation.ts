@@ -1,6 +1,6 @@
 import type { ErrorObject } from 'ajv';
-import { MAX_SAFE_ID } from '../schemas/common.ts';
 import type { Violation } from '../errors.ts';
+import { MAX_SAFE_ID } from '../schemas/common.ts';
 
 /** Turns ajv's errors into violations a client can act on, one per problem found. */
 export function toViolations(errors: readonly ErrorObject[] | null | undefined): Violation[] {
@@ -8,9 +8,15 @@ export function toViolations(errors: readonly ErrorObject[] | null | undefined):
     const { keyword, params, instancePath } = error;
     switch (keyword) {
       case 'required':
-        return { pointer: `${instancePath}/${escape(params.missingProperty)}`, detail: 'is required' };
+        return {
+          pointer: `${instancePath}/${escapePointerToken(params.missingProperty)}`,
+          detail: 'is required',
+        };
       case 'additionalProperties':
-        return { pointer: `${instancePath}/${escape(params.additionalProperty)}`, detail: 'is not allowed' };
+        return {
+          pointer: `${instancePath}/${escapePointerToken(params.additionalProperty)}`,
+          detail: 'is not allowed',
+        };
       case 'maximum':
       case 'minimum':
         if (Math.abs(Number(params.limit)) === MAX_SAFE_ID) {
@@ -21,7 +27,10 @@ export function toViolations(errors: readonly ErrorObject[] | null | undefined):
         }
         return { pointer: instancePath, detail: error.message ?? keyword };
       case 'enum':
-        return { pointer: instancePath, detail: `must be one of: ${(params.allowedValues as unknown[]).join(', ')}` };
+        return {
+          pointer: instancePath,
+          detail: `must be one of: ${(params.allowedValues as unknown[]).join(', ')}`,
+        };
       case 'pattern':
         return { pointer: instancePath, detail: 'must not contain control characters' };
       default:
@@ -31,4 +40,4 @@ export function toViolations(errors: readonly ErrorObject[] | null | undefined):
 }
 
 /** RFC 6901 escaping of one reference token. */
-const escape = (token: string): string => token.replaceAll('~', '~0').replaceAll('/', '~1');
+const escapePointerToken = (token: string): string => token.replaceAll('~', '~0').replaceAll('/', '~1');

@@ -23,6 +23,8 @@ export async function insertPet(pet: Pet): Promise<boolean> {
 
 /** Reads a pet with a strongly consistent read, so a pet just added is always found. */
 export async function findPet(id: number): Promise<Pet | undefined> {
-  const { Item } = await client.send(new GetCommand({ TableName: tableName, Key: { id }, ConsistentRead: true }));
+  const { Item } = await client.send(
+    new GetCommand({ TableName: tableName, Key: { id }, ConsistentRead: true }),
+  );
   return Item as Pet | undefined;
 }

@@ -35,7 +35,11 @@ export const petSchema = {
       items: { type: 'string', minLength: 1, maxLength: 2048 },
     },
     tags: { type: 'array', maxItems: 20, items: tagSchema },
-    status: { type: 'string', description: 'pet status in the store', enum: ['available', 'pending', 'sold'] },
+    status: {
+      type: 'string',
+      description: 'pet status in the store',
+      enum: ['available', 'pending', 'sold'],
+    },
   },
 } as const;
 

@@ -12,7 +12,8 @@ const addressSchema = {
 /** An amount at the edge: an exact decimal in the currency's major unit (its precision is checked on the raw JSON text). */
 const amountSchema = {
   type: 'number',
-  description: 'Amount in the major unit of the currency, with at most its number of decimals (e.g. 12.34 USD)',
+  description:
+    'Amount in the major unit of the currency, with at most its number of decimals (e.g. 12.34 USD)',
   exclusiveMinimum: 0,
 } as const;
 
@@ -48,7 +49,16 @@ export const transferSchema = {
   $id: 'Transfer',
   type: 'object',
   additionalProperties: false,
-  required: ['transferId', 'fromAddress', 'toAddress', 'amount', 'currency', 'status', 'createdAt', 'balance'],
+  required: [
+    'transferId',
+    'fromAddress',
+    'toAddress',
+    'amount',
+    'currency',
+    'status',
+    'createdAt',
+    'balance',
+  ],
   properties: {
     transferId: { type: 'string' },
     fromAddress: addressSchema,

@@ -52,7 +52,7 @@ describe('send money', () => {
   it('debits the sender, credits a new address, and answers with the transfer and the balance after', async () => {
     const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
     await fund(alice, 10_000);
-    const response = await sendAs(alice, '{"toAddress":"' + bob + '","amount":12.34}');
+    const response = await sendAs(alice, `{"toAddress":"${bob}","amount":12.34}`);
     expect(response.statusCode).toBe(200);
     expect(response.json).toMatchObject({
       fromAddress: alice,
@@ -143,7 +143,7 @@ describe('Idempotency-Key', () => {
     await fund(alice, 1_000);
     const headers = { 'Idempotency-Key': `key-${alice}` };
     const first = await sendAs(alice, { toAddress: bob, amount: 2.5 }, headers);
-    const again = await sendAs(alice, '{"toAddress":"' + bob + '","amount":2.50}', headers);
+    const again = await sendAs(alice, `{"toAddress":"${bob}","amount":2.50}`, headers);
     expect(first.statusCode).toBe(200);
     expect(again.statusCode).toBe(200);
     expect(again.json.transferId).toBe(first.json.transferId);

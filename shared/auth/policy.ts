@@ -1,0 +1,127 @@
+/**
+ * The IAM policy a Lambda authorizer returns to API Gateway (REST), and an evaluator of such
+ * policies for the local gateway, which has no API Gateway to do it.
+ */
+import type { APIGatewayAuthorizerResult, PolicyDocument, Statement } from 'aws-lambda';
+import { type Route, routes } from '../routes.ts';
+import { formatScopes } from './scopes.ts';
+
+const INVOKE = 'execute-api:Invoke';
+
+/** `arn:{partition}:execute-api:{region}:{account}:{apiId}/{stage}`, then `/{METHOD}/{path}`. */
+const METHOD_ARN = /^(arn:[^:/]+:execute-api:[^:/]+:[^:/]+:[^:/]+\/[^/]+)\/[^/]+\/.*$/s;
+
+/** The parts of a method ARN of one request. */
+export interface MethodArnParts {
+  readonly region: string;
+  readonly accountId: string;
+  readonly apiId: string;
+  readonly stage: string;
+  /** HTTP method, in any case. */
+  readonly method: string;
+  /** The request path, without query string; `/` for the root. */
+  readonly path: string;
+  /** AWS partition; `aws` unless given. */
+  readonly partition?: string;
+}
+
+/**
+ * The method ARN API Gateway passes to an authorizer for a request, e.g.
+ * `arn:aws:execute-api:us-east-1:123456789012:abc123/prod/GET/api/v3/pet/42`.
+ */
+export function methodArnFor(parts: MethodArnParts): string {
+  const path = parts.path.startsWith('/') ? parts.path : `/${parts.path}`;
+  const api = `arn:${parts.partition ?? 'aws'}:execute-api:${parts.region}:${parts.accountId}:${parts.apiId}`;
+  return `${api}/${parts.stage}/${parts.method.toUpperCase()}${path}`;
+}
+
+/**
+ * The authorizer's answer for a verified token. The policy allows every authorized route whose
+ * scopes the token all holds, whatever route `methodArn` names: API Gateway caches the answer by
+ * token and applies it to every route the same token calls next, so it must not depend on the
+ * route that happened to come first. Only the API and stage are taken from `methodArn`.
+ * With no route allowed the answer is an explicit Deny of the whole stage: API Gateway needs a
+ * statement, and this one says plainly that the caller gets 403 everywhere.
+ */
+export function policyFor(
+  methodArn: string,
+  principalId: string,
+  scopes: ReadonlySet<string>,
+): APIGatewayAuthorizerResult {
+  const prefix = stagePrefixOf(methodArn);
+  const table: readonly Route[] = routes;
+  const resources = table
+    .filter((route) => route.scopes?.every((scope) => scopes.has(scope)))
+    .map((route) => `${prefix}/${route.method}${resourcePathOf(route.path)}`);
+  const statement: Statement =
+    resources.length > 0
+      ? { Effect: 'Allow', Action: INVOKE, Resource: resources }
+      : { Effect: 'Deny', Action: INVOKE, Resource: `${prefix}/*/*` };
+  return {
+    principalId,
+    policyDocument: { Version: '2012-10-17', Statement: [statement] },
+    context: { sub: principalId, scope: formatScopes(scopes) },
+  };
+}
+
+/**
+ * Whether `policy` lets the caller invoke `methodArn`, evaluated as API Gateway evaluates an
+ * authorizer's policy for `execute-api:Invoke`: an applicable Deny wins, otherwise an applicable
+ * Allow is needed. `*` and `?` are wildcards in actions (case-insensitive) and resources.
+ * Conditions are not evaluated here, so a statement carrying one is read the safe way: its Allow
+ * never applies, its Deny always does.
+ */
+export function isAllowed(policy: PolicyDocument, methodArn: string): boolean {
+  // IAM also accepts a single statement object where the type promises an array.
+  const given = policy.Statement as readonly Statement[] | Statement | undefined;
+  const statements = given === undefined ? [] : Array.isArray(given) ? given : [given];
+  let allowed = false;
+  for (const statement of statements) {
+    if (statement.Effect === 'Deny' && (statement.Condition !== undefined || applies(statement, methodArn))) {
+      return false;
+    }
+    if (statement.Effect === 'Allow' && statement.Condition === undefined && applies(statement, methodArn)) {
+      allowed = true;
+    }
+  }
+  return allowed;
+}
+
+/** `arn:...:{apiId}/{stage}` of a method ARN; throws when it is not one. */
+function stagePrefixOf(methodArn: string): string {
+  const prefix = METHOD_ARN.exec(methodArn)?.[1];
+  if (prefix === undefined) throw new Error(`Not an execute-api method ARN: ${methodArn}`);
+  return prefix;
+}
+
+/** `/api/v3/pet/{petId}` → `/api/v3/pet/*`: a path parameter may be any one value. */
+function resourcePathOf(path: string): string {
+  return path.replace(/\{[^}]+\}/g, '*');
+}
+
+function applies(statement: Statement, methodArn: string): boolean {
+  const actionMatches =
+    'Action' in statement
+      ? matchesAny(statement.Action, INVOKE, 'i')
+      : !matchesAny(statement.NotAction, INVOKE, 'i');
+  if ('Resource' in statement && statement.Resource !== undefined) {
+    return actionMatches && matchesAny(statement.Resource, methodArn, '');
+  }
+  if ('NotResource' in statement && statement.NotResource !== undefined) {
+    return actionMatches && !matchesAny(statement.NotResource, methodArn, '');
+  }
+  return false;
+}
+
+function matchesAny(patterns: string | readonly string[], value: string, flags: 'i' | ''): boolean {
+  const list = typeof patterns === 'string' ? [patterns] : patterns;
+  return list.some((pattern) => wildcardPattern(pattern, flags).test(value));
+}
+
+function wildcardPattern(pattern: string, flags: string): RegExp {
+  const source = pattern
+    .split('')
+    .map((char) => (char === '*' ? '.*' : char === '?' ? '.' : char.replace(/[\\^$.|+()[\]{}]/g, '\\$&')))
+    .join('');
+  return new RegExp(`^${source}$`, `s${flags}`);
+}

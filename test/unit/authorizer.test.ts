@@ -1,0 +1,380 @@
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import {
+  base64url,
+  type CryptoKey,
+  exportJWK,
+  exportSPKI,
+  generateKeyPair,
+  type JSONWebKeySet,
+  type JWTPayload,
+  SignJWT,
+} from 'jose';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  JWKS_PATH,
+  LOCAL_AUDIENCE,
+  loadOrCreateLocalKeys,
+  localIssuerUrl,
+  signLocalToken,
+} from '#infra/local/issuer.ts';
+import { isAllowed, methodArnFor } from '#shared/auth/policy.ts';
+import { type Route, routes } from '#shared/routes.ts';
+
+type Handler = (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
+
+interface TestKey {
+  readonly kid: string;
+  readonly alg: string;
+  readonly privateKey: CryptoKey;
+  readonly publicKey: CryptoKey;
+}
+
+const api = { region: 'eu-west-1', accountId: '123456789012', apiId: 'a1b2c3d4e5', stage: 'prod' };
+const prefix = `arn:aws:execute-api:${api.region}:${api.accountId}:${api.apiId}/${api.stage}`;
+const arn = (method: string, path: string) => methodArnFor({ ...api, method, path });
+const authorizedRoutes = (routes as readonly Route[]).filter((route) => route.scopes !== null);
+/** A concrete request path of a route: every path parameter filled in. */
+const concretePath = (route: Route) => route.path.replace(/\{[^}]+\}/g, '42');
+
+let jwksServer: JwksServer;
+let issuer: string;
+let stateDir: string;
+let handler: Handler;
+let keys: Record<'es256' | 'rs256' | 'ps256' | 'eddsa', TestKey>;
+
+beforeAll(async () => {
+  keys = {
+    es256: await testKey('es-1', 'ES256'),
+    rs256: await testKey('rs-1', 'RS256'),
+    ps256: await testKey('ps-1', 'PS256'),
+    eddsa: await testKey('ed-1', 'EdDSA'),
+  };
+  stateDir = await mkdtemp(join(tmpdir(), 'authorizer-test-'));
+  const local = await loadOrCreateLocalKeys(stateDir);
+  const jwks: JSONWebKeySet = {
+    keys: [...(await Promise.all(Object.values(keys).map(publicJwk))), ...local.publicJwks.keys],
+  };
+  // The issuer is the JWKS server's own base URL, exactly as for the local gateway.
+  jwksServer = await startJwksServer(() => ({ status: 200, body: JSON.stringify(jwks) }));
+  issuer = localIssuerUrl(jwksServer.port);
+  handler = await loadHandler({
+    AUTH_ISSUER: issuer,
+    AUTH_AUDIENCE: LOCAL_AUDIENCE,
+    AUTH_JWKS_URL: jwksServer.url,
+  });
+});
+
+afterAll(async () => {
+  await jwksServer?.close();
+  if (stateDir) await rm(stateDir, { recursive: true, force: true });
+});
+
+describe('the authorizer rejects with Unauthorized', () => {
+  it.each([
+    ['no token', undefined],
+    ['an empty header', ''],
+    ['the Bearer scheme without a token', 'Bearer '],
+    ['another scheme', 'Basic dXNlcjpwYXNzd29yZA=='],
+    ['a bare token without scheme', 'eyJhbGciOiJFUzI1NiJ9.e30.c2ln'],
+    ['a token that is not a JWT', 'Bearer not-a-jwt'],
+    ['a JWT of garbage segments', 'Bearer a.b.c'],
+    ['two tokens', 'Bearer a.b.c d.e.f'],
+  ])('%s', async (_label, authorization) => {
+    await expectUnauthorized(authorization);
+  });
+
+  it('an expired token', async () => {
+    const now = nowSeconds();
+    await expectUnauthorized(await bearer({ iat: now - 600, exp: now - 60 }));
+  });
+
+  it('a token that is not valid yet (nbf in the future)', async () => {
+    await expectUnauthorized(await bearer({ nbf: nowSeconds() + 60 }));
+  });
+
+  it('a token without exp', async () => {
+    await expectUnauthorized(await bearer({ exp: undefined }));
+  });
+
+  it('a token whose exp is not a number', async () => {
+    await expectUnauthorized(await bearer({ exp: 'tomorrow' as never }));
+  });
+
+  it('a token without sub', async () => {
+    await expectUnauthorized(await bearer({ sub: undefined }));
+  });
+
+  it('a token with an empty sub', async () => {
+    await expectUnauthorized(await bearer({ sub: '' }));
+  });
+
+  it('a token of another issuer', async () => {
+    await expectUnauthorized(await bearer({ iss: 'https://evil.example' }));
+  });
+
+  it('a token without iss', async () => {
+    await expectUnauthorized(await bearer({ iss: undefined }));
+  });
+
+  it('a token for another audience', async () => {
+    await expectUnauthorized(await bearer({ aud: 'another-api' }));
+  });
+
+  it('a token without aud', async () => {
+    await expectUnauthorized(await bearer({ aud: undefined }));
+  });
+
+  it('a token signed by another key under a known kid', async () => {
+    const impostor = await testKey(keys.es256.kid, 'ES256');
+    await expectUnauthorized(await bearer({}, impostor));
+  });
+
+  it('a token signed by a key of an unknown kid', async () => {
+    await expectUnauthorized(await bearer({}, await testKey('unknown-kid', 'ES256')));
+  });
+
+  it('a token whose payload was altered after signing', async () => {
+    const [header, , signature] = (await sign({ scope: 'read:pets' })).split('.');
+    const payload = base64url.encode(JSON.stringify({ ...validClaims(), scope: 'read:pets write:wallet' }));
+    await expectUnauthorized(`Bearer ${header}.${payload}.${signature}`);
+  });
+
+  it('an unsigned token (alg none)', async () => {
+    const header = base64url.encode(JSON.stringify({ alg: 'none', typ: 'JWT', kid: keys.es256.kid }));
+    const payload = base64url.encode(JSON.stringify(validClaims()));
+    await expectUnauthorized(`Bearer ${header}.${payload}.`);
+  });
+
+  it.each([
+    ['PEM', async (key: CryptoKey) => exportSPKI(key)],
+    ['JWK', async (key: CryptoKey) => JSON.stringify(await exportJWK(key))],
+  ])('a token signed with HS256 using the public key (%s) as secret', async (_format, encode) => {
+    const secret = new TextEncoder().encode(await encode(keys.rs256.publicKey));
+    const token = await new SignJWT(validClaims())
+      .setProtectedHeader({ alg: 'HS256', kid: keys.rs256.kid })
+      .sign(secret);
+    await expectUnauthorized(`Bearer ${token}`);
+  });
+});
+
+describe('the authorizer rejects with Unauthorized when the JWKS cannot be fetched', () => {
+  it('because the identity provider answers 500', async () => {
+    const failing = await startJwksServer(() => ({ status: 500, body: 'boom' }));
+    try {
+      const fresh = await loadHandler({
+        AUTH_ISSUER: issuer,
+        AUTH_AUDIENCE: LOCAL_AUDIENCE,
+        AUTH_JWKS_URL: failing.url,
+      });
+      await expect(fresh(tokenEvent(await bearer()))).rejects.toThrow(/^Unauthorized$/);
+    } finally {
+      await failing.close();
+    }
+  });
+
+  it('because nothing listens at the JWKS URL', async () => {
+    const gone = await startJwksServer(() => ({ status: 200, body: '{"keys":[]}' }));
+    await gone.close();
+    const fresh = await loadHandler({
+      AUTH_ISSUER: issuer,
+      AUTH_AUDIENCE: LOCAL_AUDIENCE,
+      AUTH_JWKS_URL: gone.url,
+    });
+    await expect(fresh(tokenEvent(await bearer()))).rejects.toThrow(/^Unauthorized$/);
+  });
+});
+
+describe('the authorizer accepts a valid token', () => {
+  it('with principalId and context taken from the token', async () => {
+    const result = await handler(tokenEvent(await bearer({ sub: 'alice', scope: 'read:pets write:pets' })));
+    expect(result.principalId).toBe('alice');
+    expect(result.context).toEqual({ sub: 'alice', scope: 'read:pets write:pets' });
+  });
+
+  it.each([
+    [['write:pets']],
+    [['read:pets']],
+    [['read:pets', 'write:pets']],
+    [['read:wallet']],
+    [['read:wallet', 'write:wallet']],
+    [['write:pets', 'read:pets', 'read:wallet', 'write:wallet']],
+  ])('allowing exactly the routes whose scopes %j all hold', async (scopes) => {
+    const { policyDocument } = await handler(tokenEvent(await bearer({ scope: scopes.join(' ') })));
+    for (const route of authorizedRoutes) {
+      const expected = (route.scopes ?? []).every((scope) => scopes.includes(scope));
+      expect(isAllowed(policyDocument, arn(route.method, concretePath(route))), route.operationId).toBe(
+        expected,
+      );
+    }
+  });
+
+  it('with write:pets: POST /api/v3/pet allowed, reading pets and the wallet not', async () => {
+    const { policyDocument } = await handler(tokenEvent(await bearer({ scope: 'write:pets' })));
+    expect(policyDocument.Statement).toEqual([
+      { Effect: 'Allow', Action: 'execute-api:Invoke', Resource: [`${prefix}/POST/api/v3/pet`] },
+    ]);
+    expect(isAllowed(policyDocument, arn('POST', '/api/v3/pet'))).toBe(true);
+    expect(isAllowed(policyDocument, arn('GET', '/api/v3/pet/42'))).toBe(false);
+    expect(isAllowed(policyDocument, arn('GET', '/api/wallet/balance'))).toBe(false);
+  });
+
+  it('with read:pets: any pet id allowed through a wildcard resource', async () => {
+    const { policyDocument } = await handler(tokenEvent(await bearer({ scope: 'read:pets' })));
+    expect(policyDocument.Statement).toEqual([
+      { Effect: 'Allow', Action: 'execute-api:Invoke', Resource: [`${prefix}/GET/api/v3/pet/*`] },
+    ]);
+    expect(isAllowed(policyDocument, arn('GET', '/api/v3/pet/9007199254740991'))).toBe(true);
+    expect(isAllowed(policyDocument, arn('POST', '/api/v3/pet'))).toBe(false);
+  });
+
+  it('with the scopes of an scp array claim', async () => {
+    const result = await handler(
+      tokenEvent(await bearer({ scope: undefined, scp: ['read:wallet', 'write:wallet'] })),
+    );
+    expect(result.context?.scope).toBe('read:wallet write:wallet');
+    expect(isAllowed(result.policyDocument, arn('GET', '/api/wallet/balance'))).toBe(true);
+    expect(isAllowed(result.policyDocument, arn('POST', '/api/wallet/send'))).toBe(true);
+    expect(isAllowed(result.policyDocument, arn('POST', '/api/v3/pet'))).toBe(false);
+  });
+
+  it.each([
+    ['no scope claim', undefined],
+    ['an empty scope claim', ''],
+    ['only scopes the API does not know', 'openid profile'],
+  ])('with %s: an explicit Deny of the whole stage', async (_label, scope) => {
+    const { policyDocument, context } = await handler(tokenEvent(await bearer({ scope })));
+    expect(policyDocument.Statement).toEqual([
+      { Effect: 'Deny', Action: 'execute-api:Invoke', Resource: `${prefix}/*/*` },
+    ]);
+    expect(context?.scope).toBe(scope ?? '');
+    for (const route of authorizedRoutes) {
+      expect(isAllowed(policyDocument, arn(route.method, concretePath(route)))).toBe(false);
+    }
+  });
+
+  it('with the same policy whichever route the first request named (authorizer cache is per token)', async () => {
+    const token = await bearer({ scope: 'read:pets write:wallet' });
+    const results = await Promise.all(
+      [arn('GET', '/api/v3/pet/1'), arn('POST', '/api/wallet/send'), arn('GET', '/api/wallet/balance')].map(
+        (methodArn) => handler(tokenEvent(token, methodArn)),
+      ),
+    );
+    expect(results[1]).toEqual(results[0]);
+    expect(results[2]).toEqual(results[0]);
+  });
+
+  it('allowing nothing on another stage or API', async () => {
+    const { policyDocument } = await handler(tokenEvent(await bearer({ scope: 'write:pets' })));
+    expect(
+      isAllowed(policyDocument, methodArnFor({ ...api, stage: 'dev', method: 'POST', path: '/api/v3/pet' })),
+    ).toBe(false);
+    expect(
+      isAllowed(policyDocument, methodArnFor({ ...api, apiId: 'zzzz', method: 'POST', path: '/api/v3/pet' })),
+    ).toBe(false);
+  });
+
+  it.each(['bearer', 'BEARER', 'Bearer'])('with the scheme spelt %s', async (scheme) => {
+    const token = await sign({ sub: 'bob' });
+    expect((await handler(tokenEvent(`${scheme} ${token}`))).principalId).toBe('bob');
+  });
+
+  it.each(['es256', 'rs256', 'ps256', 'eddsa'] as const)('signed with %s', async (name) => {
+    const result = await handler(tokenEvent(await bearer({ sub: `signed-${name}` }, keys[name])));
+    expect(result.principalId).toBe(`signed-${name}`);
+  });
+
+  it('issued by the local issuer (npm run token)', async () => {
+    const token = await signLocalToken({
+      sub: 'local-dev',
+      scope: 'read:pets',
+      port: jwksServer.port,
+      stateDir,
+    });
+    const result = await handler(tokenEvent(`Bearer ${token}`));
+    expect(result.principalId).toBe('local-dev');
+    expect(isAllowed(result.policyDocument, arn('GET', '/api/v3/pet/7'))).toBe(true);
+  });
+
+  it('but fails as a gateway misconfiguration, not Unauthorized, when the methodArn is not one', async () => {
+    await expect(handler(tokenEvent(await bearer(), 'not-an-arn'))).rejects.toThrow(/execute-api method ARN/);
+  });
+});
+
+function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000);
+}
+
+function validClaims(): JWTPayload {
+  const now = nowSeconds();
+  return { iss: issuer, aud: LOCAL_AUDIENCE, sub: 'user-1', iat: now, exp: now + 300, scope: 'read:pets' };
+}
+
+/** A token of valid claims, overridden by `claims` (an `undefined` value removes the claim). */
+async function sign(claims: JWTPayload = {}, key: TestKey = keys.es256): Promise<string> {
+  const payload = Object.fromEntries(
+    Object.entries({ ...validClaims(), ...claims }).filter(([, value]) => value !== undefined),
+  );
+  return new SignJWT(payload).setProtectedHeader({ alg: key.alg, kid: key.kid }).sign(key.privateKey);
+}
+
+async function bearer(claims: JWTPayload = {}, key?: TestKey): Promise<string> {
+  return `Bearer ${await sign(claims, key)}`;
+}
+
+function tokenEvent(authorization: string | undefined, methodArn = arn('GET', '/api/v3/pet/1')) {
+  return { type: 'TOKEN', methodArn, authorizationToken: authorization } as APIGatewayTokenAuthorizerEvent;
+}
+
+async function expectUnauthorized(authorization: string | undefined): Promise<void> {
+  await expect(handler(tokenEvent(authorization))).rejects.toThrow(/^Unauthorized$/);
+}
+
+async function testKey(kid: string, alg: string): Promise<TestKey> {
+  const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true });
+  return { kid, alg, privateKey, publicKey };
+}
+
+async function publicJwk(key: TestKey) {
+  return { ...(await exportJWK(key.publicKey)), kid: key.kid, alg: key.alg, use: 'sig' };
+}
+
+/**
+ * Imports the handler afresh with `env`: it reads its configuration once, at module load, as on a
+ * Lambda cold start.
+ */
+async function loadHandler(env: Record<string, string>): Promise<Handler> {
+  Object.assign(process.env, env);
+  vi.resetModules();
+  return (await import('#functions/authorizer/handler.ts')).handler;
+}
+
+interface JwksServer {
+  readonly port: number;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+async function startJwksServer(answer: () => { status: number; body: string }): Promise<JwksServer> {
+  const server: Server = createServer((request, response) => {
+    const { status, body } = request.url === JWKS_PATH ? answer() : { status: 404, body: '' };
+    response.writeHead(status, { 'content-type': 'application/json' }).end(body);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('JWKS server has no port');
+  return {
+    port: address.port,
+    url: `${localIssuerUrl(address.port)}${JWKS_PATH}`,
+    close: async () => {
+      server.closeAllConnections();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+}

@@ -1,0 +1,208 @@
+import type { PolicyDocument, Statement } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { isAllowed, methodArnFor, policyFor } from '#shared/auth/policy.ts';
+import { scopesOf } from '#shared/auth/scopes.ts';
+
+const api = { region: 'us-east-1', accountId: '123456789012', apiId: 'abc123', stage: 'prod' };
+const prefix = 'arn:aws:execute-api:us-east-1:123456789012:abc123/prod';
+const getPet = `${prefix}/GET/api/v3/pet/42`;
+const addPet = `${prefix}/POST/api/v3/pet`;
+
+const policy = (...Statement: Statement[]): PolicyDocument => ({ Version: '2012-10-17', Statement });
+const allow = (Resource: string | string[], Action: string | string[] = 'execute-api:Invoke'): Statement => ({
+  Effect: 'Allow',
+  Action,
+  Resource,
+});
+const deny = (Resource: string | string[]): Statement => ({
+  Effect: 'Deny',
+  Action: 'execute-api:Invoke',
+  Resource,
+});
+
+describe('methodArnFor', () => {
+  it('builds the ARN API Gateway passes to the authorizer for a request', () => {
+    expect(methodArnFor({ ...api, method: 'GET', path: '/api/v3/pet/42' })).toBe(getPet);
+  });
+
+  it('upper-cases the method and adds a missing leading slash', () => {
+    expect(methodArnFor({ ...api, method: 'post', path: 'api/v3/pet' })).toBe(addPet);
+  });
+
+  it('ends in the method and a slash for the root path', () => {
+    expect(methodArnFor({ ...api, method: 'GET', path: '/' })).toBe(`${prefix}/GET/`);
+  });
+
+  it('uses the partition given', () => {
+    expect(methodArnFor({ ...api, partition: 'aws-cn', method: 'GET', path: '/x' })).toBe(
+      'arn:aws-cn:execute-api:us-east-1:123456789012:abc123/prod/GET/x',
+    );
+  });
+});
+
+describe('isAllowed', () => {
+  it('allows a resource an Allow names', () => {
+    expect(isAllowed(policy(allow(getPet)), getPet)).toBe(true);
+  });
+
+  it('denies what no statement allows', () => {
+    expect(isAllowed(policy(allow(getPet)), addPet)).toBe(false);
+    expect(isAllowed(policy(), getPet)).toBe(false);
+  });
+
+  it('lets an explicit Deny win over an Allow, in either order', () => {
+    expect(isAllowed(policy(allow(`${prefix}/*`), deny(getPet)), getPet)).toBe(false);
+    expect(isAllowed(policy(deny(getPet), allow(`${prefix}/*`)), getPet)).toBe(false);
+  });
+
+  it('ignores a Deny of other resources', () => {
+    expect(isAllowed(policy(allow(`${prefix}/*`), deny(addPet)), getPet)).toBe(true);
+  });
+
+  it('reads * as any characters, slashes included', () => {
+    expect(isAllowed(policy(allow(`${prefix}/*`)), getPet)).toBe(true);
+    expect(isAllowed(policy(allow(`${prefix}/*/*`)), addPet)).toBe(true);
+    expect(isAllowed(policy(allow(`${prefix}/GET/api/v3/pet/*`)), getPet)).toBe(true);
+    expect(isAllowed(policy(allow(`${prefix}/GET/api/v3/pet/*`)), `${prefix}/POST/api/v3/pet/42`)).toBe(
+      false,
+    );
+  });
+
+  it('reads ? as exactly one character', () => {
+    expect(isAllowed(policy(allow(`${prefix}/GET/api/v3/pet/4?`)), getPet)).toBe(true);
+    expect(isAllowed(policy(allow(`${prefix}/GET/api/v3/pet/?`)), getPet)).toBe(false);
+  });
+
+  it('reads every other character literally', () => {
+    const dotted = `${prefix}/GET/api/v3/pet.json`;
+    expect(isAllowed(policy(allow(dotted)), dotted)).toBe(true);
+    expect(isAllowed(policy(allow(dotted)), `${prefix}/GET/api/v3/petxjson`)).toBe(false);
+  });
+
+  it('takes Resource as a string or an array', () => {
+    expect(isAllowed(policy(allow([addPet, getPet])), getPet)).toBe(true);
+    expect(isAllowed(policy(allow([addPet])), getPet)).toBe(false);
+  });
+
+  it('allows nothing on another stage, API, account or region', () => {
+    const prodOnly = policy(allow(`${prefix}/*/*`));
+    for (const other of [
+      { stage: 'dev' },
+      { apiId: 'xyz789' },
+      { accountId: '210987654321' },
+      { region: 'eu-west-1' },
+    ]) {
+      expect(
+        isAllowed(prodOnly, methodArnFor({ ...api, ...other, method: 'GET', path: '/api/v3/pet/42' })),
+      ).toBe(false);
+    }
+  });
+
+  it.each([
+    'execute-api:Invoke',
+    'execute-api:*',
+    '*',
+    'EXECUTE-API:invoke',
+    ['execute-api:ManageConnections', '*'],
+  ])('matches the action %j to execute-api:Invoke', (action) => {
+    expect(isAllowed(policy(allow(getPet, action)), getPet)).toBe(true);
+  });
+
+  it.each(['execute-api:ManageConnections', 's3:*', 'execute-api:InvalidateCache'])(
+    'does not match the action %j to execute-api:Invoke',
+    (action) => {
+      expect(isAllowed(policy(allow(getPet, action)), getPet)).toBe(false);
+    },
+  );
+
+  it('applies NotResource to everything but the resources it names', () => {
+    const statement: Statement = { Effect: 'Allow', Action: 'execute-api:Invoke', NotResource: addPet };
+    expect(isAllowed(policy(statement), getPet)).toBe(true);
+    expect(isAllowed(policy(statement), addPet)).toBe(false);
+  });
+
+  it('applies NotAction to every action but the ones it names', () => {
+    const other: Statement = {
+      Effect: 'Allow',
+      NotAction: 'execute-api:ManageConnections',
+      Resource: getPet,
+    };
+    const invoke: Statement = { Effect: 'Allow', NotAction: 'execute-api:Invoke', Resource: getPet };
+    expect(isAllowed(policy(other), getPet)).toBe(true);
+    expect(isAllowed(policy(invoke), getPet)).toBe(false);
+  });
+
+  it('reads a statement with a Condition it cannot evaluate the safe way', () => {
+    const Condition = { IpAddress: { 'aws:SourceIp': '10.0.0.0/8' } };
+    expect(isAllowed(policy({ ...allow(getPet), Condition }), getPet)).toBe(false);
+    expect(isAllowed(policy(allow(getPet), { ...deny(addPet), Condition }), getPet)).toBe(false);
+  });
+
+  it('accepts a single statement object, as IAM does', () => {
+    const single = { Version: '2012-10-17', Statement: allow(getPet) } as unknown as PolicyDocument;
+    expect(isAllowed(single, getPet)).toBe(true);
+  });
+});
+
+describe('policyFor', () => {
+  it('allows the routes of the held scopes, path parameters as wildcards, from any route of the API', () => {
+    const result = policyFor(addPet, 'alice', new Set(['read:pets', 'write:pets']));
+    expect(result).toEqual({
+      principalId: 'alice',
+      policyDocument: {
+        Version: '2012-10-17',
+        Statement: [
+          {
+            Effect: 'Allow',
+            Action: 'execute-api:Invoke',
+            Resource: [`${prefix}/POST/api/v3/pet`, `${prefix}/GET/api/v3/pet/*`],
+          },
+        ],
+      },
+      context: { sub: 'alice', scope: 'read:pets write:pets' },
+    });
+  });
+
+  it('never lists a public route (it has no authorizer)', () => {
+    const all = new Set(['read:pets', 'write:pets', 'read:wallet', 'write:wallet']);
+    const { policyDocument } = policyFor(getPet, 'alice', all);
+    expect(JSON.stringify(policyDocument)).not.toContain('openapi');
+  });
+
+  it('denies the whole stage when no route is allowed', () => {
+    const { policyDocument } = policyFor(getPet, 'alice', new Set(['read:wallet2']));
+    expect(policyDocument.Statement).toEqual([
+      { Effect: 'Deny', Action: 'execute-api:Invoke', Resource: `${prefix}/*/*` },
+    ]);
+  });
+
+  it('refuses something that is not an execute-api method ARN', () => {
+    expect(() => policyFor('arn:aws:lambda:us-east-1:123456789012:function:f', 'a', new Set())).toThrow();
+    expect(() => policyFor(`${prefix}`, 'a', new Set())).toThrow();
+  });
+});
+
+describe('scopesOf', () => {
+  it('reads the space-separated scope claim', () => {
+    expect([...scopesOf({ scope: 'read:pets  write:pets' })]).toEqual(['read:pets', 'write:pets']);
+  });
+
+  it('reads the scp claim as an array or a string, together with scope', () => {
+    expect([...scopesOf({ scope: 'read:pets', scp: ['write:pets', 'read:pets'] })]).toEqual([
+      'read:pets',
+      'write:pets',
+    ]);
+    expect([...scopesOf({ scp: 'read:wallet write:wallet' })]).toEqual(['read:wallet', 'write:wallet']);
+  });
+
+  it('drops values that are not scope-tokens, so none can smuggle in another scope', () => {
+    expect([...scopesOf({ scp: ['read:pets write:wallet', 42, '', 'a"b', 'read:pets'] })]).toEqual([
+      'read:pets',
+    ]);
+  });
+
+  it('grants nothing when the claims are absent or of another type', () => {
+    expect(scopesOf({}).size).toBe(0);
+    expect(scopesOf({ scope: 42, scp: { read: true } }).size).toBe(0);
+  });
+});

@@ -6,6 +6,7 @@ import { jwtVerify } from 'jose/jwt/verify';
 import { policyFor } from '#shared/auth/policy.ts';
 import { scopesOf } from '#shared/auth/scopes.ts';
 import { requireEnv } from '#shared/config.ts';
+import { writeRecord } from '#shared/observability/telemetry.ts';
 
 const issuer = requireEnv('AUTH_ISSUER');
 const audience = requireEnv('AUTH_AUDIENCE');
@@ -104,16 +105,21 @@ function logRejection(error: unknown): void {
     cause?: { code?: unknown; message?: unknown };
   };
   const tokenFault = typeof code === 'string' && TOKEN_FAULTS.has(code);
-  console.log(
-    JSON.stringify({
-      level: tokenFault ? 'WARN' : 'ERROR',
-      message: tokenFault ? 'Token rejected' : 'Token could not be verified',
+  const outcome = tokenFault ? 'invalid-token' : 'verification-error';
+  writeRecord(
+    tokenFault ? 'WARN' : 'ERROR',
+    tokenFault ? 'Token rejected' : 'Token could not be verified',
+    {
+      route: 'authorizer',
+      outcome,
       reason: typeof code === 'string' ? code : error instanceof Error ? error.name : 'unknown',
       ...(typeof claim === 'string' ? { claim } : {}),
       detail: typeof message === 'string' ? message : String(error),
       ...(cause?.code !== undefined || cause?.message !== undefined
         ? { cause: String(cause.code ?? cause.message) }
         : {}),
-    }),
+    },
+    // Rejections by kind (route × outcome); a verification error is the identity provider failing us.
+    new Map([[tokenFault ? 'AuthRejections' : 'AuthErrors', { value: 1, unit: 'Count' as const }]]),
   );
 }

@@ -1,4 +1,5 @@
 import { TemporarilyUnavailableError } from '../errors.ts';
+import { addMetric } from '../observability/telemetry.ts';
 
 /** How often and how patiently to retry a DynamoDB call that failed for a passing reason. */
 export interface RetryPolicy {
@@ -53,12 +54,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /**
  * Runs `operation`, retrying passing failures with exponential backoff and full jitter; when the
  * attempts run out, throws {@link TemporarilyUnavailableError} (a 503 with Retry-After), keeping
- * the cause for the logs only. `onRetry` lets the caller count retries.
+ * the cause for the logs only. Each retry counts in the `DynamoDbRetries` metric.
  */
 export async function withRetries<T>(
   operation: () => Promise<T>,
   policy: RetryPolicy = defaultRetryPolicy,
-  onRetry?: (error: unknown) => void,
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
@@ -68,7 +68,7 @@ export async function withRetries<T>(
       if (attempt >= policy.attempts) {
         throw new TemporarilyUnavailableError('The service is busy; retry in a moment', 1, { cause: error });
       }
-      onRetry?.(error);
+      addMetric('DynamoDbRetries', 1);
       await sleep(Math.random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt));
     }
   }

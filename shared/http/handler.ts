@@ -9,6 +9,7 @@ import {
   UnsupportedMediaTypeError,
   ValidationError,
 } from '../errors.ts';
+import { addLogField, withRequestTelemetry } from '../observability/telemetry.ts';
 import { type OperationId, routeOf } from '../routes.ts';
 import { jsonResponse } from './problem.ts';
 import { problemErrorHandler } from './problem-middleware.ts';
@@ -131,7 +132,7 @@ export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody
   if (scopes) middlewares.push(requireScopes(scopes));
   if (options.body) middlewares.push(jsonBody(options.body));
 
-  return middy<Event, APIGatewayProxyResult>()
+  const handler = middy<Event, APIGatewayProxyResult>()
     .use(middlewares)
     .handler(async (event) => {
       const result = await options.run({
@@ -143,5 +144,13 @@ export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody
         requestId: event.requestContext.requestId,
       });
       return jsonResponse(result.statusCode, result.body, result.headers);
+    });
+
+  return (event: Event, context: Context): Promise<APIGatewayProxyResult> =>
+    withRequestTelemetry(options.operationId, event.requestContext?.requestId ?? context.awsRequestId, () => {
+      // The caller as the authorizer named it: who did what, without ever logging the token.
+      const sub = event.requestContext?.authorizer?.principalId;
+      if (typeof sub === 'string') addLogField('sub', sub);
+      return handler(event, context);
     });
 }

@@ -1,6 +1,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { InsufficientScopeError, TemporarilyUnavailableError, ValidationError } from '../errors.ts';
+import { log, setOutcome } from '../observability/telemetry.ts';
 import { internalErrorMapping, mappingFor } from './error-mapping.ts';
 import { problemResponse } from './problem.ts';
 
@@ -15,17 +16,20 @@ export const problemErrorHandler = (): MiddlewareObj<APIGatewayProxyEvent, APIGa
     const { error, event } = request;
     const requestId = event.requestContext?.requestId ?? 'unknown';
     const mapping = mappingFor(error);
-    if (!mapping) {
-      console.error(
-        JSON.stringify({
-          level: 'ERROR',
-          message: 'Unhandled error',
-          requestId,
-          error: { name: error?.name, message: error?.message, stack: error?.stack },
-        }),
-      );
+    if (!mapping || mapping.status >= 500) {
+      // The details go to the log only; the client gets the request id to quote.
+      log('ERROR', 'Unhandled error', {
+        requestId,
+        error: {
+          name: error?.name,
+          message: error?.message,
+          stack: error?.stack,
+          cause: describeCause(error),
+        },
+      });
     }
     const { status, slug, title } = mapping ?? internalErrorMapping;
+    setOutcome(slug);
     const headers: Record<string, string> = {};
     if (error instanceof InsufficientScopeError) {
       headers['www-authenticate'] =
@@ -48,3 +52,9 @@ export const problemErrorHandler = (): MiddlewareObj<APIGatewayProxyEvent, APIGa
     );
   },
 });
+
+/** The cause chain of an error (e.g. the SDK error behind a 503), for the log. */
+function describeCause(error: unknown): unknown {
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  return cause instanceof Error ? { name: cause.name, message: cause.message } : undefined;
+}

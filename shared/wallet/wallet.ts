@@ -5,6 +5,7 @@ import {
   InvalidParameterError,
   ValidationError,
 } from '../errors.ts';
+import { addMetric, setOutcome } from '../observability/telemetry.ts';
 import { type AmountProblem, moneyJson, numberSource, parseAmount } from './money.ts';
 import type { WalletSettings } from './settings.ts';
 import { commitTransfer, readWallet, type TransferRecord } from './wallet-repository.ts';
@@ -83,6 +84,13 @@ export async function sendMoney(command: SendMoneyCommand, settings: WalletSetti
   }
   if (outcome.kind === 'key-used' && outcome.requestHash !== requestHash) {
     throw new IdempotencyKeyReuseError('This Idempotency-Key was used for a different request');
+  }
+  if (outcome.kind === 'key-used') {
+    setOutcome('idempotent-replay');
+    addMetric('IdempotentReplays', 1);
+  } else {
+    addMetric('Transfers', 1);
+    addMetric('TransferVolumeMinor', amountMinor, 'None');
   }
   const done = outcome.kind === 'key-used' ? outcome.transfer : transfer;
   const sender = await readWallet(command.sub);

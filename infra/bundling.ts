@@ -1,0 +1,83 @@
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type BundlingOptions, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { BuildOptions } from 'esbuild';
+
+/** The repository root: esbuild's working directory and the NodejsFunction project root. */
+export const PROJECT_ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
+
+/** The lock file NodejsFunction hashes and would install from; named so it never searches upwards. */
+export const LOCK_FILE = join(PROJECT_ROOT, 'package-lock.json');
+
+/** The repository tsconfig, so esbuild sees the same compiler options as `tsc -p .`. */
+export const TSCONFIG = join(PROJECT_ROOT, 'tsconfig.json');
+
+/**
+ * Lets CommonJS dependencies call `require` inside an ESM bundle. The import is aliased so it cannot
+ * collide with a bundled module's own top-level `createRequire`.
+ */
+export const ESM_REQUIRE_BANNER =
+  "import { createRequire as __bundleCreateRequire } from 'node:module'; const require = __bundleCreateRequire(import.meta.url);";
+
+/**
+ * The settings both forms below are made of, so the CDK bundle and a direct esbuild build cannot
+ * drift apart.
+ */
+const settings = {
+  target: 'node24',
+  minify: true,
+  // A map beside the bundle for symbolicating stack traces offline. "external" adds no
+  // sourceMappingURL comment, so the runtime never loads it; its sources are in the repository.
+  sourcemap: 'external',
+  sourcesContent: false,
+  mainFields: ['module', 'main'],
+  // Minification would otherwise rename error classes, and logs show `error.name`.
+  keepNames: true,
+} as const;
+
+/**
+ * Bundling of every function, as NodejsFunction takes it: local esbuild (never Docker), ESM output
+ * (`index.mjs`), and the AWS SDK bundled too so that functions run the versions pinned in
+ * package-lock.json rather than whatever the runtime ships.
+ */
+export const bundlingOptions: BundlingOptions = {
+  format: OutputFormat.ESM,
+  target: settings.target,
+  minify: settings.minify,
+  sourceMap: true,
+  sourceMapMode: SourceMapMode.EXTERNAL,
+  sourcesContent: settings.sourcesContent,
+  mainFields: [...settings.mainFields],
+  keepNames: settings.keepNames,
+  banner: ESM_REQUIRE_BANNER,
+  externalModules: [],
+  tsconfig: TSCONFIG,
+  forceDockerBundling: false,
+};
+
+/**
+ * The same bundling as plain esbuild options, for building a function without CDK (e.g. a
+ * benchmark): byte-identical to the bundle NodejsFunction produces for the same entry.
+ *
+ * @param entry absolute path of a handler module
+ * @param outfile where to write the bundle; CDK names it `index.mjs`
+ */
+export function esbuildOptions(entry: string, outfile: string): BuildOptions {
+  return {
+    absWorkingDir: PROJECT_ROOT,
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: settings.target,
+    minify: settings.minify,
+    sourcemap: settings.sourcemap,
+    sourcesContent: settings.sourcesContent,
+    mainFields: [...settings.mainFields],
+    keepNames: settings.keepNames,
+    banner: { js: ESM_REQUIRE_BANNER },
+    external: [],
+    tsconfig: TSCONFIG,
+  };
+}

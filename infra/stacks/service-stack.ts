@@ -1,0 +1,225 @@
+import { CfnOutput, type Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import {
+  AccessLogField,
+  AccessLogFormat,
+  AuthorizationType,
+  EndpointType,
+  IdentitySource,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  MethodLoggingLevel,
+  ResponseType,
+  RestApi,
+  TokenAuthorizer,
+} from 'aws-cdk-lib/aws-apigateway';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { ProjectFunction } from '#infra/constructs/project-function.ts';
+import {
+  type AuthSettings,
+  authorizerEnvironment,
+  functionEnvironment,
+  type ServiceSettings,
+} from '#infra/environment.ts';
+import {
+  GATEWAY_RESPONSE_CONTENT_TYPE,
+  gatewayResponses,
+  gatewayResponseTemplate,
+} from '#shared/http/gateway-responses.ts';
+import { type OperationId, type Route, routes, type TableName } from '#shared/routes.ts';
+
+/**
+ * What API Gateway lets through to the authorizer: `Bearer <b64token>` (RFC 6750 §2.1), the scheme
+ * in any case, as the authorizer itself parses it. Anything else is answered 401 by API Gateway
+ * without invoking (and paying for) the authorizer.
+ */
+export const BEARER_TOKEN_VALIDATION_REGEX = '^[Bb][Ee][Aa][Rr][Ee][Rr] +[-A-Za-z0-9._~+/]+=*$';
+
+/** Properties of the {@link ServiceStack}. */
+export interface ServiceStackProps extends StackProps {
+  /** The tables of the stateful stack, by logical name. */
+  readonly tables: Readonly<Record<TableName, ITable>>;
+  /** The identity provider the authorizer verifies tokens against. */
+  readonly auth: AuthSettings;
+  /** How long API Gateway reuses the authorizer's answer for the same token. */
+  readonly authorizerCacheTtl: Duration;
+  readonly settings: ServiceSettings;
+  /** Stage-wide steady-state rate (requests per second) and burst. */
+  readonly throttling: { readonly rateLimit: number; readonly burstLimit: number };
+  /** Retention of every log group of the stack: functions and access logs. */
+  readonly logRetention: RetentionDays;
+  /** The API Gateway stage, the first segment of every URL path. */
+  readonly stageName: string;
+}
+
+/**
+ * The stateless service: a regional REST API with a Lambda TOKEN authorizer and one function per
+ * route of the route table, each granted exactly its route's actions on its route's table.
+ */
+export class ServiceStack extends Stack {
+  readonly api: RestApi;
+  readonly authorizerFunction: ProjectFunction;
+  /** The function of each route, by operationId. */
+  readonly functions: ReadonlyMap<OperationId, ProjectFunction>;
+
+  constructor(scope: Construct, id: string, props: ServiceStackProps) {
+    super(scope, id, props);
+    const tableNames = Object.fromEntries(
+      Object.entries(props.tables).map(([name, table]) => [name, table.tableName]),
+    ) as Record<TableName, string>;
+
+    const accessLogs = new LogGroup(this, 'AccessLogs', {
+      retention: props.logRetention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.api = new RestApi(this, 'Api', {
+      restApiName: id,
+      description: 'Wallet and pet catalog API',
+      endpointConfiguration: { types: [EndpointType.REGIONAL] },
+      // API Gateway writes access and execution logs through one role per account and region.
+      // Retained, so deleting this stack cannot break logging of other APIs in the account.
+      cloudWatchRole: true,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      deployOptions: {
+        stageName: props.stageName,
+        accessLogDestination: new LogGroupLogDestination(accessLogs),
+        accessLogFormat: accessLogFormat(),
+        // Errors only, and never request or response bodies: they carry tokens and money.
+        loggingLevel: MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+        metricsEnabled: true,
+        tracingEnabled: true,
+        throttlingRateLimit: props.throttling.rateLimit,
+        throttlingBurstLimit: props.throttling.burstLimit,
+      },
+    });
+
+    this.authorizerFunction = new ProjectFunction(this, 'Authorizer', {
+      functionDir: 'authorizer',
+      description: 'TOKEN authorizer: verifies the bearer JWT and answers with the routes its scopes open',
+      environment: authorizerEnvironment(props.auth),
+      logRetention: props.logRetention,
+    });
+    const authorizer = new TokenAuthorizer(this, 'TokenAuthorizer', {
+      handler: this.authorizerFunction.function,
+      identitySource: IdentitySource.header('Authorization'),
+      validationRegex: BEARER_TOKEN_VALIDATION_REGEX,
+      resultsCacheTtl: props.authorizerCacheTtl,
+    });
+
+    const functions = new Map<OperationId, ProjectFunction>();
+    const routeTable: readonly (Route & { operationId: OperationId })[] = routes;
+    for (const route of routeTable) {
+      const fn = new ProjectFunction(this, route.operationId, {
+        functionDir: route.functionDir,
+        description: `${route.method} ${route.path}: ${route.summary}`,
+        environment: functionEnvironment(route, props.settings, tableNames),
+        logRetention: props.logRetention,
+      });
+      if (route.data) fn.grantData(props.tables[route.data.table], route.data.actions);
+      const method = this.api.root
+        .resourceForPath(route.path)
+        .addMethod(
+          route.method,
+          new LambdaIntegration(fn.function),
+          route.scopes === null
+            ? { operationName: route.operationId, authorizationType: AuthorizationType.NONE }
+            : { operationName: route.operationId, authorizer },
+        );
+      if (route.scopes === null) {
+        const reason = `${route.method} ${route.path} is public by design: the route table gives it no scopes, so it takes no token and must not demand one.`;
+        Validations.of(method).acknowledge({ id: 'AwsSolutions-APIG4', reason });
+        Validations.of(method).acknowledge({ id: 'AwsSolutions-COG4', reason });
+      } else {
+        Validations.of(method).acknowledge({
+          id: 'AwsSolutions-COG4',
+          reason:
+            'Tokens are verified by the Lambda TOKEN authorizer, which accepts any OIDC provider (Cognito among them) and checks the route-table scopes; a Cognito user pool authorizer would tie the API to Cognito.',
+        });
+      }
+      functions.set(route.operationId, fn);
+    }
+    this.functions = functions;
+
+    for (const response of gatewayResponses) {
+      this.api.addGatewayResponse(`GatewayResponse${response.type}`, {
+        type: ResponseType.of(response.type),
+        ...(response.status === undefined ? {} : { statusCode: String(response.status) }),
+        responseHeaders: {
+          'Content-Type': staticHeaderValue(GATEWAY_RESPONSE_CONTENT_TYPE),
+          ...Object.fromEntries(
+            Object.entries(response.headers ?? {}).map(([name, value]) => [name, staticHeaderValue(value)]),
+          ),
+        },
+        templates: { 'application/json': gatewayResponseTemplate(response) },
+      });
+    }
+
+    this.#acknowledgeApiFindings();
+    // RestApi adds an output of its own under a hashed name; this one's name is stable for scripts.
+    this.api.node.tryRemoveChild('Endpoint');
+    new CfnOutput(this, 'ApiUrl', {
+      description: 'Base URL of the API stage; routes such as /api/v3/pet hang below it',
+      value: this.api.url,
+    });
+  }
+
+  #acknowledgeApiFindings(): void {
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-APIG2',
+      reason:
+        'Request bodies are validated in each function by validators generated from the same JSON Schemas as the OpenAPI document, which answer with problem+json listing every violation; API Gateway models would duplicate the schemas and answer in another format.',
+    });
+    Validations.of(this.api.deploymentStage).acknowledge({
+      id: 'AwsSolutions-APIG3',
+      reason:
+        'AWS WAF is optional for this API: the stage is throttled and every non-public route needs a verified token. Associate a web ACL per deployment when the threat model calls for one.',
+    });
+    // The id names the policy, so this covers the account logging role the API creates and nothing else.
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+      reason:
+        'AmazonAPIGatewayPushToCloudWatchLogs is the AWS-maintained policy API Gateway documents for its account-wide logging role; it only allows writing CloudWatch Logs.',
+    });
+  }
+}
+
+/**
+ * A static header value as API Gateway takes it: single-quoted, or it would be read as a mapping
+ * expression. Such literals have no escape for a quote of their own.
+ */
+function staticHeaderValue(value: string): string {
+  if (value.includes("'")) throw new Error(`A gateway response header value cannot contain "'": ${value}`);
+  return `'${value}'`;
+}
+
+/** One JSON object per request: who called what, how it ended, and where the time went. */
+function accessLogFormat(): AccessLogFormat {
+  return AccessLogFormat.custom(
+    JSON.stringify({
+      requestId: AccessLogField.contextRequestId(),
+      extendedRequestId: AccessLogField.contextExtendedRequestId(),
+      xrayTraceId: AccessLogField.contextXrayTraceId(),
+      requestTime: AccessLogField.contextRequestTime(),
+      ip: AccessLogField.contextIdentitySourceIp(),
+      userAgent: AccessLogField.contextIdentityUserAgent(),
+      httpMethod: AccessLogField.contextHttpMethod(),
+      resourcePath: AccessLogField.contextResourcePath(),
+      path: AccessLogField.contextPath(),
+      protocol: AccessLogField.contextProtocol(),
+      status: AccessLogField.contextStatus(),
+      responseLength: AccessLogField.contextResponseLength(),
+      responseLatency: AccessLogField.contextResponseLatency(),
+      integrationStatus: AccessLogField.contextIntegrationStatus(),
+      integrationLatency: AccessLogField.contextIntegrationLatency(),
+      integrationError: AccessLogField.contextIntegrationErrorMessage(),
+      principalId: AccessLogField.contextAuthorizerPrincipalId(),
+      authorizerStatus: AccessLogField.contextAuthorizerStatus(),
+      authorizerLatency: AccessLogField.contextAuthorizerLatency(),
+      authorizerError: AccessLogField.contextAuthorizerError(),
+      errorType: AccessLogField.contextErrorResponseType(),
+      errorMessage: AccessLogField.contextErrorMessage(),
+    }),
+  );
+}

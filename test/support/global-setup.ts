@@ -1,26 +1,60 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { defaultServiceSettings, walletEnvironment } from '#infra/environment.ts';
 import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
+import { guardDynamoDbLocal, startLocalStack } from '#infra/local/gateway.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** Environment every test worker runs with: DynamoDB Local endpoint, table names, settings. */
     env: Record<string, string>;
+    /** The local gateway the end-to-end tests call over HTTP, and where its issuer keeps its keys. */
+    gateway: { baseUrl: string; port: number; stateDir: string };
   }
 }
 
-/** One DynamoDB Local for the whole run; tests isolate their data by unique keys. */
+/**
+ * One DynamoDB Local for the whole run; tests isolate their data by unique keys. The local
+ * gateway of the end-to-end tests uses it too, with tables of its own, and a throw-away state
+ * directory so that the run neither reads nor overwrites the developer's issuer keys.
+ */
 export default async function setup(project: TestProject) {
   const dynamo = await startDynamoDbLocal();
-  const tableEnv = await ensureTables(dynamo.endpoint, `test-${process.pid}`);
-  const env: Record<string, string> = {
-    ...LOCAL_AWS_ENV,
-    ...tableEnv,
-    ...walletEnvironment(defaultServiceSettings),
-    DYNAMODB_ENDPOINT: dynamo.endpoint,
-  };
-  project.provide('env', env);
-  return async () => {
+  // A run killed outright (Ctrl+C twice, a closed pipe) must not leave Java running.
+  const guard = guardDynamoDbLocal(dynamo.endpoint);
+  const stateDir = await mkdtemp(join(tmpdir(), 'wallet-catalog-e2e-'));
+  const stop = async () => {
+    await gateway?.stop();
     await dynamo.stop();
+    guard.dismiss();
+    await rm(stateDir, { recursive: true, force: true });
   };
+  let gateway: Awaited<ReturnType<typeof startLocalStack>> | undefined;
+  try {
+    const tableEnv = await ensureTables(dynamo.endpoint, `test-${process.pid}`);
+    const env: Record<string, string> = {
+      ...LOCAL_AWS_ENV,
+      ...tableEnv,
+      ...walletEnvironment(defaultServiceSettings),
+      DYNAMODB_ENDPOINT: dynamo.endpoint,
+    };
+    // Port 0: runs side by side with `npm start` and with each other.
+    gateway = await startLocalStack({
+      port: 0,
+      stateDir,
+      dynamodbEndpoint: dynamo.endpoint,
+      tablePrefix: `e2e-${process.pid}`,
+    });
+    for (const [name, message] of Object.entries(gateway.loadErrors)) {
+      console.warn(`local gateway: functions/${name}/handler.ts failed to load: ${message}`);
+    }
+    project.provide('env', env);
+    project.provide('gateway', { baseUrl: gateway.baseUrl, port: gateway.port, stateDir });
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return stop;
 }

@@ -1,0 +1,140 @@
+/**
+ * `npm start`: the API on http://127.0.0.1:$PORT (3000 by default) through the local gateway,
+ * with DynamoDB Local behind it, in memory unless `--db-path <dir>` (or DYNAMODB_LOCAL_PATH)
+ * or `--persist` (`<state dir>/dynamodb`) keeps the data. Stops everything on SIGINT/SIGTERM.
+ */
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { optionalEnv } from '#shared/config.ts';
+import { type AccessLogEntry, type LocalStack, readRunningStack, startLocalStack } from './gateway.ts';
+import { defaultPort } from './issuer.ts';
+import { localStateDir } from './state.ts';
+
+const USAGE = `Usage: npm start [-- --db-path <dir> | --persist] [--dynamodb-port <port>] [--quiet]
+
+  PORT=<port>      port of the API (default 3000); npm run token must be given the same PORT
+  --db-path <dir>  keep DynamoDB Local's data in <dir> (or DYNAMODB_LOCAL_PATH); in memory otherwise
+  --persist        short for --db-path <state dir>/dynamodb
+  --dynamodb-port  fixed port for DynamoDB Local (default: any free port)
+  --quiet          no access log
+  LOCAL_STATE_DIR  where issuer keys and the running stack's record live (default <repo>/.local)`;
+
+const options = {
+  'db-path': { type: 'string' },
+  persist: { type: 'boolean' },
+  'dynamodb-port': { type: 'string' },
+  quiet: { type: 'boolean', short: 'q' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+let values: ReturnType<typeof parseArgs<{ options: typeof options }>>['values'];
+try {
+  ({ values } = parseArgs({ options, strict: true }));
+} catch (error) {
+  fail(`${(error as Error).message}\n\n${USAGE}`, 2);
+}
+if (values.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+
+const port = defaultPort();
+const stateDir = localStateDir();
+const dbPath = values.persist
+  ? join(stateDir, 'dynamodb')
+  : (values['db-path'] ?? optionalEnv('DYNAMODB_LOCAL_PATH'));
+const dynamodbPort = values['dynamodb-port'] === undefined ? undefined : Number(values['dynamodb-port']);
+if (
+  dynamodbPort !== undefined &&
+  !(Number.isInteger(dynamodbPort) && dynamodbPort > 0 && dynamodbPort < 65_536)
+) {
+  fail(`--dynamodb-port must be a TCP port, got "${values['dynamodb-port']}"`, 2);
+}
+
+let stack: LocalStack | undefined;
+let starting = true;
+let stopping = false;
+
+/** Stops what was started, Java included, then exits. */
+async function shutdown(code: number): Promise<void> {
+  try {
+    await stack?.stop();
+  } catch (error) {
+    process.stderr.write(`Stopping failed: ${(error as Error).message}\n`);
+    code ||= 1;
+  }
+  process.exit(code);
+}
+
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    // A second signal means "now": the orphan watchdog still ends DynamoDB Local.
+    if (stopping) process.exit(1);
+    stopping = true;
+    process.stdout.write(`\n${signal}: stopping the local stack…\n`);
+    // While starting there is nothing to stop yet; the start below stops what it made.
+    if (!starting) void shutdown(0);
+  });
+}
+process.on('uncaughtException', (error) => {
+  process.stderr.write(`Unexpected error: ${error.stack ?? error.message}\n`);
+  stopping = true;
+  void shutdown(1);
+});
+
+try {
+  stack = await startLocalStack({
+    port,
+    stateDir,
+    ...(dbPath === undefined ? {} : { dbPath }),
+    ...(dynamodbPort === undefined ? {} : { dynamodbPort }),
+    ...(values.quiet ? {} : { onRequest: printAccessLog }),
+  });
+} catch (error) {
+  // Ctrl+C reaches Java too, which then fails the start: that is the stop that was asked for.
+  if (stopping) process.exit(0);
+  if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+    const running = await readRunningStack(port, stateDir).catch(() => undefined);
+    fail(
+      running
+        ? `A local stack already runs at ${running.baseUrl} (pid ${running.pid}).`
+        : `Port ${port} is in use; choose another with PORT=<port> npm start.`,
+      1,
+    );
+  }
+  fail(`Could not start the local stack: ${(error as Error).stack ?? error}`, 1);
+}
+
+starting = false;
+if (stopping) await shutdown(0);
+
+const envPrefix = [
+  ...(process.env.PORT ? [`PORT=${port}`] : []),
+  ...(process.env.LOCAL_STATE_DIR ? [`LOCAL_STATE_DIR=${stateDir}`] : []),
+].join(' ');
+process.stdout.write(
+  [
+    `Local API ready at ${stack.baseUrl}`,
+    `  DynamoDB Local at ${stack.dynamodbEndpoint} (${dbPath === undefined ? 'in memory' : `data in ${dbPath}`})`,
+    `  OpenAPI document: ${stack.baseUrl}/api/openapi.json`,
+    `  Get a token:      ${envPrefix ? `${envPrefix} ` : ''}npm run -s token -- --sub alice --scope "read:pets write:pets"`,
+    '  Ctrl+C stops everything.',
+    ...Object.entries(stack.loadErrors).map(
+      ([name, message]) =>
+        `  WARNING: functions/${name}/handler.ts failed to load, its routes answer 5xx: ${message}`,
+    ),
+    '',
+  ].join('\n'),
+);
+
+function printAccessLog(entry: AccessLogEntry): void {
+  const operation = entry.operationId ?? 'gateway';
+  process.stdout.write(
+    `${entry.method} ${entry.path} ${entry.status} ${operation} ${entry.durationMs} ms ${entry.requestId}\n`,
+  );
+}
+
+function fail(message: string, code: number): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(code);
+}

@@ -1,0 +1,146 @@
+import { describe, expect, it } from 'vitest';
+import { MAX_BODY_BYTES } from '#infra/local/gateway.ts';
+import { LOCAL_AUDIENCE, signLocalToken } from '#infra/local/issuer.ts';
+import { uniqueSub } from '../support/events.ts';
+import { call, expectProblem, gateway, tokenFor, uniquePetId } from './http.ts';
+
+/** What the gateway answers itself, before or instead of a function, as API Gateway does. */
+
+const invalidToken = 'Bearer error="invalid_token"';
+
+describe('a protected route without a valid token', () => {
+  it('answers 401 without a token, asking for one', async () => {
+    for (const result of [
+      await call('POST', '/api/v3/pet', { json: { name: 'doggie', photoUrls: [] } }),
+      await call('GET', `/api/v3/pet/${uniquePetId()}`),
+      await call('GET', `/api/v3/pet/${uniquePetId()}`, { headers: { authorization: '' } }),
+    ]) {
+      expectProblem(result, 401);
+      expect(result.headers.get('www-authenticate')).toBe(invalidToken);
+    }
+  });
+
+  it('answers 401 for an expired token', async () => {
+    const token = await tokenFor('read:pets', { ttlSeconds: -60 });
+    const result = await call('GET', `/api/v3/pet/${uniquePetId()}`, { token });
+    expectProblem(result, 401);
+    expect(result.headers.get('www-authenticate')).toBe(invalidToken);
+  });
+
+  it.each([
+    ['garbage', 'Bearer not-a-jwt'],
+    ['a header without the Bearer scheme', 'Basic YWxpY2U6c2VjcmV0'],
+    ['a token whose signature was tampered with', 'tampered'],
+    ['a token of another issuer', 'other-issuer'],
+    ['a token for another audience', 'other-audience'],
+  ])('answers 401 for %s', async (_, kind) => {
+    const sub = uniqueSub();
+    const authorization = await (async () => {
+      switch (kind) {
+        case 'tampered': {
+          const token = await tokenFor('read:pets', { sub });
+          return `Bearer ${token.slice(0, -4)}${token.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`;
+        }
+        case 'other-issuer':
+          return `Bearer ${await signLocalToken({ sub, scope: 'read:pets', port: gateway.port + 1, stateDir: gateway.stateDir })}`;
+        case 'other-audience':
+          return `Bearer ${await signLocalToken({ sub, scope: 'read:pets', port: gateway.port, stateDir: gateway.stateDir, audience: `${LOCAL_AUDIENCE}-other` })}`;
+        default:
+          return kind;
+      }
+    })();
+    const result = await call('GET', `/api/v3/pet/${uniquePetId()}`, { headers: { authorization } });
+    expectProblem(result, 401);
+    expect(result.headers.get('www-authenticate')).toBe(invalidToken);
+  });
+
+  it('answers 403 for a valid token without the scope the route needs', async () => {
+    const readOnly = await tokenFor('read:pets');
+    const result = await call('POST', '/api/v3/pet', {
+      token: readOnly,
+      json: { name: 'doggie', photoUrls: [] },
+    });
+    expectProblem(result, 403);
+    expect(result.headers.get('www-authenticate')).toMatch(/^Bearer error="insufficient_scope"/);
+
+    // The same token, answered from the authorizer cache, still opens the route its scope grants.
+    expectProblem(await call('GET', `/api/v3/pet/${uniquePetId()}`, { token: readOnly }), 404);
+  });
+
+  it('answers 403 for a token with no scope at all', async () => {
+    const result = await call('GET', `/api/v3/pet/${uniquePetId()}`, { token: await tokenFor('') });
+    expectProblem(result, 403);
+    expect(result.headers.get('www-authenticate')).toMatch(/^Bearer error="insufficient_scope"/);
+  });
+});
+
+describe('a request no route serves', () => {
+  it.each([
+    ['GET', '/'],
+    ['GET', '/api/v3/pets'],
+    ['DELETE', '/api/v3/pet/1'],
+    ['PUT', '/api/v3/pet'],
+    ['GET', '/api/v3/pet/1/photos'],
+  ])('answers 404 for %s %s, token or not', async (method, path) => {
+    const problem = expectProblem(await call(method, path), 404);
+    expect(problem.type).toBe('urn:problem-type:wallet-catalog:no-such-route');
+    expectProblem(await call(method, path, { token: await tokenFor('read:pets write:pets') }), 404);
+  });
+});
+
+describe('a body over 10 MB', () => {
+  it('answers 413 when the declared length is too large', async () => {
+    const token = await tokenFor('write:pets');
+    const result = await call('POST', '/api/v3/pet', {
+      token,
+      body: new Uint8Array(MAX_BODY_BYTES + 1).fill(0x20),
+      headers: { 'content-type': 'application/json' },
+    });
+    expectProblem(result, 413);
+  });
+
+  it('answers 413 for a chunked body once it grows too large', async () => {
+    const token = await tokenFor('write:pets');
+    const chunk = new Uint8Array(1024 * 1024).fill(0x20);
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent > MAX_BODY_BYTES + chunk.length) return controller.close();
+        sent += chunk.length;
+        controller.enqueue(chunk);
+      },
+    });
+    const result = await call('POST', '/api/v3/pet', {
+      token,
+      body,
+      headers: { 'content-type': 'application/json' },
+    });
+    expectProblem(result, 413);
+    // The gateway keeps serving after refusing a body it did not read to the end.
+    expectProblem(
+      await call('GET', `/api/v3/pet/${uniquePetId()}`, { token: await tokenFor('read:pets') }),
+      404,
+    );
+  });
+
+  it('accepts a body of exactly 10 MB, which the function then judges', async () => {
+    const token = await tokenFor('write:pets');
+    const result = await call('POST', '/api/v3/pet', {
+      token,
+      body: new Uint8Array(MAX_BODY_BYTES).fill(0x20),
+      headers: { 'content-type': 'application/json' },
+    });
+    // Only whitespace: no JSON value at all, which the function refuses as malformed.
+    expectProblem(result, 400);
+  });
+});
+
+describe('the local identity provider', () => {
+  it("serves the issuer's public keys, which verify its tokens", async () => {
+    const result = await call('GET', '/.well-known/jwks.json');
+    expect(result.status).toBe(200);
+    const { keys } = result.json as { keys: Array<Record<string, unknown>> };
+    expect(keys).toEqual([expect.objectContaining({ kty: 'EC', alg: 'ES256', use: 'sig' })]);
+    expect(keys[0]).not.toHaveProperty('d');
+  });
+});

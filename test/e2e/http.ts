@@ -1,0 +1,87 @@
+/**
+ * What the end-to-end tests share: the local gateway started by the global setup, tokens of its
+ * issuer, HTTP calls with fetch, and the problem+json every error must be.
+ */
+import { randomInt } from 'node:crypto';
+import { expect, inject } from 'vitest';
+import { signLocalToken } from '#infra/local/issuer.ts';
+import { uniqueSub } from '../support/events.ts';
+
+export const gateway = inject('gateway');
+
+/** A random id in [2^52, 2^52 + 2^47): never one the server assigns in this century, never another test's. */
+export const uniquePetId = (): number => 2 ** 52 + randomInt(2 ** 47);
+
+/** A token of the gateway's own issuer for a new caller, as `npm run token` makes them. */
+export function tokenFor(
+  scope: string,
+  options: { ttlSeconds?: number; sub?: string } = {},
+): Promise<string> {
+  return signLocalToken({
+    sub: options.sub ?? uniqueSub(),
+    scope,
+    port: gateway.port,
+    stateDir: gateway.stateDir,
+    ...(options.ttlSeconds === undefined ? {} : { ttlSeconds: options.ttlSeconds }),
+  });
+}
+
+export interface CallOptions {
+  readonly token?: string;
+  /** JSON-encoded and sent as application/json. */
+  readonly json?: unknown;
+  /** Sent as is. */
+  readonly body?: RequestInit['body'];
+  readonly headers?: Record<string, string>;
+}
+
+export interface CallResult {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+  /** The parsed body when it is JSON of any kind, otherwise `undefined`. */
+  readonly json: unknown;
+}
+
+/** Calls the gateway. */
+export async function call(method: string, path: string, options: CallOptions = {}): Promise<CallResult> {
+  const headers: Record<string, string> = {
+    ...(options.json === undefined ? {} : { 'content-type': 'application/json' }),
+    ...(options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }),
+    ...options.headers,
+  };
+  const body = options.json === undefined ? options.body : JSON.stringify(options.json);
+  const response = await fetch(`${gateway.baseUrl}${path}`, {
+    method,
+    headers,
+    ...(body === undefined ? {} : { body }),
+    ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
+  } as RequestInit);
+  const text = await response.text();
+  const isJson = /^application\/([\w.-]+\+)?json/.test(response.headers.get('content-type') ?? '');
+  return {
+    status: response.status,
+    headers: response.headers,
+    text,
+    json: isJson ? JSON.parse(text) : undefined,
+  };
+}
+
+/**
+ * Asserts an RFC 9457 problem: the status, the media type, every member the API promises, and
+ * the request id the gateway also sends as a header (what a client quotes to support).
+ */
+export function expectProblem(result: CallResult, status: number): Record<string, unknown> {
+  expect(result.status, result.text).toBe(status);
+  expect(result.headers.get('content-type')).toBe('application/problem+json');
+  const problem = result.json as Record<string, unknown>;
+  expect(problem).toMatchObject({
+    type: expect.stringMatching(/^urn:problem-type:wallet-catalog:[a-z-]+$/),
+    title: expect.any(String),
+    status,
+    detail: expect.any(String),
+    requestId: result.headers.get('x-amzn-requestid'),
+  });
+  expect(problem.requestId).toMatch(/^[0-9a-f-]{36}$/);
+  return problem;
+}

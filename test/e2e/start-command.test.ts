@@ -1,0 +1,156 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '#infra/local/dynamodb-local.ts';
+import { readRunningStack, stackRecordPath } from '#infra/local/gateway.ts';
+import { signLocalToken } from '#infra/local/issuer.ts';
+import { uniqueSub } from '../support/events.ts';
+import { uniquePetId } from './http.ts';
+
+/** `npm start` as a developer runs it: its own process, its own DynamoDB Local, stopped by a signal. */
+
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+const started: ChildProcess[] = [];
+const tempDirs: string[] = [];
+
+afterEach(() => {
+  // Whatever a failed test left running: the test's own processes only, by their handles.
+  for (const child of started.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+afterAll(async () => {
+  await Promise.all(tempDirs.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+interface Started {
+  readonly child: ChildProcess;
+  readonly port: number;
+  readonly stateDir: string;
+  readonly baseUrl: string;
+  readonly output: () => string;
+}
+
+/** Runs `node infra/local/start.ts` on a free port and waits for the line announcing its base URL. */
+async function startCommand(): Promise<Started> {
+  const port = await freePort();
+  const stateDir = await mkdtemp(join(tmpdir(), 'start-command-'));
+  tempDirs.push(stateDir);
+  const { DYNAMODB_LOCAL_PATH: _, ...env } = process.env;
+  const child = spawn(process.execPath, ['infra/local/start.ts'], {
+    cwd: repoRoot,
+    env: { ...env, PORT: String(port), LOCAL_STATE_DIR: stateDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  started.push(child);
+  let output = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const url = /Local API ready at (http:\/\/\S+)/.exec(output)?.[1];
+      if (url) resolve(url);
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`npm start exited with ${code} before it was ready:\n${output}`)),
+    );
+  });
+  return { child, port, stateDir, baseUrl, output: () => output };
+}
+
+/** Whether a process runs; a zombie (dead, not yet reaped by its new parent) does not. */
+function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Whether anything accepts TCP connections at `endpoint`. */
+async function answers(endpoint: string): Promise<boolean> {
+  const { hostname, port } = new URL(endpoint);
+  const socket = connect(Number(port), hostname);
+  try {
+    await once(socket, 'connect');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    socket.destroy();
+  }
+}
+
+/** Polls until `condition` holds; the test's own timeout bounds the wait. */
+async function eventually(condition: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
+describe('npm start', () => {
+  it('serves the API until SIGTERM, then stops DynamoDB Local and exits 0', { timeout: 90_000 }, async () => {
+    const { child, port, stateDir, baseUrl, output } = await startCommand();
+    expect(baseUrl).toBe(`http://127.0.0.1:${port}`);
+    expect(output()).toContain('npm run -s token');
+
+    const running = await readRunningStack(port, stateDir);
+    expect(running).toMatchObject({ baseUrl, pid: child.pid });
+    const javaPid = running?.dynamodbPid as number;
+    const dynamodbEndpoint = running?.dynamodbEndpoint as string;
+    expect(isRunning(javaPid)).toBe(true);
+
+    const openapi = await fetch(`${baseUrl}/api/openapi.json`);
+    expect(openapi.status).toBe(200);
+    const token = await signLocalToken({ sub: uniqueSub(), scope: 'read:pets write:pets', port, stateDir });
+    const pet = { id: uniquePetId(), name: 'doggie', photoUrls: [] };
+    const added = await fetch(`${baseUrl}/api/v3/pet`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(pet),
+    });
+    expect(added.status).toBe(200);
+    const found = await fetch(`${baseUrl}/api/v3/pet/${pet.id}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(await found.json()).toEqual(pet);
+
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    const [code, signal] = await exited;
+    expect({ code, signal }, output()).toEqual({ code: 0, signal: null });
+
+    expect(isRunning(javaPid)).toBe(false);
+    expect(await answers(dynamodbEndpoint)).toBe(false);
+    expect(await answers(baseUrl)).toBe(false);
+    expect(existsSync(stackRecordPath(stateDir, port))).toBe(false);
+  });
+
+  it('leaves no DynamoDB Local behind even when killed outright', { timeout: 90_000 }, async () => {
+    const { child, port, stateDir } = await startCommand();
+    const running = await readRunningStack(port, stateDir);
+    const javaPid = running?.dynamodbPid as number;
+    expect(isRunning(javaPid)).toBe(true);
+
+    const exited = once(child, 'exit');
+    child.kill('SIGKILL');
+    await exited;
+
+    await eventually(() => !isRunning(javaPid));
+    expect(await answers(running?.dynamodbEndpoint as string)).toBe(false);
+    // Its record is left behind, but no longer passes for a running stack.
+    expect(await readRunningStack(port, stateDir)).toBeUndefined();
+  });
+});

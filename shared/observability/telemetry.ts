@@ -31,12 +31,15 @@ interface RequestScope {
 const current = new AsyncLocalStorage<RequestScope>();
 
 // Raw stdout, not `console`: Lambda's JSON log format would wrap console output into a `message`
-// string, and CloudWatch would no longer see the EMF document. TELEMETRY_CONSOLE=true routes the
-// lines through `console` instead, where a test runner can show them for failing tests only.
+// string, and CloudWatch would no longer see the EMF document. TELEMETRY_OUTPUT=console routes the
+// lines through `console` (a test runner then shows them for failing tests only); `off` drops them.
+const output = process.env.TELEMETRY_OUTPUT ?? 'stdout';
 const sink: (line: string) => void =
-  process.env.TELEMETRY_CONSOLE === 'true'
+  output === 'console'
     ? (line) => console.log(line.trimEnd())
-    : (line) => process.stdout.write(line);
+    : output === 'off'
+      ? () => undefined
+      : (line) => process.stdout.write(line);
 let coldStart = true;
 
 /**

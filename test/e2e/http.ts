@@ -2,7 +2,9 @@
  * What the end-to-end tests share: the local gateway started by the global setup, tokens of its
  * issuer, HTTP calls with fetch, and the problem+json every error must be.
  */
+import { execFile } from 'node:child_process';
 import { randomInt } from 'node:crypto';
+import { promisify } from 'node:util';
 import { expect, inject } from 'vitest';
 import { signLocalToken } from '#infra/local/issuer.ts';
 import { uniqueSub } from '../support/events.ts';
@@ -84,4 +86,17 @@ export function expectProblem(result: CallResult, status: number): Record<string
   });
   expect(problem.requestId).toMatch(/^[0-9a-f-]{36}$/);
   return problem;
+}
+
+/**
+ * Funds a wallet of the gateway's stack with the real `npm run wallet:fund` command, which finds
+ * the running stack through its record, as it does after `npm start`.
+ */
+export async function fundViaCli(address: string, amount: string): Promise<{ balance: string }> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['scripts/wallet-fund.ts', '--address', address, '--amount', amount],
+    { env: { ...process.env, PORT: String(gateway.port), LOCAL_STATE_DIR: gateway.stateDir } },
+  );
+  return JSON.parse(stdout) as { balance: string };
 }

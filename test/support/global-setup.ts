@@ -40,6 +40,8 @@ export default async function setup(project: TestProject) {
       ...walletEnvironment(defaultServiceSettings),
       DYNAMODB_ENDPOINT: dynamo.endpoint,
     };
+    // The gateway's functions run in this process, where no test owns their lines: keep them quiet.
+    process.env.TELEMETRY_OUTPUT = 'off';
     // Port 0: runs side by side with `npm start` and with each other.
     gateway = await startLocalStack({
       port: 0,

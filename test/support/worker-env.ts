@@ -4,4 +4,4 @@ import { inject } from 'vitest';
 Object.assign(process.env, inject('env'));
 
 // The functions' log lines go through console, so vitest shows them only for the tests that fail.
-process.env.TELEMETRY_CONSOLE = 'true';
+process.env.TELEMETRY_OUTPUT = 'console';

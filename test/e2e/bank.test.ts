@@ -1,0 +1,171 @@
+import { randomInt, randomUUID } from 'node:crypto';
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { localClient } from '#infra/local/dynamodb-local.ts';
+import { readRunningStack } from '#infra/local/gateway.ts';
+import { uniqueSub } from '../support/events.ts';
+import { call, fundViaCli, gateway, tokenFor } from './http.ts';
+
+/*
+ * A bank test in the spirit of Jepsen's: funded wallets, many concurrent random transfers over
+ * HTTP through the local gateway, then the invariants: money is conserved, no balance is negative,
+ * and every balance equals its deposits plus credits minus debits in the ledger records.
+ */
+
+const WALLETS = 5;
+const INITIAL_CENTS = 100_00;
+const TRANSFERS = 150;
+const CONCURRENCY = 12;
+
+interface Wallet {
+  readonly sub: string;
+  readonly token: string;
+}
+
+const cents = (decimal: number) => Math.round(decimal * 100);
+
+async function balanceCents(wallet: Wallet): Promise<number> {
+  const response = await call('GET', '/api/wallet/balance', { token: wallet.token });
+  expect(response.status).toBe(200);
+  return cents((response.json as { balance: number }).balance);
+}
+
+/** Every ledger record (transfers and deposits) that touches one of `addresses`, from DynamoDB Local. */
+async function ledger(addresses: ReadonlySet<string>) {
+  const stack = await readRunningStack(gateway.port, gateway.stateDir);
+  if (!stack) throw new Error('The e2e stack is not running');
+  const client = localClient(stack.dynamodbEndpoint);
+  const items: Record<string, unknown>[] = [];
+  let ExclusiveStartKey: Record<string, never> | undefined;
+  do {
+    const page = await client.send(
+      new ScanCommand({ TableName: stack.env.WALLETS_TABLE_NAME, ConsistentRead: true, ExclusiveStartKey }),
+    );
+    items.push(...(page.Items ?? []).map((item) => unmarshall(item)));
+    ExclusiveStartKey = page.LastEvaluatedKey as typeof ExclusiveStartKey;
+  } while (ExclusiveStartKey);
+  client.destroy();
+  return {
+    transfers: items.filter(
+      (i) =>
+        i.kind === 'transfer' &&
+        (addresses.has(i.fromAddress as string) || addresses.has(i.toAddress as string)),
+    ) as { transferId: string; fromAddress: string; toAddress: string; amountMinor: number }[],
+    deposits: items.filter((i) => i.kind === 'deposit' && addresses.has(i.address as string)) as {
+      address: string;
+      amountMinor: number;
+    }[],
+  };
+}
+
+async function inParallel<T>(
+  count: number,
+  concurrency: number,
+  task: (i: number) => Promise<T>,
+): Promise<T[]> {
+  const results: T[] = new Array(count);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const i = next++;
+        results[i] = await task(i);
+      }
+    }),
+  );
+  return results;
+}
+
+describe('bank', () => {
+  it('conserves money, never overdraws, and matches the ledger under concurrent random transfers', async () => {
+    const wallets: Wallet[] = await Promise.all(
+      Array.from({ length: WALLETS }, async () => {
+        const sub = uniqueSub('bank');
+        return { sub, token: await tokenFor('read:wallet write:wallet', { sub }) };
+      }),
+    );
+    await Promise.all(wallets.map((w) => fundViaCli(w.sub, (INITIAL_CENTS / 100).toFixed(2))));
+
+    const outcomes = await inParallel(TRANSFERS, CONCURRENCY, async () => {
+      const from = wallets[randomInt(WALLETS)] as Wallet;
+      const others = wallets.filter((w) => w !== from);
+      const to = others[randomInt(others.length)] as Wallet;
+      const amount = (randomInt(1, 60_00) / 100).toFixed(2);
+      const headers = { 'idempotency-key': randomUUID() };
+      const send = () =>
+        call('POST', '/api/wallet/send', {
+          token: from.token,
+          body: `{"toAddress":"${to.sub}","amount":${amount}}`,
+          headers: { ...headers, 'content-type': 'application/json' },
+        });
+      // One in four requests is sent twice at once: a retry racing its original.
+      const responses = randomInt(4) === 0 ? await Promise.all([send(), send()]) : [await send()];
+      return responses.map((r) => ({
+        status: r.status,
+        json: r.json as { transferId?: string; type?: string },
+      }));
+    });
+
+    const responses = outcomes.flat();
+    for (const r of responses) {
+      expect([200, 422, 503], JSON.stringify(r)).toContain(r.status);
+      if (r.status === 422) expect(r.json.type).toMatch(/insufficient-funds$/);
+    }
+    const completed = new Set(responses.filter((r) => r.status === 200).map((r) => r.json.transferId));
+    expect(completed.size).toBeGreaterThan(TRANSFERS / 4);
+    // A duplicated request answers with the same transfer, never a second one.
+    for (const pair of outcomes.filter((o) => o.length === 2)) {
+      const [a, b] = pair;
+      if (a?.status === 200 && b?.status === 200) expect(a.json.transferId).toBe(b.json.transferId);
+    }
+
+    const addresses = new Set(wallets.map((w) => w.sub));
+    const { transfers, deposits } = await ledger(addresses);
+    expect(new Set(transfers.map((t) => t.transferId))).toEqual(completed);
+
+    const balances = await Promise.all(wallets.map(balanceCents));
+    expect(balances.reduce((a, b) => a + b, 0)).toBe(WALLETS * INITIAL_CENTS);
+    for (const [i, wallet] of wallets.entries()) {
+      const expected =
+        deposits.filter((d) => d.address === wallet.sub).reduce((sum, d) => sum + d.amountMinor, 0) +
+        transfers.filter((t) => t.toAddress === wallet.sub).reduce((sum, t) => sum + t.amountMinor, 0) -
+        transfers.filter((t) => t.fromAddress === wallet.sub).reduce((sum, t) => sum + t.amountMinor, 0);
+      expect(balances[i]).toBeGreaterThanOrEqual(0);
+      expect(balances[i]).toBe(expected);
+    }
+  });
+
+  it('lets exactly one of 10 concurrent sends of 60 from a balance of 100 through', async () => {
+    const sub = uniqueSub('bank');
+    const token = await tokenFor('read:wallet write:wallet', { sub });
+    await fundViaCli(sub, '100');
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        call('POST', '/api/wallet/send', { token, json: { toAddress: uniqueSub(), amount: 60 } }),
+      ),
+    );
+    expect(responses.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(responses.filter((r) => r.status !== 200).every((r) => r.status === 422)).toBe(true);
+    expect(await balanceCents({ sub, token })).toBe(40_00);
+  });
+
+  it('moves money once for concurrent replays of one Idempotency-Key', async () => {
+    const sub = uniqueSub('bank');
+    const token = await tokenFor('read:wallet write:wallet', { sub });
+    await fundViaCli(sub, '50');
+    const to = uniqueSub();
+    const headers = { 'idempotency-key': randomUUID() };
+    const responses = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        call('POST', '/api/wallet/send', { token, json: { toAddress: to, amount: 5 }, headers }),
+      ),
+    );
+    const ok = responses.filter((r) => r.status === 200);
+    expect(ok.length).toBeGreaterThan(0);
+    expect(new Set(ok.map((r) => (r.json as { transferId: string }).transferId)).size).toBe(1);
+    expect(await balanceCents({ sub, token })).toBe(45_00);
+    const { transfers } = await ledger(new Set([sub]));
+    expect(transfers).toHaveLength(1);
+  });
+});

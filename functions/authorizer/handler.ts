@@ -5,11 +5,13 @@ import { createRemoteJWKSet } from 'jose/jwks/remote';
 import { jwtVerify } from 'jose/jwt/verify';
 import { policyFor } from '#shared/auth/policy.ts';
 import { scopesOf } from '#shared/auth/scopes.ts';
-import { requireEnv } from '#shared/config.ts';
+import { optionalEnv, requireEnv } from '#shared/config.ts';
 import { writeRecord } from '#shared/observability/telemetry.ts';
 
 const issuer = requireEnv('AUTH_ISSUER');
 const audience = requireEnv('AUTH_AUDIENCE');
+// Amazon Cognito prefixes custom scopes with the resource server id; other providers need none.
+const scopePrefix = optionalEnv('AUTH_SCOPE_PREFIX') ?? '';
 // Creating the key set fetches nothing: the first token does, and later ones reuse its cache.
 const jwks = createRemoteJWKSet(new URL(requireEnv('AUTH_JWKS_URL')), {
   // Stay well inside the authorizer's own timeout, so a hung identity provider costs a 401, not a 500.
@@ -85,15 +87,26 @@ async function verify(authorization: string | undefined): Promise<{ sub: string;
   if (token === undefined) throw new TokenRejected('ERR_NO_BEARER_TOKEN', 'No Bearer token');
   const { payload } = await jwtVerify(token, jwks, {
     issuer,
-    audience,
     algorithms: ALGORITHMS,
     clockTolerance: CLOCK_TOLERANCE_SECONDS,
     requiredClaims: ['exp', 'sub'],
   });
+  if (!isForUs(payload)) {
+    throw new TokenRejected('ERR_JWT_CLAIM_VALIDATION_FAILED', 'unexpected "aud" claim value');
+  }
   if (typeof payload.sub !== 'string' || payload.sub === '') {
     throw new TokenRejected('ERR_NO_SUBJECT', 'The "sub" claim is not a non-empty string');
   }
-  return { sub: payload.sub, scopes: scopesOf(payload) };
+  return { sub: payload.sub, scopes: scopesOf(payload, scopePrefix) };
+}
+
+/**
+ * The token is meant for this API: `aud` names it (RFC 9068). Amazon Cognito access tokens carry
+ * no `aud`; they name the app client in `client_id`, which then must be the configured audience.
+ */
+function isForUs(payload: { aud?: string | string[]; client_id?: unknown }): boolean {
+  if (payload.aud === undefined) return payload.client_id === audience;
+  return Array.isArray(payload.aud) ? payload.aud.includes(audience) : payload.aud === audience;
 }
 
 /** One JSON line per rejection; jose's messages name the failed check, never the token's content. */

@@ -14,12 +14,19 @@ export type ScopeClaims = { readonly [claim: string]: unknown };
  * array of strings. Values that are not scope-tokens are dropped rather than trusted, because the
  * held scopes travel on as one space-separated string (the authorizer context) and a value with a
  * space in it would smuggle in a scope the token never granted.
+ *
+ * @param prefix when set, only scopes starting with it count, without it (`wallet-api/read:wallet`
+ *   → `read:wallet` for the prefix `wallet-api/`)
  */
-export function scopesOf(claims: ScopeClaims): Set<string> {
+export function scopesOf(claims: ScopeClaims, prefix = ''): Set<string> {
   const scopes = new Set<string>();
   for (const claim of [claims.scope, claims.scp]) {
     for (const value of claimValues(claim)) {
-      if (SCOPE_TOKEN.test(value)) scopes.add(value);
+      if (!SCOPE_TOKEN.test(value)) continue;
+      // With a prefix (Amazon Cognito names scopes `<resource server>/<scope>`), only scopes of
+      // our own resource server count, never a same-named scope of another API.
+      if (prefix === '') scopes.add(value);
+      else if (value.startsWith(prefix)) scopes.add(value.slice(prefix.length));
     }
   }
   return scopes;

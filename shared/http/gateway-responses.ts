@@ -18,7 +18,8 @@ export interface GatewayResponse {
   readonly status?: number;
   readonly slug: string;
   readonly title: string;
-  readonly detail: string;
+  /** Fixed text, or `null` for API Gateway's own message about the failure. */
+  readonly detail: string | null;
   /** Extra headers, values as sent (CDK quotes them for API Gateway). */
   readonly headers?: Readonly<Record<string, string>>;
 }
@@ -62,7 +63,7 @@ export const gatewayResponses: readonly GatewayResponse[] = [
     title: 'Too many requests',
     detail: 'The request rate exceeds the limit; retry later with backoff',
   },
-  { type: 'DEFAULT_4XX', slug: 'bad-request', title: 'Bad request', detail: '$context.error.message' },
+  { type: 'DEFAULT_4XX', slug: 'bad-request', title: 'Bad request', detail: null },
   {
     type: 'DEFAULT_5XX',
     slug: 'gateway-error',
@@ -80,7 +81,9 @@ export const GATEWAY_RESPONSE_CONTENT_TYPE = PROBLEM_CONTENT_TYPE;
  */
 export function gatewayResponseTemplate(response: GatewayResponse): string {
   const status = response.status === undefined ? '' : `,"status":${response.status}`;
-  return `{"type":"${problemType(response.slug)}","title":"${response.title}"${status},"detail":"${response.detail}","requestId":"$context.requestId"}`;
+  // `messageString` is API Gateway's message already quoted and escaped as a JSON string.
+  const detail = response.detail === null ? '$context.error.messageString' : JSON.stringify(response.detail);
+  return `{"type":${JSON.stringify(problemType(response.slug))},"title":${JSON.stringify(response.title)}${status},"detail":${detail},"requestId":"$context.requestId"}`;
 }
 
 /** Renders a gateway response as the local gateway sends it. */
@@ -92,7 +95,7 @@ export function renderGatewayResponse(
   if (!response) throw new Error(`No gateway response ${type}`);
   const body = gatewayResponseTemplate(response)
     .replaceAll('$context.requestId', context.requestId)
-    .replaceAll('$context.error.message', context.errorMessage ?? response.title);
+    .replaceAll('$context.error.messageString', JSON.stringify(context.errorMessage ?? response.title));
   return {
     statusCode: response.status ?? context.status ?? (type === 'DEFAULT_5XX' ? 500 : 400),
     headers: { 'content-type': GATEWAY_RESPONSE_CONTENT_TYPE, ...response.headers },

@@ -129,6 +129,14 @@ describe('the authorizer rejects with Unauthorized', () => {
     await expectUnauthorized(await bearer({ aud: undefined }));
   });
 
+  it('a token without aud whose client_id is another app client', async () => {
+    await expectUnauthorized(await bearer({ aud: undefined, client_id: 'another-client' }));
+  });
+
+  it('a token whose aud names another API even if client_id matches', async () => {
+    await expectUnauthorized(await bearer({ aud: 'another-api', client_id: LOCAL_AUDIENCE }));
+  });
+
   it('a token signed by another key under a known kid', async () => {
     const impostor = await testKey(keys.es256.kid, 'ES256');
     await expectUnauthorized(await bearer({}, impostor));
@@ -190,6 +198,13 @@ describe('the authorizer rejects with Unauthorized when the JWKS cannot be fetch
 });
 
 describe('the authorizer accepts a valid token', () => {
+  it('from Amazon Cognito: no aud, the configured audience in client_id', async () => {
+    const result = await handler(
+      tokenEvent(await bearer({ aud: undefined, client_id: LOCAL_AUDIENCE, sub: 'c' })),
+    );
+    expect(result.principalId).toBe('c');
+  });
+
   it('with principalId and context taken from the token', async () => {
     const result = await handler(tokenEvent(await bearer({ sub: 'alice', scope: 'read:pets write:pets' })));
     expect(result.principalId).toBe('alice');

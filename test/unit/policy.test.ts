@@ -206,3 +206,11 @@ describe('scopesOf', () => {
     expect(scopesOf({ scope: 42, scp: { read: true } }).size).toBe(0);
   });
 });
+
+describe('scopesOf with a resource-server prefix (Amazon Cognito)', () => {
+  it('keeps only the scopes of our resource server, without the prefix', () => {
+    expect(
+      scopesOf({ scope: 'wallet-api/read:wallet other-api/write:wallet read:pets' }, 'wallet-api/'),
+    ).toEqual(new Set(['read:wallet']));
+  });
+});

@@ -25,6 +25,8 @@ export interface AuthSettings {
   readonly issuer: string;
   readonly audience: string;
   readonly jwksUrl: string;
+  /** Prefix of this API's scopes in tokens, e.g. Amazon Cognito's `<resource server id>/`; none by default. */
+  readonly scopePrefix?: string;
 }
 
 /**
@@ -53,5 +55,10 @@ export function walletEnvironment(settings: ServiceSettings): Record<string, str
 
 /** The environment of the authorizer function. */
 export function authorizerEnvironment(auth: AuthSettings): Record<string, string> {
-  return { AUTH_ISSUER: auth.issuer, AUTH_AUDIENCE: auth.audience, AUTH_JWKS_URL: auth.jwksUrl };
+  return {
+    AUTH_ISSUER: auth.issuer,
+    AUTH_AUDIENCE: auth.audience,
+    AUTH_JWKS_URL: auth.jwksUrl,
+    ...(auth.scopePrefix ? { AUTH_SCOPE_PREFIX: auth.scopePrefix } : {}),
+  };
 }

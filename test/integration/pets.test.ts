@@ -32,6 +32,8 @@ describe('add pet, then read it back', () => {
     const read1 = await invoke(getPet, apiEvent(read(String(pet.id))));
     expect(read1.statusCode).toBe(200);
     expect(read1.json).toEqual(pet);
+    // Same shape as the request, down to the order of the members.
+    expect(read1.body).toBe(JSON.stringify(pet));
   });
 
   it('assigns a positive safe integer id when the body has none', async () => {

@@ -50,9 +50,10 @@ describe('request logs', () => {
       TransferVolumeMinor: 125,
     });
     expect(typeof line?.latencyMs).toBe('number');
-    const directive = (
-      line?._aws as { CloudWatchMetrics: { Namespace: string; Metrics: { Name: string }[] }[] }
-    ).CloudWatchMetrics[0];
+    const emf = line?._aws as
+      | { CloudWatchMetrics: { Namespace: string; Metrics: { Name: string }[] }[] }
+      | undefined;
+    const directive = emf?.CloudWatchMetrics[0];
     expect(directive?.Namespace).toBe('WalletCatalog');
     expect(directive?.Metrics.map((m) => m.Name)).toEqual(
       expect.arrayContaining(['Requests', 'Latency', 'Transfers', 'TransferVolumeMinor']),

@@ -24,6 +24,12 @@ export interface ProjectFunctionProps {
   /** @default RetentionDays.ONE_MONTH */
   readonly logRetention?: RetentionDays;
   /**
+   * Lambda drops application log lines below this level; the function sees it as
+   * `AWS_LAMBDA_LOG_LEVEL`. Keep it at INFO or below: the metric lines are written at INFO.
+   * @default ApplicationLogLevel.INFO
+   */
+  readonly applicationLogLevel?: ApplicationLogLevel;
+  /**
    * What happens to the log group when the function goes. Destroyed by default: the function is
    * stateless, and the retention already bounds how long its logs matter.
    * @default RemovalPolicy.DESTROY
@@ -73,7 +79,7 @@ export class ProjectFunction extends Construct {
       timeout: ProjectFunction.TIMEOUT,
       tracing: Tracing.ACTIVE,
       loggingFormat: LoggingFormat.JSON,
-      applicationLogLevelV2: ApplicationLogLevel.INFO,
+      applicationLogLevelV2: props.applicationLogLevel ?? ApplicationLogLevel.INFO,
       systemLogLevelV2: SystemLogLevel.WARN,
       logGroup: this.logGroup,
       ...(props.description === undefined ? {} : { description: props.description }),

@@ -7,15 +7,19 @@ import {
   IdentitySource,
   LambdaIntegration,
   LogGroupLogDestination,
+  type Method,
   MethodLoggingLevel,
   ResponseType,
   RestApi,
   TokenAuthorizer,
 } from 'aws-cdk-lib/aws-apigateway';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { ApplicationLogLevel } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { ProjectFunction } from '#infra/constructs/project-function.ts';
+import { ServiceMonitoring } from '#infra/constructs/service-monitoring.ts';
 import {
   type AuthSettings,
   authorizerEnvironment,
@@ -47,21 +51,38 @@ export interface ServiceStackProps extends StackProps {
   readonly settings: ServiceSettings;
   /** Stage-wide steady-state rate (requests per second) and burst. */
   readonly throttling: { readonly rateLimit: number; readonly burstLimit: number };
-  /** Retention of every log group of the stack: functions and access logs. */
+  /** Retention of every log group of the stack: functions, access and execution logs. */
   readonly logRetention: RetentionDays;
+  /** Application log level of every function. */
+  readonly logLevel: ApplicationLogLevel;
+  /** Where the alarms of the stage notify. */
+  readonly alarmTopic: ITopic;
   /** The API Gateway stage, the first segment of every URL path. */
   readonly stageName: string;
 }
 
 /**
  * The stateless service: a regional REST API with a Lambda TOKEN authorizer and one function per
- * route of the route table, each granted exactly its route's actions on its route's table.
+ * route of the route table, each granted exactly its route's actions on its route's table; and
+ * the alarms and dashboard that watch it.
  */
 export class ServiceStack extends Stack {
   readonly api: RestApi;
   readonly authorizerFunction: ProjectFunction;
   /** The function of each route, by operationId. */
   readonly functions: ReadonlyMap<OperationId, ProjectFunction>;
+  /** The API method of each route, by operationId. */
+  readonly methods: ReadonlyMap<OperationId, Method>;
+  /** One JSON line per request, written by API Gateway. */
+  readonly accessLogs: LogGroup;
+  /**
+   * The group API Gateway writes execution logs (errors only) to. API Gateway would create it
+   * itself on first use, without retention; created here first, it has one.
+   */
+  readonly executionLogs: LogGroup;
+  readonly monitoring: ServiceMonitoring;
+  /** The base URL of the API stage, as an output the pipeline's smoke test reads. */
+  readonly apiUrlOutput: CfnOutput;
 
   constructor(scope: Construct, id: string, props: ServiceStackProps) {
     super(scope, id, props);
@@ -69,7 +90,7 @@ export class ServiceStack extends Stack {
       Object.entries(props.tables).map(([name, table]) => [name, table.tableName]),
     ) as Record<TableName, string>;
 
-    const accessLogs = new LogGroup(this, 'AccessLogs', {
+    this.accessLogs = new LogGroup(this, 'AccessLogs', {
       retention: props.logRetention,
       removalPolicy: RemovalPolicy.DESTROY,
     });
@@ -83,11 +104,12 @@ export class ServiceStack extends Stack {
       cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
       deployOptions: {
         stageName: props.stageName,
-        accessLogDestination: new LogGroupLogDestination(accessLogs),
+        accessLogDestination: new LogGroupLogDestination(this.accessLogs),
         accessLogFormat: accessLogFormat(),
         // Errors only, and never request or response bodies: they carry tokens and money.
         loggingLevel: MethodLoggingLevel.ERROR,
         dataTraceEnabled: false,
+        // Per-method ("detailed") metrics: the per-route latency alarms watch them.
         metricsEnabled: true,
         tracingEnabled: true,
         throttlingRateLimit: props.throttling.rateLimit,
@@ -100,6 +122,7 @@ export class ServiceStack extends Stack {
       description: 'TOKEN authorizer: verifies the bearer JWT and answers with the routes its scopes open',
       environment: authorizerEnvironment(props.auth),
       logRetention: props.logRetention,
+      applicationLogLevel: props.logLevel,
     });
     const authorizer = new TokenAuthorizer(this, 'TokenAuthorizer', {
       handler: this.authorizerFunction.function,
@@ -109,6 +132,7 @@ export class ServiceStack extends Stack {
     });
 
     const functions = new Map<OperationId, ProjectFunction>();
+    const methods = new Map<OperationId, Method>();
     const routeTable: readonly (Route & { operationId: OperationId })[] = routes;
     for (const route of routeTable) {
       const fn = new ProjectFunction(this, route.operationId, {
@@ -116,6 +140,7 @@ export class ServiceStack extends Stack {
         description: `${route.method} ${route.path}: ${route.summary}`,
         environment: functionEnvironment(route, props.settings, tableNames),
         logRetention: props.logRetention,
+        applicationLogLevel: props.logLevel,
       });
       if (route.data) fn.grantData(props.tables[route.data.table], route.data.actions);
       const method = this.api.root
@@ -139,8 +164,10 @@ export class ServiceStack extends Stack {
         });
       }
       functions.set(route.operationId, fn);
+      methods.set(route.operationId, method);
     }
     this.functions = functions;
+    this.methods = methods;
 
     for (const response of gatewayResponses) {
       this.api.addGatewayResponse(`GatewayResponse${response.type}`, {
@@ -156,12 +183,31 @@ export class ServiceStack extends Stack {
       });
     }
 
+    this.executionLogs = new LogGroup(this, 'ExecutionLogs', {
+      logGroupName: `API-Gateway-Execution-Logs_${this.api.restApiId}/${props.stageName}`,
+      retention: props.logRetention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    // Exists before the stage can log anything, or API Gateway creates it first and this one fails.
+    this.api.deploymentStage.node.addDependency(this.executionLogs);
+
     this.#acknowledgeApiFindings();
     // RestApi adds an output of its own under a hashed name; this one's name is stable for scripts.
     this.api.node.tryRemoveChild('Endpoint');
-    new CfnOutput(this, 'ApiUrl', {
+    this.apiUrlOutput = new CfnOutput(this, 'ApiUrl', {
       description: 'Base URL of the API stage; routes such as /api/v3/pet hang below it',
       value: this.api.url,
+    });
+
+    this.monitoring = new ServiceMonitoring(this, 'Monitoring', {
+      stageName: props.stageName,
+      api: this.api,
+      accessLogs: this.accessLogs,
+      authorizer: this.authorizerFunction,
+      functions: this.functions,
+      methods: this.methods,
+      tables: props.tables,
+      alarmTopic: props.alarmTopic,
     });
   }
 
@@ -202,6 +248,8 @@ function accessLogFormat(): AccessLogFormat {
       extendedRequestId: AccessLogField.contextExtendedRequestId(),
       xrayTraceId: AccessLogField.contextXrayTraceId(),
       requestTime: AccessLogField.contextRequestTime(),
+      // Lets a metric filter tell stages apart when several share an account.
+      stage: AccessLogField.contextStage(),
       ip: AccessLogField.contextIdentitySourceIp(),
       userAgent: AccessLogField.contextIdentityUserAgent(),
       httpMethod: AccessLogField.contextHttpMethod(),

@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Stack, Validations } from 'aws-cdk-lib';
+import { type App, Stack, Validations } from 'aws-cdk-lib';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createApp } from '#infra/app.ts';
+import { createPipelineApp, createServiceApp } from '#infra/app.ts';
 import cdkJson from '../../cdk.json' with { type: 'json' };
 
 // cdk-nag 3 is a policy-validation plugin rather than an Aspect: it reports violations from
@@ -17,11 +17,73 @@ afterEach(() => {
   for (const dir of outdirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-function build() {
+function context() {
   const outdir = mkdtempSync(join(tmpdir(), 'cdk-nag-test-'));
   outdirs.push(outdir);
-  return createApp({ outdir, context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } });
+  return { outdir, context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } };
 }
+
+/**
+ * An app as `cdk synth` builds it, and a stack of it to plant a violation in: not one inside a
+ * pipeline stage, whose assembly the pipeline has already synthesized.
+ */
+interface Built {
+  readonly app: App;
+  readonly stack: Stack;
+}
+
+const CONNECTION_ARN =
+  'arn:aws:codeconnections:eu-west-1:123456789012:connection/0b0c1d2e-1111-2222-3333-444455556666';
+
+/** Both things `cdk synth` can build, each checked on its own. */
+const apps: [string, () => Built][] = [
+  [
+    'the stage stacks',
+    () => {
+      const { app, service } = createServiceApp(context());
+      return { app, stack: service };
+    },
+  ],
+  [
+    'the pipeline and the stages inside it',
+    () => {
+      const props = context();
+      const { app, pipeline } = createPipelineApp({
+        ...props,
+        context: { ...props.context, 'pipeline:connectionArn': CONNECTION_ARN },
+      });
+      return { app, stack: pipeline };
+    },
+  ],
+];
+
+/** The kinds of finding each app raises before acknowledgements: new kinds must be a decision. */
+const SERVICE_FINDINGS = [
+  'AwsSolutions-APIG2',
+  'AwsSolutions-APIG3',
+  'AwsSolutions-APIG4',
+  'AwsSolutions-COG4',
+  'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+  'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+  'AwsSolutions-IAM5[Resource::*]',
+];
+const PIPELINE_FINDINGS = [
+  ...SERVICE_FINDINGS,
+  'AwsSolutions-IAM5[Action::kms:GenerateDataKey*]',
+  'AwsSolutions-IAM5[Action::kms:ReEncrypt*]',
+  'AwsSolutions-IAM5[Action::s3:Abort*]',
+  'AwsSolutions-IAM5[Action::s3:DeleteObject*]',
+  'AwsSolutions-IAM5[Action::s3:GetBucket*]',
+  'AwsSolutions-IAM5[Action::s3:GetObject*]',
+  'AwsSolutions-IAM5[Action::s3:List*]',
+  'AwsSolutions-IAM5[Resource::<PipelineArtifactsBucketAEA9A052.Arn>/*]',
+  'AwsSolutions-IAM5[Resource::arn:*:iam::<AWS::AccountId>:role/*]',
+  'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:codebuild:<AWS::Region>:<AWS::AccountId>:report-group/*]',
+  'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:codebuild:<AWS::Region>:<AWS::AccountId>:report-group/<project>-*]',
+  'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/codebuild/*]',
+  'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/codebuild/<project>:*]',
+  'AwsSolutions-S1',
+];
 
 /** Each unacknowledged finding as `rule at construct path`, errors and warnings alike. */
 function findings(scope: IConstruct): string[] {
@@ -55,8 +117,11 @@ function acknowledgements(scope: IConstruct): Acknowledgement[] {
   );
 }
 
-describe('cdk-nag AwsSolutions', () => {
-  it('leaves no unacknowledged error or warning in either stack', () => {
+describe.each([
+  [apps[0]?.[0], apps[0]?.[1], SERVICE_FINDINGS],
+  [apps[1]?.[0], apps[1]?.[1], PIPELINE_FINDINGS],
+] as [string, () => Built, string[]][])('cdk-nag AwsSolutions on %s', (_, build, expectedFindings) => {
+  it('leaves no unacknowledged error or warning in any stack', () => {
     const { app } = build();
     expect(findings(app)).toEqual([]);
   });
@@ -66,8 +131,8 @@ describe('cdk-nag AwsSolutions', () => {
     const clean = build();
     expect(() => clean.app.synth()).not.toThrow();
 
-    const { app, service } = build();
-    new Queue(service, 'UnencryptedTransportQueue');
+    const { app, stack } = build();
+    new Queue(stack, 'UnencryptedTransportQueue');
     expect(() => app.synth()).toThrow(/AwsSolutions-SQS4/);
   });
 
@@ -82,7 +147,12 @@ describe('cdk-nag AwsSolutions', () => {
 
   it('acknowledges on resources, never on the app or a whole stack', () => {
     const { app } = build();
-    const stackPaths = new Set(app.node.children.filter(Stack.isStack).map((stack) => stack.node.path));
+    const stackPaths = new Set(
+      app.node
+        .findAll()
+        .filter(Stack.isStack)
+        .map((stack) => stack.node.path),
+    );
     for (const { path, id } of acknowledgements(app)) {
       expect(path, id).not.toBe(app.node.path);
       expect(stackPaths.has(path), `${id} at ${path}`).toBe(false);
@@ -90,6 +160,15 @@ describe('cdk-nag AwsSolutions', () => {
   });
 
   describe('without the acknowledgements', () => {
+    it('fails synthesis on findings in any stack, those inside pipeline stages included', {
+      timeout: 60_000,
+    }, () => {
+      vi.spyOn(Validations.prototype, 'acknowledge').mockImplementation(() => undefined);
+      const { app } = build();
+      vi.restoreAllMocks();
+      expect(() => app.synth()).toThrow(/wallet-catalog-(dev|prod)-service\/Api/);
+    });
+
     it('each acknowledgement silences a finding that really occurs at or below it', () => {
       const acknowledged = acknowledgements(build().app);
       vi.spyOn(Validations.prototype, 'acknowledge').mockImplementation(() => undefined);
@@ -104,15 +183,9 @@ describe('cdk-nag AwsSolutions', () => {
         expect(matching, `${id} at ${path} acknowledges nothing`).not.toEqual([]);
       }
       // And the full list, so that a new kind of finding is a decision rather than an accident.
-      expect([...new Set(raw.map((finding) => finding.split(' ')[1]))].sort()).toEqual([
-        'AwsSolutions-APIG2',
-        'AwsSolutions-APIG3',
-        'AwsSolutions-APIG4',
-        'AwsSolutions-COG4',
-        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
-        'AwsSolutions-IAM5[Resource::*]',
-      ]);
+      // A CodeBuild project's own log and report groups carry its logical id: one kind for all.
+      const kinds = raw.map((finding) => finding.split(' ')[1]?.replace(/\/<Pipeline\w+>/, '/<project>'));
+      expect([...new Set(kinds)].sort()).toEqual([...expectedFindings].sort());
     });
   });
 });

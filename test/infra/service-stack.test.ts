@@ -1,7 +1,7 @@
 import type { CfnElement, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createApp, type ServiceApp } from '#infra/app.ts';
+import { createServiceApp, readConfig, type ServiceApp } from '#infra/app.ts';
 import type { ProjectFunction } from '#infra/constructs/project-function.ts';
 import { defaultServiceSettings } from '#infra/environment.ts';
 import { BEARER_TOKEN_VALIDATION_REGEX } from '#infra/stacks/service-stack.ts';
@@ -17,9 +17,12 @@ interface Statement {
   Resource: unknown;
 }
 
-/** The app as `cdk synth` builds it from cdk.json, minus asset bundling (bundling.test.ts covers that). */
+/**
+ * The app as `cdk synth` builds it from cdk.json (the dev stage, with its `stages.dev` overrides),
+ * minus asset bundling (bundling.test.ts covers that).
+ */
 function build(context: Json = {}): ServiceApp {
-  return createApp({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [], ...context } });
+  return createServiceApp({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [], ...context } });
 }
 
 const routeTable: readonly (Route & { operationId: OperationId })[] = routes;
@@ -150,7 +153,7 @@ describe('API methods and authorization', () => {
 describe('functions', () => {
   const all = () => [built.service.authorizerFunction, ...built.service.functions.values()];
 
-  it('runs every function on Node.js 24, arm64, 1024 MB, with active tracing and JSON logs', () => {
+  it('runs every function on Node.js 24, arm64, 1024 MB, with active tracing and JSON logs at the stage log level', () => {
     expect(all()).toHaveLength(routeTable.length + 1);
     for (const fn of all()) {
       const props = functionProps(fn);
@@ -163,7 +166,8 @@ describe('functions', () => {
         TracingConfig: { Mode: 'Active' },
         LoggingConfig: {
           LogFormat: 'JSON',
-          ApplicationLogLevel: 'INFO',
+          // stages.dev sets DEBUG; the default is INFO.
+          ApplicationLogLevel: 'DEBUG',
           SystemLogLevel: 'WARN',
           LogGroup: { Ref: logicalId(built.service, fn.logGroup) },
         },
@@ -174,7 +178,8 @@ describe('functions', () => {
   it('gives every function its own log group with the retention of the context', () => {
     for (const fn of all()) {
       expect(service.toJSON().Resources[logicalId(built.service, fn.logGroup)], fn.node.path).toMatchObject({
-        Properties: { RetentionInDays: 30 },
+        // stages.dev sets 14 days; the default is 30.
+        Properties: { RetentionInDays: 14 },
         DeletionPolicy: 'Delete',
       });
     }
@@ -292,10 +297,7 @@ describe('tables', () => {
           ],
           PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
           SSESpecification: { SSEEnabled: true },
-          DeletionProtectionEnabled: true,
         },
-        DeletionPolicy: 'Retain',
-        UpdateReplacePolicy: 'Retain',
       });
       expect(resource.Properties.TableName, 'names are generated, never hard-coded').toBeUndefined();
     }
@@ -315,11 +317,19 @@ describe('tables', () => {
     stateful.hasOutput('WalletsTableName', { Description: Match.stringLikeRegexp('^WALLETS_TABLE_NAME: ') });
   });
 
-  it('deletes unprotected tables with their stack', () => {
-    const unprotected = build({ 'data:deletionProtection': 'false' });
-    const template = Template.fromStack(unprotected.stateful);
-    template.allResourcesProperties('AWS::DynamoDB::Table', { DeletionProtectionEnabled: false });
-    template.allResources('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
+  it("protects prod's tables (the default): deletion protection on, retained when the stack goes", () => {
+    const template = Template.fromStack(build({ stage: 'prod' }).stateful);
+    template.resourceCountIs('AWS::DynamoDB::Table', Object.keys(tables).length);
+    template.allResourcesProperties('AWS::DynamoDB::Table', { DeletionProtectionEnabled: true });
+    template.allResources('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
+  });
+
+  it("deletes dev's tables with their stack: stages.dev turns the protection off", () => {
+    stateful.allResourcesProperties('AWS::DynamoDB::Table', { DeletionProtectionEnabled: false });
+    stateful.allResources('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
   });
 });
 
@@ -384,9 +394,10 @@ describe('stage', () => {
     const { DestinationArn, Format } = stage().AccessLogSetting;
     const accessLogsId = logicalId(built.service, built.service.node.findChild('AccessLogs'));
     expect(JSON.stringify(DestinationArn)).toContain(`"Ref":"${accessLogsId}"`);
-    expect(service.toJSON().Resources[accessLogsId].Properties.RetentionInDays).toBe(30);
+    expect(service.toJSON().Resources[accessLogsId].Properties.RetentionInDays).toBe(14);
     expect(JSON.parse(Format)).toMatchObject({
       requestId: '$context.requestId',
+      stage: '$context.stage',
       status: '$context.status',
       principalId: '$context.authorizer.principalId',
       authorizerError: '$context.authorizer.error',
@@ -421,7 +432,10 @@ describe('stage', () => {
 
 describe('app and context', () => {
   it('names both stacks after the stage, keeps them environment-agnostic, and feeds the stage to the API', () => {
-    const prod = build({ stage: 'prod', 'api:throttlingRateLimit': '5', 'api:throttlingBurstLimit': '10' });
+    const prod = build({
+      stage: 'prod',
+      stages: { prod: { 'api:throttlingRateLimit': '5', 'api:throttlingBurstLimit': '10' } },
+    });
     expect(prod.stateful.stackName).toBe('wallet-catalog-prod-stateful');
     expect(prod.service.stackName).toBe('wallet-catalog-prod-service');
     expect(prod.service.environment).toBe('aws://unknown-account/unknown-region');
@@ -442,14 +456,93 @@ describe('app and context', () => {
     ['wallet:idempotencyTtlSeconds', 3600],
     ['data:deletionProtection', 'yes'],
     ['stage', 'Prod'],
+    ['logs:level', 'WARN'],
+    ['alarms:email', 'oncall'],
+    ['env:account', '1234'],
   ])('refuses %s = %j, naming the key', (key, value) => {
-    expect(() => build({ [key]: value })).toThrow(new RegExp(`"${key}"`));
+    // Without stage overrides, so that the top-level key is the one read.
+    expect(() => build({ stages: {}, [key]: value })).toThrow(new RegExp(`"${key}"`));
+  });
+
+  it('reads each stage from stages.<stage> over the top-level defaults', () => {
+    const app = build().app;
+    const dev = readConfig(app, 'dev');
+    const prod = readConfig(app, 'prod');
+    expect(dev).toMatchObject({
+      stage: 'dev',
+      logLevel: 'DEBUG',
+      logRetention: 14,
+      deletionProtection: false,
+    });
+    expect(prod).toMatchObject({
+      stage: 'prod',
+      logLevel: 'INFO',
+      logRetention: 90,
+      deletionProtection: true,
+      throttling: { rateLimit: 200, burstLimit: 400 },
+    });
+    // What no stage overrides is the default for both.
+    expect(dev.auth).toEqual(prod.auth);
+    expect(dev.throttling).toEqual({ rateLimit: 100, burstLimit: 200 });
+    expect(dev.env).toBeUndefined();
+    expect(dev.alarmEmail).toBeUndefined();
+  });
+
+  it('names the stage override in errors, and refuses one that no setting reads', () => {
+    expect(() => build({ stages: { dev: { 'auth:issuer': 'http://issuer.example.com' } } })).toThrow(
+      /"stages\.dev\.auth:issuer" must be an https URL/,
+    );
+    expect(() => build({ stages: { dev: { 'logs:levle': 'INFO' } } })).toThrow(
+      /"stages\.dev" sets "logs:levle", which no setting reads/,
+    );
+    expect(() => build({ stages: { dev: 'DEBUG' } })).toThrow(/"stages\.dev" must be an object/);
+  });
+
+  it('takes stages as JSON too, as `-c stages=...` passes it', () => {
+    const app = build({ stages: JSON.stringify({ dev: { 'logs:level': 'TRACE' } }) });
+    Template.fromStack(app.service).allResourcesProperties('AWS::Lambda::Function', {
+      LoggingConfig: Match.objectLike({ ApplicationLogLevel: 'TRACE' }),
+    });
+    expect(() => build({ stages: '{dev:' })).toThrow(/"stages" must be an object \(or its JSON\)/);
+  });
+
+  it('refuses log levels above INFO, which would drop the metric lines', () => {
+    expect(() => build({ stages: { dev: { 'logs:level': 'ERROR' } } })).toThrow(
+      /INFO lines metrics come from/,
+    );
+  });
+
+  it('puts a stage in an explicit account and region only when both are set', () => {
+    const pinned = build({ stages: { dev: { 'env:account': '111111111111', 'env:region': 'eu-west-1' } } });
+    expect(pinned.service.environment).toBe('aws://111111111111/eu-west-1');
+    expect(pinned.stateful.environment).toBe('aws://111111111111/eu-west-1');
+    expect(() => build({ stages: { dev: { 'env:account': '111111111111' } } })).toThrow(
+      /"env:account" and "env:region" must be set together/,
+    );
+  });
+
+  it("gives the authorizer the identity provider's scope prefix only when one is set", () => {
+    const variables = (app: ServiceApp) =>
+      Template.fromStack(app.service).toJSON().Resources[
+        logicalId(app.service, app.service.authorizerFunction.function)
+      ].Properties.Environment.Variables;
+    expect(variables(built)).not.toHaveProperty('AUTH_SCOPE_PREFIX');
+    expect(variables(build({ 'auth:scopePrefix': 'wallet-api/' }))).toMatchObject({
+      AUTH_ISSUER: cdkJson.context['auth:issuer'],
+      AUTH_SCOPE_PREFIX: 'wallet-api/',
+    });
+  });
+
+  it('tags both stacks with the project and the stage', () => {
+    for (const stack of [built.stateful, built.service]) {
+      expect(stack.tags.tagValues()).toEqual({ project: 'wallet-catalog', stage: 'dev' });
+    }
   });
 
   it('refuses to synthesize without a context value rather than guessing', () => {
     const context: Json = { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] };
     delete context['auth:audience'];
-    expect(() => createApp({ context })).toThrow(/"auth:audience" is missing/);
+    expect(() => createServiceApp({ context })).toThrow(/"auth:audience" is missing/);
   });
 
   it('deploys the same wallet defaults the local gateway and the tests run with', () => {

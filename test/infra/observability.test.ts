@@ -1,0 +1,442 @@
+import type { CfnElement, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createServiceApp, type ServiceApp } from '#infra/app.ts';
+import {
+  ALARM_THRESHOLDS,
+  API_THROTTLED_METRIC,
+  tableOperations,
+} from '#infra/constructs/service-monitoring.ts';
+import { tables } from '#shared/dynamodb/tables.ts';
+import { METRICS_NAMESPACE } from '#shared/observability/telemetry.ts';
+import { type OperationId, type Route, routes, type TableName } from '#shared/routes.ts';
+import cdkJson from '../../cdk.json' with { type: 'json' };
+
+type Json = Record<string, unknown>;
+interface MetricDataQuery {
+  Id: string;
+  Expression?: string;
+  MetricStat?: {
+    Metric: { Namespace: string; MetricName: string; Dimensions: { Name: string; Value: unknown }[] };
+    Period: number;
+    Stat: string;
+  };
+}
+interface AlarmProps {
+  AlarmName: string;
+  AlarmActions: unknown[];
+  OKActions: unknown[];
+  Threshold: number;
+  EvaluationPeriods: number;
+  DatapointsToAlarm: number;
+  ComparisonOperator: string;
+  TreatMissingData: string;
+  Namespace?: string;
+  MetricName?: string;
+  Dimensions?: { Name: string; Value: unknown }[];
+  Statistic?: string;
+  ExtendedStatistic?: string;
+  Period?: number;
+  Metrics?: MetricDataQuery[];
+}
+
+function build(context: Json = {}): ServiceApp {
+  return createServiceApp({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [], ...context } });
+}
+
+const routeTable: readonly (Route & { operationId: OperationId })[] = routes;
+const tableNames = Object.keys(tables) as TableName[];
+const logicalId = (stack: Stack, construct: { node: { defaultChild?: unknown } }) =>
+  stack.getLogicalId(construct.node.defaultChild as CfnElement);
+
+let built: ServiceApp;
+let service: Template;
+let stateful: Template;
+
+beforeAll(() => {
+  built = build();
+  service = Template.fromStack(built.service);
+  stateful = Template.fromStack(built.stateful);
+});
+
+const alarms = (): AlarmProps[] =>
+  Object.values(service.findResources('AWS::CloudWatch::Alarm')).map((r) => r.Properties as AlarmProps);
+
+function alarm(name: string): AlarmProps {
+  const found = alarms().find((a) => a.AlarmName === `wallet-catalog-dev-${name}`);
+  if (!found) throw new Error(`No alarm wallet-catalog-dev-${name}`);
+  return found;
+}
+
+/** The metrics of an expression alarm by id, and its one expression. */
+function queries(props: AlarmProps): {
+  expression: string;
+  metrics: Record<string, MetricDataQuery['MetricStat']>;
+} {
+  const all = props.Metrics ?? [];
+  const expression = all.find((q) => q.Expression)?.Expression;
+  if (!expression) throw new Error(`${props.AlarmName} has no expression`);
+  return {
+    expression,
+    metrics: Object.fromEntries(all.filter((q) => q.MetricStat).map((q) => [q.Id, q.MetricStat])),
+  };
+}
+
+const dimensions = (list: { Name: string; Value: unknown }[] | undefined) =>
+  Object.fromEntries((list ?? []).map((d) => [d.Name, d.Value]));
+
+/** How the service stack refers to a table of the stateful stack (a cross-stack reference naming its logical id). */
+const tableReference = (name: TableName) =>
+  new RegExp(`Ref${logicalId(built.stateful, built.stateful.tables[name])}`);
+
+describe('alarms', () => {
+  it('exist for every route, function and table, and nothing else', () => {
+    const expected = [
+      'api-5xx-rate',
+      'api-throttled-requests',
+      'authorizer-throttles',
+      'authorizer-idp-errors',
+      'authorizer-failures',
+      ...routeTable.flatMap((r) => [
+        `${r.operationId}-5xx-rate`,
+        `${r.operationId}-p99-latency`,
+        `${r.operationId}-throttles`,
+        ...(r.data ? [`${r.operationId}-dynamodb-retries`] : []),
+      ]),
+      ...tableNames.flatMap((t) => [
+        `${t}-table-system-errors`,
+        `${t}-table-throttled-requests`,
+        `${t}-table-transaction-conflicts`,
+      ]),
+    ].map((name) => `wallet-catalog-dev-${name}`);
+    expect(
+      alarms()
+        .map((a) => a.AlarmName)
+        .sort(),
+    ).toEqual(expected.sort());
+  });
+
+  it('notify the alarm topic of the stateful stack on ALARM and on OK, and treat missing data as nothing wrong', () => {
+    const topicId = logicalId(built.stateful, built.stateful.alarmTopic);
+    for (const props of alarms()) {
+      expect(props.AlarmActions, props.AlarmName).toHaveLength(1);
+      expect(JSON.stringify(props.AlarmActions), props.AlarmName).toContain(
+        `"StackName":"wallet-catalog-dev-stateful"`,
+      );
+      expect(JSON.stringify(props.AlarmActions), props.AlarmName).toContain(topicId);
+      expect(props.OKActions, props.AlarmName).toEqual(props.AlarmActions);
+      expect(props.TreatMissingData, props.AlarmName).toBe('notBreaching');
+      expect(props.ComparisonOperator, props.AlarmName).toBe('GreaterThanOrEqualToThreshold');
+      expect(props.DatapointsToAlarm, props.AlarmName).toBeLessThanOrEqual(props.EvaluationPeriods);
+      // CloudWatch refuses alarms on more than 10 metrics.
+      expect((props.Metrics ?? []).filter((q) => q.MetricStat).length, props.AlarmName).toBeLessThanOrEqual(
+        10,
+      );
+    }
+  });
+
+  it('carry the stage in their names', () => {
+    const prod = Template.fromStack(build({ stage: 'prod' }).service);
+    const names = Object.values(prod.findResources('AWS::CloudWatch::Alarm')).map(
+      (r) => r.Properties.AlarmName,
+    );
+    expect(names.length).toBe(alarms().length);
+    for (const name of names) expect(name).toMatch(/^wallet-catalog-prod-/);
+  });
+
+  it('5xx rate: API Gateway 5XXError over Count of the stage, 5% in 3 of 5 minutes', () => {
+    const props = alarm('api-5xx-rate');
+    expect(props).toMatchObject({ Threshold: 5, EvaluationPeriods: 5, DatapointsToAlarm: 3 });
+    const { expression, metrics } = queries(props);
+    expect(expression).toBe('IF(requests > 0, 100 * errors / requests, 0)');
+    const stageDimensions = { ApiName: 'wallet-catalog-dev-service', Stage: expect.anything() };
+    expect(metrics.errors).toMatchObject({ Metric: { Namespace: 'AWS/ApiGateway', MetricName: '5XXError' } });
+    expect(metrics.requests).toMatchObject({ Metric: { Namespace: 'AWS/ApiGateway', MetricName: 'Count' } });
+    for (const metric of [metrics.errors, metrics.requests]) {
+      expect(metric).toMatchObject({ Period: 60, Stat: 'Sum' });
+      expect(dimensions(metric?.Metric.Dimensions)).toEqual(stageDimensions);
+    }
+  });
+
+  it('5xx rate per route: EMF ServerErrors over Requests, missing errors counting as none', () => {
+    for (const { operationId } of routeTable) {
+      const props = alarm(`${operationId}-5xx-rate`);
+      expect(props).toMatchObject({ Threshold: 5, EvaluationPeriods: 5, DatapointsToAlarm: 3 });
+      const { expression, metrics } = queries(props);
+      expect(expression).toBe('IF(requests > 0, 100 * FILL(errors, 0) / requests, 0)');
+      expect(metrics.errors?.Metric).toEqual({
+        Namespace: METRICS_NAMESPACE,
+        MetricName: 'ServerErrors',
+        Dimensions: [{ Name: 'route', Value: operationId }],
+      });
+      expect(metrics.requests?.Metric).toMatchObject({
+        MetricName: 'Requests',
+        Namespace: METRICS_NAMESPACE,
+      });
+    }
+  });
+
+  it("p99 latency per route: API Gateway's Latency of the route's resource and method, 3 s for 15 minutes", () => {
+    for (const route of routeTable) {
+      const props = alarm(`${route.operationId}-p99-latency`);
+      expect(props).toMatchObject({
+        Namespace: 'AWS/ApiGateway',
+        MetricName: 'Latency',
+        ExtendedStatistic: 'p99',
+        Period: 300,
+        Threshold: ALARM_THRESHOLDS.p99LatencyMs.threshold,
+        EvaluationPeriods: 3,
+        DatapointsToAlarm: 3,
+      });
+      expect(dimensions(props.Dimensions)).toMatchObject({
+        ApiName: 'wallet-catalog-dev-service',
+        Resource: route.path,
+        Method: route.method,
+      });
+    }
+    expect(ALARM_THRESHOLDS.p99LatencyMs.threshold).toBe(3000);
+    // Per-method metrics exist only when the stage enables them.
+    service.hasResourceProperties('AWS::ApiGateway::Stage', {
+      MethodSettings: [Match.objectLike({ ResourcePath: '/*', HttpMethod: '*', MetricsEnabled: true })],
+    });
+  });
+
+  it('throttles: Lambda Throttles of every function, on the first throttle in 5 minutes', () => {
+    const functions = [
+      ['authorizer', built.service.authorizerFunction],
+      ...built.service.functions.entries(),
+    ] as const;
+    for (const [name, fn] of functions) {
+      const props = alarm(`${name}-throttles`);
+      expect(props).toMatchObject({
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Throttles',
+        Statistic: 'Sum',
+        Period: 300,
+        Threshold: 1,
+        EvaluationPeriods: 1,
+      });
+      expect(dimensions(props.Dimensions)).toEqual({
+        FunctionName: { Ref: logicalId(built.service, fn.function) },
+      });
+    }
+  });
+
+  it("throttles: API Gateway's own 429s, counted from the access log by stage", () => {
+    const accessLogsId = logicalId(built.service, built.service.accessLogs);
+    service.hasResourceProperties('AWS::Logs::MetricFilter', {
+      LogGroupName: { Ref: accessLogsId },
+      FilterPattern: '{ $.status = "429" }',
+      MetricTransformations: [
+        {
+          MetricNamespace: METRICS_NAMESPACE,
+          MetricName: API_THROTTLED_METRIC,
+          MetricValue: '1',
+          Dimensions: [{ Key: 'stage', Value: '$.stage' }],
+        },
+      ],
+    });
+    const props = alarm('api-throttled-requests');
+    expect(props).toMatchObject({
+      Namespace: METRICS_NAMESPACE,
+      MetricName: API_THROTTLED_METRIC,
+      Statistic: 'Sum',
+      Threshold: 10,
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 2,
+    });
+    expect(dimensions(props.Dimensions)).toEqual({ stage: 'dev' });
+  });
+
+  it('authorizer: EMF AuthErrors (identity provider), and Lambda Errors less the token rejections', () => {
+    expect(alarm('authorizer-idp-errors')).toMatchObject({
+      Namespace: METRICS_NAMESPACE,
+      MetricName: 'AuthErrors',
+      Dimensions: [{ Name: 'route', Value: 'authorizer' }],
+      Statistic: 'Sum',
+      Threshold: 3,
+    });
+    const props = alarm('authorizer-failures');
+    expect(props.Threshold).toBe(3);
+    const { expression, metrics } = queries(props);
+    expect(expression).toBe('errors - FILL(rejections, 0) - FILL(idpErrors, 0)');
+    expect(metrics.errors?.Metric).toEqual({
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Errors',
+      Dimensions: [
+        {
+          Name: 'FunctionName',
+          Value: { Ref: logicalId(built.service, built.service.authorizerFunction.function) },
+        },
+      ],
+    });
+    expect(metrics.rejections?.Metric).toMatchObject({
+      MetricName: 'AuthRejections',
+      Namespace: METRICS_NAMESPACE,
+    });
+    expect(metrics.idpErrors?.Metric).toMatchObject({
+      MetricName: 'AuthErrors',
+      Namespace: METRICS_NAMESPACE,
+    });
+  });
+
+  it('DynamoDB: system errors and throttled requests per table, summed over the operations its grants allow', () => {
+    expect(tableOperations('wallets')).toEqual([
+      'GetItem',
+      'PutItem',
+      'TransactGetItems',
+      'TransactWriteItems',
+      'UpdateItem',
+    ]);
+    expect(tableOperations('pets')).toEqual(['GetItem', 'PutItem', 'TransactGetItems', 'TransactWriteItems']);
+    for (const table of tableNames) {
+      for (const [kind, metricName, threshold] of [
+        ['system-errors', 'SystemErrors', 5],
+        ['throttled-requests', 'ThrottledRequests', 1],
+      ] as const) {
+        const props = alarm(`${table}-table-${kind}`);
+        expect(props.Threshold).toBe(threshold);
+        const { expression, metrics } = queries(props);
+        const operations = Object.values(metrics).map((metric) => {
+          expect(metric?.Metric).toMatchObject({ Namespace: 'AWS/DynamoDB', MetricName: metricName });
+          expect(metric?.Stat).toBe('Sum');
+          const dims = dimensions(metric?.Metric.Dimensions);
+          expect(JSON.stringify(dims.TableName)).toMatch(tableReference(table));
+          return dims.Operation;
+        });
+        expect(operations.sort()).toEqual(tableOperations(table));
+        // Each term filled, or the sum would vanish unless every operation failed at once.
+        expect(expression.split(' + ')).toEqual(Object.keys(metrics).map((id) => `FILL(${id}, 0)`));
+      }
+    }
+  });
+
+  it('transaction conflicts: DynamoDB TransactionConflict per table, and EMF DynamoDbRetries per route with data', () => {
+    for (const table of tableNames) {
+      const props = alarm(`${table}-table-transaction-conflicts`);
+      expect(props).toMatchObject({
+        Namespace: 'AWS/DynamoDB',
+        MetricName: 'TransactionConflict',
+        Statistic: 'Sum',
+        Threshold: 20,
+      });
+      expect(JSON.stringify(dimensions(props.Dimensions).TableName)).toMatch(tableReference(table));
+    }
+    for (const route of routeTable.filter((r) => r.data)) {
+      const props = alarm(`${route.operationId}-dynamodb-retries`);
+      expect(props.Threshold).toBe(10);
+      const { expression, metrics } = queries(props);
+      expect(expression).toBe('IF(requests > 0, 100 * FILL(retries, 0) / requests, 0)');
+      expect(metrics.retries?.Metric).toEqual({
+        Namespace: METRICS_NAMESPACE,
+        MetricName: 'DynamoDbRetries',
+        Dimensions: [{ Name: 'route', Value: route.operationId }],
+      });
+    }
+  });
+});
+
+describe('dashboard', () => {
+  it('is named after the stage and shows every alarm', () => {
+    const [dashboard] = Object.values(service.findResources('AWS::CloudWatch::Dashboard'));
+    expect(dashboard?.Properties.DashboardName).toBe('wallet-catalog-dev');
+    const body = JSON.stringify(dashboard?.Properties.DashboardBody);
+    for (const id of Object.keys(service.findResources('AWS::CloudWatch::Alarm'))) expect(body).toContain(id);
+  });
+});
+
+describe('alarm topic', () => {
+  it('is encrypted under a rotating key of its own that CloudWatch may use, and refuses plain HTTP', () => {
+    const keyId = Object.keys(stateful.findResources('AWS::KMS::Key'))[0];
+    // CloudWatch acts for this stage's alarms in this account only.
+    const onlyThisStagesAlarms = {
+      StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+      ArnLike: {
+        'aws:SourceArn': {
+          'Fn::Join': [
+            '',
+            [
+              'arn:',
+              { Ref: 'AWS::Partition' },
+              ':cloudwatch:',
+              { Ref: 'AWS::Region' },
+              ':',
+              { Ref: 'AWS::AccountId' },
+              ':alarm:wallet-catalog-dev-*',
+            ],
+          ],
+        },
+      },
+    };
+    stateful.hasResourceProperties('AWS::SNS::Topic', {
+      KmsMasterKeyId: { 'Fn::GetAtt': [keyId, 'Arn'] },
+      DisplayName: 'wallet-catalog dev alarms',
+    });
+    stateful.hasResourceProperties('AWS::KMS::Key', {
+      EnableKeyRotation: true,
+      KeyPolicy: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Allow',
+            Principal: { Service: 'cloudwatch.amazonaws.com' },
+            Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+            Condition: onlyThisStagesAlarms,
+          }),
+        ]),
+      },
+    });
+    stateful.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          Match.objectLike({
+            Effect: 'Allow',
+            Principal: { Service: 'cloudwatch.amazonaws.com' },
+            Action: 'sns:Publish',
+            Condition: onlyThisStagesAlarms,
+          }),
+        ]),
+      },
+    });
+    stateful.hasOutput('AlarmTopicArn', {});
+  });
+
+  it('mails the address of the stage when one is set, and has no subscriber otherwise', () => {
+    stateful.resourceCountIs('AWS::SNS::Subscription', 0);
+    const mailed = build({ stages: { dev: { 'alarms:email': 'oncall@example.com' } } });
+    Template.fromStack(mailed.stateful).hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'oncall@example.com',
+    });
+  });
+});
+
+describe('logs', () => {
+  it('keeps every log group of the service for the retention of the stage: functions, access and execution logs', () => {
+    const groups = Object.values(service.findResources('AWS::Logs::LogGroup'));
+    // One per function (authorizer included), access logs, execution logs.
+    expect(groups).toHaveLength(routeTable.length + 1 + 2);
+    for (const group of groups) expect(group.Properties.RetentionInDays).toBe(14);
+    const prod = Template.fromStack(build({ stage: 'prod' }).service);
+    prod.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
+  });
+
+  it("creates API Gateway's execution log group itself, before the stage can write to it", () => {
+    const executionLogsId = logicalId(built.service, built.service.executionLogs);
+    const apiId = logicalId(built.service, built.service.api);
+    expect(service.toJSON().Resources[executionLogsId].Properties.LogGroupName).toEqual({
+      'Fn::Join': ['', ['API-Gateway-Execution-Logs_', { Ref: apiId }, '/dev']],
+    });
+    const [stage] = Object.values(service.findResources('AWS::ApiGateway::Stage'));
+    expect(stage?.DependsOn).toContain(executionLogsId);
+  });
+});
+
+describe('tracing', () => {
+  it('traces the API stage and every function with X-Ray', () => {
+    service.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: true });
+    const functions = Object.values(service.findResources('AWS::Lambda::Function'));
+    expect(functions).toHaveLength(routeTable.length + 1);
+    for (const fn of functions) expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
+  });
+});

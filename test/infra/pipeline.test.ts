@@ -1,0 +1,282 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  createApp,
+  createPipelineApp,
+  PIPELINE_STACK_NAME,
+  type PipelineApp,
+  readPipelineConfig,
+} from '#infra/app.ts';
+import { SYNTH_COMMANDS } from '#infra/pipeline/pipeline-stack.ts';
+import { smokeTestCommands } from '#infra/pipeline/smoke-test.ts';
+import cdkJson from '../../cdk.json' with { type: 'json' };
+import lock from '../../package-lock.json' with { type: 'json' };
+
+type Json = Record<string, unknown>;
+interface Action {
+  Name: string;
+  RunOrder: number;
+  ActionTypeId: { Category: string; Provider: string };
+  Configuration: Json;
+}
+interface PipelineStage {
+  Name: string;
+  Actions: Action[];
+}
+
+const CONNECTION_ARN =
+  'arn:aws:codeconnections:eu-west-1:123456789012:connection/0b0c1d2e-1111-2222-3333-444455556666';
+
+/** The app as `cdk synth` builds it once cdk.json names a connection, minus asset bundling. */
+function build(context: Json = {}): PipelineApp {
+  return createPipelineApp({
+    context: {
+      ...cdkJson.context,
+      'aws:cdk:bundling-stacks': [],
+      'pipeline:connectionArn': CONNECTION_ARN,
+      ...context,
+    },
+  });
+}
+
+let built: PipelineApp;
+let template: Template;
+let stages: PipelineStage[];
+
+beforeAll(() => {
+  built = build();
+  template = Template.fromStack(built.pipeline);
+  const [pipeline] = Object.values(template.findResources('AWS::CodePipeline::Pipeline'));
+  stages = pipeline?.Properties.Stages;
+});
+
+const stage = (name: string) => {
+  const found = stages.find((s) => s.Name === name);
+  if (!found) throw new Error(`No pipeline stage ${name}`);
+  return found;
+};
+
+/** The properties of the CodeBuild project an action runs. */
+function projectOf(action: Action | undefined): Json {
+  if (!action) throw new Error('No such action');
+  const projectId = (action.Configuration.ProjectName as { Ref: string }).Ref;
+  return template.toJSON().Resources[projectId].Properties;
+}
+
+/** The buildspec of the CodeBuild project an action runs. */
+function buildSpecOf(action: Action | undefined): Json {
+  return JSON.parse((projectOf(action).Source as { BuildSpec: string }).BuildSpec);
+}
+
+describe('what the app synthesizes', () => {
+  it('is the stage stacks while pipeline:connectionArn is empty, as cdk.json has it', () => {
+    const app = createApp({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } });
+    expect('service' in app && app.service.stackName).toBe('wallet-catalog-dev-service');
+    expect(app.app.node.children.map((child) => child.node.id).sort()).toEqual([
+      'wallet-catalog-dev-service',
+      'wallet-catalog-dev-stateful',
+    ]);
+  });
+
+  it('is the pipeline alone, holding its stages, once the connection is set', () => {
+    const app = createApp({
+      context: {
+        ...cdkJson.context,
+        'aws:cdk:bundling-stacks': [],
+        'pipeline:connectionArn': CONNECTION_ARN,
+      },
+    });
+    expect('pipeline' in app).toBe(true);
+    expect(app.app.node.children.map((child) => child.node.id)).toEqual([PIPELINE_STACK_NAME]);
+  });
+
+  it('synthesizes offline, the pipeline template beside one nested assembly per stage', () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'cdk-pipeline-test-'));
+    try {
+      const { app } = createPipelineApp({
+        outdir,
+        context: {
+          ...cdkJson.context,
+          'aws:cdk:bundling-stacks': [],
+          'pipeline:connectionArn': CONNECTION_ARN,
+        },
+      });
+      const assembly = app.synth();
+      expect(assembly.stacks.map((stack) => stack.stackName)).toEqual([PIPELINE_STACK_NAME]);
+      for (const name of ['dev', 'prod']) {
+        const nested = assembly.getNestedAssembly(`assembly-${PIPELINE_STACK_NAME}-${name}`);
+        expect(nested.stacks.map((stack) => stack.stackName).sort()).toEqual([
+          `wallet-catalog-${name}-service`,
+          `wallet-catalog-${name}-stateful`,
+        ]);
+      }
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('refuses a malformed connection ARN, and a stage in another account without the pipeline account', () => {
+    expect(() => build({ 'pipeline:connectionArn': 'arn:aws:s3:::bucket' })).toThrow(
+      /"pipeline:connectionArn"/,
+    );
+    expect(() =>
+      build({ stages: { prod: { 'env:account': '222222222222', 'env:region': 'eu-west-1' } } }),
+    ).toThrow(/"pipeline:account" and "pipeline:region" must be set/);
+  });
+
+  it('reads no pipeline without a connection', () => {
+    const { app } = createApp({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } });
+    expect(readPipelineConfig(app)).toBeUndefined();
+  });
+});
+
+describe('pipeline', () => {
+  it('is a V2 pipeline named after its stack that mutates itself, then deploys dev, then prod', () => {
+    template.hasResourceProperties('AWS::CodePipeline::Pipeline', {
+      Name: PIPELINE_STACK_NAME,
+      PipelineType: 'V2',
+    });
+    expect(stages.map((s) => s.Name)).toEqual(['Source', 'Build', 'UpdatePipeline', 'Assets', 'dev', 'prod']);
+  });
+
+  it('takes the source from the connection, repository and branch of the context', () => {
+    const [source] = stage('Source').Actions;
+    expect(source?.ActionTypeId).toMatchObject({ Category: 'Source', Provider: 'CodeStarSourceConnection' });
+    expect(source?.Configuration).toMatchObject({
+      ConnectionArn: CONNECTION_ARN,
+      FullRepositoryId: cdkJson.context['pipeline:repository'],
+      BranchName: cdkJson.context['pipeline:branch'],
+    });
+  });
+
+  it('synthesizes on the Ubuntu standard 8.0 image: npm ci, npm test, cdk synth, with Node 24 and Java 21', () => {
+    const [synth] = stage('Build').Actions;
+    expect(projectOf(synth)).toMatchObject({
+      Environment: { Image: 'aws/codebuild/standard:8.0', ComputeType: 'BUILD_GENERAL1_MEDIUM' },
+    });
+    const spec = buildSpecOf(synth) as {
+      phases: { install: Json; build: { commands: string[] } };
+      artifacts: Json;
+    };
+    expect(spec.phases.install['runtime-versions']).toEqual({ nodejs: '24', java: 'corretto21' });
+    expect(spec.phases.build.commands.slice(0, 3)).toEqual([...SYNTH_COMMANDS]);
+    expect(SYNTH_COMMANDS).toEqual(['npm ci', 'npm test', 'npx cdk synth']);
+    // Fails the build when cdk.out lacks the pipeline, rather than leaving self-mutation to.
+    expect(spec.phases.build.commands[3]).toContain(`cdk.out/${PIPELINE_STACK_NAME}.template.json`);
+    expect(spec.artifacts).toMatchObject({ 'base-directory': 'cdk.out' });
+  });
+
+  it('mutates itself with the CDK CLI version package-lock.json pins', () => {
+    const [mutate] = stage('UpdatePipeline').Actions;
+    const spec = buildSpecOf(mutate) as { phases: { install: { commands: string[] } } };
+    expect(spec.phases.install.commands).toContain(
+      `npm install -g aws-cdk@${lock.packages['node_modules/aws-cdk'].version}`,
+    );
+  });
+
+  it('encrypts its artifacts under a rotating key of its own', () => {
+    template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
+    for (const project of Object.values(template.findResources('AWS::CodeBuild::Project'))) {
+      expect(project.Properties.EncryptionKey).toBeDefined();
+    }
+  });
+});
+
+describe('stages', () => {
+  const deployOrder = (name: string) =>
+    stage(name)
+      .Actions.filter((a) => a.ActionTypeId.Provider === 'CloudFormation')
+      .map((a) => a.Name);
+
+  it('deploy the stateful stack, then the service stack, of each stage', () => {
+    for (const name of ['dev', 'prod']) {
+      expect(deployOrder(name)).toEqual([
+        `wallet-catalog-${name}-stateful.Prepare`,
+        `wallet-catalog-${name}-stateful.Deploy`,
+        `wallet-catalog-${name}-service.Prepare`,
+        `wallet-catalog-${name}-service.Deploy`,
+      ]);
+    }
+  });
+
+  it('let prod wait for a manual approval before anything deploys, and dev not', () => {
+    const approvals = (name: string) =>
+      stage(name).Actions.filter((a) => a.ActionTypeId.Category === 'Approval');
+    expect(approvals('dev')).toEqual([]);
+    const [approval] = approvals('prod');
+    expect(approval?.Name).toBe('PromoteTo-prod');
+    const firstDeploy = Math.min(
+      ...stage('prod')
+        .Actions.filter((a) => a.ActionTypeId.Provider === 'CloudFormation')
+        .map((a) => a.RunOrder),
+    );
+    expect(approval?.RunOrder).toBeLessThan(firstDeploy);
+  });
+
+  it('smoke-test each stage after it deployed, against the URL its service stack outputs', () => {
+    for (const name of ['dev', 'prod']) {
+      const actions = stage(name).Actions;
+      const smoke = actions.find((a) => a.Name === `SmokeTest-${name}`);
+      const lastDeploy = Math.max(
+        ...actions.filter((a) => a.ActionTypeId.Provider === 'CloudFormation').map((a) => a.RunOrder),
+      );
+      expect(smoke?.RunOrder).toBeGreaterThan(lastDeploy);
+      const variables = JSON.parse(smoke?.Configuration.EnvironmentVariables as string);
+      expect(variables).toEqual([
+        { name: 'API_URL', type: 'PLAINTEXT', value: expect.stringMatching(/^#\{.*\.ApiUrl\}$/) },
+      ]);
+      const service = actions.find((a) => a.Name === `wallet-catalog-${name}-service.Deploy`);
+      expect(variables[0].value).toBe(`#{${(service as Action & { Namespace: string }).Namespace}.ApiUrl}`);
+      const spec = buildSpecOf(smoke) as { phases: { build: { commands: string[] } } };
+      expect(spec.phases.build.commands).toEqual(smokeTestCommands());
+    }
+  });
+
+  it('hold stacks named and tagged after their stage, configured from stages.<stage>', () => {
+    const [dev, prod] = built.pipeline.stages;
+    expect(dev?.stageName).toBe('dev');
+    expect(prod?.stageName).toBe('prod');
+    for (const s of [dev, prod]) {
+      expect(s?.stateful.stackName).toBe(`wallet-catalog-${s?.stageName}-stateful`);
+      expect(s?.service.stackName).toBe(`wallet-catalog-${s?.stageName}-service`);
+      expect(s?.service.tags.tagValues()).toEqual({ project: 'wallet-catalog', stage: s?.stageName });
+    }
+    const tableProtection = (s: typeof dev) =>
+      Object.values(Template.fromStack(s?.stateful as never).findResources('AWS::DynamoDB::Table')).map(
+        (t) => t.Properties.DeletionProtectionEnabled,
+      );
+    expect(tableProtection(dev)).toEqual([false, false]);
+    expect(tableProtection(prod)).toEqual([true, true]);
+    const logLevel = (s: typeof dev) =>
+      Object.values(Template.fromStack(s?.service as never).findResources('AWS::Lambda::Function')).map(
+        (f) => f.Properties.LoggingConfig.ApplicationLogLevel,
+      );
+    expect(new Set(logLevel(dev))).toEqual(new Set(['DEBUG']));
+    expect(new Set(logLevel(prod))).toEqual(new Set(['INFO']));
+  });
+
+  it('deploy a stage into its own account when the context names one', () => {
+    const crossAccount = build({
+      'pipeline:account': '111111111111',
+      'pipeline:region': 'eu-west-1',
+      stages: { prod: { 'env:account': '222222222222', 'env:region': 'eu-west-1' } },
+    });
+    expect(crossAccount.pipeline.environment).toBe('aws://111111111111/eu-west-1');
+    const [dev, prod] = crossAccount.pipeline.stages;
+    expect(prod?.service.environment).toBe('aws://222222222222/eu-west-1');
+    expect(dev?.service.environment).toBe('aws://unknown-account/unknown-region');
+    const [pipeline] = Object.values(
+      Template.fromStack(crossAccount.pipeline).findResources('AWS::CodePipeline::Pipeline'),
+    );
+    const prodStage = (pipeline?.Properties.Stages as PipelineStage[] | undefined)?.find(
+      (s) => s.Name === 'prod',
+    );
+    const deploy = prodStage?.Actions.find((a) => a.Name === 'wallet-catalog-prod-service.Deploy') as
+      | (Action & { RoleArn: unknown })
+      | undefined;
+    expect(JSON.stringify(deploy?.RoleArn)).toContain('222222222222');
+  });
+});

@@ -6,7 +6,7 @@ import { jwtVerify } from 'jose/jwt/verify';
 import { policyFor } from '#shared/auth/policy.ts';
 import { scopesOf } from '#shared/auth/scopes.ts';
 import { optionalEnv, requireEnv } from '#shared/config.ts';
-import { writeRecord } from '#shared/observability/telemetry.ts';
+import { AUTHORIZER_ROUTE, writeRecord } from '#shared/observability/telemetry.ts';
 
 const issuer = requireEnv('AUTH_ISSUER');
 const audience = requireEnv('AUTH_AUDIENCE');
@@ -123,7 +123,7 @@ function logRejection(error: unknown): void {
     tokenFault ? 'WARN' : 'ERROR',
     tokenFault ? 'Token rejected' : 'Token could not be verified',
     {
-      route: 'authorizer',
+      route: AUTHORIZER_ROUTE,
       outcome,
       reason: typeof code === 'string' ? code : error instanceof Error ? error.name : 'unknown',
       ...(typeof claim === 'string' ? { claim } : {}),

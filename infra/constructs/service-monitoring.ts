@@ -18,14 +18,11 @@ import { FilterPattern, type ILogGroup, MetricFilter } from 'aws-cdk-lib/aws-log
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import type { ProjectFunction } from '#infra/constructs/project-function.ts';
-import { METRICS_NAMESPACE } from '#shared/observability/telemetry.ts';
+import { AUTHORIZER_ROUTE, METRICS_NAMESPACE } from '#shared/observability/telemetry.ts';
 import { type OperationId, type Route, routes, type TableName } from '#shared/routes.ts';
 
 /** The route whose EMF lines carry the transfer metrics (shared/wallet/wallet.ts). */
 const TRANSFER_ROUTE: OperationId = 'sendMoney';
-
-/** The `route` dimension the authorizer's EMF lines carry (functions/authorizer/handler.ts). */
-export const AUTHORIZER_ROUTE = 'authorizer';
 
 /** What every alarm name of a stage starts with; the alarm topic lets exactly these publish. */
 export function alarmNamePrefix(stageName: string): string {
@@ -175,8 +172,8 @@ export class ServiceMonitoring extends Construct {
           // ServerErrors is only emitted by failed requests: missing means none.
           expression: 'IF(requests > 0, 100 * FILL(errors, 0) / requests, 0)',
           usingMetrics: {
-            errors: emfMetric('ServerErrors', operationId, rate.period),
-            requests: emfMetric('Requests', operationId, rate.period),
+            errors: this.#emf('ServerErrors', operationId, rate.period),
+            requests: this.#emf('Requests', operationId, rate.period),
           },
           period: rate.period,
           label: `${operationId} ServerErrors % of Requests`,
@@ -239,7 +236,7 @@ export class ServiceMonitoring extends Construct {
     this.#alarm('AuthorizerIdpErrors', {
       subject: AUTHORIZER_ROUTE,
       kind: 'idp-errors',
-      metric: emfMetric('AuthErrors', AUTHORIZER_ROUTE, idp.period),
+      metric: this.#emf('AuthErrors', AUTHORIZER_ROUTE, idp.period),
       threshold: idp,
       description:
         'The authorizer could not verify tokens because of the identity provider (JWKS unreachable, slow or misconfigured); callers get 401s for valid tokens. Check the authorizer log (reason, cause) and auth:jwksUrl / auth:issuer of the stage.',
@@ -255,8 +252,8 @@ export class ServiceMonitoring extends Construct {
         expression: 'errors - FILL(rejections, 0) - FILL(idpErrors, 0)',
         usingMetrics: {
           errors: props.authorizer.function.metricErrors({ statistic: 'Sum', period: failures.period }),
-          rejections: emfMetric('AuthRejections', AUTHORIZER_ROUTE, failures.period),
-          idpErrors: emfMetric('AuthErrors', AUTHORIZER_ROUTE, failures.period),
+          rejections: this.#emf('AuthRejections', AUTHORIZER_ROUTE, failures.period),
+          idpErrors: this.#emf('AuthErrors', AUTHORIZER_ROUTE, failures.period),
         },
         period: failures.period,
         label: 'authorizer errors other than token rejections',
@@ -279,8 +276,8 @@ export class ServiceMonitoring extends Construct {
         metric: new MathExpression({
           expression: 'IF(requests > 0, 100 * FILL(retries, 0) / requests, 0)',
           usingMetrics: {
-            retries: emfMetric('DynamoDbRetries', route.operationId, retries.period),
-            requests: emfMetric('Requests', route.operationId, retries.period),
+            retries: this.#emf('DynamoDbRetries', route.operationId, retries.period),
+            requests: this.#emf('Requests', route.operationId, retries.period),
           },
           period: retries.period,
           label: `${route.operationId} DynamoDbRetries % of Requests`,
@@ -344,6 +341,17 @@ export class ServiceMonitoring extends Construct {
     return alarm;
   }
 
+  /** A metric the functions emit as EMF (shared/observability/telemetry.ts), by stage and route. */
+  #emf(metricName: string, route: string, period: Duration, statistic = 'Sum'): Metric {
+    return new Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName,
+      dimensionsMap: { stage: this.#props.stageName, route },
+      statistic,
+      period,
+    });
+  }
+
   #method(operationId: OperationId): Method {
     const method = this.#props.methods.get(operationId);
     if (!method) throw new Error(`No API method for ${operationId}`);
@@ -361,7 +369,7 @@ export class ServiceMonitoring extends Construct {
     const graph = (title: string, left: IMetric[], right: IMetric[] = []) =>
       new GraphWidget({ title, left, right, width: 12, height: 6 });
     const perRoute = (metricName: string, statistic = 'Sum') =>
-      operationIds.map((id) => emfMetric(metricName, id, fiveMinutes, statistic).with({ label: id }));
+      operationIds.map((id) => this.#emf(metricName, id, fiveMinutes, statistic).with({ label: id }));
     const perFunction = (metric: (fn: ProjectFunction) => Metric) =>
       everyFunction.map(([name, fn]) => metric(fn).with({ label: name }));
     const perTable = (
@@ -423,18 +431,18 @@ export class ServiceMonitoring extends Construct {
       graph(
         'Authorizer: rejected tokens, identity provider errors / Lambda errors',
         [
-          emfMetric('AuthRejections', AUTHORIZER_ROUTE, fiveMinutes),
-          emfMetric('AuthErrors', AUTHORIZER_ROUTE, fiveMinutes),
+          this.#emf('AuthRejections', AUTHORIZER_ROUTE, fiveMinutes),
+          this.#emf('AuthErrors', AUTHORIZER_ROUTE, fiveMinutes),
         ],
         [this.#props.authorizer.function.metricErrors({ statistic: 'Sum', period: fiveMinutes })],
       ),
       graph(
         'Transfers, idempotent replays / volume (minor units)',
         [
-          emfMetric('Transfers', TRANSFER_ROUTE, fiveMinutes),
-          emfMetric('IdempotentReplays', TRANSFER_ROUTE, fiveMinutes),
+          this.#emf('Transfers', TRANSFER_ROUTE, fiveMinutes),
+          this.#emf('IdempotentReplays', TRANSFER_ROUTE, fiveMinutes),
         ],
-        [emfMetric('TransferVolumeMinor', TRANSFER_ROUTE, fiveMinutes)],
+        [this.#emf('TransferVolumeMinor', TRANSFER_ROUTE, fiveMinutes)],
       ),
     );
     dashboard.addWidgets(
@@ -496,19 +504,4 @@ export function sumOverOperations(
 /** The metric under another label, where the kind of metric allows one. */
 function labelled(metric: IMetric, label: string): IMetric {
   return metric instanceof Metric || metric instanceof MathExpression ? metric.with({ label }) : metric;
-}
-
-/**
- * A metric the functions emit as EMF (shared/observability/telemetry.ts), by its `route`
- * dimension. The dimension set carries no stage: two stages sharing an account and region share
- * these metrics too, which is one more reason to give each stage an account of its own.
- */
-function emfMetric(metricName: string, route: string, period: Duration, statistic = 'Sum'): Metric {
-  return new Metric({
-    namespace: METRICS_NAMESPACE,
-    metricName,
-    dimensionsMap: { route },
-    statistic,
-    period,
-  });
 }

@@ -120,7 +120,7 @@ export class ServiceStack extends Stack {
     this.authorizerFunction = new ProjectFunction(this, 'Authorizer', {
       functionDir: 'authorizer',
       description: 'TOKEN authorizer: verifies the bearer JWT and answers with the routes its scopes open',
-      environment: authorizerEnvironment(props.auth),
+      environment: { ...authorizerEnvironment(props.auth), STAGE: props.stageName },
       logRetention: props.logRetention,
       applicationLogLevel: props.logLevel,
     });
@@ -138,7 +138,7 @@ export class ServiceStack extends Stack {
       const fn = new ProjectFunction(this, route.operationId, {
         functionDir: route.functionDir,
         description: `${route.method} ${route.path}: ${route.summary}`,
-        environment: functionEnvironment(route, props.settings, tableNames),
+        environment: { ...functionEnvironment(route, props.settings, tableNames), STAGE: props.stageName },
         logRetention: props.logRetention,
         applicationLogLevel: props.logLevel,
       });

@@ -10,6 +10,18 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 export const METRICS_NAMESPACE = 'WalletCatalog';
 const SERVICE = 'wallet-catalog-api';
 
+/** The `route` the authorizer's lines carry (it serves every route). */
+export const AUTHORIZER_ROUTE = 'authorizer';
+
+// Stages may share an account and region: their metrics must not mix. Unset locally.
+const stage = process.env.STAGE;
+const DIMENSIONS = stage
+  ? [
+      ['stage', 'route'],
+      ['stage', 'route', 'outcome'],
+    ]
+  : [['route'], ['route', 'outcome']];
+
 export type Level = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
 const LEVELS: Record<Level, number> = { DEBUG: 10, INFO: 20, WARN: 30, ERROR: 40 };
 
@@ -57,6 +69,7 @@ export function writeRecord(
     timestamp: new Date().toISOString(),
     level,
     service: SERVICE,
+    ...(stage ? { stage } : {}),
     message,
     ...fields,
   };
@@ -68,9 +81,7 @@ export function writeRecord(
     }
     record._aws = {
       Timestamp: Date.now(),
-      CloudWatchMetrics: [
-        { Namespace: METRICS_NAMESPACE, Dimensions: [['route'], ['route', 'outcome']], Metrics: definitions },
-      ],
+      CloudWatchMetrics: [{ Namespace: METRICS_NAMESPACE, Dimensions: DIMENSIONS, Metrics: definitions }],
     };
   }
   sink(`${JSON.stringify(record)}\n`);

@@ -167,7 +167,10 @@ describe('alarms', () => {
       expect(metrics.errors?.Metric).toEqual({
         Namespace: METRICS_NAMESPACE,
         MetricName: 'ServerErrors',
-        Dimensions: [{ Name: 'route', Value: operationId }],
+        Dimensions: [
+          { Name: 'route', Value: operationId },
+          { Name: 'stage', Value: 'dev' },
+        ],
       });
       expect(metrics.requests?.Metric).toMatchObject({
         MetricName: 'Requests',
@@ -252,7 +255,10 @@ describe('alarms', () => {
     expect(alarm('authorizer-idp-errors')).toMatchObject({
       Namespace: METRICS_NAMESPACE,
       MetricName: 'AuthErrors',
-      Dimensions: [{ Name: 'route', Value: 'authorizer' }],
+      Dimensions: [
+        { Name: 'route', Value: 'authorizer' },
+        { Name: 'stage', Value: 'dev' },
+      ],
       Statistic: 'Sum',
       Threshold: 3,
     });
@@ -330,7 +336,10 @@ describe('alarms', () => {
       expect(metrics.retries?.Metric).toEqual({
         Namespace: METRICS_NAMESPACE,
         MetricName: 'DynamoDbRetries',
-        Dimensions: [{ Name: 'route', Value: route.operationId }],
+        Dimensions: [
+          { Name: 'route', Value: route.operationId },
+          { Name: 'stage', Value: 'dev' },
+        ],
       });
     }
   });

@@ -189,9 +189,11 @@ describe('functions', () => {
     for (const route of routeTable) {
       const variables = (functionProps(routeFunction(route.operationId)).Environment as Json | undefined)
         ?.Variables as Json | undefined;
+      // Every function names its stage, so that the metrics of stages sharing an account never mix.
+      expect(variables?.STAGE, route.operationId).toBe('dev');
       const table = route.data?.table;
       if (!table) {
-        expect(variables ?? {}, route.operationId).toEqual({});
+        expect(Object.keys(variables ?? {}), route.operationId).toEqual(['STAGE']);
         continue;
       }
       const envVar = tables[table].envVar;
@@ -208,7 +210,7 @@ describe('functions', () => {
     });
     expect(JSON.stringify(send.Variables.WALLETS_TABLE_NAME)).toMatch(tableReference('wallets', 'Ref'));
     const addPet = functionProps(routeFunction('addPet')).Environment as { Variables: Json };
-    expect(Object.keys(addPet.Variables)).toEqual(['PETS_TABLE_NAME']);
+    expect(Object.keys(addPet.Variables).sort()).toEqual(['PETS_TABLE_NAME', 'STAGE']);
   });
 });
 

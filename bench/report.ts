@@ -1,0 +1,359 @@
+/**
+ * The one results table, the budgets, and the parts of BENCHMARKS.md derived from a run (machine,
+ * cost model per million requests, estimated Lambda cold starts).
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os';
+import type { Bundle } from './build.ts';
+import type { ColdInit } from './cold.ts';
+import type { RouteEndToEnd } from './e2e.ts';
+import type { WarmOverhead } from './warm.ts';
+import { DYNAMODB_CALLS } from './workload.ts';
+
+/** The budgets of the issue; a run exits non-zero when one is missed. */
+export const BUDGETS = {
+  bundleRatio: 1.15,
+  coldInitRatio: 1.1,
+  warmOverheadUs: 10,
+  endToEndP50Ratio: 1.25,
+} as const;
+
+export interface Results {
+  readonly bundles: readonly Bundle[];
+  readonly cold: readonly ColdInit[];
+  readonly warm: readonly WarmOverhead[];
+  readonly endToEnd: readonly RouteEndToEnd[];
+  readonly settings: {
+    readonly coldRuns: number;
+    readonly warmBatches: number;
+    readonly warmBatchSize: number;
+    readonly warmPasses: number;
+    readonly concurrency: number;
+    readonly requests: number;
+  };
+  readonly machine: Machine;
+  readonly startedAt: Date;
+  readonly durationS: number;
+}
+
+export interface Machine {
+  readonly cpu: string;
+  readonly cores: number;
+  readonly memoryGiB: number;
+  readonly node: string;
+  readonly kernel: string;
+  /** 1-minute load averages when the run started and ended: how shared the machine was. */
+  readonly loadAtStart: number;
+  loadAtEnd?: number;
+}
+
+/** The machine the run is on, with its load right now. */
+export function describeMachine(): Machine {
+  return {
+    cpu: cpus()[0]?.model.trim() ?? 'unknown',
+    cores: availableParallelism(),
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    kernel: release(),
+    loadAtStart: loadavg()[0] ?? 0,
+  };
+}
+
+export interface Verdict {
+  readonly budget: string;
+  readonly pass: boolean;
+  /** The measured value of every function the budget covers, failing ones marked. */
+  readonly detail: string;
+}
+
+/** One function against one budget; `note` qualifies the value (e.g. a verdict within the noise). */
+type Check = { name: string; value: number; pass: boolean; note?: string };
+
+const fmt = (value: number | undefined, digits = 1) =>
+  value === undefined || Number.isNaN(value) ? '—' : value.toFixed(digits);
+const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
+const mark = (pass: boolean) => (pass ? '✓' : '✗');
+
+/** Each budget over every function it covers. */
+export function verdicts(results: Results): Verdict[] {
+  const { bundles, cold, warm, endToEnd } = results;
+  const baselineBundle = bundles.find((b) => b.target.kind === 'baseline');
+  const baselineCold = cold.find((c) => c.name === 'baseline');
+  if (!baselineBundle || !baselineCold) throw new Error('The baseline was not measured');
+  const functions = bundles.filter((b) => b.target.kind === 'function');
+
+  const bundleChecks: Check[] = functions.map((b) => {
+    const value = b.rawBytes / baselineBundle.rawBytes;
+    return { name: b.target.name, value, pass: value <= BUDGETS.bundleRatio };
+  });
+  const coldChecks: Check[] = functions.map((b) => {
+    const init = cold.find((c) => c.name === b.target.name);
+    const value = init?.ratioToBaseline ?? Number.NaN;
+    const quiet = init !== undefined && init.fetches === 0 && init.connects === 0;
+    const [low, high] = init?.ratioInterval ?? [Number.NaN, Number.NaN];
+    // A verdict the run's own noise could flip is said to be one.
+    const uncertain = low <= BUDGETS.coldInitRatio && high > BUDGETS.coldInitRatio;
+    return {
+      name: b.target.name,
+      value,
+      pass: value <= BUDGETS.coldInitRatio && quiet,
+      ...(uncertain ? { note: `within noise, 90 % CI ${low.toFixed(2)}–${high.toFixed(2)}` } : {}),
+    };
+  });
+  const warmChecks: Check[] = warm.map((w) => ({
+    name: w.name,
+    value: w.overheadUs,
+    pass: w.overheadUs <= BUDGETS.warmOverheadUs,
+  }));
+  const e2eChecks: Check[] = endToEnd
+    .filter((r) => r.floor !== undefined)
+    .map((r) => {
+      const value = r.gateway.p50Ms / (r.floor?.p50Ms ?? Number.NaN);
+      return { name: r.name, value, pass: value <= BUDGETS.endToEndP50Ratio };
+    });
+  const initNetwork = cold.filter((c) => c.fetches > 0 || c.connects > 0);
+
+  const verdict = (budget: string, checks: Check[], unit: (v: number) => string, extra = ''): Verdict => ({
+    budget,
+    pass: checks.length > 0 && checks.every((c) => c.pass),
+    detail:
+      checks
+        .map((c) => `${c.name} ${unit(c.value)}${c.pass ? '' : ' ✗'}${c.note ? ` (${c.note})` : ''}`)
+        .join(', ') + (extra ? `; ${extra}` : ''),
+  });
+  return [
+    verdict(`Bundle ≤ ${BUDGETS.bundleRatio} × baseline`, bundleChecks, (v) => `${v.toFixed(3)}×`),
+    verdict(
+      `Cold init ≤ ${BUDGETS.coldInitRatio} × baseline, nothing fetched at init`,
+      coldChecks,
+      (v) => `${v.toFixed(3)}×`,
+      initNetwork.length === 0
+        ? 'no fetch or connect during init'
+        : `network at init: ${initNetwork.map((c) => `${c.name} (${c.fetches} fetch, ${c.connects} connect)`).join(', ')}`,
+    ),
+    verdict(
+      `Warm overhead ≤ ${BUDGETS.warmOverheadUs} µs over baseline`,
+      warmChecks,
+      (v) => `${v.toFixed(1)} µs`,
+    ),
+    verdict(
+      `End-to-end p50 ≤ ${BUDGETS.endToEndP50Ratio} × DynamoDB floor`,
+      e2eChecks,
+      (v) => `${v.toFixed(2)}×`,
+    ),
+  ];
+}
+
+/** The results table (Markdown), one row per bundle: the baseline, the reference, then the functions. */
+export function resultsTable(results: Results): string {
+  const { bundles, cold, warm, endToEnd } = results;
+  const baselineBundle = bundles.find((b) => b.target.kind === 'baseline') as Bundle;
+  const header = [
+    'Function',
+    'Bundle raw / gzip',
+    'Bundle × base',
+    'Cold init p50',
+    'Init × base (90 % CI)',
+    'Warm / invocation',
+    'Warm over base',
+    'Route p50 / p99',
+    'Route req/s',
+    'Floor p50 / p99',
+    'Floor req/s',
+    'p50 × floor',
+  ];
+  const rows = bundles.map((bundle) => {
+    const name = bundle.target.name;
+    const init = cold.find((c) => c.name === name);
+    const w = warm.find((x) => x.name === name);
+    const e2e = endToEnd.find((r) => r.name === name);
+    const isFunction = bundle.target.kind === 'function';
+    const bundleRatio = bundle.rawBytes / baselineBundle.rawBytes;
+    const initRatio = init?.ratioToBaseline ?? Number.NaN;
+    const floorRatio = e2e?.floor ? e2e.gateway.p50Ms / e2e.floor.p50Ms : undefined;
+    const label = bundle.target.kind === 'function' ? name : `*${name}* (${bundle.target.kind})`;
+    const baselineWarm =
+      warm.length > 0 ? warm.map((x) => x.baselineUs).sort((a, b) => a - b)[warm.length >> 1] : undefined;
+    return [
+      label,
+      `${kib(bundle.rawBytes)} / ${kib(bundle.gzipBytes)}`,
+      `${bundleRatio.toFixed(3)}${isFunction ? ` ${mark(bundleRatio <= BUDGETS.bundleRatio)}` : ''}`,
+      `${fmt(init?.medianMs, 1)} ms`,
+      `${initRatio.toFixed(3)}${isFunction ? ` ${mark(initRatio <= BUDGETS.coldInitRatio)}` : ''}${
+        init && isFunction ? ` (${init.ratioInterval[0].toFixed(2)}–${init.ratioInterval[1].toFixed(2)})` : ''
+      }`,
+      w ? `${fmt(w.functionUs)} µs` : name === 'baseline' ? `${fmt(baselineWarm, 2)} µs` : '—',
+      w ? `${fmt(w.overheadUs)} µs ${mark(w.overheadUs <= BUDGETS.warmOverheadUs)}` : '—',
+      e2e ? `${fmt(e2e.gateway.p50Ms, 2)} / ${fmt(e2e.gateway.p99Ms, 2)} ms` : '—',
+      e2e ? fmt(e2e.gateway.throughput, 0) : '—',
+      e2e?.floor ? `${fmt(e2e.floor.p50Ms, 2)} / ${fmt(e2e.floor.p99Ms, 2)} ms` : '—',
+      e2e?.floor ? fmt(e2e.floor.throughput, 0) : '—',
+      floorRatio === undefined
+        ? '—'
+        : `${floorRatio.toFixed(2)} ${mark(floorRatio <= BUDGETS.endToEndP50Ratio)}`,
+    ];
+  });
+  const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
+  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+/** The budget verdicts as PASS/FAIL lines. */
+export function verdictLines(list: readonly Verdict[]): string {
+  return list.map((v) => `${v.pass ? 'PASS' : 'FAIL'}  ${v.budget}: ${v.detail}`).join('\n');
+}
+
+/** Prices of the cost model (us-east-1, on-demand, first tiers). */
+export const PRICES = {
+  apiGatewayPerMillion: 3.5,
+  lambdaRequestsPerMillion: 0.2,
+  lambdaArmPerGbSecond: 0.0000133334,
+  writeRequestUnitsPerMillion: 0.625,
+  readRequestUnitsPerMillion: 0.125,
+  logsIngestionPerGb: 0.5,
+} as const;
+
+/** DynamoDB latency per round trip from Lambda in the same region: the low and high assumption. */
+const ROUND_TRIP_MS = [5, 10] as const;
+
+/**
+ * Requests each token makes within one authorizer cache period: how far the authorizer's cost is
+ * amortised. 1 would be one request per token per five minutes, the worst case.
+ */
+const REQUESTS_PER_CACHED_POLICY = 10;
+
+/** Request units of one successful request: every item is under 1 KB; transactional writes count double. */
+function capacityUnits(name: string): { wru: number; rru: number } {
+  if (name === 'send-money') return { wru: 4 * 2, rru: 1 };
+  const calls = DYNAMODB_CALLS[name] ?? [];
+  return {
+    wru: calls.filter((c) => c === 'PutItem').length,
+    rru: calls.filter((c) => c === 'GetItem').length,
+  };
+}
+
+/** USD per million requests of each route, low and high DynamoDB latency; Markdown table and notes. */
+export function costModel(results: Results, memoryMb: number, authorizerCacheTtlSeconds: number): string {
+  const gb = memoryMb / 1024;
+  const authorizer = results.warm.find((w) => w.name === 'authorizer');
+  // Billed in whole milliseconds; the authorizer's work is its signature check and nothing else.
+  const authorizerBilledMs = Math.max(1, Math.ceil((authorizer?.functionUs ?? 1000) / 1000));
+  const authorizerPerMillion =
+    (PRICES.lambdaRequestsPerMillion + (authorizerBilledMs / 1000) * gb * PRICES.lambdaArmPerGbSecond * 1e6) /
+    REQUESTS_PER_CACHED_POLICY;
+  const routes = results.endToEnd.map((r) => r.name);
+  const rows = routes.map((name) => {
+    const warm = results.warm.find((w) => w.name === name);
+    const roundTrips = (DYNAMODB_CALLS[name] ?? []).length;
+    const inProcessMs = (warm?.functionUs ?? 0) / 1000;
+    const billed = ROUND_TRIP_MS.map((rt) => Math.max(1, Math.ceil(inProcessMs + roundTrips * rt)));
+    const compute = billed.map((ms) => (ms / 1000) * gb * PRICES.lambdaArmPerGbSecond * 1e6);
+    const { wru, rru } = capacityUnits(name);
+    const dynamodb = wru * PRICES.writeRequestUnitsPerMillion + rru * PRICES.readRequestUnitsPerMillion;
+    const logs = (((warm?.logBytesPerInvocation ?? 0) * 1e6) / 2 ** 30) * PRICES.logsIngestionPerGb;
+    const authorized = name !== 'openapi';
+    const fixed =
+      PRICES.apiGatewayPerMillion +
+      PRICES.lambdaRequestsPerMillion +
+      dynamodb +
+      logs +
+      (authorized ? authorizerPerMillion : 0);
+    const totals = compute.map((c) => fixed + c);
+    return [
+      name,
+      String(roundTrips),
+      `${billed[0]}–${billed[1]} ms`,
+      PRICES.apiGatewayPerMillion.toFixed(2),
+      PRICES.lambdaRequestsPerMillion.toFixed(2),
+      `${(compute[0] ?? 0).toFixed(3)}–${(compute[1] ?? 0).toFixed(3)}`,
+      authorized ? authorizerPerMillion.toFixed(3) : '—',
+      `${dynamodb.toFixed(3)} (${wru} WRU, ${rru} RRU)`,
+      `${logs.toFixed(3)} (${Math.round(warm?.logBytesPerInvocation ?? 0)} B)`,
+      `**${(totals[0] ?? 0).toFixed(2)}–${(totals[1] ?? 0).toFixed(2)}**`,
+    ];
+  });
+  const header = [
+    'Route',
+    'DynamoDB calls',
+    'Billed duration',
+    'API Gateway',
+    'Lambda requests',
+    `Lambda compute (${memoryMb} MB arm64)`,
+    'Authorizer (amortised)',
+    'DynamoDB on-demand',
+    'Logs ingested',
+    'Total',
+  ];
+  const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
+  return [
+    `USD per million requests; the range is DynamoDB at ${ROUND_TRIP_MS[0]} ms and at ${ROUND_TRIP_MS[1]} ms per round trip.`,
+    '',
+    line(header),
+    line(header.map(() => '---')),
+    ...rows.map(line),
+    '',
+    `- Billed duration = measured in-process time (warm column) + DynamoDB calls × ${ROUND_TRIP_MS[0]}–${ROUND_TRIP_MS[1]} ms, rounded up to whole ms; ${memoryMb} MB from \`ProjectFunction.MEMORY_MB\`.`,
+    `- Authorizer: one invocation (${authorizerBilledMs} ms billed: its measured signature check) per token per ${authorizerCacheTtlSeconds} s cache period, assuming ${REQUESTS_PER_CACHED_POLICY} requests per token in that period (worst case, 1 request: ${(authorizerPerMillion * REQUESTS_PER_CACHED_POLICY).toFixed(3)} USD per million).`,
+    '- DynamoDB: items are under 1 KB; strongly consistent reads cost 1 RRU; the transfer writes 4 items in one transaction, 2 WRU each.',
+    '- Logs: the request log line each function writes (measured on stdout), at CloudWatch Logs ingestion prices.',
+  ].join('\n');
+}
+
+/**
+ * Estimated Lambda cold start of each function: the published hello-world median plus this
+ * run's init delta over the hello-world reference, carried over with a CPU factor range.
+ */
+export function coldStartEstimates(
+  results: Results,
+  helloWorldMs: number,
+  factors: readonly [number, number],
+): string {
+  const hello = results.cold.find((c) => c.name === 'hello');
+  const baseline = results.cold.find((c) => c.name === 'baseline');
+  if (!hello || !baseline) return '';
+  const rows = results.cold
+    .filter((c) => c.name !== 'hello')
+    .map((c) => {
+      const delta = c.medianMs - hello.medianMs;
+      const overBaseline = c.medianMs - baseline.medianMs;
+      return [
+        c.name,
+        `${c.medianMs.toFixed(1)} ms`,
+        `${delta.toFixed(1)} ms`,
+        c.name === 'baseline' ? '—' : `${overBaseline >= 0 ? '+' : ''}${overBaseline.toFixed(1)} ms`,
+        `${Math.round(helloWorldMs + delta * factors[0])}–${Math.round(helloWorldMs + delta * factors[1])} ms`,
+      ];
+    });
+  const header = [
+    'Function',
+    'Import here',
+    'Over hello-world',
+    'Over baseline',
+    'Estimated Lambda cold start',
+  ];
+  const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
+  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+const BEGIN = '<!-- bench:results:begin -->';
+const END = '<!-- bench:results:end -->';
+
+/**
+ * Replaces the generated part of BENCHMARKS.md (between the markers) with `generated`, keeping the
+ * hand-written rest; a file without the markers gets them appended.
+ */
+export async function writeBenchmarksMd(path: string, generated: string): Promise<void> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    text = '# Benchmarks\n\n';
+  }
+  const begin = text.indexOf(BEGIN);
+  const end = text.indexOf(END);
+  const block = `${BEGIN}\n${generated.trim()}\n${END}`;
+  const next =
+    begin >= 0 && end > begin
+      ? text.slice(0, begin) + block + text.slice(end + END.length)
+      : `${text.trimEnd()}\n\n${block}\n`;
+  await writeFile(path, next);
+}

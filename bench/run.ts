@@ -1,0 +1,167 @@
+/**
+ * `npm run bench`: builds the production bundles (with the esbuild options CDK uses) and a
+ * baseline, measures bundle size, cold init, warm overhead and end-to-end latency, prints one
+ * table with a PASS/FAIL line per budget, and writes both into BENCHMARKS.md. Exits 1 when a
+ * budget is missed. `--quick` runs fewer samples (for trying the harness, not for the record);
+ * `--no-write` leaves BENCHMARKS.md alone; `--profile` writes CPU profiles of the warm runs and of
+ * the gateway into .bench/profiles (open them in Chrome DevTools).
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { ProjectFunction } from '#infra/constructs/project-function.ts';
+import { loadOrCreateLocalKeys, signLocalToken } from '#infra/local/issuer.ts';
+import { type Bundle, buildBundles } from './build.ts';
+import { measureColdInit } from './cold.ts';
+import { measureEndToEnd } from './e2e.ts';
+import { startJwksServer } from './jwks-server.ts';
+import {
+  coldStartEstimates,
+  costModel,
+  describeMachine,
+  type Results,
+  resultsTable,
+  verdictLines,
+  verdicts,
+  writeBenchmarksMd,
+} from './report.ts';
+import { ALL_TARGETS, BASELINE, targetEnvironment } from './targets.ts';
+import { measureWarmOverhead } from './warm.ts';
+import { ALL_SCOPES } from './workload.ts';
+
+/** Median cold start of a hello-world nodejs24.x arm64 zip function on Lambda (public daily lambda-perf benchmark). */
+const LAMBDA_HELLO_WORLD_COLD_START_MS = 122;
+/** How much slower Lambda runs the same init code than this machine: the range the estimate spans. */
+const LAMBDA_CPU_FACTORS = [1, 1.5] as const;
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const OUT_DIR = join(ROOT, '.bench');
+
+const { values: flags } = parseArgs({
+  options: { quick: { type: 'boolean' }, 'no-write': { type: 'boolean' }, profile: { type: 'boolean' } },
+  strict: true,
+});
+const settings = flags.quick
+  ? { coldRuns: 5, warmBatches: 20, warmBatchSize: 200, warmPasses: 1, concurrency: 6, requests: 200 }
+  : { coldRuns: 31, warmBatches: 60, warmBatchSize: 200, warmPasses: 2, concurrency: 6, requests: 800 };
+
+const profileOptions = flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(OUT_DIR, 'profiles')}`] : [];
+
+const progress = (message: string) => process.stderr.write(`[bench] ${message}\n`);
+const startedAt = new Date();
+const machine = describeMachine();
+const memoryMb = ProjectFunction.MEMORY_MB;
+
+progress(`building ${ALL_TARGETS.length} bundles with infra/bundling.ts`);
+const bundles = await buildBundles(ALL_TARGETS, join(OUT_DIR, 'bundles'));
+const baseline = bundles.find((b) => b.target === BASELINE) as Bundle;
+const functions = bundles.filter((b) => b.target.kind === 'function');
+
+const stateDir = join(OUT_DIR, 'issuer');
+await mkdir(stateDir, { recursive: true, mode: 0o700 });
+const keys = await loadOrCreateLocalKeys(stateDir);
+const jwks = await startJwksServer(keys.publicJwks);
+const envOf = (bundle: Bundle) => targetEnvironment(bundle.target, jwks, memoryMb);
+
+let results: Results;
+try {
+  progress(`cold init: ${settings.coldRuns} fresh processes per bundle, in rotating rounds`);
+  const cold = await measureColdInit(bundles, baseline, envOf, settings.coldRuns, (round) =>
+    process.stderr.write(round === settings.coldRuns ? `${round}\n` : `${round} `),
+  );
+  if (jwks.hits() > 0) throw new Error(`The JWKS was fetched ${jwks.hits()} times during cold init`);
+
+  progress(
+    `warm overhead: ${settings.warmBatches} batches of ${settings.warmBatchSize} invocations per function`,
+  );
+  const caller = { sub: 'bench-caller' };
+  const token = await signLocalToken({ ...caller, scope: ALL_SCOPES, port: jwks.port, stateDir });
+  const warm = await measureWarmOverhead(
+    functions,
+    baseline,
+    envOf,
+    { ...caller, token },
+    {
+      batches: settings.warmBatches,
+      batchSize: settings.warmBatchSize,
+      passes: settings.warmPasses,
+      nodeOptions: profileOptions,
+    },
+  );
+  // Each warm authorizer process fetches the keys for its first token and verifies every later one
+  // from its cache.
+  if (jwks.hits() !== settings.warmPasses)
+    throw new Error(`The warm authorizers fetched the JWKS ${jwks.hits()} times, not once per process`);
+
+  progress(
+    `end to end: ${settings.requests} requests per route and side at concurrency ${settings.concurrency}`,
+  );
+  const endToEnd = await measureEndToEnd(
+    functions.filter((b) => b.target.route !== undefined).map((b) => b.target.name),
+    {
+      concurrency: settings.concurrency,
+      requests: settings.requests,
+      rounds: 8,
+      batchTimeoutMs: 30_000,
+      onProgress: progress,
+      gatewayNodeOptions: profileOptions,
+    },
+  );
+  machine.loadAtEnd = loadavg()[0] ?? 0;
+  results = {
+    bundles,
+    cold,
+    warm,
+    endToEnd,
+    settings,
+    machine,
+    startedAt,
+    durationS: (Date.now() - startedAt.getTime()) / 1000,
+  };
+} finally {
+  await jwks.close();
+}
+
+const table = resultsTable(results);
+const list = verdicts(results);
+process.stdout.write(`\n${table}\n\n${verdictLines(list)}\n`);
+await writeFile(join(OUT_DIR, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+
+if (!flags['no-write']) {
+  const cdkContext = JSON.parse(await readFile(join(ROOT, 'cdk.json'), 'utf8')) as {
+    context?: Record<string, unknown>;
+  };
+  const cacheTtl = Number(cdkContext.context?.['auth:cacheTtlSeconds'] ?? 300);
+  await writeBenchmarksMd(join(ROOT, 'BENCHMARKS.md'), generatedSection(results, cacheTtl));
+  progress('BENCHMARKS.md updated');
+}
+process.exitCode = list.every((v) => v.pass) ? 0 : 1;
+
+/** The part of BENCHMARKS.md a run rewrites. */
+function generatedSection(run: Results, authorizerCacheTtlSeconds: number): string {
+  const m = run.machine;
+  const s = run.settings;
+  return [
+    `Last run ${run.startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC (${Math.round(run.durationS)} s) with \`npm run bench\`${flags.quick ? ' --quick' : ''}, on ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, Node.js ${m.node}, Linux ${m.kernel}; 1-minute load average ${m.loadAtStart.toFixed(1)} at the start, ${(m.loadAtEnd ?? 0).toFixed(1)} at the end.`,
+    '',
+    `Cold init: median of ${s.coldRuns} fresh processes per bundle. Warm: median of ${s.warmBatches} batches of ${s.warmBatchSize} invocations, minus the baseline's in the same process, the lower of ${s.warmPasses} passes. End to end: ${s.requests} requests per route and side at concurrency ${s.concurrency}, through the local gateway and DynamoDB Local, against the same DynamoDB calls made directly (the floor).`,
+    '',
+    resultsTable(run),
+    '',
+    '```text',
+    verdictLines(verdicts(run)),
+    '```',
+    '',
+    '### Cost per million requests (AWS, us-east-1)',
+    '',
+    costModel(run, memoryMb, authorizerCacheTtlSeconds),
+    '',
+    '### Estimated cold starts on Lambda',
+    '',
+    `Published median for a hello-world nodejs24.x arm64 zip: ${LAMBDA_HELLO_WORLD_COLD_START_MS} ms. Estimate = that + (import time here − hello-world import time here) × ${LAMBDA_CPU_FACTORS[0]}–${LAMBDA_CPU_FACTORS[1]} (Lambda's share of a Graviton core versus this machine's core).`,
+    '',
+    coldStartEstimates(run, LAMBDA_HELLO_WORLD_COLD_START_MS, LAMBDA_CPU_FACTORS),
+  ].join('\n');
+}

@@ -1,0 +1,111 @@
+/**
+ * What the benchmark measures: the Lambda functions of the route table plus the authorizer, the
+ * baseline they are compared with, and a hello-world reference, each with the environment its
+ * module reads at init on Lambda.
+ */
+import { fileURLToPath } from 'node:url';
+import { authorizerEnvironment, defaultServiceSettings, functionEnvironment } from '#infra/environment.ts';
+import { LOCAL_AUDIENCE, localIssuerUrl } from '#infra/local/issuer.ts';
+import { type Route, routes, type TableName } from '#shared/routes.ts';
+
+export type TargetKind = 'function' | 'baseline' | 'reference';
+
+export interface Target {
+  /** The function folder (`functions/<name>`), or `baseline` / `hello`. */
+  readonly name: string;
+  readonly kind: TargetKind;
+  /** Absolute path of the handler module. */
+  readonly entry: string;
+  /** The route it serves; absent for the authorizer, the baseline and the reference. */
+  readonly route?: Route;
+}
+
+const fromRoot = (path: string) => fileURLToPath(new URL(`../${path}`, import.meta.url));
+
+export const BASELINE: Target = {
+  name: 'baseline',
+  kind: 'baseline',
+  entry: fromRoot('bench/baseline/handler.ts'),
+};
+export const HELLO: Target = { name: 'hello', kind: 'reference', entry: fromRoot('bench/hello/handler.ts') };
+
+/** Every deployed function, in the order the report lists them: the authorizer first, then the routes. */
+export const FUNCTIONS: readonly Target[] = [
+  { name: 'authorizer', kind: 'function', entry: fromRoot('functions/authorizer/handler.ts') },
+  ...routes.map(
+    (route): Target => ({
+      name: route.functionDir,
+      kind: 'function',
+      entry: fromRoot(`functions/${route.functionDir}/handler.ts`),
+      route,
+    }),
+  ),
+];
+
+export const ALL_TARGETS: readonly Target[] = [BASELINE, HELLO, ...FUNCTIONS];
+
+/** Physical table names as a deployment would have them; nothing is called at init, so any name does. */
+export const BENCH_TABLE_NAMES: Readonly<Record<TableName, string>> = {
+  pets: 'wallet-catalog-bench-pets',
+  wallets: 'wallet-catalog-bench-wallets',
+};
+
+/** What the authorizer is told about the identity provider: the benchmark's own JWKS server. */
+export interface IssuerEndpoint {
+  readonly port: number;
+  readonly jwksUrl: string;
+}
+
+/**
+ * The variables the Lambda runtime sets for every nodejs24.x function at 1024 MB. The SDK reads
+ * some of them (region, credentials, execution environment) when its client is constructed.
+ */
+export function lambdaRuntimeEnvironment(functionName: string, memoryMb: number): Record<string, string> {
+  return {
+    AWS_REGION: 'us-east-1',
+    AWS_DEFAULT_REGION: 'us-east-1',
+    AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+    AWS_LAMBDA_FUNCTION_NAME: `wallet-catalog-bench-${functionName}`,
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(memoryMb),
+    AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+    AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
+    AWS_ACCESS_KEY_ID: 'ASIABENCHMARKBENCHMK',
+    AWS_SECRET_ACCESS_KEY: 'bench-secret-access-key-not-used-for-anything',
+    AWS_SESSION_TOKEN: 'bench-session-token',
+    AWS_NODEJS_CONNECTION_REUSE_ENABLED: '1',
+    // Set by Lambda's advanced logging controls (JSON format, application level INFO).
+    AWS_LAMBDA_LOG_FORMAT: 'JSON',
+    AWS_LAMBDA_LOG_LEVEL: 'INFO',
+    TZ: ':UTC',
+    LANG: 'en_US.UTF-8',
+  };
+}
+
+/**
+ * The full environment a target's module initialises with: the runtime's variables and what CDK
+ * gives the function (`infra/environment.ts`). Nothing else from the parent leaks in, in particular
+ * no NODE_OPTIONS or NODE_COMPILE_CACHE, which would change what an import costs.
+ */
+export function targetEnvironment(
+  target: Target,
+  issuer: IssuerEndpoint,
+  memoryMb: number,
+): Record<string, string> {
+  const functionEnv =
+    target.route !== undefined
+      ? functionEnvironment(target.route, defaultServiceSettings, BENCH_TABLE_NAMES)
+      : target.name === 'authorizer'
+        ? authorizerEnvironment({
+            issuer: localIssuerUrl(issuer.port),
+            audience: LOCAL_AUDIENCE,
+            jwksUrl: issuer.jwksUrl,
+          })
+        : {};
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    ...lambdaRuntimeEnvironment(target.name, memoryMb),
+    ...functionEnv,
+    // The service stack adds the stage name to every function's environment (metric dimensions).
+    ...(target.kind === 'function' ? { STAGE: 'bench' } : {}),
+  };
+}

@@ -1,0 +1,109 @@
+/**
+ * Warm overhead of one function: `node --expose-gc bench/warm-child.ts <name> <function bundle URL>
+ * <baseline bundle URL> <batches> <batch size>`, with the function's environment and, for the caller,
+ * BENCH_SUB and BENCH_TOKEN. Loads both instrumented bundles, stubs the SDK's `send`, then times
+ * batches of invocations of the function and of the baseline, alternately, on identical events.
+ */
+import type { Context } from 'aws-lambda';
+import { reportResult } from './child.ts';
+import { stubCalls, stubSdkSend } from './stub.ts';
+import { authorizerEvent, proxyEvent, routeRequest } from './workload.ts';
+
+type Handler = (event: unknown, context: Context) => Promise<unknown>;
+
+const [name, functionUrl, baselineUrl, batchesArg, sizeArg] = process.argv.slice(2);
+const sub = process.env.BENCH_SUB;
+const token = process.env.BENCH_TOKEN;
+const gc = (globalThis as { gc?: () => void }).gc;
+if (!name || !functionUrl || !baselineUrl || !sub || !token || !gc) {
+  throw new Error('usage: node --expose-gc warm-child.ts <name> <fn URL> <baseline URL> <batches> <size>');
+}
+const batches = Number(batchesArg ?? 15);
+const batchSize = Number(sizeArg ?? 1000);
+
+const baseline = ((await import(baselineUrl)) as { handler: Handler }).handler;
+const fn = ((await import(functionUrl)) as { handler: Handler }).handler;
+const stubbedClasses = stubSdkSend();
+
+const makeEvent: () => unknown =
+  name === 'authorizer' ? () => authorizerEvent(token) : () => proxyEvent(routeRequest(name, sub, token));
+
+/** Invocations of the function, by which the parent divides the log bytes it drained from stdout. */
+let invocations = 1;
+
+/** Whether a result is the success this request should get. */
+function succeeded(result: unknown): boolean {
+  if (name === 'authorizer') {
+    const statement = (result as { policyDocument?: { Statement?: { Effect?: string }[] } })?.policyDocument
+      ?.Statement?.[0];
+    return statement?.Effect === 'Allow';
+  }
+  return (result as { statusCode?: number })?.statusCode === 200;
+}
+
+const context: Context = {
+  callbackWaitsForEmptyEventLoop: true,
+  functionName: `wallet-catalog-bench-${name}`,
+  functionVersion: '$LATEST',
+  invokedFunctionArn: `arn:aws:lambda:us-east-1:123456789012:function:wallet-catalog-bench-${name}`,
+  memoryLimitInMB: '1024',
+  awsRequestId: 'bench',
+  logGroupName: `/aws/lambda/wallet-catalog-bench-${name}`,
+  logStreamName: 'bench',
+  getRemainingTimeInMillis: () => 10_000,
+  done: () => undefined,
+  fail: () => undefined,
+  succeed: () => undefined,
+};
+
+/**
+ * Microseconds per invocation over one batch of fresh events (handlers mutate their event, so
+ * none is reused), built before the clock starts and after a full GC, so that neither building
+ * them nor the previous batch's garbage is charged to this one.
+ */
+async function timeBatch(handler: Handler, size: number): Promise<{ us: number; last: unknown }> {
+  if (handler === fn) invocations += size;
+  const events = Array.from({ length: size }, makeEvent);
+  gc?.();
+  let last: unknown;
+  const started = performance.now();
+  for (const event of events) last = await handler(event, context);
+  return { us: ((performance.now() - started) * 1000) / size, last };
+}
+
+// The first call fetches the authorizer's JWKS; every later one must find it cached.
+const first = await fn(makeEvent(), context);
+if (!succeeded(first)) throw new Error(`${name} did not succeed: ${JSON.stringify(first)}`);
+
+const warmUntil = performance.now() + 1_500;
+while (performance.now() < warmUntil) {
+  await timeBatch(fn, 500);
+  await timeBatch(baseline, 500);
+}
+
+const functionUs: number[] = [];
+const baselineUs: number[] = [];
+stubCalls.count = 0;
+for (let batch = 0; batch < batches; batch++) {
+  // Alternating which goes first cancels whatever the order itself costs.
+  const pair = batch % 2 === 0 ? ([fn, baseline] as const) : ([baseline, fn] as const);
+  for (const handler of pair) {
+    const { us, last } = await timeBatch(handler, batchSize);
+    if (handler === fn) {
+      if (!succeeded(last)) throw new Error(`${name} stopped succeeding: ${JSON.stringify(last)}`);
+      functionUs.push(us);
+    } else {
+      baselineUs.push(us);
+    }
+  }
+}
+
+reportResult({
+  functionUs,
+  baselineUs,
+  stubbedClasses,
+  sendsPerInvocation: stubCalls.count / (batches * batchSize),
+  invocations,
+});
+// Exits once stdout has flushed, so that the parent counts every log byte the function wrote.
+process.stdout.write('', () => process.exit(0));

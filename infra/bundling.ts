@@ -31,8 +31,9 @@ const settings = {
   sourcemap: 'external',
   sourcesContent: false,
   mainFields: ['module', 'main'],
-  // Minification would otherwise rename error classes, and logs show `error.name`.
-  keepNames: true,
+  // keepNames would wrap every named function the SDK creates per call in a defineProperty call
+  // (measured 6–32 % of a warm invocation). Error names that reach logs are set explicitly.
+  keepNames: false,
 } as const;
 
 /**

@@ -9,12 +9,11 @@ export interface Violation {
   detail: string;
 }
 
-/** Base of every error meant for the client: its message is safe to show. */
-export abstract class ClientError extends Error {
-  override get name(): string {
-    return this.constructor.name;
-  }
-}
+/**
+ * Base of every error meant for the client: its message is safe to show. Mapped to HTTP by
+ * class (instanceof), never by name, which bundling minifies.
+ */
+export abstract class ClientError extends Error {}
 
 /** The body is not JSON, or not a JSON object. */
 export class MalformedBodyError extends ClientError {}

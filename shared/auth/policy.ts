@@ -118,7 +118,20 @@ function matchesAny(patterns: string | readonly string[], value: string, flags: 
   return list.some((pattern) => wildcardPattern(pattern, flags).test(value));
 }
 
+// Policies repeat the same few resource patterns (one per route): compile each once.
+const compiledPatterns = new Map<string, RegExp>();
+
 function wildcardPattern(pattern: string, flags: string): RegExp {
+  const key = `${flags}:${pattern}`;
+  let compiled = compiledPatterns.get(key);
+  if (!compiled) {
+    compiled = compileWildcard(pattern, flags);
+    if (compiledPatterns.size < 1_000) compiledPatterns.set(key, compiled);
+  }
+  return compiled;
+}
+
+function compileWildcard(pattern: string, flags: string): RegExp {
   const source = pattern
     .split('')
     .map((char) => (char === '*' ? '.*' : char === '?' ? '.' : char.replace(/[\\^$.|+()[\]{}]/g, '\\$&')))

@@ -132,7 +132,9 @@ export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody
   if (scopes) middlewares.push(requireScopes(scopes));
   if (options.body) middlewares.push(jsonBody(options.body));
 
-  const handler = middy<Event, APIGatewayProxyResult>()
+  // No early-timeout timer: it costs a timer and a promise race on every request, and a function
+  // about to time out is answered by the gateway's DEFAULT_5XX problem all the same.
+  const handler = middy<Event, APIGatewayProxyResult>({ timeoutEarlyInMillis: 0 })
     .use(middlewares)
     .handler(async (event) => {
       const result = await options.run({

@@ -33,15 +33,29 @@ export function problemResponse(
   };
 }
 
+const JSON_TEXT = Symbol('jsonText');
+
+/** A body already serialised (e.g. once per container), sent as is instead of stringified again. */
+export interface JsonText {
+  readonly [JSON_TEXT]: string;
+}
+
+/** Wraps JSON text so that {@link jsonResponse} sends it verbatim. */
+export const jsonText = (text: string): JsonText => ({ [JSON_TEXT]: text });
+
 /** Serialises a successful JSON body as an API Gateway proxy response. */
 export function jsonResponse(
   statusCode: number,
   body: unknown,
   headers: Record<string, string> = {},
 ): APIGatewayProxyResult {
+  const text =
+    typeof body === 'object' && body !== null && JSON_TEXT in body
+      ? (body as JsonText)[JSON_TEXT]
+      : JSON.stringify(body);
   return {
     statusCode,
     headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
-    body: JSON.stringify(body),
+    body: text,
   };
 }

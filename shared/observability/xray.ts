@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createSocket, type Socket } from 'node:dgram';
+import type { Socket } from 'node:dgram';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 
 /**
@@ -34,6 +34,8 @@ function currentTrace(): { traceId: string; parentId: string } | undefined {
 function send(document: object): void {
   if (!daemon) return;
   if (!socket) {
+    // Loaded on first use, not at cold start: most local and test runs never trace.
+    const { createSocket } = process.getBuiltinModule('node:dgram') as typeof import('node:dgram');
     socket = createSocket('udp4');
     // Never keep a Lambda (or a test) alive for a trace.
     socket.unref();

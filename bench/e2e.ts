@@ -7,7 +7,6 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
-import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +16,7 @@ import { freePort } from '#infra/local/dynamodb-local.ts';
 import { readRunningStack } from '#infra/local/gateway.ts';
 import { signLocalToken } from '#infra/local/issuer.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
+import { KeepAliveConnection } from './keep-alive-client.ts';
 import { percentile } from './stats.ts';
 import { ALL_SCOPES, fullPet, nextBenchPetId, routeRequest } from './workload.ts';
 
@@ -41,6 +41,8 @@ export interface EndToEndOptions {
   /** Measured requests per route and side (gateway, floor), split over the rounds. */
   readonly requests: number;
   readonly rounds: number;
+  /** Warm-up requests per route and side, before any is measured. */
+  readonly warmUpRequests: number;
   /** Upper bound on one batch, in case the machine is far slower than expected. */
   readonly batchTimeoutMs: number;
   readonly onProgress?: (message: string) => void;
@@ -50,11 +52,15 @@ export interface EndToEndOptions {
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** One caller per concurrent worker: its own token, funded wallet and pet, so workers never contend. */
+/**
+ * One caller per concurrent worker: its own token, funded wallet and pet, so workers never
+ * contend, and its own kept-alive connection to the gateway.
+ */
 interface Caller {
   readonly sub: string;
   readonly token: string;
   readonly petId: number;
+  readonly connection: KeepAliveConnection;
 }
 
 /**
@@ -70,7 +76,7 @@ export async function measureEndToEnd(
   const port = await freePort();
   progress(`starting the local stack on port ${port}`);
   const gateway = await startGateway(port, stateDir, options.gatewayNodeOptions ?? []);
-  const agent = new Agent({ keepAlive: true, maxSockets: options.concurrency });
+  const callers: Caller[] = [];
   try {
     const stack = await readRunningStack(port, stateDir);
     if (!stack) throw new Error('The local stack wrote no record of itself');
@@ -82,7 +88,6 @@ export async function measureEndToEnd(
     const petsTable = stack.env[tables.pets.envVar] as string;
     const walletsTable = stack.env[tables.wallets.envVar] as string;
 
-    const callers: Caller[] = [];
     for (let worker = 0; worker < options.concurrency; worker++) {
       const sub = `bench-${worker}-${randomUUID()}`;
       const token = await signLocalToken({ sub, scope: ALL_SCOPES, port, stateDir });
@@ -95,18 +100,21 @@ export async function measureEndToEnd(
       });
       const petId = nextBenchPetId();
       await client.send(new PutCommand({ TableName: petsTable, Item: fullPet(petId) }));
-      callers.push({ sub, token, petId });
+      callers.push({ sub, token, petId, connection: new KeepAliveConnection('127.0.0.1', port) });
     }
 
-    const viaGateway = (name: string) => (caller: Caller) => callRoute(agent, stack.baseUrl, name, caller);
+    const viaGateway = (name: string) => (caller: Caller) => callRoute(name, caller);
     const direct = floorOf(client, petsTable, walletsTable);
 
-    // Warms both paths (JIT of Node and of DynamoDB Local's JVM, the authorizer cache, connections).
-    progress('warming up');
+    // Warms both paths (JIT of Node and of DynamoDB Local's JVM, the authorizer cache,
+    // connections). DynamoDB Local needs a few thousand requests before its per-request CPU stops
+    // falling (to a fifth of where it starts): measured earlier, the first route would meet a
+    // colder database than the last, and the JIT compiler would compete for the cores.
+    progress(`warming up: ${options.warmUpRequests} requests per route and side`);
     for (const name of functionDirs) {
-      await runLoad(callers, options.concurrency * 20, options.batchTimeoutMs, viaGateway(name));
+      await runLoad(callers, options.warmUpRequests, options.batchTimeoutMs, viaGateway(name));
       const floor = direct[name];
-      if (floor) await runLoad(callers, options.concurrency * 20, options.batchTimeoutMs, floor);
+      if (floor) await runLoad(callers, options.warmUpRequests, options.batchTimeoutMs, floor);
     }
 
     const results: RouteEndToEnd[] = [];
@@ -137,7 +145,7 @@ export async function measureEndToEnd(
     client.destroy();
     return results;
   } finally {
-    agent.destroy();
+    for (const caller of callers) caller.connection.close();
     await stopGateway(gateway);
     await rm(stateDir, { recursive: true, force: true });
   }
@@ -235,31 +243,17 @@ function floorOf(
 }
 
 /** One request of route `name` through the gateway; anything but a 200 fails the benchmark. */
-function callRoute(agent: Agent, baseUrl: string, name: string, caller: Caller): Promise<void> {
+async function callRoute(name: string, caller: Caller): Promise<void> {
   const spec = routeRequest(name, caller.sub, caller.token);
   const path = name === 'get-pet' ? `/api/v3/pet/${caller.petId}` : spec.path;
   const headers: Record<string, string> = {
     accept: 'application/json',
     ...(spec.token === undefined ? {} : { authorization: `Bearer ${spec.token}` }),
-    ...(spec.body === undefined
-      ? {}
-      : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(spec.body)) }),
+    ...(spec.body === undefined ? {} : { 'content-type': 'application/json' }),
     ...spec.headers,
   };
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(`${baseUrl}${path}`, { method: spec.method, headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        if (res.statusCode === 200) resolve();
-        else
-          reject(new Error(`${spec.method} ${path}: ${res.statusCode} ${Buffer.concat(chunks).toString()}`));
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(spec.body);
-  });
+  const response = await caller.connection.request(spec.method, path, headers, spec.body);
+  if (response.status !== 200) throw new Error(`${spec.method} ${path}: ${response.status} ${response.body}`);
 }
 
 interface LoadRun {
@@ -307,8 +301,9 @@ function summarise(runs: readonly LoadRun[]): Latency {
 
 /**
  * Runs the local stack as `npm start` does, quiet, and resolves once its banner says it is ready.
- * Its stdout, where the functions log every request, goes to a file as in the warm benchmark: a
- * pipe drained by this busy process would make each log line cost what the scheduler decides.
+ * Its stdout, where the functions log every request, and its stderr go to a file as in the warm
+ * benchmark: a pipe drained by this busy process would make each line cost what the scheduler
+ * decides, and wake this process, which measures the floor too, for nothing.
  */
 async function startGateway(
   port: number,
@@ -326,13 +321,9 @@ async function startGateway(
       PORT: String(port),
       LOCAL_STATE_DIR: stateDir,
     },
-    stdio: ['ignore', log.fd, 'pipe'],
+    stdio: ['ignore', log.fd, log.fd],
   });
   await log.close();
-  let stderr = '';
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    if (stderr.length < 20_000) stderr += chunk;
-  });
   const deadline = Date.now() + 120_000;
   try {
     for (;;) {
@@ -342,9 +333,8 @@ async function startGateway(
         return child;
       }
       if (child.exitCode !== null)
-        throw new Error(`The local stack exited with ${child.exitCode}:\n${banner}${stderr}`);
-      if (Date.now() > deadline)
-        throw new Error(`The local stack was not ready in 120 s:\n${banner}${stderr}`);
+        throw new Error(`The local stack exited with ${child.exitCode}:\n${banner}`);
+      if (Date.now() > deadline) throw new Error(`The local stack was not ready in 120 s:\n${banner}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   } catch (error) {

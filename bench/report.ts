@@ -29,6 +29,7 @@ export interface Results {
     readonly warmBatchSize: number;
     readonly warmPasses: number;
     readonly concurrency: number;
+    readonly warmUpRequests: number;
     readonly requests: number;
   };
   readonly machine: Machine;

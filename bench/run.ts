@@ -44,8 +44,24 @@ const { values: flags } = parseArgs({
   strict: true,
 });
 const settings = flags.quick
-  ? { coldRuns: 5, warmBatches: 20, warmBatchSize: 200, warmPasses: 1, concurrency: 6, requests: 200 }
-  : { coldRuns: 31, warmBatches: 60, warmBatchSize: 200, warmPasses: 2, concurrency: 6, requests: 800 };
+  ? {
+      coldRuns: 5,
+      warmBatches: 20,
+      warmBatchSize: 200,
+      warmPasses: 1,
+      concurrency: 6,
+      requests: 200,
+      warmUpRequests: 120,
+    }
+  : {
+      coldRuns: 31,
+      warmBatches: 60,
+      warmBatchSize: 200,
+      warmPasses: 2,
+      concurrency: 6,
+      requests: 800,
+      warmUpRequests: 500,
+    };
 
 const profileOptions = flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(OUT_DIR, 'profiles')}`] : [];
 
@@ -103,6 +119,7 @@ try {
     {
       concurrency: settings.concurrency,
       requests: settings.requests,
+      warmUpRequests: settings.warmUpRequests,
       rounds: 8,
       batchTimeoutMs: 30_000,
       onProgress: progress,
@@ -146,7 +163,7 @@ function generatedSection(run: Results, authorizerCacheTtlSeconds: number): stri
   return [
     `Last run ${run.startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC (${Math.round(run.durationS)} s) with \`npm run bench\`${flags.quick ? ' --quick' : ''}, on ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, Node.js ${m.node}, Linux ${m.kernel}; 1-minute load average ${m.loadAtStart.toFixed(1)} at the start, ${(m.loadAtEnd ?? 0).toFixed(1)} at the end.`,
     '',
-    `Cold init: median of ${s.coldRuns} fresh processes per bundle. Warm: median of ${s.warmBatches} batches of ${s.warmBatchSize} invocations, minus the baseline's in the same process, the lower of ${s.warmPasses} passes. End to end: ${s.requests} requests per route and side at concurrency ${s.concurrency}, through the local gateway and DynamoDB Local, against the same DynamoDB calls made directly (the floor).`,
+    `Cold init: median of ${s.coldRuns} fresh processes per bundle. Warm: median of ${s.warmBatches} batches of ${s.warmBatchSize} invocations, minus the baseline's in the same process, the lower of ${s.warmPasses} passes. End to end: ${s.requests} requests per route and side at concurrency ${s.concurrency} after ${s.warmUpRequests} to warm up, through the local gateway and DynamoDB Local, against the same DynamoDB calls made directly (the floor).`,
     '',
     resultsTable(run),
     '',

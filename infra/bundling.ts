@@ -20,6 +20,18 @@ export const ESM_REQUIRE_BANNER =
   "import { createRequire as __bundleCreateRequire } from 'node:module'; const require = __bundleCreateRequire(import.meta.url);";
 
 /**
+ * What the bundles get for `node:http`. An ESM import of it, as the SDK's HTTP handler and
+ * `@middy/util` make, builds the module's ESM facade, which reads its lazy `WebSocket`,
+ * `CloseEvent` and `MessageEvent` getters and so loads undici (nodejs/node#57649): a quarter to a
+ * third of a DynamoDB function's cold start, most of one without the SDK. The shim hands over the
+ * same built-in module without a facade, and undici loads only if something uses it. The path is
+ * relative to the project root, the working directory of both CDK's local esbuild and
+ * {@link esbuildOptions}, where esbuild resolves aliases.
+ */
+const NODE_HTTP_SHIM = './infra/shims/node-http.cjs';
+const NODE_HTTP_ALIAS = { 'node:http': NODE_HTTP_SHIM, http: NODE_HTTP_SHIM } as const;
+
+/**
  * The settings both forms below are made of, so the CDK bundle and a direct esbuild build cannot
  * drift apart.
  */
@@ -51,6 +63,7 @@ export const bundlingOptions: BundlingOptions = {
   mainFields: [...settings.mainFields],
   keepNames: settings.keepNames,
   banner: ESM_REQUIRE_BANNER,
+  esbuildArgs: { '--alias': Object.entries(NODE_HTTP_ALIAS).map(([from, to]) => `${from}=${to}`) },
   externalModules: [],
   tsconfig: TSCONFIG,
   forceDockerBundling: false,
@@ -78,6 +91,7 @@ export function esbuildOptions(entry: string, outfile: string): BuildOptions {
     mainFields: [...settings.mainFields],
     keepNames: settings.keepNames,
     banner: { js: ESM_REQUIRE_BANNER },
+    alias: { ...NODE_HTTP_ALIAS },
     external: [],
     tsconfig: TSCONFIG,
   };

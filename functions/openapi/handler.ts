@@ -1,9 +1,9 @@
 import { httpHandler } from '#shared/http/handler.ts';
 import { jsonText } from '#shared/http/problem.ts';
-import { buildOpenApiDocument } from '#shared/openapi.ts';
+import { openApiJson } from '#shared/openapi.generated.js';
 
-// Built and serialised once per container: the document only changes with a deployment.
-const document = jsonText(JSON.stringify(buildOpenApiDocument()));
+// Serialised at build time (`npm run generate`): the document only changes with a deployment.
+const document = jsonText(openApiJson);
 
 /** `GET /api/openapi.json`: the OpenAPI 3.1 document of this API (public). */
 export const handler = httpHandler({

@@ -240,7 +240,8 @@ export function stackRecordPath(stateDir: string, port: number): string {
 
 interface LoadedRoute {
   readonly route: Route;
-  readonly segments: readonly string[];
+  /** Per segment of the resource path: the literal it must equal, or the path parameter it binds. */
+  readonly segments: readonly ({ readonly literal: string } | { readonly parameter: string })[];
   handler?: ProxyHandler;
 }
 
@@ -251,7 +252,13 @@ interface Matched {
 
 interface CachedAuthorization {
   readonly expiresAt: number;
-  readonly result: Promise<APIGatewayAuthorizerResult>;
+  readonly result: Promise<Authorization>;
+}
+
+/** Where a request goes: its path as the URL parser normalises it, and its query. */
+interface RequestTarget {
+  readonly path: string;
+  readonly query: URLSearchParams | null;
 }
 
 /** A gateway response or a function's result, ready to be written. */
@@ -277,14 +284,34 @@ class Gateway {
   jwks: string | undefined;
   private readonly options: LocalStackOptions;
   private readonly routes: LoadedRoute[];
+  /** Routes without path parameters by `METHOD path`: most requests are found without a scan. */
+  private readonly literalRoutes = new Map<string, LoadedRoute>();
+  private readonly parameterRoutes: LoadedRoute[];
   private readonly authorizations = new Map<string, CachedAuthorization>();
   private authorizer: AuthorizerHandler | undefined;
   private loadErrors: Record<string, string> = {};
   private readonly ready = Promise.withResolvers<void>();
+  private loaded = false;
 
   constructor(options: LocalStackOptions) {
     this.options = options;
-    this.routes = routes.map((route) => ({ route, segments: route.path.split('/').slice(1) }));
+    this.routes = routes.map((route) => ({
+      route,
+      segments: route.path
+        .split('/')
+        .slice(1)
+        .map((segment) => {
+          const parameter = /^\{(.+)\}$/.exec(segment)?.[1];
+          return parameter === undefined ? { literal: segment } : { parameter };
+        }),
+    }));
+    for (const loaded of this.routes) {
+      const key = `${loaded.route.method} ${loaded.route.path}`;
+      const literal = loaded.segments.every((segment) => 'literal' in segment);
+      // The first of two identical routes wins, as in the scan below.
+      if (literal && !this.literalRoutes.has(key)) this.literalRoutes.set(key, loaded);
+    }
+    this.parameterRoutes = this.routes.filter((loaded) => loaded.segments.some((s) => 'parameter' in s));
   }
 
   /** Imports the authorizer and every handler once; a module that fails to load is reported, not fatal. */
@@ -309,6 +336,7 @@ class Gateway {
         loaded.handler = (await load(loaded.route.functionDir)) as ProxyHandler | undefined;
       }),
     );
+    this.loaded = true;
     this.ready.resolve();
     return this.loadErrors;
   }
@@ -317,22 +345,22 @@ class Gateway {
     const started = Date.now();
     const requestId = randomUUID();
     const method = req.method ?? 'GET';
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const target = requestTarget(req.url ?? '/');
     let operationId: string | undefined;
     let answer: Answer;
     try {
-      if (method === 'GET' && url.pathname === JWKS_PATH && this.jwks !== undefined) {
+      if (method === 'GET' && target.path === JWKS_PATH && this.jwks !== undefined) {
         answer = {
           statusCode: 200,
           headers: { 'content-type': 'application/jwk-set+json', 'cache-control': 'max-age=300' },
           body: this.jwks,
         };
       } else {
-        await this.ready.promise;
-        const matched = this.match(method, url.pathname);
+        if (!this.loaded) await this.ready.promise;
+        const matched = this.match(method, target.path);
         if (!matched) throw new GatewayError('MISSING_AUTHENTICATION_TOKEN', 'Missing Authentication Token');
         operationId = matched.loaded.route.operationId;
-        answer = await this.invoke(req, url, requestId, matched);
+        answer = await this.invoke(req, target, requestId, matched);
       }
     } catch (error) {
       answer = gatewayAnswer(error, requestId);
@@ -341,7 +369,7 @@ class Gateway {
     this.options.onRequest?.({
       requestId,
       method,
-      path: url.pathname,
+      path: target.path,
       status: answer.statusCode,
       ...(operationId === undefined ? {} : { operationId }),
       durationMs: Date.now() - started,
@@ -355,20 +383,22 @@ class Gateway {
   private match(method: string, path: string): Matched | undefined {
     // API Gateway ignores one trailing slash: /api/v3/pet/ is /api/v3/pet.
     const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+    // All literal segments is the best match there can be.
+    const literal = this.literalRoutes.get(`${method} ${trimmed}`);
+    if (literal) return { loaded: literal, pathParameters: null };
     const segments = trimmed.split('/').slice(1);
     let best: { matched: Matched; literals: number } | undefined;
-    for (const loaded of this.routes) {
+    for (const loaded of this.parameterRoutes) {
       if (loaded.route.method !== method || loaded.segments.length !== segments.length) continue;
       const parameters: Record<string, string> = {};
       let literals = 0;
       const fits = loaded.segments.every((template, i) => {
         const segment = segments[i] as string;
-        const name = /^\{(.+)\}$/.exec(template)?.[1];
-        if (name === undefined) {
+        if ('literal' in template) {
           literals++;
-          return template === segment;
+          return template.literal === segment;
         }
-        parameters[name] = decodeSegment(segment);
+        parameters[template.parameter] = decodeSegment(segment);
         return segment !== '';
       });
       if (fits && (!best || literals > best.literals)) {
@@ -379,14 +409,19 @@ class Gateway {
     return best?.matched;
   }
 
-  private async invoke(req: IncomingMessage, url: URL, requestId: string, matched: Matched): Promise<Answer> {
+  private async invoke(
+    req: IncomingMessage,
+    target: RequestTarget,
+    requestId: string,
+    matched: Matched,
+  ): Promise<Answer> {
     const { route, handler } = matched.loaded;
-    const body = await readBody(req);
-    const authorizer = route.scopes === null ? null : await this.authorize(req, url.pathname);
+    const body = hasBody(req) ? await readBody(req) : null;
+    const authorizer = route.scopes === null ? null : await this.authorize(req, target.path);
     if (!handler) {
       throw new GatewayError('DEFAULT_5XX', `${route.functionDir} failed to load`, 502);
     }
-    const event = this.proxyEvent(req, url, requestId, matched, body, authorizer);
+    const event = this.proxyEvent(req, target, requestId, matched, body, authorizer);
     const context = lambdaContext(`local-${route.operationId}`, this.integrationTimeoutMs());
     let result: unknown;
     try {
@@ -416,9 +451,9 @@ class Gateway {
       path,
     });
     const authorizeStarted = Date.now();
-    let result: APIGatewayAuthorizerResult;
+    let authorization: Authorization;
     try {
-      result = await this.authorizerResult(token, methodArn);
+      authorization = await this.authorization(token, methodArn);
     } catch (error) {
       if (error instanceof Error && error.message === 'Unauthorized') {
         throw new GatewayError('UNAUTHORIZED', 'Unauthorized');
@@ -426,21 +461,21 @@ class Gateway {
       if (!(error instanceof GatewayError)) logFunctionError('authorizer', undefined, error);
       throw new GatewayError('DEFAULT_5XX', 'AuthorizerConfigurationException', 500);
     }
-    if (!isAllowed(result.policyDocument, methodArn)) {
+    if (!authorization.allows(methodArn)) {
       throw new GatewayError(
         'ACCESS_DENIED',
         'User is not authorized to access this resource with an explicit deny',
       );
     }
     return {
-      principalId: result.principalId,
-      ...authorizerContext(result.context),
+      principalId: authorization.result.principalId,
+      ...authorization.context(),
       integrationLatency: Date.now() - authorizeStarted,
     };
   }
 
   /** The authorizer's answer for a token; concurrent requests with one token share one call. */
-  private authorizerResult(token: string, methodArn: string): Promise<APIGatewayAuthorizerResult> {
+  private authorization(token: string, methodArn: string): Promise<Authorization> {
     const now = Date.now();
     const cached = this.authorizations.get(token);
     if (cached && cached.expiresAt > now) return cached.result;
@@ -449,7 +484,7 @@ class Gateway {
     const result = authorizer(
       { type: 'TOKEN', authorizationToken: token, methodArn },
       lambdaContext('local-authorizer'),
-    ).then(checkAuthorizerResult);
+    ).then((answer) => new Authorization(checkAuthorizerResult(answer)));
     const ttlMs = (this.options.authorizerCacheTtlSeconds ?? 300) * 1000;
     if (ttlMs > 0) {
       this.pruneAuthorizations(now);
@@ -470,7 +505,7 @@ class Gateway {
 
   private proxyEvent(
     req: IncomingMessage,
-    url: URL,
+    target: RequestTarget,
     requestId: string,
     matched: Matched,
     body: Buffer | null,
@@ -479,12 +514,12 @@ class Gateway {
     const { route } = matched.loaded;
     const method = req.method ?? 'GET';
     const { headers, multiValueHeaders } = eventHeaders(req.rawHeaders);
-    const { query, multiValueQuery } = eventQuery(url.searchParams);
+    const { query, multiValueQuery } = eventQuery(target.query);
     const binary = body !== null && this.isBinary(req.headers['content-type']);
     const now = new Date();
     return {
       resource: route.path,
-      path: url.pathname,
+      path: target.path,
       httpMethod: method,
       headers,
       multiValueHeaders,
@@ -519,7 +554,7 @@ class Gateway {
           userAgent: req.headers['user-agent'] ?? null,
           userArn: null,
         },
-        path: url.pathname,
+        path: target.path,
         protocol: `HTTP/${req.httpVersion}`,
         requestId,
         requestTime: requestTime(now),
@@ -553,6 +588,58 @@ class Gateway {
     });
     res.end(answer.body);
   }
+}
+
+/**
+ * An authorizer's answer as it is cached for its token, with what every request derives from it
+ * worked out once: whether the policy allows a method ARN, and the context functions receive.
+ */
+class Authorization {
+  readonly result: APIGatewayAuthorizerResult;
+  private readonly decisions = new Map<string, boolean>();
+  private contextStrings: Record<string, string> | undefined;
+
+  constructor(result: APIGatewayAuthorizerResult) {
+    this.result = result;
+  }
+
+  allows(methodArn: string): boolean {
+    let allowed = this.decisions.get(methodArn);
+    if (allowed === undefined) {
+      allowed = isAllowed(this.result.policyDocument, methodArn);
+      // Method ARNs carry path parameter values: a token calling many ids must not grow this forever.
+      if (this.decisions.size < 100) this.decisions.set(methodArn, allowed);
+    }
+    return allowed;
+  }
+
+  /** The context for one request; a context functions cannot receive fails every request again. */
+  context(): Readonly<Record<string, string>> {
+    this.contextStrings ??= authorizerContext(this.result.context);
+    return this.contextStrings;
+  }
+}
+
+/** Path characters the URL parser keeps as they are, after one `/` (`//` would start an authority). */
+const PLAIN_PATH = /^\/(?!\/)[\w\-.~!$&'()*+,;=:@%/]*$/;
+/** A segment the URL parser may resolve (`.`, `..`, `%2e`…), conservatively: any segment starting so. */
+const DOT_SEGMENT = /\/(?:\.|%2e)/i;
+
+/**
+ * The path and query of a request target, as `new URL(target, base)` gives them. The common case,
+ * an origin-form path without query, dot segments or characters the parser would encode, is the
+ * pathname unchanged and is taken as it is: a URL object and its search params cost more than
+ * the rest of the routing.
+ */
+function requestTarget(target: string): RequestTarget {
+  if (PLAIN_PATH.test(target) && !DOT_SEGMENT.test(target)) return { path: target, query: null };
+  const url = new URL(target, 'http://localhost');
+  return { path: url.pathname, query: url.searchParams };
+}
+
+/** Whether the request has a body at all: HTTP/1.1 announces one by Content-Length or Transfer-Encoding. */
+function hasBody(req: IncomingMessage): boolean {
+  return req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
 }
 
 /**
@@ -618,11 +705,11 @@ function eventHeaders(rawHeaders: readonly string[]): {
   return { headers, multiValueHeaders };
 }
 
-function eventQuery(params: URLSearchParams): {
+function eventQuery(params: URLSearchParams | null): {
   query: Record<string, string> | null;
   multiValueQuery: Record<string, string[]> | null;
 } {
-  if (params.size === 0) return { query: null, multiValueQuery: null };
+  if (params === null || params.size === 0) return { query: null, multiValueQuery: null };
   const query: Record<string, string> = {};
   const multiValueQuery: Record<string, string[]> = {};
   for (const [name, value] of params) {
@@ -726,12 +813,24 @@ function gatewayAnswer(error: unknown, requestId: string): Answer {
   });
 }
 
+// One promise and one timer per invocation: Promise.race and finally would add three promises more.
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new GatewayError('DEFAULT_5XX', 'Endpoint request timed out', 504)), ms);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new GatewayError('DEFAULT_5XX', 'Endpoint request timed out', 504)),
+      ms,
+    );
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
   });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** A Lambda context as the runtime passes it, with a deadline at the integration timeout. */
@@ -753,10 +852,16 @@ function lambdaContext(functionName: string, timeoutMs = 10_000): Context {
   };
 }
 
-/** `$context.requestTime`: `dd/MMM/yyyy:HH:mm:ss +0000`. */
+let lastRequestTime = { second: Number.NaN, text: '' };
+
+/** `$context.requestTime`: `dd/MMM/yyyy:HH:mm:ss +0000`; it changes once a second, so it is made once a second. */
 function requestTime(date: Date): string {
-  const [, day, month, year, time] = /^\w+, (\d+) (\w+) (\d+) ([\d:]+)/.exec(date.toUTCString()) ?? [];
-  return `${day}/${month}/${year}:${time} +0000`;
+  const second = Math.floor(date.getTime() / 1000);
+  if (second !== lastRequestTime.second) {
+    const [, day, month, year, time] = /^\w+, (\d+) (\w+) (\d+) ([\d:]+)/.exec(date.toUTCString()) ?? [];
+    lastRequestTime = { second, text: `${day}/${month}/${year}:${time} +0000` };
+  }
+  return lastRequestTime.text;
 }
 
 /** Like the Lambda runtime, which logs an unhandled error before the gateway answers 5xx. */

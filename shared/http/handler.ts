@@ -46,16 +46,38 @@ type Middleware = MiddlewareObj<Event, APIGatewayProxyResult, Error, Context>;
 /** The body text as received, kept beside the parsed body for checks on the JSON text itself. */
 const rawBodies = new WeakMap<Event, string | null>();
 
+/**
+ * Lower-case header names, memoised: requests repeat the same few dozen names, and a freshly
+ * lower-cased string costs a string-table lookup every time it becomes a property key. Capped, as
+ * clients choose the names.
+ */
+const lowerCaseNames = new Map<string, string>();
+const LOWER_CASE_NAMES_CAP = 256;
+
+function lowerCaseName(name: string): string {
+  let lower = lowerCaseNames.get(name);
+  if (lower === undefined) {
+    lower = name.toLowerCase();
+    if (lowerCaseNames.size < LOWER_CASE_NAMES_CAP) lowerCaseNames.set(name, lower);
+  }
+  return lower;
+}
+
 /** Header names arrive as the client wrote them; lower-case them once for every later step. */
 const normalizeHeaders = (): Middleware => ({
   before: ({ event }) => {
+    const given = event.headers ?? {};
     const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(event.headers ?? {})) {
-      if (value !== undefined) headers[name.toLowerCase()] = value;
+    for (const name in given) {
+      const value = given[name];
+      if (value !== undefined) headers[lowerCaseName(name)] = value;
     }
     event.headers = headers;
   },
 });
+
+/** The caller as {@link requireScopes} established it, so that the handler need not parse it again. */
+const principals = new WeakMap<Event, Principal>();
 
 /** The caller's identity and scopes, taken only from the authorizer's context. */
 export function principalOf(event: Event): Principal {
@@ -71,10 +93,14 @@ export function principalOf(event: Event): Principal {
 /** Re-checks the route's scopes in the function itself: defence in depth behind the authorizer. */
 const requireScopes = (scopes: readonly string[]): Middleware => ({
   before: ({ event }) => {
-    const { scopes: held } = principalOf(event);
-    if (!scopes.every((scope) => held.has(scope))) throw new InsufficientScopeError(scopes);
+    const principal = principalOf(event);
+    if (!scopes.every((scope) => principal.scopes.has(scope))) throw new InsufficientScopeError(scopes);
+    principals.set(event, principal);
   },
 });
+
+/** The caller of a public route: nobody in particular. */
+const ANONYMOUS: Principal = { sub: '', scopes: new Set() };
 
 /**
  * Parses the JSON body with middy's parser, translating its errors into ours, and validates it
@@ -83,10 +109,11 @@ const requireScopes = (scopes: readonly string[]): Middleware => ({
 const jsonBody = (validate: ValidateFunction): Middleware => {
   const parser = httpJsonBodyParser();
   return {
-    before: async (request) => {
+    // Synchronous, as the parser is: awaiting it would cost every request with a body two microtask turns.
+    before: (request) => {
       rawBodies.set(request.event, request.event.body);
       try {
-        await parser.before?.(request as never);
+        parser.before?.(request as never);
       } catch (error) {
         throw translateParserError(error);
       }
@@ -138,7 +165,7 @@ export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody
     .use(middlewares)
     .handler(async (event) => {
       const result = await options.run({
-        principal: scopes ? principalOf(event) : { sub: '', scopes: new Set() },
+        principal: scopes ? (principals.get(event) ?? principalOf(event)) : ANONYMOUS,
         body: event.body as TBody,
         rawBody: rawBodies.get(event) ?? null,
         headers: event.headers,

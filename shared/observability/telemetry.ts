@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { isoTimestamp } from '../time.ts';
 
 /**
  * Structured logs and CloudWatch metrics in one JSON line per request. The line is an Embedded
@@ -32,7 +33,10 @@ const threshold =
 
 /** A metric unit CloudWatch knows. */
 export type MetricUnit = 'Count' | 'Milliseconds' | 'None';
-type Metrics = Map<string, { value: number; unit: MetricUnit }>;
+type Metric = { readonly value: number; readonly unit: MetricUnit };
+type Metrics = Map<string, Metric>;
+
+const ONE: Metric = { value: 1, unit: 'Count' };
 
 interface RequestScope {
   outcome?: string;
@@ -55,6 +59,25 @@ const sink: (line: string) => void =
 let coldStart = true;
 
 /**
+ * The `CloudWatchMetrics` directive of an EMF document, as JSON text. It depends only on which
+ * metrics a line carries, a handful of combinations per function, so each is serialised once.
+ */
+const directives = new Map<string, string>();
+
+function metricDirective(metrics: Metrics): string {
+  let key = '';
+  // CloudWatch metric names cannot hold a line break, so the key is unambiguous.
+  for (const [name, { unit }] of metrics) key += `${name}\n${unit}\n`;
+  let text = directives.get(key);
+  if (text === undefined) {
+    const definitions = Array.from(metrics, ([name, { unit }]) => ({ Name: name, Unit: unit }));
+    text = JSON.stringify([{ Namespace: METRICS_NAMESPACE, Dimensions: DIMENSIONS, Metrics: definitions }]);
+    directives.set(key, text);
+  }
+  return text;
+}
+
+/**
  * Writes one JSON line. With metrics it is an EMF document and is always written (dropping it
  * would drop the metrics); without, only when `level` passes the configured log level.
  */
@@ -65,26 +88,23 @@ export function writeRecord(
   metrics?: Metrics,
 ): void {
   if (!metrics?.size && LEVELS[level] < threshold) return;
+  const now = Date.now();
   const record: Record<string, unknown> = {
-    timestamp: new Date().toISOString(),
+    timestamp: isoTimestamp(now),
     level,
     service: SERVICE,
     ...(stage ? { stage } : {}),
     message,
     ...fields,
   };
-  if (metrics?.size) {
-    const definitions: { Name: string; Unit: MetricUnit }[] = [];
-    for (const [name, { value, unit }] of metrics) {
-      definitions.push({ Name: name, Unit: unit });
-      record[name] = value;
-    }
-    record._aws = {
-      Timestamp: Date.now(),
-      CloudWatchMetrics: [{ Namespace: METRICS_NAMESPACE, Dimensions: DIMENSIONS, Metrics: definitions }],
-    };
+  if (!metrics?.size) {
+    sink(`${JSON.stringify(record)}\n`);
+    return;
   }
-  sink(`${JSON.stringify(record)}\n`);
+  for (const [name, { value }] of metrics) record[name] = value;
+  // `_aws` closes the object, so the cached directive text is spliced in rather than serialised again.
+  const json = JSON.stringify(record);
+  sink(`${json.slice(0, -1)},"_aws":{"Timestamp":${now},"CloudWatchMetrics":${metricDirective(metrics)}}}\n`);
 }
 
 /** Writes a log line with no metrics. */
@@ -127,13 +147,12 @@ export async function withRequestTelemetry<T extends { statusCode: number }>(
   const response = await current.run(scope, run);
   const latencyMs = Math.round((performance.now() - started) * 1000) / 1000;
   const status = response.statusCode;
-  const metrics: Metrics = new Map([
-    ['Requests', { value: 1, unit: 'Count' }],
-    ['Latency', { value: latencyMs, unit: 'Milliseconds' }],
-  ]);
-  if (status >= 400 && status < 500) metrics.set('ClientErrors', { value: 1, unit: 'Count' });
-  if (status >= 500) metrics.set('ServerErrors', { value: 1, unit: 'Count' });
-  if (wasCold) metrics.set('ColdStarts', { value: 1, unit: 'Count' });
+  const metrics: Metrics = new Map();
+  metrics.set('Requests', ONE);
+  metrics.set('Latency', { value: latencyMs, unit: 'Milliseconds' });
+  if (status >= 400 && status < 500) metrics.set('ClientErrors', ONE);
+  if (status >= 500) metrics.set('ServerErrors', ONE);
+  if (wasCold) metrics.set('ColdStarts', ONE);
   for (const [name, metric] of scope.metrics) metrics.set(name, metric);
   writeRecord(
     status >= 500 ? 'ERROR' : 'INFO',

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { GetCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { requireEnv } from '../config.ts';
 import { createDocumentClient } from '../dynamodb/client.ts';
@@ -82,10 +82,7 @@ export async function commitTransfer(
   const now = transfer.createdAt;
   const input: TransactWriteCommandInput = {
     ClientRequestToken: claim
-      ? createHash('sha256')
-          .update(JSON.stringify([claim.sub, claim.key, claim.requestHash]))
-          .digest('base64url')
-          .slice(0, 36)
+      ? hash('sha256', JSON.stringify([claim.sub, claim.key, claim.requestHash]), 'base64url').slice(0, 36)
       : transfer.transferId,
     TransactItems: [
       {

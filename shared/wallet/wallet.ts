@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import {
   IdempotencyKeyReuseError,
   InsufficientFundsError,
@@ -6,6 +6,7 @@ import {
   ValidationError,
 } from '../errors.ts';
 import { addMetric, setOutcome } from '../observability/telemetry.ts';
+import { isoTimestamp } from '../time.ts';
 import { type AmountProblem, moneyJson, numberSource, parseAmount } from './money.ts';
 import type { WalletSettings } from './settings.ts';
 import { commitTransfer, readWallet, type TransferRecord } from './wallet-repository.ts';
@@ -57,10 +58,9 @@ export async function sendMoney(command: SendMoneyCommand, settings: WalletSetti
     throw new ValidationError([{ pointer: '/toAddress', detail: 'must not be your own address' }]);
   }
   const key = parseIdempotencyKey(command.idempotencyKeyHeader);
-  const requestHash = createHash('sha256')
-    .update(JSON.stringify([command.toAddress, amountMinor]))
-    .digest('base64url');
-  const createdAt = new Date().toISOString();
+  const requestHash = hash('sha256', JSON.stringify([command.toAddress, amountMinor]), 'base64url');
+  const now = Date.now();
+  const createdAt = isoTimestamp(now);
   const transfer: TransferRecord = {
     transferId: randomUUID(),
     fromAddress: command.sub,
@@ -74,7 +74,7 @@ export async function sendMoney(command: SendMoneyCommand, settings: WalletSetti
         sub: command.sub,
         key,
         requestHash,
-        expiresAt: Math.floor(Date.parse(createdAt) / 1000) + settings.idempotencyTtlSeconds,
+        expiresAt: Math.floor(now / 1000) + settings.idempotencyTtlSeconds,
       }
     : undefined;
 

@@ -1,8 +1,5 @@
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { closeSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { writeSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
@@ -23,9 +20,16 @@ export interface ChildOutcome<T> {
   readonly stdoutBytes: number;
 }
 
+/** How much of a child's stdout is kept, for the message of a failed run. */
+const STDOUT_TAIL_BYTES = 4_000;
+
 /**
  * Runs `node [nodeOptions] <script> ...args` with exactly `env` and returns what it reported
  * through {@link reportResult}. A non-zero exit, a timeout or a missing result rejects.
+ *
+ * The child's stdout is a pipe this process drains, as the runtime's stdout is on Lambda, read by
+ * its log agent: a function's request line costs what a pipe write costs there, not a write to a
+ * file on this machine's disk (about twice as much here). This process only waits meanwhile.
  */
 export function runJsonChild<T>(
   script: string,
@@ -34,19 +38,25 @@ export function runJsonChild<T>(
   options: { nodeOptions?: readonly string[]; timeoutMs?: number } = {},
 ): Promise<ChildOutcome<T>> {
   const path = fileURLToPath(new URL(script, import.meta.url));
-  // Stdout goes to a file, not a pipe: a write to a pipe the parent is slow to drain (two busy
-  // cores) would block or queue, and the functions' log line would cost what the scheduler decides.
-  const stdoutPath = join(tmpdir(), `wallet-catalog-bench-${randomUUID()}.log`);
-  const stdoutFd = openSync(stdoutPath, 'w');
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...(options.nodeOptions ?? []), path, ...args], {
       env,
-      stdio: ['ignore', stdoutFd, 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     });
-    closeSync(stdoutFd);
+    let stdoutBytes = 0;
+    let stdoutTail = Buffer.alloc(0);
     let stderr = '';
     let result = '';
-    const [, , stderrStream, results] = child.stdio as unknown as [null, null, Readable, Readable];
+    const [, stdoutStream, stderrStream, results] = child.stdio as unknown as [
+      null,
+      Readable,
+      Readable,
+      Readable,
+    ];
+    stdoutStream.on('data', (chunk: Buffer) => {
+      stdoutBytes += chunk.length;
+      stdoutTail = Buffer.concat([stdoutTail, chunk]).subarray(-STDOUT_TAIL_BYTES);
+    });
     stderrStream.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
     });
@@ -57,18 +67,13 @@ export function runJsonChild<T>(
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      const stdoutBytes = statSync(stdoutPath).size;
-      const failure = (why: string) => {
-        const stdoutTail = readFileSync(stdoutPath, 'utf8').slice(-4000);
-        return new Error(`${script} ${args.join(' ')} ${why}:\n${stderr}\n(stdout ends with:) ${stdoutTail}`);
-      };
+      const failure = (why: string) =>
+        new Error(`${script} ${args.join(' ')} ${why}:\n${stderr}\n(stdout ends with:) ${stdoutTail}`);
+      if (code !== 0) return reject(failure(`exited with ${signal ?? code}`));
       try {
-        if (code !== 0) return reject(failure(`exited with ${signal ?? code}`));
         resolve({ result: JSON.parse(result) as T, stdoutBytes });
       } catch {
         reject(failure('reported no result'));
-      } finally {
-        rmSync(stdoutPath, { force: true });
       }
     });
   });

@@ -65,11 +65,9 @@ export const routes = [
     path: '/api/wallet/send',
     functionDir: 'send-money',
     scopes: ['write:wallet'],
-    // TransactWriteItems is authorised per item action; GetItem reads the idempotency record and balance.
-    data: {
-      table: 'wallets',
-      actions: ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem'],
-    },
+    // TransactWriteItems is authorised per item action (its items are only Updates and Puts);
+    // GetItem reads the balance after the commit.
+    data: { table: 'wallets', actions: ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:GetItem'] },
     summary: "Send money from the caller's wallet to another address",
   },
   {

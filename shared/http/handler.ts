@@ -1,5 +1,6 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
+import { jsonContentTypePattern } from '@middy/util';
 import type { ValidateFunction } from 'ajv';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import {
@@ -9,7 +10,7 @@ import {
   UnsupportedMediaTypeError,
   ValidationError,
 } from '../errors.ts';
-import { addLogField, withRequestTelemetry } from '../observability/telemetry.ts';
+import { withRequestTelemetry } from '../observability/telemetry.ts';
 import { type OperationId, routeOf } from '../routes.ts';
 import { jsonResponse } from './problem.ts';
 import { problemErrorHandler } from './problem-middleware.ts';
@@ -18,7 +19,7 @@ import { toViolations } from './validation.ts';
 /** The authenticated caller, as the authorizer established it. */
 export interface Principal {
   readonly sub: string;
-  readonly scopes: ReadonlySet<string>;
+  readonly scopes: readonly string[];
 }
 
 /** What a use case sees of an HTTP request: nothing of API Gateway beyond this. */
@@ -27,8 +28,8 @@ export interface HttpRequest<TBody> {
   readonly body: TBody;
   /** The body exactly as sent, for checks that need the JSON text (exact decimals). */
   readonly rawBody: string | null;
-  /** Header names in lower case. */
-  readonly headers: Readonly<Record<string, string | undefined>>;
+  /** A header by its lower-case name, whatever case the client used. */
+  header(lowerCaseName: string): string | undefined;
   readonly pathParameters: Readonly<Record<string, string | undefined>>;
   readonly requestId: string;
 }
@@ -43,41 +44,26 @@ export interface HttpResult {
 type Event = APIGatewayProxyEvent;
 type Middleware = MiddlewareObj<Event, APIGatewayProxyResult, Error, Context>;
 
-/** The body text as received, kept beside the parsed body for checks on the JSON text itself. */
-const rawBodies = new WeakMap<Event, string | null>();
+/**
+ * The body text as received, kept on the event beside the parsed body, for checks on the JSON
+ * text itself. A property, not a WeakMap entry: that costs a microsecond per request here.
+ */
+const RAW_BODY = Symbol('rawBody');
+type ParsedEvent = Event & { [RAW_BODY]?: string | null };
 
 /**
- * Lower-case header names, memoised: requests repeat the same few dozen names, and a freshly
- * lower-cased string costs a string-table lookup every time it becomes a property key. Capped, as
- * clients choose the names.
+ * A request header by its lower-case name, whatever case the client spelled it in (API Gateway
+ * passes names as sent). Looked up on demand: lower-casing every name costs each request.
  */
-const lowerCaseNames = new Map<string, string>();
-const LOWER_CASE_NAMES_CAP = 256;
-
-function lowerCaseName(name: string): string {
-  let lower = lowerCaseNames.get(name);
-  if (lower === undefined) {
-    lower = name.toLowerCase();
-    if (lowerCaseNames.size < LOWER_CASE_NAMES_CAP) lowerCaseNames.set(name, lower);
+function headerOf(headers: Event['headers'] | null, lowerCaseName: string): string | undefined {
+  if (!headers) return undefined;
+  const exact = headers[lowerCaseName];
+  if (exact !== undefined) return exact;
+  for (const name in headers) {
+    if (name.length === lowerCaseName.length && name.toLowerCase() === lowerCaseName) return headers[name];
   }
-  return lower;
+  return undefined;
 }
-
-/** Header names arrive as the client wrote them; lower-case them once for every later step. */
-const normalizeHeaders = (): Middleware => ({
-  before: ({ event }) => {
-    const given = event.headers ?? {};
-    const headers: Record<string, string> = {};
-    for (const name in given) {
-      const value = given[name];
-      if (value !== undefined) headers[lowerCaseName(name)] = value;
-    }
-    event.headers = headers;
-  },
-});
-
-/** The caller as {@link requireScopes} established it, so that the handler need not parse it again. */
-const principals = new WeakMap<Event, Principal>();
 
 /** The caller's identity and scopes, taken only from the authorizer's context. */
 export function principalOf(event: Event): Principal {
@@ -87,41 +73,74 @@ export function principalOf(event: Event): Principal {
     throw new UnauthenticatedError('No authenticated caller');
   }
   const scope = authorizer?.scope;
-  return { sub, scopes: new Set(typeof scope === 'string' && scope !== '' ? scope.split(' ') : []) };
+  return { sub, scopes: typeof scope === 'string' && scope !== '' ? scope.split(' ') : [] };
 }
 
 /** Re-checks the route's scopes in the function itself: defence in depth behind the authorizer. */
 const requireScopes = (scopes: readonly string[]): Middleware => ({
   before: ({ event }) => {
     const principal = principalOf(event);
-    if (!scopes.every((scope) => principal.scopes.has(scope))) throw new InsufficientScopeError(scopes);
-    principals.set(event, principal);
+    if (!scopes.every((scope) => principal.scopes.includes(scope))) throw new InsufficientScopeError(scopes);
   },
 });
 
 /** The caller of a public route: nobody in particular. */
-const ANONYMOUS: Principal = { sub: '', scopes: new Set() };
+const ANONYMOUS: Principal = { sub: '', scopes: [] };
+
+/**
+ * Text in which no JSON object key can be `__proto__` or `constructor`: neither appears literally
+ * and no `\u` escape could spell one (no other escape yields a letter or `_`).
+ */
+const cannotHoldForbiddenKey = (text: string): boolean =>
+  !text.includes('__proto__') && !text.includes('constructor') && !text.includes('\\u');
 
 /**
  * Parses the JSON body with middy's parser, translating its errors into ours, and validates it
  * with a generated standalone validator.
+ *
+ * middy 7 guards against `__proto__` and `constructor` keys with a JSON.parse reviver, and any
+ * reviver sends V8 down its slow path: 9.5 µs instead of 1.5 µs for a full pet (BENCHMARKS.md).
+ * Text that cannot hold such a key, sent as JSON in plain text, is parsed without one, which is
+ * the same result (secure-json-parse, Fastify's parser, does the same); everything else, and
+ * every error, goes through middy's parser (`test/unit/json-body.test.ts` compares the two).
  */
 const jsonBody = (validate: ValidateFunction): Middleware => {
   const parser = httpJsonBodyParser();
   return {
     // Synchronous, as the parser is: awaiting it would cost every request with a body two microtask turns.
     before: (request) => {
-      rawBodies.set(request.event, request.event.body);
-      try {
-        parser.before?.(request as never);
-      } catch (error) {
-        throw translateParserError(error);
+      const event: ParsedEvent = request.event;
+      const text = event.body;
+      event[RAW_BODY] = text;
+      const contentType = headerOf(event.headers, 'content-type');
+      let body: unknown;
+      if (
+        typeof text === 'string' &&
+        !event.isBase64Encoded &&
+        contentType !== undefined &&
+        jsonContentTypePattern.test(contentType) &&
+        cannotHoldForbiddenKey(text)
+      ) {
+        try {
+          body = JSON.parse(text);
+        } catch {
+          throw new MalformedBodyError('The request body is not valid JSON');
+        }
+      } else {
+        // middy's parser reads the header under these two spellings only.
+        if (contentType !== undefined) event.headers = { ...event.headers, 'content-type': contentType };
+        try {
+          parser.before?.(request as never);
+        } catch (error) {
+          throw translateParserError(error);
+        }
+        body = event.body;
       }
-      const body: unknown = request.event.body;
       if (typeof body !== 'object' || body === null || Array.isArray(body)) {
         throw new MalformedBodyError('The request body must be a JSON object');
       }
       if (!validate(body)) throw new ValidationError(toViolations(validate.errors));
+      (event as { body: unknown }).body = body;
     },
   };
 };
@@ -149,13 +168,13 @@ export interface HttpHandlerOptions<TBody> {
 }
 
 /**
- * Wraps a use case into an API Gateway (REST, proxy) Lambda handler: headers normalised, scopes
- * re-checked, body parsed and validated, and every error turned into problem+json by the one
- * error handler, registered first so that its `onError` runs last.
+ * Wraps a use case into an API Gateway (REST, proxy) Lambda handler: scopes re-checked, body
+ * parsed and validated, and every error turned into problem+json
+ * by the one error handler, registered first so that its `onError` runs last.
  */
 export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody>) {
   const { scopes } = routeOf(options.operationId);
-  const middlewares: Middleware[] = [problemErrorHandler(), normalizeHeaders()];
+  const middlewares: Middleware[] = [problemErrorHandler()];
   if (scopes) middlewares.push(requireScopes(scopes));
   if (options.body) middlewares.push(jsonBody(options.body));
 
@@ -163,23 +182,30 @@ export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody
   // about to time out is answered by the gateway's DEFAULT_5XX problem all the same.
   const handler = middy<Event, APIGatewayProxyResult>({ timeoutEarlyInMillis: 0 })
     .use(middlewares)
-    .handler(async (event) => {
+    .handler(async (event: ParsedEvent) => {
       const result = await options.run({
-        principal: scopes ? (principals.get(event) ?? principalOf(event)) : ANONYMOUS,
+        // Parsed again rather than handed over from requireScopes: cheaper than any side channel.
+        principal: scopes ? principalOf(event) : ANONYMOUS,
         body: event.body as TBody,
-        rawBody: rawBodies.get(event) ?? null,
-        headers: event.headers,
+        rawBody: event[RAW_BODY] ?? null,
+        header: (name) => headerOf(event.headers, name),
         pathParameters: event.pathParameters ?? {},
         requestId: event.requestContext.requestId,
       });
       return jsonResponse(result.statusCode, result.body, result.headers);
     });
 
-  return (event: Event, context: Context): Promise<APIGatewayProxyResult> =>
-    withRequestTelemetry(options.operationId, event.requestContext?.requestId ?? context.awsRequestId, () => {
-      // The caller as the authorizer named it: who did what, without ever logging the token.
-      const sub = event.requestContext?.authorizer?.principalId;
-      if (typeof sub === 'string') addLogField('sub', sub);
-      return handler(event, context);
-    });
+  const route = options.operationId;
+  return (event: Event, context: Context): Promise<APIGatewayProxyResult> => {
+    // The caller as the authorizer named it: who did what, without ever logging the token.
+    const sub = event.requestContext?.authorizer?.principalId;
+    return withRequestTelemetry(
+      {
+        route,
+        requestId: event.requestContext?.requestId ?? context.awsRequestId,
+        sub: typeof sub === 'string' ? sub : undefined,
+      },
+      () => handler(event, context),
+    );
+  };
 }

@@ -40,8 +40,8 @@ const ONE: Metric = { value: 1, unit: 'Count' };
 
 interface RequestScope {
   outcome?: string;
-  readonly metrics: Metrics;
-  readonly fields: Record<string, string | number | boolean>;
+  /** Created by the first metric the request adds: most add none. */
+  metrics?: Metrics;
 }
 
 const current = new AsyncLocalStorage<RequestScope>();
@@ -59,15 +59,13 @@ const sink: (line: string) => void =
 let coldStart = true;
 
 /**
- * The `CloudWatchMetrics` directive of an EMF document, as JSON text. It depends only on which
- * metrics a line carries, a handful of combinations per function, so each is serialised once.
+ * `CloudWatchMetrics` directives of EMF documents, as JSON text. A directive depends only on which
+ * metrics a line carries, a handful of combinations per function, so each is serialised once,
+ * under a key that names the combination.
  */
 const directives = new Map<string, string>();
 
-function metricDirective(metrics: Metrics): string {
-  let key = '';
-  // CloudWatch metric names cannot hold a line break, so the key is unambiguous.
-  for (const [name, { unit }] of metrics) key += `${name}\n${unit}\n`;
+function directive(key: string, metrics: Metrics): string {
   let text = directives.get(key);
   if (text === undefined) {
     const definitions = Array.from(metrics, ([name, { unit }]) => ({ Name: name, Unit: unit }));
@@ -104,7 +102,10 @@ export function writeRecord(
   for (const [name, { value }] of metrics) record[name] = value;
   // `_aws` closes the object, so the cached directive text is spliced in rather than serialised again.
   const json = JSON.stringify(record);
-  sink(`${json.slice(0, -1)},"_aws":{"Timestamp":${now},"CloudWatchMetrics":${metricDirective(metrics)}}}\n`);
+  let key = '';
+  // CloudWatch metric names cannot hold a line break, so the key is unambiguous.
+  for (const [name, { unit }] of metrics) key += `\n${name}\n${unit}`;
+  sink(`${json.slice(0, -1)},"_aws":{"Timestamp":${now},"CloudWatchMetrics":${directive(key, metrics)}}}\n`);
 }
 
 /** Writes a log line with no metrics. */
@@ -114,8 +115,10 @@ export function log(level: Level, message: string, fields: Record<string, unknow
 
 /** Adds to a metric of the request in flight; a no-op outside one (scripts, domain tests). */
 export function addMetric(name: string, value: number, unit: MetricUnit = 'Count'): void {
-  const metrics = current.getStore()?.metrics;
-  if (metrics) metrics.set(name, { value: (metrics.get(name)?.value ?? 0) + value, unit });
+  const scope = current.getStore();
+  if (!scope) return;
+  scope.metrics ??= new Map();
+  scope.metrics.set(name, { value: (scope.metrics.get(name)?.value ?? 0) + value, unit });
 }
 
 /** Names the outcome of the request in flight: a problem type slug, or a success kind. */
@@ -124,49 +127,90 @@ export function setOutcome(outcome: string): void {
   if (scope) scope.outcome = outcome;
 }
 
-/** Adds a searchable field to the request's line. Never a token, a body or a secret. */
-export function addLogField(name: string, value: string | number | boolean): void {
-  const scope = current.getStore();
-  if (scope) scope.fields[name] = value;
+/** The request line's fixed start: `"service"` and, when deployed, `"stage"`. */
+const SERVICE_JSON = `"service":${JSON.stringify(SERVICE)}${stage ? `,"stage":${JSON.stringify(stage)}` : ''}`;
+
+/** Strings JSON.stringify would leave as they are: no quote, backslash, control or lone surrogate. */
+const PLAIN_STRING = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+
+/**
+ * The JSON text of a string. Request ids, routes and subjects are plain text nearly always, and
+ * quoting them costs a fraction of a JSON.stringify call, which is a few hundred nanoseconds here.
+ */
+export function jsonString(text: string): string {
+  return PLAIN_STRING.test(text) ? `"${text}"` : JSON.stringify(text);
 }
 
 /**
  * Runs one request in a telemetry scope and writes its line: the API Gateway request id as
- * correlation id, route, status, outcome, latency, cold start, the fields and metrics the request
- * added, and the per-route metrics Requests, Latency, ClientErrors, ServerErrors, ColdStarts.
+ * correlation id, route, caller (`sub`, when authenticated), status, outcome, latency, cold start,
+ * the metrics the request added, and the per-route metrics Requests, Latency, ClientErrors,
+ * ServerErrors, ColdStarts. Never a token or a body.
  */
 export async function withRequestTelemetry<T extends { statusCode: number }>(
-  route: string,
-  requestId: string,
+  request: { readonly route: string; readonly requestId: string; readonly sub?: string | undefined },
   run: () => Promise<T>,
 ): Promise<T> {
   const started = performance.now();
-  const scope: RequestScope = { metrics: new Map(), fields: {} };
+  const scope: RequestScope = {};
   const wasCold = coldStart;
   coldStart = false;
   const response = await current.run(scope, run);
   const latencyMs = Math.round((performance.now() - started) * 1000) / 1000;
-  const status = response.statusCode;
-  const metrics: Metrics = new Map();
-  metrics.set('Requests', ONE);
-  metrics.set('Latency', { value: latencyMs, unit: 'Milliseconds' });
-  if (status >= 400 && status < 500) metrics.set('ClientErrors', ONE);
-  if (status >= 500) metrics.set('ServerErrors', ONE);
-  if (wasCold) metrics.set('ColdStarts', ONE);
-  for (const [name, metric] of scope.metrics) metrics.set(name, metric);
-  writeRecord(
-    status >= 500 ? 'ERROR' : 'INFO',
-    'request',
-    {
-      requestId,
-      route,
-      status,
-      outcome: scope.outcome ?? (status < 400 ? 'ok' : `http-${status}`),
-      latencyMs,
-      coldStart: wasCold,
-      ...scope.fields,
-    },
-    metrics,
-  );
+  writeRequestLine(request, response.statusCode, latencyMs, wasCold, scope);
   return response;
+}
+
+/**
+ * The request line, written as JSON text directly rather than built as an object and serialised:
+ * every request pays for it, and all but a few of its values are numbers or fixed names. The
+ * strings from outside (request id, sub, outcome) go through {@link jsonString};
+ * `telemetry.test.ts` parses lines back.
+ */
+function writeRequestLine(
+  request: { readonly route: string; readonly requestId: string; readonly sub?: string | undefined },
+  status: number,
+  latencyMs: number,
+  wasCold: boolean,
+  scope: RequestScope,
+): void {
+  const now = Date.now();
+  let values = `,"Requests":1,"Latency":${latencyMs}`;
+  // Names the combination of metrics the line carries (see `directive`), as the values are added.
+  let key = 'request:';
+  if (status >= 400 && status < 500) {
+    values += ',"ClientErrors":1';
+    key += 'C';
+  } else if (status >= 500) {
+    values += ',"ServerErrors":1';
+    key += 'S';
+  }
+  if (wasCold) {
+    values += ',"ColdStarts":1';
+    key += 'W';
+  }
+  if (scope.metrics) {
+    for (const [name, { value, unit }] of scope.metrics) {
+      values += `,${jsonString(name)}:${value}`;
+      key += `\n${name}\n${unit}`;
+    }
+  }
+  const outcome = scope.outcome ?? (status < 400 ? 'ok' : `http-${status}`);
+  const emf = directives.get(key) ?? directive(key, requestMetrics(status, wasCold, scope.metrics));
+  sink(
+    `{"timestamp":"${isoTimestamp(now)}","level":"${status >= 500 ? 'ERROR' : 'INFO'}",${SERVICE_JSON},"message":"request","requestId":${jsonString(request.requestId)},"route":${jsonString(request.route)},${request.sub === undefined ? '' : `"sub":${jsonString(request.sub)},`}"status":${status},"outcome":${jsonString(outcome)},"latencyMs":${latencyMs},"coldStart":${wasCold}${values},"_aws":{"Timestamp":${now},"CloudWatchMetrics":${emf}}}\n`,
+  );
+}
+
+/** The metrics of a request line, in the order {@link writeRequestLine} writes their values. */
+function requestMetrics(status: number, wasCold: boolean, added: Metrics | undefined): Metrics {
+  const metrics: Metrics = new Map([
+    ['Requests', ONE],
+    ['Latency', { value: 0, unit: 'Milliseconds' }],
+  ]);
+  if (status >= 400 && status < 500) metrics.set('ClientErrors', ONE);
+  else if (status >= 500) metrics.set('ServerErrors', ONE);
+  if (wasCold) metrics.set('ColdStarts', ONE);
+  for (const [name, metric] of added ?? []) metrics.set(name, metric);
+  return metrics;
 }

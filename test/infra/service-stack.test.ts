@@ -258,7 +258,6 @@ describe('data access', () => {
     expect(actionsOf(grant('getBalance'))).toEqual(['dynamodb:GetItem']);
     expect(JSON.stringify(grant('getBalance').Resource)).toMatch(tableReference('wallets', 'Arn'));
     expect(actionsOf(grant('sendMoney'))).toEqual([
-      'dynamodb:ConditionCheckItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
       'dynamodb:UpdateItem',

@@ -17,6 +17,7 @@ import { handler as addPet } from '#functions/add-pet/handler.ts';
 import { handler as getBalance } from '#functions/get-balance/handler.ts';
 import { handler as getPet } from '#functions/get-pet/handler.ts';
 import { handler as send } from '#functions/send-money/handler.ts';
+import { type OperationId, routeOf } from '#shared/routes.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
 import { fund } from '../support/wallet.ts';
 
@@ -45,17 +46,49 @@ beforeEach(() => {
 });
 afterAll(() => spy.restore());
 
-/** The DynamoDB commands one request sent, by name. */
-async function roundTripsOf(request: () => Promise<{ statusCode: number }>): Promise<string[]> {
+/** The IAM action that authorises each single-item command, and each kind of transaction item. */
+const ACTION_OF: Readonly<Record<string, string>> = {
+  GetCommand: 'dynamodb:GetItem',
+  PutCommand: 'dynamodb:PutItem',
+  UpdateCommand: 'dynamodb:UpdateItem',
+  DeleteCommand: 'dynamodb:DeleteItem',
+  Get: 'dynamodb:GetItem',
+  Put: 'dynamodb:PutItem',
+  Update: 'dynamodb:UpdateItem',
+  Delete: 'dynamodb:DeleteItem',
+  ConditionCheck: 'dynamodb:ConditionCheckItem',
+};
+
+/** The IAM actions a command needs: transactions are authorised by the actions of their items. */
+function actionsOf(command: { constructor: { name: string }; input: unknown }): string[] {
+  const name = command.constructor.name;
+  if (name === 'TransactWriteCommand' || name === 'TransactGetCommand') {
+    const items = (command.input as { TransactItems: Record<string, unknown>[] }).TransactItems;
+    return items.flatMap((item) => Object.keys(item).map((kind) => ACTION_OF[kind] ?? `unknown ${kind}`));
+  }
+  return [ACTION_OF[name] ?? `unknown ${name}`];
+}
+
+/**
+ * The DynamoDB commands one request sent, by name, after checking that the route's IAM grant is
+ * exactly the set of actions they needed: neither a denied call on AWS nor an unused permission.
+ */
+async function roundTripsOf(
+  operationId: OperationId,
+  request: () => Promise<{ statusCode: number }>,
+): Promise<string[]> {
   spy.resetHistory();
   const response = await request();
   expect(response.statusCode).toBe(200);
-  return spy.calls().map((call) => (call.args[0] as object).constructor.name);
+  const sent = spy.calls().map((call) => call.args[0] as unknown as Parameters<typeof actionsOf>[0]);
+  const needed = new Set(sent.flatMap(actionsOf));
+  expect([...needed].sort()).toEqual([...(routeOf(operationId).data?.actions ?? [])].sort());
+  return sent.map((command) => command.constructor.name);
 }
 
-describe('DynamoDB round trips per request', () => {
+describe("DynamoDB round trips per request, each exactly covered by its route's grant", () => {
   it('add pet: one conditional write', async () => {
-    const sent = await roundTripsOf(() =>
+    const sent = await roundTripsOf('addPet', () =>
       invoke(
         addPet,
         apiEvent({ method: 'POST', scopes: ['write:pets'], body: { name: 'rex', photoUrls: [] } }),
@@ -70,21 +103,23 @@ describe('DynamoDB round trips per request', () => {
       addPet,
       apiEvent({ method: 'POST', scopes: ['write:pets'], body: { id, name: 'rex', photoUrls: [] } }),
     );
-    const sent = await roundTripsOf(() =>
+    const sent = await roundTripsOf('getPetById', () =>
       invoke(getPet, apiEvent({ scopes: ['read:pets'], pathParameters: { petId: String(id) } })),
     );
     expect(sent).toEqual(['GetCommand']);
   });
 
   it('balance: one read', async () => {
-    const sent = await roundTripsOf(() => invoke(getBalance, apiEvent({ scopes: ['read:wallet'] })));
+    const sent = await roundTripsOf('getBalance', () =>
+      invoke(getBalance, apiEvent({ scopes: ['read:wallet'] })),
+    );
     expect(sent).toEqual(['GetCommand']);
   });
 
   it('send: one transaction, then the one read of the balance the response reports', async () => {
     const alice = uniqueSub('alice');
     await fund(alice, 100);
-    const sent = await roundTripsOf(() =>
+    const sent = await roundTripsOf('sendMoney', () =>
       invoke(
         send,
         apiEvent({

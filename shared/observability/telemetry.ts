@@ -131,6 +131,7 @@ export function setOutcome(outcome: string): void {
 const SERVICE_JSON = `"service":${JSON.stringify(SERVICE)}${stage ? `,"stage":${JSON.stringify(stage)}` : ''}`;
 
 /** Strings JSON.stringify would leave as they are: no quote, backslash, control or lone surrogate. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what JSON must escape.
 const PLAIN_STRING = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
 
 /**

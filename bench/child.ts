@@ -1,5 +1,8 @@
 import { spawn } from 'node:child_process';
-import { writeSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { closeSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
@@ -20,16 +23,9 @@ export interface ChildOutcome<T> {
   readonly stdoutBytes: number;
 }
 
-/** How much of a child's stdout is kept, for the message of a failed run. */
-const STDOUT_TAIL_BYTES = 4_000;
-
 /**
  * Runs `node [nodeOptions] <script> ...args` with exactly `env` and returns what it reported
  * through {@link reportResult}. A non-zero exit, a timeout or a missing result rejects.
- *
- * The child's stdout is a pipe this process drains, as the runtime's stdout is on Lambda, read by
- * its log agent: a function's request line costs what a pipe write costs there, not a write to a
- * file on this machine's disk (about twice as much here). This process only waits meanwhile.
  */
 export function runJsonChild<T>(
   script: string,
@@ -38,25 +34,19 @@ export function runJsonChild<T>(
   options: { nodeOptions?: readonly string[]; timeoutMs?: number } = {},
 ): Promise<ChildOutcome<T>> {
   const path = fileURLToPath(new URL(script, import.meta.url));
+  // Stdout goes to a file, not a pipe: a write to a pipe the parent is slow to drain (two busy
+  // cores) would block or queue, and the functions' log line would cost what the scheduler decides.
+  const stdoutPath = join(tmpdir(), `wallet-catalog-bench-${randomUUID()}.log`);
+  const stdoutFd = openSync(stdoutPath, 'w');
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...(options.nodeOptions ?? []), path, ...args], {
       env,
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      stdio: ['ignore', stdoutFd, 'pipe', 'pipe'],
     });
-    let stdoutBytes = 0;
-    let stdoutTail = Buffer.alloc(0);
+    closeSync(stdoutFd);
     let stderr = '';
     let result = '';
-    const [, stdoutStream, stderrStream, results] = child.stdio as unknown as [
-      null,
-      Readable,
-      Readable,
-      Readable,
-    ];
-    stdoutStream.on('data', (chunk: Buffer) => {
-      stdoutBytes += chunk.length;
-      stdoutTail = Buffer.concat([stdoutTail, chunk]).subarray(-STDOUT_TAIL_BYTES);
-    });
+    const [, , stderrStream, results] = child.stdio as unknown as [null, null, Readable, Readable];
     stderrStream.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
     });
@@ -67,13 +57,18 @@ export function runJsonChild<T>(
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      const failure = (why: string) =>
-        new Error(`${script} ${args.join(' ')} ${why}:\n${stderr}\n(stdout ends with:) ${stdoutTail}`);
-      if (code !== 0) return reject(failure(`exited with ${signal ?? code}`));
+      const stdoutBytes = statSync(stdoutPath).size;
+      const failure = (why: string) => {
+        const stdoutTail = readFileSync(stdoutPath, 'utf8').slice(-4000);
+        return new Error(`${script} ${args.join(' ')} ${why}:\n${stderr}\n(stdout ends with:) ${stdoutTail}`);
+      };
       try {
+        if (code !== 0) return reject(failure(`exited with ${signal ?? code}`));
         resolve({ result: JSON.parse(result) as T, stdoutBytes });
       } catch {
         reject(failure('reported no result'));
+      } finally {
+        rmSync(stdoutPath, { force: true });
       }
     });
   });

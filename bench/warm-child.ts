@@ -63,11 +63,17 @@ const context: Context = {
  */
 async function timeBatch(handler: Handler, size: number): Promise<{ us: number; last: unknown }> {
   if (handler === fn) invocations += size;
-  const events = Array.from({ length: size }, makeEvent);
+  const events: unknown[] = Array.from({ length: size }, makeEvent);
   gc?.();
   let last: unknown;
   const started = performance.now();
-  for (const event of events) last = await handler(event, context);
+  for (let i = 0; i < size; i++) {
+    const event = events[i];
+    // Dropped as it is used: on Lambda an event, and all a handler hangs on it (a parsed body),
+    // is garbage once answered; kept here, it would be copied by every later scavenge of the batch.
+    events[i] = undefined;
+    last = await handler(event, context);
+  }
   return { us: ((performance.now() - started) * 1000) / size, last };
 }
 

@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto';
 import { GetCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { requireEnv } from '../config.ts';
 import { createDocumentClient } from '../dynamodb/client.ts';
@@ -41,7 +40,10 @@ export interface TransferRecord {
 export interface IdempotencyClaim {
   readonly sub: string;
   readonly key: string;
-  /** Fingerprint of the request; a replay must match it. */
+  /**
+   * SHA-256 (base64url) of caller, key, recipient and amount: a replay must match it, and it is
+   * unique enough to be the transaction's ClientRequestToken too.
+   */
   readonly requestHash: string;
   /** Epoch seconds after which DynamoDB TTL may delete the record and the key is free again. */
   readonly expiresAt: number;
@@ -81,9 +83,8 @@ export async function commitTransfer(
 ): Promise<CommitOutcome> {
   const now = transfer.createdAt;
   const input: TransactWriteCommandInput = {
-    ClientRequestToken: claim
-      ? hash('sha256', JSON.stringify([claim.sub, claim.key, claim.requestHash]), 'base64url').slice(0, 36)
-      : transfer.transferId,
+    // At most 36 characters; 216 bits of the request hash are as unique as the whole.
+    ClientRequestToken: claim ? claim.requestHash.slice(0, 36) : transfer.transferId,
     TransactItems: [
       {
         Update: {

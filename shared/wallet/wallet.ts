@@ -58,7 +58,6 @@ export async function sendMoney(command: SendMoneyCommand, settings: WalletSetti
     throw new ValidationError([{ pointer: '/toAddress', detail: 'must not be your own address' }]);
   }
   const key = parseIdempotencyKey(command.idempotencyKeyHeader);
-  const requestHash = hash('sha256', JSON.stringify([command.toAddress, amountMinor]), 'base64url');
   const now = Date.now();
   const createdAt = isoTimestamp(now);
   const transfer: TransferRecord = {
@@ -73,7 +72,12 @@ export async function sendMoney(command: SendMoneyCommand, settings: WalletSetti
     ? {
         sub: command.sub,
         key,
-        requestHash,
+        // Caller and key included, so that the hash also serves as the transaction's ClientRequestToken.
+        requestHash: hash(
+          'sha256',
+          JSON.stringify([command.sub, key, command.toAddress, amountMinor]),
+          'base64url',
+        ),
         expiresAt: Math.floor(now / 1000) + settings.idempotencyTtlSeconds,
       }
     : undefined;
@@ -82,7 +86,7 @@ export async function sendMoney(command: SendMoneyCommand, settings: WalletSetti
   if (outcome.kind === 'insufficient-funds') {
     throw new InsufficientFundsError('The balance does not cover this amount; nothing was sent');
   }
-  if (outcome.kind === 'key-used' && outcome.requestHash !== requestHash) {
+  if (outcome.kind === 'key-used' && outcome.requestHash !== claim?.requestHash) {
     throw new IdempotencyKeyReuseError('This Idempotency-Key was used for a different request');
   }
   if (outcome.kind === 'key-used') {

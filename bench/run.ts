@@ -94,11 +94,12 @@ try {
   );
   const caller = { sub: 'bench-caller' };
   const token = await signLocalToken({ ...caller, scope: ALL_SCOPES, port: jwks.port, stateDir });
+  const publicJwk = JSON.stringify(keys.publicJwks.keys[0]);
   const warm = await measureWarmOverhead(
     functions,
     baseline,
     envOf,
-    { ...caller, token },
+    { ...caller, token, publicJwk },
     {
       batches: settings.warmBatches,
       batchSize: settings.warmBatchSize,

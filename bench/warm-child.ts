@@ -1,9 +1,13 @@
 /**
  * Warm overhead of one function: `node --expose-gc bench/warm-child.ts <name> <function bundle URL>
  * <baseline bundle URL> <batches> <batch size>`, with the function's environment and, for the caller,
- * BENCH_SUB and BENCH_TOKEN. Loads both instrumented bundles, stubs the SDK's `send`, then times
- * batches of invocations of the function and of the baseline, alternately, on identical events.
+ * BENCH_SUB and BENCH_TOKEN (and BENCH_PUBLIC_JWK, the key that signed it). Loads both
+ * instrumented bundles, stubs the SDK's `send`, then times batches of invocations of the function
+ * and of the baseline, alternately, on identical events. The authorizer is also timed against its
+ * floor: the baseline plus one check of the token's signature with node:crypto, which is what any
+ * JWT authorizer must do for a token it has not seen and no code of ours can make cheaper.
  */
+import { createPublicKey, verify } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import { reportResult } from './child.ts';
 import { stubCalls, stubSdkSend } from './stub.ts';
@@ -24,6 +28,26 @@ const batchSize = Number(sizeArg ?? 1000);
 const baseline = ((await import(baselineUrl)) as { handler: Handler }).handler;
 const fn = ((await import(functionUrl)) as { handler: Handler }).handler;
 const stubbedClasses = stubSdkSend();
+
+/** Verifies the signature of the caller's token, as parsed from the event, and returns. */
+function signatureFloor(): Handler {
+  const jwk = JSON.parse(process.env.BENCH_PUBLIC_JWK ?? 'null') as { kty?: string; crv?: string } | null;
+  if (jwk?.kty !== 'EC' || jwk.crv !== 'P-256')
+    throw new Error('BENCH_PUBLIC_JWK must be the P-256 key (ES256)');
+  const key = createPublicKey({ key: jwk, format: 'jwk' });
+  return async (event) => {
+    const authorization = (event as { authorizationToken: string }).authorizationToken;
+    const jws = authorization.slice(authorization.indexOf(' ') + 1);
+    const dot = jws.lastIndexOf('.');
+    const signed = Buffer.from(jws.slice(0, dot));
+    const signature = Buffer.from(jws.slice(dot + 1), 'base64url');
+    if (!verify('sha256', signed, { key, dsaEncoding: 'ieee-p1363' }, signature)) {
+      throw new Error('The floor could not verify the token');
+    }
+    return { statusCode: 200, body: '' };
+  };
+}
+const floor = name === 'authorizer' ? signatureFloor() : undefined;
 
 const makeEvent: () => unknown =
   name === 'authorizer' ? () => authorizerEvent(token) : () => proxyEvent(routeRequest(name, sub, token));
@@ -85,21 +109,26 @@ const warmUntil = performance.now() + 1_500;
 while (performance.now() < warmUntil) {
   await timeBatch(fn, 500);
   await timeBatch(baseline, 500);
+  if (floor) await timeBatch(floor, 500);
 }
 
 const functionUs: number[] = [];
 const baselineUs: number[] = [];
+const floorUs: number[] = [];
 stubCalls.count = 0;
 for (let batch = 0; batch < batches; batch++) {
-  // Alternating which goes first cancels whatever the order itself costs.
-  const pair = batch % 2 === 0 ? ([fn, baseline] as const) : ([baseline, fn] as const);
-  for (const handler of pair) {
+  // Alternating the order cancels whatever the order itself costs.
+  const round = floor ? [fn, baseline, floor] : [fn, baseline];
+  if (batch % 2 === 1) round.reverse();
+  for (const handler of round) {
     const { us, last } = await timeBatch(handler, batchSize);
     if (handler === fn) {
       if (!succeeded(last)) throw new Error(`${name} stopped succeeding: ${JSON.stringify(last)}`);
       functionUs.push(us);
-    } else {
+    } else if (handler === baseline) {
       baselineUs.push(us);
+    } else {
+      floorUs.push(us);
     }
   }
 }
@@ -107,6 +136,7 @@ for (let batch = 0; batch < batches; batch++) {
 reportResult({
   functionUs,
   baselineUs,
+  ...(floor ? { floorUs } : {}),
   stubbedClasses,
   sendsPerInvocation: stubCalls.count / (batches * batchSize),
   invocations,

@@ -12,6 +12,11 @@ export interface WarmOverhead {
   readonly baselineUs: number;
   /** Median over batch pairs of (function − baseline), in microseconds. */
   readonly overheadUs: number;
+  /**
+   * For the authorizer: median over batches of (function − its floor), the floor being the
+   * baseline plus one check of the token's signature (see `warm-child.ts`). What it adds to that.
+   */
+  readonly overFloorUs?: number;
   readonly batches: number;
   readonly batchSize: number;
   /** What one invocation writes to stdout (its request log line): CloudWatch Logs ingests and bills it. */
@@ -28,7 +33,7 @@ export async function measureWarmOverhead(
   functions: readonly Bundle[],
   baseline: Bundle,
   envOf: (bundle: Bundle) => Record<string, string>,
-  caller: { sub: string; token: string },
+  caller: { sub: string; token: string; publicJwk: string },
   options: { batches: number; batchSize: number; passes: number; nodeOptions?: readonly string[] },
 ): Promise<WarmOverhead[]> {
   const best = new Map<string, WarmOverhead>();
@@ -36,23 +41,27 @@ export async function measureWarmOverhead(
     for (const bundle of functions) {
       const measured = await measureOne(bundle, baseline, envOf(bundle), caller, options);
       const previous = best.get(measured.name);
-      if (!previous || measured.overheadUs < previous.overheadUs) best.set(measured.name, measured);
+      if (!previous || judgedUs(measured) < judgedUs(previous)) best.set(measured.name, measured);
     }
   }
   return functions.map((bundle) => best.get(bundle.target.name) as WarmOverhead);
 }
 
+/** What the budget judges: overhead over the floor where there is one, over the baseline elsewhere. */
+export const judgedUs = (warm: WarmOverhead): number => warm.overFloorUs ?? warm.overheadUs;
+
 async function measureOne(
   bundle: Bundle,
   baseline: Bundle,
   env: Record<string, string>,
-  caller: { sub: string; token: string },
+  caller: { sub: string; token: string; publicJwk: string },
   options: { batches: number; batchSize: number; nodeOptions?: readonly string[] },
 ): Promise<WarmOverhead> {
   const name = bundle.target.name;
   const { result, stdoutBytes } = await runJsonChild<{
     functionUs: number[];
     baselineUs: number[];
+    floorUs?: number[];
     stubbedClasses: number;
     sendsPerInvocation: number;
     invocations: number;
@@ -65,7 +74,7 @@ async function measureOne(
       String(options.batches),
       String(options.batchSize),
     ],
-    { ...env, BENCH_SUB: caller.sub, BENCH_TOKEN: caller.token },
+    { ...env, BENCH_SUB: caller.sub, BENCH_TOKEN: caller.token, BENCH_PUBLIC_JWK: caller.publicJwk },
     { nodeOptions: ['--expose-gc', ...(options.nodeOptions ?? [])] },
   );
   const expectedSends = DYNAMODB_CALLS[name]?.length ?? 0;
@@ -82,6 +91,9 @@ async function measureOne(
     functionUs: median(result.functionUs),
     baselineUs: median(result.baselineUs),
     overheadUs: median(result.functionUs.map((us, i) => us - (result.baselineUs[i] ?? Number.NaN))),
+    ...(result.floorUs
+      ? { overFloorUs: median(result.functionUs.map((us, i) => us - (result.floorUs?.[i] ?? Number.NaN))) }
+      : {}),
     batches: options.batches,
     batchSize: options.batchSize,
     logBytesPerInvocation: stdoutBytes / result.invocations,

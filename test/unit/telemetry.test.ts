@@ -90,7 +90,7 @@ describe('request lines', () => {
     );
     expect(line).toMatchObject({ level: 'INFO', status: 404, outcome: 'http-404', ClientErrors: 1 });
     expect(line).not.toHaveProperty('sub');
-    const [directive] = (line?._aws as { CloudWatchMetrics: Directive }).CloudWatchMetrics;
+    const [directive] = (line?._aws as { CloudWatchMetrics: Directive } | undefined)?.CloudWatchMetrics ?? [];
     expect(directive?.Metrics.map((m) => m.Name)).toContain('ClientErrors');
     expect(directive?.Metrics.map((m) => m.Name)).not.toContain('ServerErrors');
   });

@@ -75,7 +75,7 @@ async function measureOne(
       String(options.batchSize),
     ],
     { ...env, BENCH_SUB: caller.sub, BENCH_TOKEN: caller.token, BENCH_PUBLIC_JWK: caller.publicJwk },
-    { nodeOptions: ['--expose-gc', ...(options.nodeOptions ?? [])] },
+    { nodeOptions: options.nodeOptions ?? [] },
   );
   const expectedSends = DYNAMODB_CALLS[name]?.length ?? 0;
   if (result.sendsPerInvocation !== expectedSends) {

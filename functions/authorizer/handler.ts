@@ -3,6 +3,7 @@ import type { JWSAlgorithm } from 'jose';
 // Subpath imports load a fraction of jose at cold start when the function runs unbundled.
 import { createRemoteJWKSet } from 'jose/jwks/remote';
 import { jwtVerify } from 'jose/jwt/verify';
+import { BEARER_TOKEN_PATTERN } from '#shared/auth/bearer.ts';
 import { policyFor } from '#shared/auth/policy.ts';
 import { scopesOf } from '#shared/auth/scopes.ts';
 import { optionalEnv, requireEnv } from '#shared/config.ts';
@@ -38,8 +39,7 @@ const ALGORITHMS: JWSAlgorithm[] = [
 /** Tolerates small clock skew between the identity provider and Lambda in `exp`, `nbf` and `iat`. */
 const CLOCK_TOLERANCE_SECONDS = 5;
 
-/** `Bearer <b64token>` (RFC 6750 §2.1); the scheme is case-insensitive (RFC 9110 §11.1). */
-const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
+const BEARER = new RegExp(BEARER_TOKEN_PATTERN);
 
 /** Failures that are about the token itself; any other failure is ours or the identity provider's. */
 const TOKEN_FAULTS = new Set([

@@ -26,19 +26,13 @@ import {
   functionEnvironment,
   type ServiceSettings,
 } from '#infra/environment.ts';
+import { BEARER_TOKEN_PATTERN } from '#shared/auth/bearer.ts';
 import {
   GATEWAY_RESPONSE_CONTENT_TYPE,
   gatewayResponses,
   gatewayResponseTemplate,
 } from '#shared/http/gateway-responses.ts';
 import { type OperationId, type Route, routes, type TableName } from '#shared/routes.ts';
-
-/**
- * What API Gateway lets through to the authorizer: `Bearer <b64token>` (RFC 6750 §2.1), the scheme
- * in any case, as the authorizer itself parses it. Anything else is answered 401 by API Gateway
- * without invoking (and paying for) the authorizer.
- */
-export const BEARER_TOKEN_VALIDATION_REGEX = '^[Bb][Ee][Aa][Rr][Ee][Rr] +[-A-Za-z0-9._~+/]+=*$';
 
 /** Properties of the {@link ServiceStack}. */
 export interface ServiceStackProps extends StackProps {
@@ -127,7 +121,7 @@ export class ServiceStack extends Stack {
     const authorizer = new TokenAuthorizer(this, 'TokenAuthorizer', {
       handler: this.authorizerFunction.function,
       identitySource: IdentitySource.header('Authorization'),
-      validationRegex: BEARER_TOKEN_VALIDATION_REGEX,
+      validationRegex: BEARER_TOKEN_PATTERN,
       resultsCacheTtl: props.authorizerCacheTtl,
     });
 

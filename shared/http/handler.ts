@@ -169,8 +169,8 @@ export interface HttpHandlerOptions<TBody> {
 
 /**
  * Wraps a use case into an API Gateway (REST, proxy) Lambda handler: scopes re-checked, body
- * parsed and validated, and every error turned into problem+json
- * by the one error handler, registered first so that its `onError` runs last.
+ * parsed and validated, and every error turned into problem+json by the one error handler,
+ * registered first so that its `onError` runs last.
  */
 export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody>) {
   const { scopes } = routeOf(options.operationId);

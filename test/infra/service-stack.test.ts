@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createServiceApp, readConfig, type ServiceApp } from '#infra/app.ts';
 import type { ProjectFunction } from '#infra/constructs/project-function.ts';
 import { defaultServiceSettings } from '#infra/environment.ts';
-import { BEARER_TOKEN_VALIDATION_REGEX } from '#infra/stacks/service-stack.ts';
+import { BEARER_TOKEN_PATTERN } from '#shared/auth/bearer.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { gatewayResponses, gatewayResponseTemplate } from '#shared/http/gateway-responses.ts';
 import { type OperationId, type Route, routes, type TableName } from '#shared/routes.ts';
@@ -123,12 +123,12 @@ describe('API methods and authorization', () => {
       Type: 'TOKEN',
       IdentitySource: 'method.request.header.Authorization',
       AuthorizerResultTtlInSeconds: 300,
-      IdentityValidationExpression: BEARER_TOKEN_VALIDATION_REGEX,
+      IdentityValidationExpression: BEARER_TOKEN_PATTERN,
     });
   });
 
   it('lets well-formed Bearer headers through the validation regex and stops the rest', () => {
-    const regex = new RegExp(BEARER_TOKEN_VALIDATION_REGEX);
+    const regex = new RegExp(BEARER_TOKEN_PATTERN);
     expect(regex.test('Bearer eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl')).toBe(true);
     expect(regex.test('bearer abc-_~+/.def==')).toBe(true);
     expect(regex.test('Basic dXNlcjpwYXNz')).toBe(false);

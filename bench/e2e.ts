@@ -179,7 +179,7 @@ function floorOf(
     'get-balance': async (caller) => {
       await readWallet(caller.sub);
     },
-    // The transaction of `commitTransfer` with an Idempotency-Key, item for item, then the balance read.
+    // The transaction of `commitTransfer` with an Idempotency-Key, item for item.
     'send-money': async (caller) => {
       const transfer = {
         transferId: randomUUID(),

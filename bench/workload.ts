@@ -199,6 +199,6 @@ export const DYNAMODB_CALLS: Readonly<
   'add-pet': ['PutItem'],
   'get-pet': ['GetItem'],
   'get-balance': ['GetItem'],
-  'send-money': ['TransactWriteItems', 'GetItem'],
+  'send-money': ['TransactWriteItems'],
   openapi: [],
 };

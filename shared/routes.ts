@@ -65,9 +65,8 @@ export const routes = [
     path: '/api/wallet/send',
     functionDir: 'send-money',
     scopes: ['write:wallet'],
-    // TransactWriteItems is authorised per item action (its items are only Updates and Puts);
-    // GetItem reads the balance after the commit.
-    data: { table: 'wallets', actions: ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:GetItem'] },
+    // TransactWriteItems is authorised per item action: its items are Updates and Puts only.
+    data: { table: 'wallets', actions: ['dynamodb:UpdateItem', 'dynamodb:PutItem'] },
     summary: "Send money from the caller's wallet to another address",
   },
   {

@@ -49,16 +49,7 @@ export const transferSchema = {
   $id: 'Transfer',
   type: 'object',
   additionalProperties: false,
-  required: [
-    'transferId',
-    'fromAddress',
-    'toAddress',
-    'amount',
-    'currency',
-    'status',
-    'createdAt',
-    'balance',
-  ],
+  required: ['transferId', 'fromAddress', 'toAddress', 'amount', 'currency', 'status', 'createdAt'],
   properties: {
     transferId: { type: 'string' },
     fromAddress: addressSchema,
@@ -67,7 +58,6 @@ export const transferSchema = {
     currency: { type: 'string' },
     status: { type: 'string', enum: ['completed'] },
     createdAt: { type: 'string', format: 'date-time' },
-    balance: { type: 'number', description: "The sender's balance after the transfer" },
   },
 } as const;
 

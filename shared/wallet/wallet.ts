@@ -50,7 +50,9 @@ const AMOUNT_DETAILS: Record<AmountProblem, (s: WalletSettings) => string> = {
  *    Idempotency-Key; nothing is read before it.
  * 3. A key already claimed by the same request replays the original transfer; by another
  *    request, it is refused. Either way no money moves a second time.
- * 4. The sender's balance is read (strongly consistent) once the transfer is in.
+ * The answer is the transfer, not the balance: the transaction returns no values, and reading
+ * the balance after it would be a second round trip on every send (`GET /api/wallet/balance`
+ * reads it).
  */
 export async function sendMoney(command: SendMoneyCommand, settings: WalletSettings) {
   const amountMinor = amountOf(command.rawBody, settings);
@@ -97,7 +99,6 @@ export async function sendMoney(command: SendMoneyCommand, settings: WalletSetti
     addMetric('TransferVolumeMinor', amountMinor, 'None');
   }
   const done = outcome.kind === 'key-used' ? outcome.transfer : transfer;
-  const sender = await readWallet(command.sub);
   return {
     replayed: outcome.kind === 'key-used',
     transfer: {
@@ -108,7 +109,6 @@ export async function sendMoney(command: SendMoneyCommand, settings: WalletSetti
       currency: done.currency,
       status: 'completed' as const,
       createdAt: done.createdAt,
-      balance: moneyJson(sender?.balanceMinor ?? 0, settings.currency),
     },
   };
 }

@@ -1,20 +1,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { handler as send } from '#functions/send-money/handler.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
+import { linesWrittenBy } from '../support/logs.ts';
 import { fund } from '../support/wallet.ts';
 
 const SECRET_TOKEN = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJzZWNyZXQifQ.c2lnbmF0dXJlLXNlY3JldA';
-
-/** Captures the JSON lines the functions write while `action` runs (tests route them through console). */
-async function linesWrittenBy(action: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
-  const spy = vi.spyOn(console, 'log').mockImplementation(() => undefined);
-  try {
-    await action();
-    return spy.mock.calls.map(([line]) => JSON.parse(String(line)));
-  } finally {
-    spy.mockRestore();
-  }
-}
 
 afterEach(() => vi.restoreAllMocks());
 

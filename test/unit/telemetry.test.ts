@@ -1,16 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { addMetric, jsonString, setOutcome, withRequestTelemetry } from '#shared/observability/telemetry.ts';
-
-/** The lines written while `action` runs (tests route them through console), parsed. */
-async function linesWrittenBy(action: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
-  const spy = vi.spyOn(console, 'log').mockImplementation(() => undefined);
-  try {
-    await action();
-    return spy.mock.calls.map(([line]) => JSON.parse(String(line)));
-  } finally {
-    spy.mockRestore();
-  }
-}
+import { linesWrittenBy } from '../support/logs.ts';
 
 afterEach(() => vi.restoreAllMocks());
 

@@ -57,7 +57,7 @@ const settings = flags.quick
       coldRuns: 31,
       warmBatches: 60,
       warmBatchSize: 200,
-      warmPasses: 2,
+      warmPasses: 3,
       concurrency: 6,
       requests: 800,
       warmUpRequests: 500,

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { callerIdentity } from '#infra/local/gateway.ts';
 import { methodArnFor } from '#shared/auth/policy.ts';
 import { SCOPES } from '#shared/routes.ts';
 import type { Pet } from '#shared/schemas/pet.ts';
@@ -117,23 +118,7 @@ export function proxyEvent(request: ProxyRequest): APIGatewayProxyEvent {
       domainPrefix: API_ID,
       extendedRequestId: requestId.slice(0, 16),
       httpMethod: request.method,
-      identity: {
-        accessKey: null,
-        accountId: null,
-        apiKey: null,
-        apiKeyId: null,
-        caller: null,
-        clientCert: null,
-        cognitoAuthenticationProvider: null,
-        cognitoAuthenticationType: null,
-        cognitoIdentityId: null,
-        cognitoIdentityPoolId: null,
-        principalOrgId: null,
-        sourceIp: '203.0.113.7',
-        user: null,
-        userAgent: 'wallet-catalog-bench/1.0',
-        userArn: null,
-      },
+      identity: callerIdentity('203.0.113.7', 'wallet-catalog-bench/1.0'),
       path: `/${STAGE}${request.path}`,
       protocol: 'HTTP/1.1',
       requestId,

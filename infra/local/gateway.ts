@@ -537,23 +537,7 @@ class Gateway {
         domainPrefix: '127',
         extendedRequestId: requestId,
         httpMethod: method,
-        identity: {
-          accessKey: null,
-          accountId: null,
-          apiKey: null,
-          apiKeyId: null,
-          caller: null,
-          clientCert: null,
-          cognitoAuthenticationProvider: null,
-          cognitoAuthenticationType: null,
-          cognitoIdentityId: null,
-          cognitoIdentityPoolId: null,
-          principalOrgId: null,
-          sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
-          user: null,
-          userAgent: req.headers['user-agent'] ?? null,
-          userArn: null,
-        },
+        identity: callerIdentity(req.socket.remoteAddress ?? '127.0.0.1', req.headers['user-agent'] ?? null),
         path: target.path,
         protocol: `HTTP/${req.httpVersion}`,
         requestId,
@@ -618,6 +602,33 @@ class Authorization {
     this.contextStrings ??= authorizerContext(this.result.context);
     return this.contextStrings;
   }
+}
+
+/**
+ * The `requestContext.identity` of a REST proxy event for a caller authorised by a Lambda
+ * authorizer: no IAM, Cognito identity pool or API key fields, only address and user agent.
+ */
+export function callerIdentity(
+  sourceIp: string,
+  userAgent: string | null,
+): APIGatewayProxyEvent['requestContext']['identity'] {
+  return {
+    accessKey: null,
+    accountId: null,
+    apiKey: null,
+    apiKeyId: null,
+    caller: null,
+    clientCert: null,
+    cognitoAuthenticationProvider: null,
+    cognitoAuthenticationType: null,
+    cognitoIdentityId: null,
+    cognitoIdentityPoolId: null,
+    principalOrgId: null,
+    sourceIp,
+    user: null,
+    userAgent,
+    userArn: null,
+  };
 }
 
 /** Path characters the URL parser keeps as they are, after one `/` (`//` would start an authority). */

@@ -7,7 +7,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createPipelineApp, createServiceApp } from '#infra/app.ts';
-import cdkJson from '../../cdk.json' with { type: 'json' };
+import { testContext } from '../support/cdk.ts';
 
 // cdk-nag 3 is a policy-validation plugin rather than an Aspect: it reports violations from
 // validate() instead of annotations, and suppressions are CDK's own Validations.acknowledge().
@@ -20,7 +20,7 @@ afterEach(() => {
 function context() {
   const outdir = mkdtempSync(join(tmpdir(), 'cdk-nag-test-'));
   outdirs.push(outdir);
-  return { outdir, context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } };
+  return { outdir, context: testContext() };
 }
 
 /**

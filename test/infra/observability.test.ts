@@ -1,7 +1,6 @@
-import type { CfnElement, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createServiceApp, type ServiceApp } from '#infra/app.ts';
+import type { ServiceApp } from '#infra/app.ts';
 import {
   ALARM_THRESHOLDS,
   API_THROTTLED_METRIC,
@@ -10,9 +9,8 @@ import {
 import { tables } from '#shared/dynamodb/tables.ts';
 import { METRICS_NAMESPACE } from '#shared/observability/telemetry.ts';
 import { type OperationId, type Route, routes, type TableName } from '#shared/routes.ts';
-import cdkJson from '../../cdk.json' with { type: 'json' };
+import { buildServiceApp, logicalId, synthesize } from '../support/cdk.ts';
 
-type Json = Record<string, unknown>;
 interface MetricDataQuery {
   Id: string;
   Expression?: string;
@@ -40,23 +38,15 @@ interface AlarmProps {
   Metrics?: MetricDataQuery[];
 }
 
-function build(context: Json = {}): ServiceApp {
-  return createServiceApp({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [], ...context } });
-}
-
 const routeTable: readonly (Route & { operationId: OperationId })[] = routes;
 const tableNames = Object.keys(tables) as TableName[];
-const logicalId = (stack: Stack, construct: { node: { defaultChild?: unknown } }) =>
-  stack.getLogicalId(construct.node.defaultChild as CfnElement);
 
 let built: ServiceApp;
 let service: Template;
 let stateful: Template;
 
 beforeAll(() => {
-  built = build();
-  service = Template.fromStack(built.service);
-  stateful = Template.fromStack(built.stateful);
+  ({ built, service, stateful } = synthesize());
 });
 
 const alarms = (): AlarmProps[] =>
@@ -136,7 +126,7 @@ describe('alarms', () => {
   });
 
   it('carry the stage in their names', () => {
-    const prod = Template.fromStack(build({ stage: 'prod' }).service);
+    const prod = Template.fromStack(buildServiceApp({ stage: 'prod' }).service);
     const names = Object.values(prod.findResources('AWS::CloudWatch::Alarm')).map(
       (r) => r.Properties.AlarmName,
     );
@@ -412,7 +402,7 @@ describe('alarm topic', () => {
 
   it('mails the address of the stage when one is set, and has no subscriber otherwise', () => {
     stateful.resourceCountIs('AWS::SNS::Subscription', 0);
-    const mailed = build({ stages: { dev: { 'alarms:email': 'oncall@example.com' } } });
+    const mailed = buildServiceApp({ stages: { dev: { 'alarms:email': 'oncall@example.com' } } });
     Template.fromStack(mailed.stateful).hasResourceProperties('AWS::SNS::Subscription', {
       Protocol: 'email',
       Endpoint: 'oncall@example.com',
@@ -426,7 +416,7 @@ describe('logs', () => {
     // One per function (authorizer included), access logs, execution logs.
     expect(groups).toHaveLength(routeTable.length + 1 + 2);
     for (const group of groups) expect(group.Properties.RetentionInDays).toBe(14);
-    const prod = Template.fromStack(build({ stage: 'prod' }).service);
+    const prod = Template.fromStack(buildServiceApp({ stage: 'prod' }).service);
     prod.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
   });
 

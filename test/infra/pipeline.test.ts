@@ -14,6 +14,7 @@ import { SYNTH_COMMANDS } from '#infra/pipeline/pipeline-stack.ts';
 import { smokeTestCommands } from '#infra/pipeline/smoke-test.ts';
 import cdkJson from '../../cdk.json' with { type: 'json' };
 import lock from '../../package-lock.json' with { type: 'json' };
+import { testContext } from '../support/cdk.ts';
 
 type Json = Record<string, unknown>;
 interface Action {
@@ -33,12 +34,7 @@ const CONNECTION_ARN =
 /** The app as `cdk synth` builds it once cdk.json names a connection, minus asset bundling. */
 function build(context: Json = {}): PipelineApp {
   return createPipelineApp({
-    context: {
-      ...cdkJson.context,
-      'aws:cdk:bundling-stacks': [],
-      'pipeline:connectionArn': CONNECTION_ARN,
-      ...context,
-    },
+    context: testContext({ 'pipeline:connectionArn': CONNECTION_ARN, ...context }),
   });
 }
 
@@ -73,7 +69,7 @@ function buildSpecOf(action: Action | undefined): Json {
 
 describe('what the app synthesizes', () => {
   it('is the stage stacks while pipeline:connectionArn is empty, as cdk.json has it', () => {
-    const app = createApp({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } });
+    const app = createApp({ context: testContext() });
     expect('service' in app && app.service.stackName).toBe('wallet-catalog-dev-service');
     expect(app.app.node.children.map((child) => child.node.id).sort()).toEqual([
       'wallet-catalog-dev-service',
@@ -82,13 +78,7 @@ describe('what the app synthesizes', () => {
   });
 
   it('is the pipeline alone, holding its stages, once the connection is set', () => {
-    const app = createApp({
-      context: {
-        ...cdkJson.context,
-        'aws:cdk:bundling-stacks': [],
-        'pipeline:connectionArn': CONNECTION_ARN,
-      },
-    });
+    const app = createApp({ context: testContext({ 'pipeline:connectionArn': CONNECTION_ARN }) });
     expect('pipeline' in app).toBe(true);
     expect(app.app.node.children.map((child) => child.node.id)).toEqual([PIPELINE_STACK_NAME]);
   });
@@ -98,11 +88,7 @@ describe('what the app synthesizes', () => {
     try {
       const { app } = createPipelineApp({
         outdir,
-        context: {
-          ...cdkJson.context,
-          'aws:cdk:bundling-stacks': [],
-          'pipeline:connectionArn': CONNECTION_ARN,
-        },
+        context: testContext({ 'pipeline:connectionArn': CONNECTION_ARN }),
       });
       const assembly = app.synth();
       expect(assembly.stacks.map((stack) => stack.stackName)).toEqual([PIPELINE_STACK_NAME]);
@@ -128,7 +114,7 @@ describe('what the app synthesizes', () => {
   });
 
   it('reads no pipeline without a connection', () => {
-    const { app } = createApp({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } });
+    const { app } = createApp({ context: testContext() });
     expect(readPipelineConfig(app)).toBeUndefined();
   });
 });

@@ -1,4 +1,3 @@
-import type { CfnElement, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createServiceApp, readConfig, type ServiceApp } from '#infra/app.ts';
@@ -9,25 +8,15 @@ import { tables } from '#shared/dynamodb/tables.ts';
 import { gatewayResponses, gatewayResponseTemplate } from '#shared/http/gateway-responses.ts';
 import { type OperationId, type Route, routes, type TableName } from '#shared/routes.ts';
 import cdkJson from '../../cdk.json' with { type: 'json' };
+import { buildServiceApp, type Json, logicalId, synthesize, testContext } from '../support/cdk.ts';
 
-type Json = Record<string, unknown>;
 interface Statement {
   Effect: string;
   Action: string | string[];
   Resource: unknown;
 }
 
-/**
- * The app as `cdk synth` builds it from cdk.json (the dev stage, with its `stages.dev` overrides),
- * minus asset bundling (bundling.test.ts covers that).
- */
-function build(context: Json = {}): ServiceApp {
-  return createServiceApp({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [], ...context } });
-}
-
 const routeTable: readonly (Route & { operationId: OperationId })[] = routes;
-const logicalId = (stack: Stack, construct: { node: { defaultChild?: unknown } }) =>
-  stack.getLogicalId(construct.node.defaultChild as CfnElement);
 const actionsOf = (statement: Statement) => [statement.Action].flat().sort();
 
 let built: ServiceApp;
@@ -35,9 +24,7 @@ let service: Template;
 let stateful: Template;
 
 beforeAll(() => {
-  built = build();
-  service = Template.fromStack(built.service);
-  stateful = Template.fromStack(built.stateful);
+  ({ built, service, stateful } = synthesize());
 });
 
 /** The properties of the synthesized Lambda function of a ProjectFunction. */
@@ -315,7 +302,7 @@ describe('tables', () => {
   });
 
   it("protects prod's tables (the default): deletion protection on, retained when the stack goes", () => {
-    const template = Template.fromStack(build({ stage: 'prod' }).stateful);
+    const template = Template.fromStack(buildServiceApp({ stage: 'prod' }).stateful);
     template.resourceCountIs('AWS::DynamoDB::Table', Object.keys(tables).length);
     template.allResourcesProperties('AWS::DynamoDB::Table', { DeletionProtectionEnabled: true });
     template.allResources('AWS::DynamoDB::Table', {
@@ -429,7 +416,7 @@ describe('stage', () => {
 
 describe('app and context', () => {
   it('names both stacks after the stage, keeps them environment-agnostic, and feeds the stage to the API', () => {
-    const prod = build({
+    const prod = buildServiceApp({
       stage: 'prod',
       stages: { prod: { 'api:throttlingRateLimit': '5', 'api:throttlingBurstLimit': '10' } },
     });
@@ -458,11 +445,11 @@ describe('app and context', () => {
     ['env:account', '1234'],
   ])('refuses %s = %j, naming the key', (key, value) => {
     // Without stage overrides, so that the top-level key is the one read.
-    expect(() => build({ stages: {}, [key]: value })).toThrow(new RegExp(`"${key}"`));
+    expect(() => buildServiceApp({ stages: {}, [key]: value })).toThrow(new RegExp(`"${key}"`));
   });
 
   it('reads each stage from stages.<stage> over the top-level defaults', () => {
-    const app = build().app;
+    const app = buildServiceApp().app;
     const dev = readConfig(app, 'dev');
     const prod = readConfig(app, 'prod');
     expect(dev).toMatchObject({
@@ -486,34 +473,36 @@ describe('app and context', () => {
   });
 
   it('names the stage override in errors, and refuses one that no setting reads', () => {
-    expect(() => build({ stages: { dev: { 'auth:issuer': 'http://issuer.example.com' } } })).toThrow(
-      /"stages\.dev\.auth:issuer" must be an https URL/,
-    );
-    expect(() => build({ stages: { dev: { 'logs:levle': 'INFO' } } })).toThrow(
+    expect(() =>
+      buildServiceApp({ stages: { dev: { 'auth:issuer': 'http://issuer.example.com' } } }),
+    ).toThrow(/"stages\.dev\.auth:issuer" must be an https URL/);
+    expect(() => buildServiceApp({ stages: { dev: { 'logs:levle': 'INFO' } } })).toThrow(
       /"stages\.dev" sets "logs:levle", which no setting reads/,
     );
-    expect(() => build({ stages: { dev: 'DEBUG' } })).toThrow(/"stages\.dev" must be an object/);
+    expect(() => buildServiceApp({ stages: { dev: 'DEBUG' } })).toThrow(/"stages\.dev" must be an object/);
   });
 
   it('takes stages as JSON too, as `-c stages=...` passes it', () => {
-    const app = build({ stages: JSON.stringify({ dev: { 'logs:level': 'TRACE' } }) });
+    const app = buildServiceApp({ stages: JSON.stringify({ dev: { 'logs:level': 'TRACE' } }) });
     Template.fromStack(app.service).allResourcesProperties('AWS::Lambda::Function', {
       LoggingConfig: Match.objectLike({ ApplicationLogLevel: 'TRACE' }),
     });
-    expect(() => build({ stages: '{dev:' })).toThrow(/"stages" must be an object \(or its JSON\)/);
+    expect(() => buildServiceApp({ stages: '{dev:' })).toThrow(/"stages" must be an object \(or its JSON\)/);
   });
 
   it('refuses log levels above INFO, which would drop the metric lines', () => {
-    expect(() => build({ stages: { dev: { 'logs:level': 'ERROR' } } })).toThrow(
+    expect(() => buildServiceApp({ stages: { dev: { 'logs:level': 'ERROR' } } })).toThrow(
       /INFO lines metrics come from/,
     );
   });
 
   it('puts a stage in an explicit account and region only when both are set', () => {
-    const pinned = build({ stages: { dev: { 'env:account': '111111111111', 'env:region': 'eu-west-1' } } });
+    const pinned = buildServiceApp({
+      stages: { dev: { 'env:account': '111111111111', 'env:region': 'eu-west-1' } },
+    });
     expect(pinned.service.environment).toBe('aws://111111111111/eu-west-1');
     expect(pinned.stateful.environment).toBe('aws://111111111111/eu-west-1');
-    expect(() => build({ stages: { dev: { 'env:account': '111111111111' } } })).toThrow(
+    expect(() => buildServiceApp({ stages: { dev: { 'env:account': '111111111111' } } })).toThrow(
       /"env:account" and "env:region" must be set together/,
     );
   });
@@ -524,7 +513,7 @@ describe('app and context', () => {
         logicalId(app.service, app.service.authorizerFunction.function)
       ].Properties.Environment.Variables;
     expect(variables(built)).not.toHaveProperty('AUTH_SCOPE_PREFIX');
-    expect(variables(build({ 'auth:scopePrefix': 'wallet-api/' }))).toMatchObject({
+    expect(variables(buildServiceApp({ 'auth:scopePrefix': 'wallet-api/' }))).toMatchObject({
       AUTH_ISSUER: cdkJson.context['auth:issuer'],
       AUTH_SCOPE_PREFIX: 'wallet-api/',
     });
@@ -537,7 +526,7 @@ describe('app and context', () => {
   });
 
   it('refuses to synthesize without a context value rather than guessing', () => {
-    const context: Json = { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] };
+    const context = testContext();
     delete context['auth:audience'];
     expect(() => createServiceApp({ context })).toThrow(/"auth:audience" is missing/);
   });

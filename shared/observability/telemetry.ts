@@ -142,6 +142,13 @@ export function jsonString(text: string): string {
   return PLAIN_STRING.test(text) ? `"${text}"` : JSON.stringify(text);
 }
 
+/** What names a request on its line: the operation, API Gateway's request id, the caller if any. */
+export interface RequestLabels {
+  readonly route: string;
+  readonly requestId: string;
+  readonly sub?: string | undefined;
+}
+
 /**
  * Runs one request in a telemetry scope and writes its line: the API Gateway request id as
  * correlation id, route, caller (`sub`, when authenticated), status, outcome, latency, cold start,
@@ -149,7 +156,7 @@ export function jsonString(text: string): string {
  * ServerErrors, ColdStarts. Never a token or a body.
  */
 export async function withRequestTelemetry<T extends { statusCode: number }>(
-  request: { readonly route: string; readonly requestId: string; readonly sub?: string | undefined },
+  request: RequestLabels,
   run: () => Promise<T>,
 ): Promise<T> {
   const started = performance.now();
@@ -169,7 +176,7 @@ export async function withRequestTelemetry<T extends { statusCode: number }>(
  * `telemetry.test.ts` parses lines back.
  */
 function writeRequestLine(
-  request: { readonly route: string; readonly requestId: string; readonly sub?: string | undefined },
+  request: RequestLabels,
   status: number,
   latencyMs: number,
   wasCold: boolean,

@@ -1,8 +1,27 @@
+import {
+  FetchError,
+  JwkInvalidKtyError,
+  JwkInvalidUseError,
+  JwksNotAvailableInCacheError,
+  JwksValidationError,
+  JwkValidationError,
+  JwtBaseError,
+  JwtExpiredError,
+  JwtInvalidClaimError,
+  JwtInvalidIssuerError,
+  JwtInvalidSignatureAlgorithmError,
+  JwtInvalidSignatureError,
+  JwtNotBeforeError,
+  JwtParseError,
+  JwtWithoutValidKidError,
+  KidNotFoundInJwksError,
+  ParameterValidationError,
+  WaitPeriodNotYetEndedJwkError,
+} from 'aws-jwt-verify/error';
+import { type Jwks, type JwkWithKid, SimpleJwksCache } from 'aws-jwt-verify/jwk';
+import type { DecomposedJwt } from 'aws-jwt-verify/jwt';
+import { JwtVerifier } from 'aws-jwt-verify/jwt-verifier';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import type { JWSAlgorithm } from 'jose';
-// Subpath imports load a fraction of jose at cold start when the function runs unbundled.
-import { createRemoteJWKSet } from 'jose/jwks/remote';
-import { jwtVerify } from 'jose/jwt/verify';
 import { BEARER_TOKEN_PATTERN } from '#shared/auth/bearer.ts';
 import { policyFor } from '#shared/auth/policy.ts';
 import { scopesOf } from '#shared/auth/scopes.ts';
@@ -11,55 +30,75 @@ import { AUTHORIZER_ROUTE, writeRecord } from '#shared/observability/telemetry.t
 
 const issuer = requireEnv('AUTH_ISSUER');
 const audience = requireEnv('AUTH_AUDIENCE');
+const jwksUri = requireEnv('AUTH_JWKS_URL');
 // Amazon Cognito prefixes custom scopes with the resource server id; other providers need none.
 const scopePrefix = optionalEnv('AUTH_SCOPE_PREFIX') ?? '';
-// Creating the key set fetches nothing: the first token does, and later ones reuse its cache.
-const jwks = createRemoteJWKSet(new URL(requireEnv('AUTH_JWKS_URL')), {
-  // Stay well inside the authorizer's own timeout, so a hung identity provider costs a 401, not a 500.
-  timeoutDuration: 3_000,
-});
+
+/** Stays well inside the authorizer's own timeout, so a hung identity provider costs a 401, not a 500. */
+const JWKS_TIMEOUT_MS = 3_000;
+/** A key the identity provider withdraws stops being accepted at the latest this long after. */
+const JWKS_MAX_AGE_MS = 10 * 60_000;
+/** Tolerates small clock skew between the identity provider and Lambda in `exp` and `nbf`. */
+const CLOCK_TOLERANCE_SECONDS = 5;
 
 /**
- * Asymmetric algorithms only: accepting HS* would let anyone who knows the public key (everyone)
- * sign tokens with it as the shared secret, and `none` would accept unsigned tokens.
+ * aws-jwt-verify's own fetcher speaks only HTTPS; the local gateway's issuer is plain HTTP on
+ * loopback, and deployed stages only accept an https `auth:jwksUrl` (`infra/app.ts`).
  */
-const ALGORITHMS: JWSAlgorithm[] = [
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-  'ES256',
-  'ES384',
-  'ES512',
-  'EdDSA',
-];
+const fetcher = {
+  async fetch(uri: string): Promise<ArrayBuffer> {
+    try {
+      const response = await fetch(uri, { signal: AbortSignal.timeout(JWKS_TIMEOUT_MS), redirect: 'error' });
+      if (!response.ok) throw new FetchError(uri, `status code is ${response.status}, expected 200`);
+      return await response.arrayBuffer();
+    } catch (error) {
+      if (error instanceof FetchError) throw error;
+      // fetch says only "fetch failed"; what failed (ECONNREFUSED, a timeout, …) is in its cause.
+      const { name, cause } = error as { name?: unknown; cause?: { code?: unknown } };
+      throw new FetchError(uri, String(cause?.code ?? name));
+    }
+  },
+};
 
-/** Tolerates small clock skew between the identity provider and Lambda in `exp`, `nbf` and `iat`. */
-const CLOCK_TOLERANCE_SECONDS = 5;
+/**
+ * The JWKS as aws-jwt-verify caches it (fetched on first use, again for an unknown `kid`, at most
+ * once per 10 s per kid), but also refreshed once it is {@link JWKS_MAX_AGE_MS} old: the library
+ * alone would trust a withdrawn key for as long as the Lambda environment lives.
+ */
+class ExpiringJwksCache extends SimpleJwksCache {
+  #staleAt = 0;
+
+  override async getJwks(uri: string): Promise<Jwks> {
+    const jwks = await super.getJwks(uri);
+    this.#staleAt = Date.now() + JWKS_MAX_AGE_MS;
+    return jwks;
+  }
+
+  override async getJwk(uri: string, jwt: DecomposedJwt): Promise<JwkWithKid> {
+    if (Date.now() >= this.#staleAt) await this.getJwks(uri);
+    return super.getJwk(uri, jwt);
+  }
+}
+
+/**
+ * Creating the verifier fetches nothing: the first token does, and later ones reuse the cache.
+ * Only asymmetric algorithms are accepted (RS256/384/512, ES256/384/512, EdDSA): accepting HS*
+ * would let anyone who knows the public key (everyone) sign tokens with it as the shared secret,
+ * and `none` would accept unsigned tokens. The audience is checked below, Cognito-style.
+ */
+const verifier = JwtVerifier.create(
+  { issuer, audience: null, jwksUri, graceSeconds: CLOCK_TOLERANCE_SECONDS },
+  { jwksCache: new ExpiringJwksCache({ fetcher }) },
+);
 
 const BEARER = new RegExp(BEARER_TOKEN_PATTERN);
 
-/** Failures that are about the token itself; any other failure is ours or the identity provider's. */
-const TOKEN_FAULTS = new Set([
-  'ERR_NO_BEARER_TOKEN',
-  'ERR_NO_SUBJECT',
-  'ERR_JWT_EXPIRED',
-  'ERR_JWT_CLAIM_VALIDATION_FAILED',
-  'ERR_JWT_INVALID',
-  'ERR_JWS_INVALID',
-  'ERR_JWS_SIGNATURE_VERIFICATION_FAILED',
-  'ERR_JOSE_ALG_NOT_ALLOWED',
-  'ERR_JOSE_NOT_SUPPORTED',
-  'ERR_JWKS_NO_MATCHING_KEY',
-]);
-
+/** A check of ours on a token whose signature and standard claims were good. */
 class TokenRejected extends Error {
-  readonly code: string;
-  constructor(code: string, message: string) {
+  readonly reason: string;
+  constructor(reason: string, message: string) {
     super(message);
-    this.code = code;
+    this.reason = reason;
   }
 }
 
@@ -84,18 +123,14 @@ export const handler = async (event: APIGatewayTokenAuthorizerEvent): Promise<AP
 
 async function verify(authorization: string | undefined): Promise<{ sub: string; scopes: Set<string> }> {
   const token = BEARER.exec(authorization?.trim() ?? '')?.[1];
-  if (token === undefined) throw new TokenRejected('ERR_NO_BEARER_TOKEN', 'No Bearer token');
-  const { payload } = await jwtVerify(token, jwks, {
-    issuer,
-    algorithms: ALGORITHMS,
-    clockTolerance: CLOCK_TOLERANCE_SECONDS,
-    requiredClaims: ['exp', 'sub'],
-  });
-  if (!isForUs(payload)) {
-    throw new TokenRejected('ERR_JWT_CLAIM_VALIDATION_FAILED', 'unexpected "aud" claim value');
-  }
+  if (token === undefined) throw new TokenRejected('no-bearer-token', 'No Bearer token');
+  const payload = await verifier.verify(token);
+  // aws-jwt-verify checks `exp` only when present; a token that never expires is not accepted.
+  if (payload.exp === undefined) throw new TokenRejected('no-expiry', 'The token has no "exp" claim');
+  if (!isForUs(payload))
+    throw new TokenRejected('audience', 'The token is not for this API ("aud"/"client_id")');
   if (typeof payload.sub !== 'string' || payload.sub === '') {
-    throw new TokenRejected('ERR_NO_SUBJECT', 'The "sub" claim is not a non-empty string');
+    throw new TokenRejected('no-subject', 'The "sub" claim is not a non-empty string');
   }
   return { sub: payload.sub, scopes: scopesOf(payload, scopePrefix) };
 }
@@ -109,28 +144,56 @@ function isForUs(payload: { aud?: string | string[]; client_id?: unknown }): boo
   return Array.isArray(payload.aud) ? payload.aud.includes(audience) : payload.aud === audience;
 }
 
-/** One JSON line per rejection; jose's messages name the failed check, never the token's content. */
+type ErrorClass = abstract new (...args: never[]) => Error;
+
+/**
+ * The identity provider's failures: its JWKS could not be fetched or is unusable. Valid callers
+ * get 401 while they last, so they raise an alarm (`AuthErrors`).
+ */
+const PROVIDER_FAULTS: readonly (readonly [ErrorClass, string])[] = [
+  [FetchError, 'jwks-fetch'],
+  [JwksValidationError, 'jwks-invalid'],
+  [JwkValidationError, 'jwks-invalid'],
+  [JwkInvalidUseError, 'jwks-invalid'],
+  [JwkInvalidKtyError, 'jwks-invalid'],
+  [JwksNotAvailableInCacheError, 'jwks-fetch'],
+];
+
+/**
+ * What is wrong with the token, most specific first (the bundle is minified: class names do not
+ * survive, so the reason is spelt here). Counted as `AuthRejections`, no alarm of their own.
+ */
+const TOKEN_FAULTS: readonly (readonly [ErrorClass, string])[] = [
+  [TokenRejected, 'claims'],
+  [JwtExpiredError, 'expired'],
+  [JwtNotBeforeError, 'not-yet-valid'],
+  [JwtInvalidIssuerError, 'issuer'],
+  // With one issuer configured, aws-jwt-verify reports another issuer as an unknown configuration.
+  [ParameterValidationError, 'issuer'],
+  [JwtInvalidClaimError, 'claims'],
+  [JwtInvalidSignatureAlgorithmError, 'algorithm'],
+  [JwtInvalidSignatureError, 'signature'],
+  [JwtWithoutValidKidError, 'unknown-kid'],
+  [KidNotFoundInJwksError, 'unknown-kid'],
+  [WaitPeriodNotYetEndedJwkError, 'unknown-kid'],
+  [JwtParseError, 'malformed'],
+  [JwtBaseError, 'invalid'],
+];
+
+/** One JSON line per rejection; the messages name the failed check, never the token itself. */
 function logRejection(error: unknown): void {
-  const { code, claim, message, cause } = (error ?? {}) as {
-    code?: unknown;
-    claim?: unknown;
-    message?: unknown;
-    cause?: { code?: unknown; message?: unknown };
-  };
-  const tokenFault = typeof code === 'string' && TOKEN_FAULTS.has(code);
-  const outcome = tokenFault ? 'invalid-token' : 'verification-error';
+  const provider = PROVIDER_FAULTS.find(([type]) => error instanceof type);
+  const token = provider ? undefined : TOKEN_FAULTS.find(([type]) => error instanceof type);
+  const reason = error instanceof TokenRejected ? error.reason : ((provider ?? token)?.[1] ?? 'unexpected');
+  const tokenFault = token !== undefined;
   writeRecord(
     tokenFault ? 'WARN' : 'ERROR',
     tokenFault ? 'Token rejected' : 'Token could not be verified',
     {
       route: AUTHORIZER_ROUTE,
-      outcome,
-      reason: typeof code === 'string' ? code : error instanceof Error ? error.name : 'unknown',
-      ...(typeof claim === 'string' ? { claim } : {}),
-      detail: typeof message === 'string' ? message : String(error),
-      ...(cause?.code !== undefined || cause?.message !== undefined
-        ? { cause: String(cause.code ?? cause.message) }
-        : {}),
+      outcome: tokenFault ? 'invalid-token' : 'verification-error',
+      reason,
+      detail: error instanceof Error ? error.message : String(error),
     },
     // Rejections by kind (route × outcome); a verification error is the identity provider failing us.
     new Map([[tokenFault ? 'AuthRejections' : 'AuthErrors', { value: 1, unit: 'Count' as const }]]),

@@ -27,7 +27,7 @@ import {
   verdicts,
   writeBenchmarksMd,
 } from './report.ts';
-import { ALL_TARGETS, BASELINE, targetEnvironment } from './targets.ts';
+import { ALL_TARGETS, BASELINE, lambdaNodeOptions, targetEnvironment } from './targets.ts';
 import { measureWarmOverhead } from './warm.ts';
 import { ALL_SCOPES } from './workload.ts';
 
@@ -104,7 +104,7 @@ try {
       batches: settings.warmBatches,
       batchSize: settings.warmBatchSize,
       passes: settings.warmPasses,
-      nodeOptions: profileOptions,
+      nodeOptions: [...lambdaNodeOptions(memoryMb), ...profileOptions],
     },
   );
   // Each warm authorizer process fetches the keys for its first token and verifies every later one
@@ -164,7 +164,7 @@ function generatedSection(run: Results, authorizerCacheTtlSeconds: number): stri
   return [
     `Last run ${run.startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC (${Math.round(run.durationS)} s) with \`npm run bench\`${flags.quick ? ' --quick' : ''}, on ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, Node.js ${m.node}, Linux ${m.kernel}; 1-minute load average ${m.loadAtStart.toFixed(1)} at the start, ${(m.loadAtEnd ?? 0).toFixed(1)} at the end.`,
     '',
-    `Cold init: median of ${s.coldRuns} fresh processes per bundle. Warm: median of ${s.warmBatches} batches of ${s.warmBatchSize} invocations, minus the baseline's in the same process, the lower of ${s.warmPasses} passes. End to end: ${s.requests} requests per route and side at concurrency ${s.concurrency} after ${s.warmUpRequests} to warm up, through the local gateway and DynamoDB Local, against the same DynamoDB calls made directly (the floor).`,
+    `Cold init: median of ${s.coldRuns} fresh processes per bundle. Warm: median of ${s.warmBatches} batches of ${s.warmBatchSize} invocations, minus the baseline's in the same process (node with Lambda's heap limits at ${memoryMb} MB: \`${lambdaNodeOptions(memoryMb).join(' ')}\`), the lower of ${s.warmPasses} passes. End to end: ${s.requests} requests per route and side at concurrency ${s.concurrency} after ${s.warmUpRequests} to warm up, through the local gateway and DynamoDB Local, against the same DynamoDB calls made directly (the floor).`,
     '',
     resultsTable(run),
     '',

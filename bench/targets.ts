@@ -85,7 +85,7 @@ export function lambdaRuntimeEnvironment(functionName: string, memoryMb: number)
  * The V8 heap limits Lambda's Node.js bootstrap (`/var/runtime/bootstrap`) passes for a function
  * of `memoryMb`: a tenth of the memory for the young generation, half of that per semi-space, the
  * rest for the old generation. The semi-space limit decides how often a warm function pays a
- * scavenge; Node's own default is a fraction of it, and left the warm figures bimodal.
+ * scavenge, and so what a warm invocation costs on average.
  */
 export function lambdaNodeOptions(memoryMb: number): string[] {
   const newSpaceMb = Math.floor(memoryMb / 10);

@@ -26,7 +26,7 @@ import { BEARER_TOKEN_PATTERN } from '#shared/auth/bearer.ts';
 import { policyFor } from '#shared/auth/policy.ts';
 import { scopesOf } from '#shared/auth/scopes.ts';
 import { optionalEnv, requireEnv } from '#shared/config.ts';
-import { AUTHORIZER_ROUTE, writeRecord } from '#shared/observability/telemetry.ts';
+import { AUTHORIZER_ROUTE, log, writeRecord } from '#shared/observability/telemetry.ts';
 
 const issuer = requireEnv('AUTH_ISSUER');
 const audience = requireEnv('AUTH_AUDIENCE');
@@ -38,6 +38,8 @@ const scopePrefix = optionalEnv('AUTH_SCOPE_PREFIX') ?? '';
 const JWKS_TIMEOUT_MS = 3_000;
 /** A key the identity provider withdraws stops being accepted at the latest this long after. */
 const JWKS_MAX_AGE_MS = 10 * 60_000;
+/** How long a failed refresh waits before the next try (one fetch, not one per request). */
+const JWKS_RETRY_MS = 30_000;
 /** Tolerates small clock skew between the identity provider and Lambda in `exp` and `nbf`. */
 const CLOCK_TOLERANCE_SECONDS = 5;
 
@@ -63,19 +65,35 @@ const fetcher = {
 /**
  * The JWKS as aws-jwt-verify caches it (fetched on first use, again for an unknown `kid`, at most
  * once per 10 s per kid), but also refreshed once it is {@link JWKS_MAX_AGE_MS} old: the library
- * alone would trust a withdrawn key for as long as the Lambda environment lives.
+ * alone would trust a withdrawn key for as long as the Lambda environment lives. A refresh that
+ * fails keeps the keys already held and is tried again {@link JWKS_RETRY_MS} later: an identity
+ * provider that is down must not lock out every caller whose token it signed with a key we have.
  */
 class ExpiringJwksCache extends SimpleJwksCache {
-  #staleAt = 0;
+  #refreshAt = 0;
+  #held = false;
 
   override async getJwks(uri: string): Promise<Jwks> {
     const jwks = await super.getJwks(uri);
-    this.#staleAt = Date.now() + JWKS_MAX_AGE_MS;
+    this.#refreshAt = Date.now() + JWKS_MAX_AGE_MS;
+    this.#held = true;
     return jwks;
   }
 
   override async getJwk(uri: string, jwt: DecomposedJwt): Promise<JwkWithKid> {
-    if (Date.now() >= this.#staleAt) await this.getJwks(uri);
+    if (Date.now() >= this.#refreshAt) {
+      try {
+        await this.getJwks(uri);
+      } catch (error) {
+        if (!this.#held) throw error;
+        this.#refreshAt = Date.now() + JWKS_RETRY_MS;
+        log('WARN', 'JWKS refresh failed; the keys already held stay in use', {
+          route: AUTHORIZER_ROUTE,
+          reason: 'jwks-refresh',
+          detail: error instanceof Error ? error.message : String(error),
+        });
+      }
+    }
     return super.getJwk(uri, jwt);
   }
 }

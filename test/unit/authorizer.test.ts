@@ -271,6 +271,49 @@ describe('the authorizer follows the JWKS of the identity provider', () => {
     }
   });
 
+  it('keeps the keys it holds while a refresh fails, trying again every 30 s, not on every token', async () => {
+    const held = await testKey('held', 'ES256');
+    let answer = { status: 200, body: JSON.stringify({ keys: [await publicJwk(held)] }) };
+    let fetches = 0;
+    const provider = await startJwksServer(() => {
+      fetches++;
+      return answer;
+    });
+    const now = Date.now();
+    const clock = vi.spyOn(Date, 'now');
+    try {
+      const fresh = await loadHandler({
+        AUTH_ISSUER: issuer,
+        AUTH_AUDIENCE: LOCAL_AUDIENCE,
+        AUTH_JWKS_URL: provider.url,
+      });
+      const token = await bearer({ sub: 'steady', exp: nowSeconds() + 3600 }, held);
+      expect((await fresh(tokenEvent(token))).principalId).toBe('steady');
+      expect(fetches).toBe(1);
+
+      answer = { status: 503, body: 'down' };
+      clock.mockReturnValue(now + 11 * 60_000);
+      const lines = await linesWrittenBy(async () => {
+        expect((await fresh(tokenEvent(token))).principalId).toBe('steady');
+      });
+      expect(lines).toEqual([expect.objectContaining({ level: 'WARN', reason: 'jwks-refresh' })]);
+      expect(fetches).toBe(2);
+
+      clock.mockReturnValue(now + 11 * 60_000 + 20_000);
+      expect((await fresh(tokenEvent(token))).principalId).toBe('steady');
+      expect(fetches).toBe(2);
+
+      answer = { status: 200, body: JSON.stringify({ keys: [await publicJwk(keys.es256)] }) };
+      clock.mockReturnValue(now + 11 * 60_000 + 31_000);
+      await expect(fresh(tokenEvent(token))).rejects.toThrow(/^Unauthorized$/);
+      // The refresh, then aws-jwt-verify's own look for the kid the new JWKS no longer has.
+      expect(fetches).toBe(4);
+    } finally {
+      clock.mockRestore();
+      await provider.close();
+    }
+  });
+
   it('finds a key published after its JWKS was cached (key rotation)', async () => {
     const rotated = await testKey('rotated-in', 'ES256');
     let published: JSONWebKeySet = { keys: [await publicJwk(keys.es256)] };

@@ -20,19 +20,17 @@ export function percentile(values: readonly number[], p: number): number {
 }
 
 /**
- * A 90 % bootstrap interval of median(a) / median(b) for independent samples: how far noise alone
- * could move the ratio. Seeded, so that the same samples always give the same interval.
+ * A 90 % bootstrap interval of the median of `values` (resampled with replacement): how far noise
+ * alone could move it. Seeded, so that the same samples always give the same interval.
  */
-export function medianRatioInterval(
-  a: readonly number[],
-  b: readonly number[],
-  resamples = 2000,
-): [number, number] {
+export function medianInterval(values: readonly number[], resamples = 2000): [number, number] {
   const random = mulberry32(0x5eed);
-  const resample = (values: readonly number[]) =>
-    Array.from({ length: values.length }, () => values[Math.floor(random() * values.length)] as number);
-  const ratios = Array.from({ length: resamples }, () => median(resample(a)) / median(resample(b)));
-  return [percentile(ratios, 5), percentile(ratios, 95)];
+  const medians = Array.from({ length: resamples }, () =>
+    median(
+      Array.from({ length: values.length }, () => values[Math.floor(random() * values.length)] as number),
+    ),
+  );
+  return [percentile(medians, 5), percentile(medians, 95)];
 }
 
 /** A small seeded PRNG (Mulberry32): uniform in [0, 1). */

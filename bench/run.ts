@@ -164,7 +164,7 @@ function generatedSection(run: Results, authorizerCacheTtlSeconds: number): stri
   return [
     `Last run ${run.startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC (${Math.round(run.durationS)} s) with \`npm run bench\`${flags.quick ? ' --quick' : ''}, on ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, Node.js ${m.node}, Linux ${m.kernel}; 1-minute load average ${m.loadAtStart.toFixed(1)} at the start, ${(m.loadAtEnd ?? 0).toFixed(1)} at the end.`,
     '',
-    `Cold init: median of ${s.coldRuns} fresh processes per bundle. Warm: median of ${s.warmBatches} batches of ${s.warmBatchSize} invocations, minus the baseline's in the same process (node with Lambda's heap limits at ${memoryMb} MB: \`${lambdaNodeOptions(memoryMb).join(' ')}\`), the lower of ${s.warmPasses} passes. End to end: ${s.requests} requests per route and side at concurrency ${s.concurrency} after ${s.warmUpRequests} to warm up, through the local gateway and DynamoDB Local, against the same DynamoDB calls made directly (the floor).`,
+    `Cold init: median of ${s.coldRuns} fresh processes per bundle; its ratio is the median of the ${s.coldRuns} ratios to the baseline's process of the same round. Warm: median of ${s.warmBatches} batches of ${s.warmBatchSize} invocations, minus the baseline's in the same process (node with Lambda's heap limits at ${memoryMb} MB: \`${lambdaNodeOptions(memoryMb).join(' ')}\`), the lower of ${s.warmPasses} passes. End to end: ${s.requests} requests per route and side at concurrency ${s.concurrency} after ${s.warmUpRequests} to warm up, through the local gateway and DynamoDB Local, against the same DynamoDB calls made directly (the floor).`,
     '',
     resultsTable(run),
     '',

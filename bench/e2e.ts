@@ -105,7 +105,7 @@ export async function measureEndToEnd(
 
     const viaGateway = (name: string) => (caller: Caller) => callRoute(name, caller);
     const direct = floorOf(client, petsTable, walletsTable);
-    const operations = recordOperations(client);
+    await checkFloors(client, direct, functionDirs, callers[0] as Caller);
 
     // Warms both paths (JIT of Node and of DynamoDB Local's JVM, the authorizer cache,
     // connections). DynamoDB Local needs a few thousand requests before its per-request CPU stops
@@ -115,17 +115,7 @@ export async function measureEndToEnd(
     for (const name of functionDirs) {
       await runLoad(callers, options.warmUpRequests, options.batchTimeoutMs, viaGateway(name));
       const floor = direct[name];
-      if (!floor) continue;
-      // The floor is only a floor if it makes exactly the route's DynamoDB calls.
-      operations.length = 0;
-      await floor(callers[0] as Caller);
-      const expected = DYNAMODB_CALLS[name] ?? [];
-      if (operations.join() !== expected.join()) {
-        throw new Error(
-          `The floor of ${name} sent ${operations.join() || 'nothing'}, not ${expected.join()}`,
-        );
-      }
-      await runLoad(callers, options.warmUpRequests, options.batchTimeoutMs, floor);
+      if (floor) await runLoad(callers, options.warmUpRequests, options.batchTimeoutMs, floor);
     }
 
     const results: RouteEndToEnd[] = [];
@@ -254,18 +244,40 @@ function floorOf(
   };
 }
 
-/** The DynamoDB operations `client` sends from now on, in order, as their X-Amz-Target names them. */
-function recordOperations(client: DynamoDBDocumentClient): string[] {
-  const operations: string[] = [];
+/**
+ * A floor is only a floor if it makes exactly its route's DynamoDB calls: runs each once and
+ * compares the operations sent (X-Amz-Target, in order) with the route's, before anything is timed.
+ */
+async function checkFloors(
+  client: DynamoDBDocumentClient,
+  direct: Record<string, ((caller: Caller) => Promise<void>) | undefined>,
+  functionDirs: readonly string[],
+  caller: Caller,
+): Promise<void> {
+  const sent: string[] = [];
+  const name = 'benchOperationLog';
   client.middlewareStack.add(
     (next) => (args) => {
       const headers = (args.request as { headers?: Record<string, string> }).headers;
-      operations.push(headers?.['x-amz-target']?.split('.')[1] ?? 'unknown');
+      sent.push(headers?.['x-amz-target']?.split('.')[1] ?? 'unknown');
       return next(args);
     },
-    { step: 'finalizeRequest', name: 'benchOperationLog' },
+    { step: 'finalizeRequest', name },
   );
-  return operations;
+  try {
+    for (const dir of functionDirs) {
+      const floor = direct[dir];
+      if (!floor) continue;
+      sent.length = 0;
+      await floor(caller);
+      const expected = DYNAMODB_CALLS[dir] ?? [];
+      if (sent.join() !== expected.join()) {
+        throw new Error(`The floor of ${dir} sent ${sent.join() || 'nothing'}, not ${expected.join()}`);
+      }
+    }
+  } finally {
+    client.middlewareStack.remove(name);
+  }
 }
 
 /** One request of route `name` through the gateway; anything but a 200 fails the benchmark. */

@@ -63,11 +63,7 @@ beforeAll(async () => {
   // The issuer is the JWKS server's own base URL, exactly as for the local gateway.
   jwksServer = await startJwksServer(() => ({ status: 200, body: JSON.stringify(jwks) }));
   issuer = localIssuerUrl(jwksServer.port);
-  handler = await loadHandler({
-    AUTH_ISSUER: issuer,
-    AUTH_AUDIENCE: LOCAL_AUDIENCE,
-    AUTH_JWKS_URL: jwksServer.url,
-  });
+  handler = await loadHandlerFor(jwksServer.url);
 });
 
 afterAll(async () => {
@@ -179,11 +175,7 @@ describe('the authorizer rejects with Unauthorized when the JWKS cannot be fetch
   it('because the identity provider answers 500', async () => {
     const failing = await startJwksServer(() => ({ status: 500, body: 'boom' }));
     try {
-      const fresh = await loadHandler({
-        AUTH_ISSUER: issuer,
-        AUTH_AUDIENCE: LOCAL_AUDIENCE,
-        AUTH_JWKS_URL: failing.url,
-      });
+      const fresh = await loadHandlerFor(failing.url);
       await expect(fresh(tokenEvent(await bearer()))).rejects.toThrow(/^Unauthorized$/);
     } finally {
       await failing.close();
@@ -193,11 +185,7 @@ describe('the authorizer rejects with Unauthorized when the JWKS cannot be fetch
   it('because nothing listens at the JWKS URL', async () => {
     const gone = await startJwksServer(() => ({ status: 200, body: '{"keys":[]}' }));
     await gone.close();
-    const fresh = await loadHandler({
-      AUTH_ISSUER: issuer,
-      AUTH_AUDIENCE: LOCAL_AUDIENCE,
-      AUTH_JWKS_URL: gone.url,
-    });
+    const fresh = await loadHandlerFor(gone.url);
     await expect(fresh(tokenEvent(await bearer()))).rejects.toThrow(/^Unauthorized$/);
   });
 });
@@ -221,11 +209,7 @@ describe('the authorizer logs each rejection once, by kind', () => {
   it('an identity provider that fails: an ERROR counted as AuthErrors', async () => {
     const failing = await startJwksServer(() => ({ status: 503, body: 'down' }));
     try {
-      const fresh = await loadHandler({
-        AUTH_ISSUER: issuer,
-        AUTH_AUDIENCE: LOCAL_AUDIENCE,
-        AUTH_JWKS_URL: failing.url,
-      });
+      const fresh = await loadHandlerFor(failing.url);
       const event = tokenEvent(await bearer());
       const lines = await linesWrittenBy(() => fresh(event).catch(() => undefined));
       expect(lines).toEqual([
@@ -251,11 +235,7 @@ describe('the authorizer follows the JWKS of the identity provider', () => {
     const now = Date.now();
     const clock = vi.spyOn(Date, 'now');
     try {
-      const fresh = await loadHandler({
-        AUTH_ISSUER: issuer,
-        AUTH_AUDIENCE: LOCAL_AUDIENCE,
-        AUTH_JWKS_URL: provider.url,
-      });
+      const fresh = await loadHandlerFor(provider.url);
       const token = await bearer({ sub: 'rotating', exp: nowSeconds() + 3600 }, withdrawn);
       expect((await fresh(tokenEvent(token))).principalId).toBe('rotating');
 
@@ -282,11 +262,7 @@ describe('the authorizer follows the JWKS of the identity provider', () => {
     const now = Date.now();
     const clock = vi.spyOn(Date, 'now');
     try {
-      const fresh = await loadHandler({
-        AUTH_ISSUER: issuer,
-        AUTH_AUDIENCE: LOCAL_AUDIENCE,
-        AUTH_JWKS_URL: provider.url,
-      });
+      const fresh = await loadHandlerFor(provider.url);
       const token = await bearer({ sub: 'steady', exp: nowSeconds() + 3600 }, held);
       expect((await fresh(tokenEvent(token))).principalId).toBe('steady');
       expect(fetches).toBe(1);
@@ -319,11 +295,7 @@ describe('the authorizer follows the JWKS of the identity provider', () => {
     let published: JSONWebKeySet = { keys: [await publicJwk(keys.es256)] };
     const provider = await startJwksServer(() => ({ status: 200, body: JSON.stringify(published) }));
     try {
-      const fresh = await loadHandler({
-        AUTH_ISSUER: issuer,
-        AUTH_AUDIENCE: LOCAL_AUDIENCE,
-        AUTH_JWKS_URL: provider.url,
-      });
+      const fresh = await loadHandlerFor(provider.url);
       expect((await fresh(tokenEvent(await bearer({ sub: 'before' })))).principalId).toBe('before');
       published = { keys: [await publicJwk(keys.es256), await publicJwk(rotated)] };
       expect((await fresh(tokenEvent(await bearer({ sub: 'after' }, rotated)))).principalId).toBe('after');
@@ -495,11 +467,11 @@ async function publicJwk(key: TestKey) {
 }
 
 /**
- * Imports the handler afresh with `env`: it reads its configuration once, at module load, as on a
- * Lambda cold start.
+ * Imports the handler afresh, for this suite's issuer and audience and the JWKS at `jwksUrl`: it
+ * reads its configuration once, at module load, as on a Lambda cold start.
  */
-async function loadHandler(env: Record<string, string>): Promise<Handler> {
-  Object.assign(process.env, env);
+async function loadHandlerFor(jwksUrl: string): Promise<Handler> {
+  Object.assign(process.env, { AUTH_ISSUER: issuer, AUTH_AUDIENCE: LOCAL_AUDIENCE, AUTH_JWKS_URL: jwksUrl });
   vi.resetModules();
   return (await import('#functions/authorizer/handler.ts')).handler;
 }

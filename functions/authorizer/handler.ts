@@ -70,13 +70,12 @@ const fetcher = {
  * provider that is down must not lock out every caller whose token it signed with a key we have.
  */
 class ExpiringJwksCache extends SimpleJwksCache {
+  /** 0 until a JWKS was fetched: until then there are no keys to fall back on. */
   #refreshAt = 0;
-  #held = false;
 
   override async getJwks(uri: string): Promise<Jwks> {
     const jwks = await super.getJwks(uri);
     this.#refreshAt = Date.now() + JWKS_MAX_AGE_MS;
-    this.#held = true;
     return jwks;
   }
 
@@ -85,7 +84,7 @@ class ExpiringJwksCache extends SimpleJwksCache {
       try {
         await this.getJwks(uri);
       } catch (error) {
-        if (!this.#held) throw error;
+        if (this.#refreshAt === 0) throw error;
         this.#refreshAt = Date.now() + JWKS_RETRY_MS;
         log('WARN', 'JWKS refresh failed; the keys already held stay in use', {
           route: AUTHORIZER_ROUTE,
@@ -178,11 +177,11 @@ const PROVIDER_FAULTS: readonly (readonly [ErrorClass, string])[] = [
 ];
 
 /**
- * What is wrong with the token, most specific first (the bundle is minified: class names do not
- * survive, so the reason is spelt here). Counted as `AuthRejections`, no alarm of their own.
+ * What aws-jwt-verify finds wrong with a token ({@link TokenRejected} carries its own reason), most
+ * specific first (the bundle is minified: class names do not survive, so the reason is spelt
+ * here). Counted as `AuthRejections`, no alarm of their own.
  */
 const TOKEN_FAULTS: readonly (readonly [ErrorClass, string])[] = [
-  [TokenRejected, 'claims'],
   [JwtExpiredError, 'expired'],
   [JwtNotBeforeError, 'not-yet-valid'],
   [JwtInvalidIssuerError, 'issuer'],
@@ -202,8 +201,8 @@ const TOKEN_FAULTS: readonly (readonly [ErrorClass, string])[] = [
 function logRejection(error: unknown): void {
   const provider = PROVIDER_FAULTS.find(([type]) => error instanceof type);
   const token = provider ? undefined : TOKEN_FAULTS.find(([type]) => error instanceof type);
+  const tokenFault = error instanceof TokenRejected || token !== undefined;
   const reason = error instanceof TokenRejected ? error.reason : ((provider ?? token)?.[1] ?? 'unexpected');
-  const tokenFault = token !== undefined;
   writeRecord(
     tokenFault ? 'WARN' : 'ERROR',
     tokenFault ? 'Token rejected' : 'Token could not be verified',

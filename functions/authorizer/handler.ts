@@ -1,3 +1,4 @@
+import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import {
   FetchError,
   JwkInvalidKtyError,
@@ -5,23 +6,20 @@ import {
   JwksNotAvailableInCacheError,
   JwksValidationError,
   JwkValidationError,
-  JwtBaseError,
-  JwtExpiredError,
-  JwtInvalidClaimError,
-  JwtInvalidIssuerError,
-  JwtInvalidSignatureAlgorithmError,
-  JwtInvalidSignatureError,
-  JwtNotBeforeError,
-  JwtParseError,
   JwtWithoutValidKidError,
   KidNotFoundInJwksError,
-  ParameterValidationError,
   WaitPeriodNotYetEndedJwkError,
 } from 'aws-jwt-verify/error';
-import { type Jwks, type JwkWithKid, SimpleJwksCache } from 'aws-jwt-verify/jwk';
+import {
+  assertIsSignatureJwk,
+  type Jwk,
+  type Jwks,
+  type JwkWithKid,
+  SimpleJwksCache,
+} from 'aws-jwt-verify/jwk';
 import type { DecomposedJwt } from 'aws-jwt-verify/jwt';
-import { JwtVerifier } from 'aws-jwt-verify/jwt-verifier';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { type Algorithm, createVerifier, TokenError } from 'fast-jwt';
 import { BEARER_TOKEN_PATTERN } from '#shared/auth/bearer.ts';
 import { policyFor } from '#shared/auth/policy.ts';
 import { scopesOf } from '#shared/auth/scopes.ts';
@@ -95,18 +93,100 @@ class ExpiringJwksCache extends SimpleJwksCache {
     }
     return super.getJwk(uri, jwt);
   }
+
+  /**
+   * The key of `jwt` straight from a fresh JWKS, or `undefined` when {@link getJwk} must fetch
+   * (refresh due, unknown `kid`): nearly every token takes this path, without a promise.
+   */
+  freshJwk(uri: string, jwt: DecomposedJwt): JwkWithKid | undefined {
+    if (Date.now() >= this.#refreshAt) return undefined;
+    try {
+      return this.getCachedJwk(uri, jwt);
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+const jwksCache = new ExpiringJwksCache({ fetcher });
+
+/**
+ * The algorithms a key of the JWKS verifies, by its type: only asymmetric ones. Accepting HS*
+ * would let anyone who knows a public key (everyone) sign tokens with it as the shared secret,
+ * and `none` would accept unsigned tokens. A key naming its `alg` verifies that one only.
+ */
+function algorithmsOf(jwk: Jwk): Algorithm[] {
+  const byType: Algorithm[] =
+    jwk.kty === 'RSA'
+      ? ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512']
+      : jwk.kty === 'EC'
+        ? (EC_ALGORITHMS[String(jwk.crv)] ?? [])
+        : jwk.kty === 'OKP' && jwk.crv === 'Ed25519'
+          ? ['EdDSA']
+          : [];
+  return jwk.alg === undefined ? byType : byType.filter((algorithm) => algorithm === jwk.alg);
+}
+const EC_ALGORITHMS: Record<string, Algorithm[]> = {
+  'P-256': ['ES256'],
+  'P-384': ['ES384'],
+  'P-521': ['ES512'],
+};
+
+type Claims = Record<string, unknown> & { iss?: unknown; exp?: unknown; aud?: unknown; sub?: unknown };
+
+/**
+ * One fast-jwt verifier per key of the JWKS, made on the key's first token and dropped with the
+ * JWKS it came in: it checks the token's algorithm against the key's, its signature with one
+ * node:crypto call, and `exp`/`nbf` (when present) with {@link CLOCK_TOLERANCE_SECONDS}.
+ */
+const verifiers = new WeakMap<JwkWithKid, (token: string) => Claims>();
+
+function verifierFor(jwk: JwkWithKid): (token: string) => Claims {
+  let verify = verifiers.get(jwk);
+  if (verify === undefined) {
+    assertIsSignatureJwk(jwk);
+    const algorithms = algorithmsOf(jwk);
+    // fast-jwt would take an empty list as "whatever the key allows".
+    if (algorithms.length === 0) throw new JwkValidationError(`No accepted algorithm for JWK ${jwk.kid}`);
+    const key = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
+    verify = createVerifier({
+      key: key.export({ type: 'spki', format: 'pem' }).toString(),
+      algorithms,
+      clockTolerance: CLOCK_TOLERANCE_SECONDS * 1_000,
+    }) as (token: string) => Claims;
+    verifiers.set(jwk, verify);
+  }
+  return verify;
 }
 
 /**
- * Creating the verifier fetches nothing: the first token does, and later ones reuse the cache.
- * Only asymmetric algorithms are accepted (RS256/384/512, ES256/384/512, EdDSA): accepting HS*
- * would let anyone who knows the public key (everyone) sign tokens with it as the shared secret,
- * and `none` would accept unsigned tokens. The audience is checked below, Cognito-style.
+ * Decoded token headers by their text. An identity provider signs every token under the same few
+ * headers (`alg`, `kid`, `typ`), so each is decoded once; the cap keeps made-up ones from growing it.
  */
-const verifier = JwtVerifier.create(
-  { issuer, audience: null, jwksUri, graceSeconds: CLOCK_TOLERANCE_SECONDS },
-  { jwksCache: new ExpiringJwksCache({ fetcher }) },
-);
+const headers = new Map<string, DecomposedJwt>();
+const MAX_HEADERS = 64;
+
+/**
+ * The token's header, unverified, only to find its key by `kid` (the verifier then decodes and
+ * checks the whole token).
+ */
+function headerOf(token: string): DecomposedJwt {
+  const text = token.slice(0, token.indexOf('.'));
+  const known = headers.get(text);
+  if (known !== undefined) return known;
+  let header: unknown;
+  try {
+    header = JSON.parse(Buffer.from(text, 'base64url').toString());
+  } catch {
+    // Not base64url JSON: rejected below.
+  }
+  if (typeof header !== 'object' || header === null) {
+    throw new TokenRejected('malformed', 'The token header is not a base64url JSON object');
+  }
+  const jwt = { header, payload: {} } as DecomposedJwt;
+  if (headers.size < MAX_HEADERS) headers.set(text, jwt);
+  return jwt;
+}
 
 const BEARER = new RegExp(BEARER_TOKEN_PATTERN);
 
@@ -141,8 +221,12 @@ export const handler = async (event: APIGatewayTokenAuthorizerEvent): Promise<AP
 async function verify(authorization: string | undefined): Promise<{ sub: string; scopes: Set<string> }> {
   const token = BEARER.exec(authorization?.trim() ?? '')?.[1];
   if (token === undefined) throw new TokenRejected('no-bearer-token', 'No Bearer token');
-  const payload = await verifier.verify(token);
-  // aws-jwt-verify checks `exp` only when present; a token that never expires is not accepted.
+  const jwt = headerOf(token);
+  const jwk = jwksCache.freshJwk(jwksUri, jwt) ?? (await jwksCache.getJwk(jwksUri, jwt));
+  const payload = verifierFor(jwk)(token);
+  if (payload.iss !== issuer)
+    throw new TokenRejected('issuer', 'The token is not from the identity provider ("iss")');
+  // fast-jwt checks `exp` only when present; a token that never expires is not accepted.
   if (payload.exp === undefined) throw new TokenRejected('no-expiry', 'The token has no "exp" claim');
   if (!isForUs(payload))
     throw new TokenRejected('audience', 'The token is not for this API ("aud"/"client_id")');
@@ -156,7 +240,7 @@ async function verify(authorization: string | undefined): Promise<{ sub: string;
  * The token is meant for this API: `aud` names it (RFC 9068). Amazon Cognito access tokens carry
  * no `aud`; they name the app client in `client_id`, which then must be the configured audience.
  */
-function isForUs(payload: { aud?: string | string[]; client_id?: unknown }): boolean {
+function isForUs(payload: { aud?: unknown; client_id?: unknown }): boolean {
   if (payload.aud === undefined) return payload.client_id === audience;
   return Array.isArray(payload.aud) ? payload.aud.includes(audience) : payload.aud === audience;
 }
@@ -176,43 +260,53 @@ const PROVIDER_FAULTS: readonly (readonly [ErrorClass, string])[] = [
   [JwksNotAvailableInCacheError, 'jwks-fetch'],
 ];
 
-/**
- * What aws-jwt-verify finds wrong with a token ({@link TokenRejected} carries its own reason), most
- * specific first (the bundle is minified: class names do not survive, so the reason is spelt
- * here). Counted as `AuthRejections`, no alarm of their own.
- */
-const TOKEN_FAULTS: readonly (readonly [ErrorClass, string])[] = [
-  [JwtExpiredError, 'expired'],
-  [JwtNotBeforeError, 'not-yet-valid'],
-  [JwtInvalidIssuerError, 'issuer'],
-  // With one issuer configured, aws-jwt-verify reports another issuer as an unknown configuration.
-  [ParameterValidationError, 'issuer'],
-  [JwtInvalidClaimError, 'claims'],
-  [JwtInvalidSignatureAlgorithmError, 'algorithm'],
-  [JwtInvalidSignatureError, 'signature'],
-  [JwtWithoutValidKidError, 'unknown-kid'],
-  [KidNotFoundInJwksError, 'unknown-kid'],
-  [WaitPeriodNotYetEndedJwkError, 'unknown-kid'],
-  [JwtParseError, 'malformed'],
-  [JwtBaseError, 'invalid'],
+/** A token whose `kid` names no key of the JWKS, even after a fetch. */
+const UNKNOWN_KEY: readonly ErrorClass[] = [
+  JwtWithoutValidKidError,
+  KidNotFoundInJwksError,
+  WaitPeriodNotYetEndedJwkError,
 ];
+
+/**
+ * What fast-jwt finds wrong with a token, by its error code ({@link TokenRejected} carries its
+ * own reason). Counted as `AuthRejections`, no alarm of their own.
+ */
+const TOKEN_FAULTS: Readonly<Record<string, string>> = {
+  FAST_JWT_EXPIRED: 'expired',
+  FAST_JWT_INACTIVE: 'not-yet-valid',
+  FAST_JWT_INVALID_CLAIM_TYPE: 'claims',
+  FAST_JWT_INVALID_CLAIM_VALUE: 'claims',
+  FAST_JWT_INVALID_ALGORITHM: 'algorithm',
+  FAST_JWT_INVALID_SIGNATURE: 'signature',
+  FAST_JWT_MISSING_SIGNATURE: 'signature',
+  FAST_JWT_VERIFY_ERROR: 'signature',
+  FAST_JWT_MALFORMED: 'malformed',
+  FAST_JWT_INVALID_PAYLOAD: 'malformed',
+  FAST_JWT_INVALID_CRIT_HEADER: 'malformed',
+};
+
+/** Why a token was turned away, or `undefined` when it was not the token's fault. */
+function reasonOfTokenFault(error: unknown): string | undefined {
+  if (error instanceof TokenRejected) return error.reason;
+  if (error instanceof TokenError) return TOKEN_FAULTS[error.code] ?? 'invalid';
+  return UNKNOWN_KEY.some((type) => error instanceof type) ? 'unknown-kid' : undefined;
+}
 
 /** One JSON line per rejection; the messages name the failed check, never the token itself. */
 function logRejection(error: unknown): void {
-  const provider = PROVIDER_FAULTS.find(([type]) => error instanceof type);
-  const token = provider ? undefined : TOKEN_FAULTS.find(([type]) => error instanceof type);
-  const tokenFault = error instanceof TokenRejected || token !== undefined;
-  const reason = error instanceof TokenRejected ? error.reason : ((provider ?? token)?.[1] ?? 'unexpected');
+  const tokenReason = reasonOfTokenFault(error);
+  const reason = tokenReason ?? PROVIDER_FAULTS.find(([type]) => error instanceof type)?.[1] ?? 'unexpected';
+  const isTokenFault = tokenReason !== undefined;
   writeRecord(
-    tokenFault ? 'WARN' : 'ERROR',
-    tokenFault ? 'Token rejected' : 'Token could not be verified',
+    isTokenFault ? 'WARN' : 'ERROR',
+    isTokenFault ? 'Token rejected' : 'Token could not be verified',
     {
       route: AUTHORIZER_ROUTE,
-      outcome: tokenFault ? 'invalid-token' : 'verification-error',
+      outcome: isTokenFault ? 'invalid-token' : 'verification-error',
       reason,
       detail: error instanceof Error ? error.message : String(error),
     },
     // Rejections by kind (route × outcome); a verification error is the identity provider failing us.
-    new Map([[tokenFault ? 'AuthRejections' : 'AuthErrors', { value: 1, unit: 'Count' as const }]]),
+    new Map([[isTokenFault ? 'AuthRejections' : 'AuthErrors', { value: 1, unit: 'Count' as const }]]),
   );
 }

@@ -8,6 +8,16 @@ import { formatScopes } from './scopes.ts';
 
 const INVOKE = 'execute-api:Invoke';
 
+/**
+ * The routes behind the authorizer, each with its resource under a stage: `/POST/api/v3/pet`,
+ * and `/GET/api/v3/pet/*` for `/api/v3/pet/{petId}` (a path parameter may be any one value).
+ */
+const AUTHORIZED_ROUTES = (routes as readonly Route[]).flatMap((route) =>
+  route.scopes
+    ? [{ scopes: route.scopes, resource: `/${route.method}${route.path.replace(/\{[^}]+\}/g, '*')}` }]
+    : [],
+);
+
 /** `arn:{partition}:execute-api:{region}:{account}:{apiId}/{stage}`, then `/{METHOD}/{path}`. */
 const METHOD_ARN = /^(arn:[^:/]+:execute-api:[^:/]+:[^:/]+:[^:/]+\/[^/]+)\/[^/]+\/.*$/s;
 
@@ -48,20 +58,41 @@ export function policyFor(
   principalId: string,
   scopes: ReadonlySet<string>,
 ): APIGatewayAuthorizerResult {
-  const prefix = stagePrefixOf(methodArn);
-  const table: readonly Route[] = routes;
-  const resources = table
-    .filter((route) => route.scopes?.every((scope) => scopes.has(scope)))
-    .map((route) => `${prefix}/${route.method}${resourcePathOf(route.path)}`);
-  const statement: Statement =
-    resources.length > 0
-      ? { Effect: 'Allow', Action: INVOKE, Resource: resources }
-      : { Effect: 'Deny', Action: INVOKE, Resource: `${prefix}/*/*` };
   return {
     principalId,
-    policyDocument: { Version: '2012-10-17', Statement: [statement] },
+    policyDocument: documentFor(stagePrefixOf(methodArn), scopes),
     context: { sub: principalId, scope: formatScopes(scopes) },
   };
+}
+
+/**
+ * Policy documents by stage and by the routes they allow: a handful per deployment, so each is
+ * built once and shared (frozen) by every token that opens the same routes. Building it per token
+ * was a third of the authorizer's own time.
+ */
+const documents = new Map<string, PolicyDocument>();
+
+function documentFor(prefix: string, scopes: ReadonlySet<string>): PolicyDocument {
+  let allowed = 0;
+  AUTHORIZED_ROUTES.forEach((route, i) => {
+    if (route.scopes.every((scope) => scopes.has(scope))) allowed |= 1 << i;
+  });
+  const key = `${allowed} ${prefix}`;
+  let document = documents.get(key);
+  if (document === undefined) {
+    const resources = AUTHORIZED_ROUTES.filter((_, i) => allowed & (1 << i)).map(
+      (route) => `${prefix}${route.resource}`,
+    );
+    const statement: Statement =
+      resources.length > 0
+        ? { Effect: 'Allow', Action: INVOKE, Resource: resources }
+        : { Effect: 'Deny', Action: INVOKE, Resource: `${prefix}/*/*` };
+    document = { Version: '2012-10-17', Statement: [statement] };
+    // Shared by every later answer: nothing may change it in place.
+    for (const part of [resources, statement, document.Statement, document]) Object.freeze(part);
+    documents.set(key, document);
+  }
+  return document;
 }
 
 /**
@@ -92,11 +123,6 @@ function stagePrefixOf(methodArn: string): string {
   const prefix = METHOD_ARN.exec(methodArn)?.[1];
   if (prefix === undefined) throw new Error(`Not an execute-api method ARN: ${methodArn}`);
   return prefix;
-}
-
-/** `/api/v3/pet/{petId}` → `/api/v3/pet/*`: a path parameter may be any one value. */
-function resourcePathOf(path: string): string {
-  return path.replace(/\{[^}]+\}/g, '*');
 }
 
 function applies(statement: Statement, methodArn: string): boolean {

@@ -1,3 +1,4 @@
+import { KeyObject } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -155,8 +156,18 @@ describe('the authorizer rejects with Unauthorized', () => {
     await expectUnauthorized(`Bearer ${header}.${payload}.`);
   });
 
-  it('a token signed with PS256 (RSASSA-PSS is not among the accepted algorithms)', async () => {
-    await expectUnauthorized(await bearer({}, keys.ps256));
+  it('a token signed with another algorithm than the one its key is published for', async () => {
+    // The RS256 key itself, but RS512: a key that names its `alg` verifies that one only.
+    const token = await new SignJWT(validClaims())
+      .setProtectedHeader({ alg: 'RS512', kid: keys.rs256.kid })
+      .sign(KeyObject.from(keys.rs256.privateKey));
+    await expectUnauthorized(`Bearer ${token}`);
+  });
+
+  it('a token claiming an RSA algorithm under the kid of an EC key', async () => {
+    const header = base64url.encode(JSON.stringify({ alg: 'RS256', kid: keys.es256.kid }));
+    const [, payload, signature] = (await sign()).split('.');
+    await expectUnauthorized(`Bearer ${header}.${payload}.${signature}`);
   });
 
   it.each([
@@ -306,6 +317,11 @@ describe('the authorizer follows the JWKS of the identity provider', () => {
 });
 
 describe('the authorizer accepts a valid token', () => {
+  it.each(['es256', 'rs256', 'ps256', 'eddsa'] as const)('signed with %s', async (name) => {
+    const result = await handler(tokenEvent(await bearer({ sub: `signed-${name}` }, keys[name])));
+    expect(result.principalId).toBe(`signed-${name}`);
+  });
+
   it('from Amazon Cognito: no aud, the configured audience in client_id', async () => {
     const result = await handler(
       tokenEvent(await bearer({ aud: undefined, client_id: LOCAL_AUDIENCE, sub: 'c' })),

@@ -176,6 +176,25 @@ describe('policyFor', () => {
     ]);
   });
 
+  it('gives callers of the same scopes one policy that none of them can change for the others', () => {
+    const first = policyFor(addPet, 'alice', new Set(['read:pets']));
+    const statement = first.policyDocument.Statement[0] as { Resource: string[] };
+    expect(() => statement.Resource.push(`${prefix}/*/*`)).toThrow(TypeError);
+    expect(() => first.policyDocument.Statement.pop()).toThrow(TypeError);
+    const next = policyFor(getPet, 'bob', new Set(['read:pets']));
+    expect(next.policyDocument.Statement).toEqual([
+      { Effect: 'Allow', Action: 'execute-api:Invoke', Resource: [`${prefix}/GET/api/v3/pet/*`] },
+    ]);
+  });
+
+  it('keeps the policies of different stages apart', () => {
+    const otherStage = methodArnFor({ ...api, stage: 'test', method: 'GET', path: '/api/v3/pet/1' });
+    policyFor(getPet, 'alice', new Set(['read:pets']));
+    const { policyDocument } = policyFor(otherStage, 'alice', new Set(['read:pets']));
+    expect(JSON.stringify(policyDocument)).toContain('/test/GET/api/v3/pet/*');
+    expect(JSON.stringify(policyDocument)).not.toContain('/prod/');
+  });
+
   it('refuses something that is not an execute-api method ARN', () => {
     expect(() => policyFor('arn:aws:lambda:us-east-1:123456789012:function:f', 'a', new Set())).toThrow();
     expect(() => policyFor(`${prefix}`, 'a', new Set())).toThrow();

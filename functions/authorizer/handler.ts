@@ -206,7 +206,7 @@ class TokenRejected extends Error {
  * `Error('Unauthorized')`, the one message API Gateway turns into its 401 gateway response.
  */
 export const handler = async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
-  let verified: { sub: string; scopes: Set<string> };
+  let verified: { sub: string; scopes: ReadonlySet<string> };
   try {
     verified = await verify(event.authorizationToken);
   } catch (error) {
@@ -218,7 +218,9 @@ export const handler = async (event: APIGatewayTokenAuthorizerEvent): Promise<AP
   return policyFor(event.methodArn, verified.sub, verified.scopes);
 };
 
-async function verify(authorization: string | undefined): Promise<{ sub: string; scopes: Set<string> }> {
+async function verify(
+  authorization: string | undefined,
+): Promise<{ sub: string; scopes: ReadonlySet<string> }> {
   const token = BEARER.exec(authorization?.trim() ?? '')?.[1];
   if (token === undefined) throw new TokenRejected('no-bearer-token', 'No Bearer token');
   const jwt = headerOf(token);

@@ -18,7 +18,23 @@ export type ScopeClaims = { readonly [claim: string]: unknown };
  * @param prefix when set, only scopes starting with it count, without it (`wallet-api/read:wallet`
  *   → `read:wallet` for the prefix `wallet-api/`)
  */
-export function scopesOf(claims: ScopeClaims, prefix = ''): Set<string> {
+export function scopesOf(claims: ScopeClaims, prefix = ''): ReadonlySet<string> {
+  if (claims.scp !== undefined || typeof claims.scope !== 'string') return collectScopes(claims, prefix);
+  // The usual token (RFC 9068, Amazon Cognito): one `scope` string, the same for every token of a client.
+  const key = `${prefix}\n${claims.scope}`;
+  let scopes = scopesByString.get(key);
+  if (scopes === undefined) {
+    scopes = collectScopes(claims, prefix);
+    if (scopesByString.size < MAX_SCOPE_STRINGS) scopesByString.set(key, scopes);
+  }
+  return scopes;
+}
+
+/** The scopes of each `scope` string met: an authorizer sees a few, once per client and grant. */
+const scopesByString = new Map<string, ReadonlySet<string>>();
+const MAX_SCOPE_STRINGS = 256;
+
+function collectScopes(claims: ScopeClaims, prefix: string): Set<string> {
   const scopes = new Set<string>();
   for (const claim of [claims.scope, claims.scp]) {
     for (const value of claimValues(claim)) {

@@ -232,4 +232,11 @@ describe('scopesOf with a resource-server prefix (Amazon Cognito)', () => {
       scopesOf({ scope: 'wallet-api/read:wallet other-api/write:wallet read:pets' }, 'wallet-api/'),
     ).toEqual(new Set(['read:wallet']));
   });
+
+  it('reads the same scope string again for another prefix, not as it read it before', () => {
+    const scope = 'wallet-api/read:wallet other-api/write:wallet';
+    expect(scopesOf({ scope }, 'wallet-api/')).toEqual(new Set(['read:wallet']));
+    expect(scopesOf({ scope }, 'other-api/')).toEqual(new Set(['write:wallet']));
+    expect(scopesOf({ scope })).toEqual(new Set(['wallet-api/read:wallet', 'other-api/write:wallet']));
+  });
 });

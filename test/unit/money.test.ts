@@ -80,4 +80,94 @@ describe('numberSource finds the number text as the client wrote it', () => {
   it('returns undefined for a string amount', () => {
     expect(numberSource('{"amount":"5"}', 'amount')).toBeUndefined();
   });
+
+  it('takes the last of duplicate keys, as JSON.parse does', () => {
+    expect(numberSource('{"amount":1,"amount":"2"}', 'amount')).toBeUndefined();
+    expect(numberSource('{"amount":"1","amount":2.50}', 'amount')).toBe('2.50');
+  });
+
+  it('compares keys unescaped and is not fooled by keys or brackets inside strings', () => {
+    expect(numberSource('{ "\\u0061mount" :\n 7.25 }', 'amount')).toBe('7.25');
+    expect(numberSource('{"x":"\\"amount\\":1 }{","amount":3}', 'amount')).toBe('3');
+    expect(numberSource('{"x":"\\\\","amount":4}', 'amount')).toBe('4');
+  });
+
+  it('agrees with JSON.parse source text access on random documents', () => {
+    const random = seededRandom(20261121);
+    for (let i = 0; i < 3_000; i++) {
+      const text = randomDocument(random);
+      expect(numberSource(text, 'amount'), text).toBe(sourceByReviver(text, 'amount'));
+    }
+  });
 });
+
+/** The reference: the source of the root's property as JSON.parse's reviver reports it (ES2025). */
+function sourceByReviver(json: string, property: string): string | undefined {
+  const sources = new Map<unknown, string>();
+  const root: unknown = JSON.parse(json, function (this: unknown, key, value, context?: { source?: string }) {
+    if (key === property && typeof value === 'number' && context?.source !== undefined) {
+      sources.set(this, context.source);
+    }
+    return value;
+  });
+  return sources.get(root);
+}
+
+/** A deterministic generator (mulberry32), so that a failure can be replayed. */
+function seededRandom(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const NUMBERS = [
+  '0',
+  '-0',
+  '1',
+  '12.34',
+  '1.50',
+  '1e2',
+  '1E+2',
+  '2.5e-1',
+  '-3',
+  '0.10000000000000001',
+  '123456789012345678901',
+];
+const KEYS = [
+  '"amount"',
+  '"\\u0061mount"',
+  '"amoun\\u0074"',
+  '"Amount"',
+  '"amount "',
+  '"x"',
+  '"\\"amount\\""',
+  '"a\\\\"',
+];
+const STRINGS = ['""', '"amount"', '"\\"amount\\":1"', '"{[\\\\"', '"]}"', '"\\u0022"'];
+
+function randomDocument(random: () => number): string {
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+  const space = () => pick(['', '', ' ', '\n  ', '\t']);
+  const value = (depth: number): string => {
+    const kind = random();
+    if (depth < 3 && kind < 0.2) return object(depth + 1);
+    if (depth < 3 && kind < 0.3) {
+      return `[${space()}${Array.from({ length: Math.floor(random() * 3) }, () => value(depth + 1)).join(`,${space()}`)}]`;
+    }
+    if (kind < 0.65) return pick(NUMBERS);
+    if (kind < 0.9) return pick(STRINGS);
+    return pick(['true', 'false', 'null']);
+  };
+  const object = (depth: number): string => {
+    const members = Array.from(
+      { length: Math.floor(random() * 5) },
+      () => `${space()}${pick(KEYS)}${space()}:${space()}${value(depth)}${space()}`,
+    );
+    return `{${members.join(',')}}`;
+  };
+  return `${space()}${object(1)}${space()}`;
+}

@@ -196,7 +196,7 @@ function floorOf(
       const nowEpoch = Math.floor(Date.now() / 1000);
       await client.send(
         new TransactWriteCommand({
-          ClientRequestToken: randomUUID(),
+          ClientRequestToken: transfer.transferId,
           TransactItems: [
             {
               Update: {
@@ -228,7 +228,6 @@ function floorOf(
                 Item: {
                   pk: `IDEMPOTENCY#${JSON.stringify([caller.sub, randomUUID()])}`,
                   kind: 'idempotency',
-                  requestHash: 'x'.repeat(43),
                   transfer,
                   expiresAt: nowEpoch + 86_400,
                 },

@@ -1,4 +1,6 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { requireEnv } from '../config.ts';
 import { createDocumentClient } from '../dynamodb/client.ts';
 import { withRetries } from '../dynamodb/retry.ts';
@@ -40,11 +42,6 @@ export interface TransferRecord {
 export interface IdempotencyClaim {
   readonly sub: string;
   readonly key: string;
-  /**
-   * SHA-256 (base64url) of caller, key, recipient and amount: a replay must match it, and it is
-   * unique enough to be the transaction's ClientRequestToken too.
-   */
-  readonly requestHash: string;
   /** Epoch seconds after which DynamoDB TTL may delete the record and the key is free again. */
   readonly expiresAt: number;
 }
@@ -52,8 +49,8 @@ export interface IdempotencyClaim {
 export type CommitOutcome =
   | { readonly kind: 'committed' }
   | { readonly kind: 'insufficient-funds' }
-  /** The key was used before: the original transfer and the hash of the request that made it. */
-  | { readonly kind: 'key-used'; readonly requestHash: string; readonly transfer: TransferRecord };
+  /** The key was used before: the transfer it made. */
+  | { readonly kind: 'key-used'; readonly transfer: TransferRecord };
 
 /** Reads a wallet with a strongly consistent read; `undefined` for an address never credited. */
 export async function readWallet(address: string): Promise<WalletRecord | undefined> {
@@ -73,9 +70,9 @@ export async function readWallet(address: string): Promise<WalletRecord | undefi
  * immutable transfer record, and, with an Idempotency-Key, claim the key in the same transaction,
  * which is what makes a repeated request move money once, even when both arrive together.
  *
- * The ClientRequestToken is derived from the key and request, so the SDK's own retries of a
- * commit whose response was lost are no-ops; our bounded retries (conflicts, throttling,
- * timeouts) resend the very same input.
+ * The ClientRequestToken is the transfer's id, so the SDK's own retries of a commit whose response
+ * was lost are no-ops; our bounded retries (conflicts, throttling, timeouts) resend the very same
+ * input. A later request with the same key is a new transaction, stopped by the key's record.
  */
 export async function commitTransfer(
   transfer: TransferRecord,
@@ -83,8 +80,7 @@ export async function commitTransfer(
 ): Promise<CommitOutcome> {
   const now = transfer.createdAt;
   const input: TransactWriteCommandInput = {
-    // At most 36 characters; 216 bits of the request hash are as unique as the whole.
-    ClientRequestToken: claim ? claim.requestHash.slice(0, 36) : transfer.transferId,
+    ClientRequestToken: transfer.transferId,
     TransactItems: [
       {
         Update: {
@@ -118,7 +114,6 @@ export async function commitTransfer(
                 Item: {
                   pk: idempotencyKey(claim.sub, claim.key),
                   kind: 'idempotency',
-                  requestHash: claim.requestHash,
                   transfer,
                   expiresAt: claim.expiresAt,
                 },
@@ -141,44 +136,22 @@ export async function commitTransfer(
     if (reasons) {
       const keyReason = reasons[3];
       if (claim && keyReason?.Code === 'ConditionalCheckFailed' && keyReason.Item) {
-        return keyUsed(keyReason.Item);
+        // Cancellation reasons come as DynamoDB sees them: the DocumentClient does not translate errors.
+        return { kind: 'key-used', transfer: unmarshall(keyReason.Item).transfer as TransferRecord };
       }
       // Our own transfer id exists only if an earlier attempt of this very call committed.
       if (reasons[2]?.Code === 'ConditionalCheckFailed') return { kind: 'committed' };
       if (reasons[0]?.Code === 'ConditionalCheckFailed') return { kind: 'insufficient-funds' };
     }
-    if (claim && (error as Error).name === 'IdempotentParameterMismatchException') {
-      // The token was spent by an earlier request with this key: its record says what it did.
-      const record = await readIdempotencyRecord(claim.sub, claim.key);
-      if (record) return record;
-    }
     throw error;
   }
 }
 
-type CancellationReason = { Code?: string; Item?: Record<string, unknown> };
+type CancellationReason = { Code?: string; Item?: Record<string, AttributeValue> };
 
 function cancellationReasons(error: unknown): CancellationReason[] | undefined {
   if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') return undefined;
   return (error as { CancellationReasons?: CancellationReason[] }).CancellationReasons;
-}
-
-function keyUsed(item: Record<string, unknown>): CommitOutcome {
-  return {
-    kind: 'key-used',
-    requestHash: item.requestHash as string,
-    transfer: item.transfer as TransferRecord,
-  };
-}
-
-/** Reads the record of an Idempotency-Key, if one is live. */
-export async function readIdempotencyRecord(sub: string, key: string): Promise<CommitOutcome | undefined> {
-  const { Item } = await withRetries(() =>
-    client.send(
-      new GetCommand({ TableName: tableName, Key: { pk: idempotencyKey(sub, key) }, ConsistentRead: true }),
-    ),
-  );
-  return Item && (Item.expiresAt as number) >= Date.now() / 1000 ? keyUsed(Item) : undefined;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { hash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import {
   IdempotencyKeyReuseError,
   InsufficientFundsError,
@@ -71,24 +71,14 @@ export async function sendMoney(command: SendMoneyCommand, settings: WalletSetti
     createdAt,
   };
   const claim = key
-    ? {
-        sub: command.sub,
-        key,
-        // Caller and key included, so that the hash also serves as the transaction's ClientRequestToken.
-        requestHash: hash(
-          'sha256',
-          JSON.stringify([command.sub, key, command.toAddress, amountMinor]),
-          'base64url',
-        ),
-        expiresAt: Math.floor(now / 1000) + settings.idempotencyTtlSeconds,
-      }
+    ? { sub: command.sub, key, expiresAt: Math.floor(now / 1000) + settings.idempotencyTtlSeconds }
     : undefined;
 
   const outcome = await commitTransfer(transfer, claim);
   if (outcome.kind === 'insufficient-funds') {
     throw new InsufficientFundsError('The balance does not cover this amount; nothing was sent');
   }
-  if (outcome.kind === 'key-used' && outcome.requestHash !== claim?.requestHash) {
+  if (outcome.kind === 'key-used' && !isSameRequest(outcome.transfer, transfer)) {
     throw new IdempotencyKeyReuseError('This Idempotency-Key was used for a different request');
   }
   if (outcome.kind === 'key-used') {
@@ -112,6 +102,13 @@ export async function sendMoney(command: SendMoneyCommand, settings: WalletSetti
     },
   };
 }
+
+/**
+ * Whether a transfer made under a key was asked for by the same request as `attempt`: the key is
+ * the caller's own, so the same recipient and amount (in minor units: `2.5` and `2.50` are one).
+ */
+const isSameRequest = (original: TransferRecord, attempt: TransferRecord): boolean =>
+  original.toAddress === attempt.toAddress && original.amountMinor === attempt.amountMinor;
 
 function amountOf(rawBody: string, settings: WalletSettings): number {
   const parsed = parseAmount(

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   DynamoDBClient,
   ProvisionedThroughputExceededException,
@@ -126,6 +127,27 @@ describe('send money under faults', () => {
     expect(response.json).toMatchObject({ fromAddress: alice, toAddress: bob, amount: 1 });
     expect(await balanceMinor(alice)).toBe(900);
     expect(await balanceMinor(bob)).toBe(100);
+  });
+
+  it('replays from the key record once DynamoDB has forgotten the request token (after 10 minutes)', async () => {
+    const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
+    await fund(alice, 1_000);
+    const headers = { 'Idempotency-Key': `late-${alice}` };
+    const first = await sendAs(alice, { toAddress: bob, amount: 3 }, headers);
+    expect(first.statusCode).toBe(200);
+    // DynamoDB honours a ClientRequestToken for 10 minutes only: a later retry is a new transaction.
+    ddb
+      .on(TransactWriteCommand)
+      .callsFake((input) =>
+        forward(new TransactWriteCommand({ ...input, ClientRequestToken: randomUUID() })),
+      );
+    const late = await sendAs(alice, { toAddress: bob, amount: 3 }, headers);
+    expect(late.statusCode).toBe(200);
+    expect(late.headers?.['idempotent-replayed']).toBe('true');
+    expect(late.json.transferId).toBe(first.json.transferId);
+    const other = await sendAs(alice, { toAddress: bob, amount: 4 }, headers);
+    expect(other.statusCode).toBe(422);
+    expect(await balanceMinor(alice)).toBe(700);
   });
 
   it('returns the original transfer when the client retries with its key after losing the response', async () => {

@@ -26,7 +26,7 @@ export interface Principal {
 export interface HttpRequest<TBody> {
   readonly principal: Principal;
   readonly body: TBody;
-  /** The body exactly as sent, for checks that need the JSON text (exact decimals). */
+  /** The body text as sent (decoded if base64), for checks that need the JSON text (exact decimals). */
   readonly rawBody: string | null;
   /** A header by its lower-case name, whatever case the client used. */
   header(lowerCaseName: string): string | undefined;
@@ -111,7 +111,11 @@ const jsonBody = (validate: ValidateFunction): Middleware => {
     before: (request) => {
       const event: ParsedEvent = request.event;
       const text = event.body;
-      event[RAW_BODY] = text;
+      // The JSON text itself, also when an API with binary media types passes it base64-encoded.
+      event[RAW_BODY] =
+        event.isBase64Encoded && typeof text === 'string'
+          ? Buffer.from(text, 'base64').toString('utf8')
+          : text;
       const contentType = headerOf(event.headers, 'content-type');
       let body: unknown;
       if (

@@ -68,6 +68,23 @@ describe('send money', () => {
     expect((await balanceOf(bob)).json.balance).toBe(12.34);
   });
 
+  it('reads the exact amount from a base64-encoded body too (an API with binary media types)', async () => {
+    const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
+    await fund(alice, 10_000);
+    const event = apiEvent({
+      method: 'POST',
+      path: '/api/wallet/send',
+      sub: alice,
+      scopes: ['write:wallet'],
+      rawBody: Buffer.from(`{"toAddress":"${bob}","amount":0.05}`).toString('base64'),
+    });
+    event.isBase64Encoded = true;
+    const response = await invoke(send, event);
+    expect(response.statusCode).toBe(200);
+    expect(response.body).toContain('"amount":0.05');
+    expect((await balanceOf(bob)).json.balance).toBe(0.05);
+  });
+
   it('refuses an amount the balance does not cover with insufficient-funds, and changes nothing', async () => {
     const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
     await fund(alice, 500);

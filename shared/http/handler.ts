@@ -49,7 +49,9 @@ type Middleware = MiddlewareObj<Event, APIGatewayProxyResult, Error, Context>;
  * text itself. A property, not a WeakMap entry: that costs a microsecond per request here.
  */
 const RAW_BODY = Symbol('rawBody');
-type ParsedEvent = Event & { [RAW_BODY]?: string | null };
+/** The caller, as {@link requireScopes} read it, kept on the event for the handler likewise. */
+const PRINCIPAL = Symbol('principal');
+type ParsedEvent = Event & { [RAW_BODY]?: string | null; [PRINCIPAL]?: Principal };
 
 /**
  * A request header by its lower-case name, whatever case the client spelled it in (API Gateway
@@ -81,6 +83,7 @@ const requireScopes = (scopes: readonly string[]): Middleware => ({
   before: ({ event }) => {
     const principal = principalOf(event);
     if (!scopes.every((scope) => principal.scopes.includes(scope))) throw new InsufficientScopeError(scopes);
+    (event as ParsedEvent)[PRINCIPAL] = principal;
   },
 });
 
@@ -188,8 +191,7 @@ export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody
     .use(middlewares)
     .handler(async (event: ParsedEvent) => {
       const result = await options.run({
-        // Parsed again rather than handed over from requireScopes: cheaper than any side channel.
-        principal: scopes ? principalOf(event) : ANONYMOUS,
+        principal: event[PRINCIPAL] ?? ANONYMOUS,
         body: event.body as TBody,
         rawBody: event[RAW_BODY] ?? null,
         header: (name) => headerOf(event.headers, name),

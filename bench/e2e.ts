@@ -165,6 +165,7 @@ function floorOf(
           TableName: petsTable,
           Item: fullPet(nextBenchPetId()),
           ConditionExpression: 'attribute_not_exists(id)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
     },

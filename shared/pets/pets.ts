@@ -5,7 +5,8 @@ import { findPet, insertPet } from './pet-repository.ts';
 
 /**
  * Adds a pet to the catalog.
- * 1. A pet with an id is stored under it, or refused if that id is taken (never overwritten).
+ * 1. A pet with an id is stored under it, or refused if another pet has that id (never
+ *    overwritten); the very same pet again is answered as stored.
  * 2. A pet without one gets a new time-ordered id; a collision, rare by design, draws another.
  * Exactly one write in the usual case.
  */

@@ -55,6 +55,21 @@ describe('add pet, then read it back', () => {
     expect(found.json.name).toBe('first');
   });
 
+  it('answers 200 with the pet when the very same pet is added again, as a retry would', async () => {
+    const pet = { id: uniqueId(), name: 'twice', photoUrls: ['p'], category: { id: 2, name: 'Cats' } };
+    expect((await invoke(addPet, apiEvent({ ...write, body: pet }))).statusCode).toBe(200);
+    // The same pet with its members in another order is still the same pet.
+    const again = await invoke(
+      addPet,
+      apiEvent({
+        ...write,
+        body: { category: { name: 'Cats', id: 2 }, photoUrls: ['p'], name: 'twice', id: pet.id },
+      }),
+    );
+    expect(again.statusCode).toBe(200);
+    expect(again.json).toEqual(pet);
+  });
+
   it('answers 404 for a pet that does not exist', async () => {
     const response = await invoke(getPet, apiEvent(read(String(uniqueId()))));
     expect(response.statusCode).toBe(404);

@@ -57,9 +57,6 @@ export class InsufficientFundsError extends ClientError {}
 /** An Idempotency-Key was reused with a different request body. */
 export class IdempotencyKeyReuseError extends ClientError {}
 
-/** A request with the same Idempotency-Key is still being processed. */
-export class IdempotencyKeyInFlightError extends ClientError {}
-
 /** A dependency stayed unavailable (throttling, conflicts, timeouts) after bounded retries. */
 export class TemporarilyUnavailableError extends Error {
   override readonly name = 'TemporarilyUnavailableError';

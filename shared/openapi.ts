@@ -19,11 +19,11 @@ const contracts: Record<OperationId, OperationContract> = {
   addPet: {
     requestBody: 'Pet',
     success: { status: 200, schema: 'Pet', description: 'The stored pet' },
-    errors: [400, 409, 415, 422],
+    errors: [400, 409, 415, 422, 503],
   },
   getPetById: {
     success: { status: 200, schema: 'Pet', description: 'The pet' },
-    errors: [400, 404],
+    errors: [400, 404, 503],
     parameters: [
       {
         name: 'petId',
@@ -34,7 +34,10 @@ const contracts: Record<OperationId, OperationContract> = {
       },
     ],
   },
-  getBalance: { success: { status: 200, schema: 'Balance', description: "The caller's wallet" }, errors: [] },
+  getBalance: {
+    success: { status: 200, schema: 'Balance', description: "The caller's wallet" },
+    errors: [503],
+  },
   sendMoney: {
     requestBody: 'SendRequest',
     success: {
@@ -42,7 +45,7 @@ const contracts: Record<OperationId, OperationContract> = {
       schema: 'Transfer',
       description: 'The completed transfer (or, for a replayed Idempotency-Key, the original one)',
     },
-    errors: [400, 409, 415, 422, 503],
+    errors: [400, 415, 422, 503],
     parameters: [
       {
         name: 'Idempotency-Key',

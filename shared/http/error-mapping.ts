@@ -1,6 +1,5 @@
 import {
   AlreadyExistsError,
-  IdempotencyKeyInFlightError,
   IdempotencyKeyReuseError,
   InsufficientFundsError,
   InsufficientScopeError,
@@ -33,14 +32,6 @@ export const errorMappings: ReadonlyArray<readonly [ErrorClass, ErrorMapping]> =
   [InsufficientScopeError, { status: 403, slug: 'insufficient-scope', title: 'Insufficient scope' }],
   [NotFoundError, { status: 404, slug: 'not-found', title: 'Not found' }],
   [AlreadyExistsError, { status: 409, slug: 'already-exists', title: 'Already exists' }],
-  [
-    IdempotencyKeyInFlightError,
-    {
-      status: 409,
-      slug: 'idempotency-key-in-flight',
-      title: 'Request with this Idempotency-Key in progress',
-    },
-  ],
   [
     UnsupportedMediaTypeError,
     { status: 415, slug: 'unsupported-media-type', title: 'Unsupported media type' },

@@ -1,32 +1,12 @@
 import { randomInt } from 'node:crypto';
-import { DynamoDBClient, ThrottlingException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, type GetCommandOutput, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { GetCommand, type GetCommandOutput, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
 import { handler as addPet } from '#functions/add-pet/handler.ts';
 import { handler as getPet } from '#functions/get-pet/handler.ts';
 import { apiEvent, invoke } from '../support/events.ts';
+import { forward, mockDocumentClients, throttled, timeout } from '../support/faults.ts';
 
-/*
- * Faults DynamoDB Local cannot produce (throttling, an answer lost after the write was applied)
- * are injected in front of the functions' DocumentClient; everything else reaches the real
- * DynamoDB Local through an unmocked low-level client.
- */
-const real = new DynamoDBClient({ endpoint: process.env.DYNAMODB_ENDPOINT });
-const forward = <T>(command: T) => real.send(command as never);
-const ddb = mockClient(DynamoDBDocumentClient);
-
-beforeEach(() => {
-  ddb.reset();
-  ddb.on(GetCommand).callsFake((input) => forward(new GetCommand(input)));
-  ddb.on(PutCommand).callsFake((input) => forward(new PutCommand(input)));
-});
-afterAll(() => ddb.restore());
-
-const throttled = () =>
-  new ThrottlingException({ message: 'Rate of requests exceeds the allowed throughput', $metadata: {} });
-const timeout = () =>
-  Object.assign(new Error('Connection timed out after 3000 ms'), { name: 'TimeoutError' });
+const ddb = mockDocumentClients();
 
 const write = { method: 'POST', path: '/api/v3/pet', scopes: ['write:pets'] };
 const uniqueId = () => 2 ** 52 + randomInt(2 ** 47);

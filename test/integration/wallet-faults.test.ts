@@ -1,37 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import {
-  DynamoDBClient,
   ProvisionedThroughputExceededException,
-  ThrottlingException,
   TransactionCanceledException,
 } from '@aws-sdk/client-dynamodb';
-import {
-  DynamoDBDocumentClient,
-  GetCommand,
-  type GetCommandOutput,
-  TransactWriteCommand,
-} from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { GetCommand, type GetCommandOutput, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
 import { handler as send } from '#functions/send-money/handler.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
+import { forward, mockDocumentClients, throttled, timeout } from '../support/faults.ts';
 import { fund } from '../support/wallet.ts';
 
-/*
- * Faults DynamoDB Local cannot produce (conflicts, throttling, lost responses) are injected by
- * aws-sdk-client-mock in front of the functions' DocumentClient; everything else still reaches the
- * real DynamoDB Local through an unmocked low-level client, so balances are real.
- */
-const real = new DynamoDBClient({ endpoint: process.env.DYNAMODB_ENDPOINT });
-const forward = <T>(command: T) => real.send(command as never);
-const ddb = mockClient(DynamoDBDocumentClient);
-
-beforeEach(() => {
-  ddb.reset();
-  ddb.on(GetCommand).callsFake((input) => forward(new GetCommand(input)));
-  ddb.on(TransactWriteCommand).callsFake((input) => forward(new TransactWriteCommand(input)));
-});
-afterAll(() => ddb.restore());
+const ddb = mockDocumentClients();
 
 const conflict = () =>
   new TransactionCanceledException({
@@ -40,10 +19,6 @@ const conflict = () =>
     $metadata: {},
     CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }, { Code: 'None' }],
   });
-const throttled = () =>
-  new ThrottlingException({ message: 'Rate of requests exceeds the allowed throughput', $metadata: {} });
-const timeout = () =>
-  Object.assign(new Error('Connection timed out after 3000 ms'), { name: 'TimeoutError' });
 
 const sendAs = (sub: string, body: unknown, headers: Record<string, string> = {}) =>
   invoke(

@@ -24,7 +24,7 @@ import { BEARER_TOKEN_PATTERN } from '#shared/auth/bearer.ts';
 import { policyFor } from '#shared/auth/policy.ts';
 import { scopesOf } from '#shared/auth/scopes.ts';
 import { optionalEnv, requireEnv } from '#shared/config.ts';
-import { AUTHORIZER_ROUTE, log, writeRecord } from '#shared/observability/telemetry.ts';
+import { AUTHORIZER_ROUTE, writeRecord } from '#shared/observability/telemetry.ts';
 
 const issuer = requireEnv('AUTH_ISSUER');
 const audience = requireEnv('AUTH_AUDIENCE');
@@ -84,11 +84,19 @@ class ExpiringJwksCache extends SimpleJwksCache {
       } catch (error) {
         if (this.#refreshAt === 0) throw error;
         this.#refreshAt = Date.now() + JWKS_RETRY_MS;
-        log('WARN', 'JWKS refresh failed; the keys already held stay in use', {
-          route: AUTHORIZER_ROUTE,
-          reason: 'jwks-refresh',
-          detail: error instanceof Error ? error.message : String(error),
-        });
+        // Counted, not just logged: while refreshes fail, a key the provider withdrew stays trusted
+        // and a key it rotated in stays unknown, so a lasting failure raises an alarm.
+        writeRecord(
+          'WARN',
+          'JWKS refresh failed; the keys already held stay in use',
+          {
+            route: AUTHORIZER_ROUTE,
+            outcome: 'jwks-stale',
+            reason: 'jwks-refresh',
+            detail: error instanceof Error ? error.message : String(error),
+          },
+          new Map([['JwksRefreshFailures', { value: 1, unit: 'Count' as const }]]),
+        );
       }
     }
     return super.getJwk(uri, jwt);

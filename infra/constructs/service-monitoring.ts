@@ -50,6 +50,11 @@ export const ALARM_THRESHOLDS = {
   /** Tokens the authorizer could not verify because the identity provider (JWKS) failed it. */
   authorizerIdpErrors: { threshold: 3, period: Duration.minutes(5), periods: 1, datapoints: 1 },
   /**
+   * Failed refreshes of the JWKS, whose keys the authorizer keeps using meanwhile: one is a blip,
+   * 15 minutes of them mean a withdrawn key is still trusted and a rotated-in one still unknown.
+   */
+  authorizerJwksRefreshFailures: { threshold: 1, period: Duration.minutes(5), periods: 3, datapoints: 3 },
+  /**
    * Authorizer invocations that failed for other reasons than a token (crash, timeout, bad
    * configuration). Above 1 because the subtraction behind it can be off by an invocation that
    * straddles two periods; a single crash still shows as a 500 in the API's 5xx rate.
@@ -242,6 +247,16 @@ export class ServiceMonitoring extends Construct {
         'The authorizer could not verify tokens because of the identity provider (JWKS unreachable, slow or misconfigured); callers get 401s for valid tokens. Check the authorizer log (reason, cause) and auth:jwksUrl / auth:issuer of the stage.',
     });
 
+    const stale = ALARM_THRESHOLDS.authorizerJwksRefreshFailures;
+    this.#alarm('AuthorizerJwksStale', {
+      subject: AUTHORIZER_ROUTE,
+      kind: 'jwks-stale',
+      metric: this.#emf('JwksRefreshFailures', AUTHORIZER_ROUTE, stale.period),
+      threshold: stale,
+      description:
+        'The authorizer has failed to refresh the JWKS for 15 minutes and still verifies tokens with the keys it fetched before: a key the identity provider withdrew stays trusted, and tokens signed with a newly rotated key will get 401. Authorizer log: reason = "jwks-refresh" (detail); check the provider and the stage\'s auth:jwksUrl.',
+    });
+
     const failures = ALARM_THRESHOLDS.authorizerFailures;
     this.#alarm('AuthorizerFailures', {
       subject: AUTHORIZER_ROUTE,
@@ -429,10 +444,11 @@ export class ServiceMonitoring extends Construct {
     );
     dashboard.addWidgets(
       graph(
-        'Authorizer: rejected tokens, identity provider errors / Lambda errors',
+        'Authorizer: rejected tokens, identity provider errors, failed JWKS refreshes / Lambda errors',
         [
           this.#emf('AuthRejections', AUTHORIZER_ROUTE, fiveMinutes),
           this.#emf('AuthErrors', AUTHORIZER_ROUTE, fiveMinutes),
+          this.#emf('JwksRefreshFailures', AUTHORIZER_ROUTE, fiveMinutes),
         ],
         [this.#props.authorizer.function.metricErrors({ statistic: 'Sum', period: fiveMinutes })],
       ),

@@ -86,6 +86,7 @@ describe('alarms', () => {
       'api-throttled-requests',
       'authorizer-throttles',
       'authorizer-idp-errors',
+      'authorizer-jwks-stale',
       'authorizer-failures',
       ...routeTable.flatMap((r) => [
         `${r.operationId}-5xx-rate`,
@@ -241,7 +242,7 @@ describe('alarms', () => {
     expect(dimensions(props.Dimensions)).toEqual({ stage: 'dev' });
   });
 
-  it('authorizer: EMF AuthErrors (identity provider), and Lambda Errors less the token rejections', () => {
+  it('authorizer: EMF AuthErrors (identity provider), JwksRefreshFailures for 15 minutes, and Lambda Errors less the token rejections', () => {
     expect(alarm('authorizer-idp-errors')).toMatchObject({
       Namespace: METRICS_NAMESPACE,
       MetricName: 'AuthErrors',
@@ -251,6 +252,18 @@ describe('alarms', () => {
       ],
       Statistic: 'Sum',
       Threshold: 3,
+    });
+    expect(alarm('authorizer-jwks-stale')).toMatchObject({
+      Namespace: METRICS_NAMESPACE,
+      MetricName: 'JwksRefreshFailures',
+      Dimensions: [
+        { Name: 'route', Value: 'authorizer' },
+        { Name: 'stage', Value: 'dev' },
+      ],
+      Statistic: 'Sum',
+      Threshold: 1,
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 3,
     });
     const props = alarm('authorizer-failures');
     expect(props.Threshold).toBe(3);

@@ -283,7 +283,9 @@ describe('the authorizer follows the JWKS of the identity provider', () => {
       const lines = await linesWrittenBy(async () => {
         expect((await fresh(tokenEvent(token))).principalId).toBe('steady');
       });
-      expect(lines).toEqual([expect.objectContaining({ level: 'WARN', reason: 'jwks-refresh' })]);
+      expect(lines).toEqual([
+        expect.objectContaining({ level: 'WARN', reason: 'jwks-refresh', JwksRefreshFailures: 1 }),
+      ]);
       expect(fetches).toBe(2);
 
       clock.mockReturnValue(now + 11 * 60_000 + 20_000);

@@ -72,6 +72,16 @@ function queries(props: AlarmProps): {
   };
 }
 
+/** An EMF metric of the service, as an alarm names it: per stage and route. */
+const emfMetric = (metricName: string, route: string) => ({
+  Namespace: METRICS_NAMESPACE,
+  MetricName: metricName,
+  Dimensions: [
+    { Name: 'route', Value: route },
+    { Name: 'stage', Value: 'dev' },
+  ],
+});
+
 const dimensions = (list: { Name: string; Value: unknown }[] | undefined) =>
   Object.fromEntries((list ?? []).map((d) => [d.Name, d.Value]));
 
@@ -155,14 +165,7 @@ describe('alarms', () => {
       expect(props).toMatchObject({ Threshold: 5, EvaluationPeriods: 5, DatapointsToAlarm: 3 });
       const { expression, metrics } = queries(props);
       expect(expression).toBe('IF(requests > 0, 100 * FILL(errors, 0) / requests, 0)');
-      expect(metrics.errors?.Metric).toEqual({
-        Namespace: METRICS_NAMESPACE,
-        MetricName: 'ServerErrors',
-        Dimensions: [
-          { Name: 'route', Value: operationId },
-          { Name: 'stage', Value: 'dev' },
-        ],
-      });
+      expect(metrics.errors?.Metric).toEqual(emfMetric('ServerErrors', operationId));
       expect(metrics.requests?.Metric).toMatchObject({
         MetricName: 'Requests',
         Namespace: METRICS_NAMESPACE,
@@ -244,22 +247,12 @@ describe('alarms', () => {
 
   it('authorizer: EMF AuthErrors (identity provider), JwksRefreshFailures for 15 minutes, and Lambda Errors less the token rejections', () => {
     expect(alarm('authorizer-idp-errors')).toMatchObject({
-      Namespace: METRICS_NAMESPACE,
-      MetricName: 'AuthErrors',
-      Dimensions: [
-        { Name: 'route', Value: 'authorizer' },
-        { Name: 'stage', Value: 'dev' },
-      ],
+      ...emfMetric('AuthErrors', 'authorizer'),
       Statistic: 'Sum',
       Threshold: 3,
     });
     expect(alarm('authorizer-jwks-stale')).toMatchObject({
-      Namespace: METRICS_NAMESPACE,
-      MetricName: 'JwksRefreshFailures',
-      Dimensions: [
-        { Name: 'route', Value: 'authorizer' },
-        { Name: 'stage', Value: 'dev' },
-      ],
+      ...emfMetric('JwksRefreshFailures', 'authorizer'),
       Statistic: 'Sum',
       Threshold: 1,
       EvaluationPeriods: 3,
@@ -336,14 +329,7 @@ describe('alarms', () => {
       expect(props.Threshold).toBe(10);
       const { expression, metrics } = queries(props);
       expect(expression).toBe('IF(requests > 0, 100 * FILL(retries, 0) / requests, 0)');
-      expect(metrics.retries?.Metric).toEqual({
-        Namespace: METRICS_NAMESPACE,
-        MetricName: 'DynamoDbRetries',
-        Dimensions: [
-          { Name: 'route', Value: route.operationId },
-          { Name: 'stage', Value: 'dev' },
-        ],
-      });
+      expect(metrics.retries?.Metric).toEqual(emfMetric('DynamoDbRetries', route.operationId));
     }
   });
 });

@@ -20,6 +20,20 @@ export const defaultServiceSettings: ServiceSettings = {
   idempotencyTtlSeconds: 86_400,
 };
 
+/**
+ * The per-caller rate limit at the edge: an AWS WAF rate-based rule keyed on the bearer token in
+ * the deployed stack, mirrored by the local gateway (429 problem+json with Retry-After).
+ */
+export interface CallerRateLimit {
+  /** Requests one bearer token may make per window before it gets 429 (AWS WAF's minimum is 10). */
+  readonly limit: number;
+  /** The evaluation window in seconds; AWS WAF allows only these. */
+  readonly windowSeconds: 60 | 120 | 300 | 600;
+}
+
+/** CDK context `api:callerRateLimit` and `api:callerRateWindowSeconds` override these per stage. */
+export const defaultCallerRateLimit: CallerRateLimit = { limit: 300, windowSeconds: 60 };
+
 /** Where the authorizer finds the identity provider. */
 export interface AuthSettings {
   readonly issuer: string;

@@ -303,7 +303,10 @@ function checkTimes(payload: Claims): number {
     throw new TokenRejected('lifetime', 'The token has neither "iat" nor "nbf": its lifetime is unknown');
   }
   if (exp - start > maxLifetimeSeconds) {
-    throw new TokenRejected('lifetime', `The token lives longer than ${maxLifetimeSeconds} s ("exp" - "iat")`);
+    throw new TokenRejected(
+      'lifetime',
+      `The token lives longer than ${maxLifetimeSeconds} s ("exp" - "iat")`,
+    );
   }
   return exp;
 }

@@ -15,6 +15,8 @@ import type { FromSchema } from 'json-schema-to-ts';
  */
 const addressSchema = {
   type: 'string',
+  description:
+    "The owner's token sub: Unicode text in NFC, without control, format (zero-width, bidi, BOM, soft hyphen), surrogate, private-use or unassigned characters, nor line or paragraph separators",
   minLength: 1,
   maxLength: 256,
   pattern: '^[^\\p{C}\\p{Zl}\\p{Zp}]+$',

@@ -197,6 +197,8 @@ export function readConfig(scope: IConstruct, stage?: string): DeploymentConfig 
       jwksUrl: context.httpsUrl('auth:jwksUrl'),
       // Amazon Cognito's `<resource server id>/`; empty for providers that name scopes plainly.
       scopePrefix: context.optionalString('auth:scopePrefix', /^\S+$/),
+      requireAtJwtTyp: context.boolean('auth:requireAtJwtTyp'),
+      maxTokenLifetimeSeconds: context.number('auth:maxTokenLifetimeSeconds', { min: 60, integer: true }),
     },
     // API Gateway caches authorizer answers for at most an hour; 0 turns caching off.
     authorizerCacheTtl: Duration.seconds(

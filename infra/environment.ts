@@ -41,7 +41,20 @@ export interface AuthSettings {
   readonly jwksUrl: string;
   /** Prefix of this API's scopes in tokens, e.g. Amazon Cognito's `<resource server id>/`; none by default. */
   readonly scopePrefix?: string;
+  /** Refuse access tokens whose `typ` is not `at+jwt` (RFC 9068 §4); {@link defaultTokenRules} when absent. */
+  readonly requireAtJwtTyp?: boolean;
+  /** Refuse tokens that live longer than this (`exp` − `iat`); {@link defaultTokenRules} when absent. */
+  readonly maxTokenLifetimeSeconds?: number;
 }
+
+/**
+ * What the authorizer demands of a token unless a stage says otherwise (CDK context
+ * `auth:requireAtJwtTyp`, `auth:maxTokenLifetimeSeconds`): the local issuer, and most identity
+ * providers, send `typ: at+jwt`; Amazon Cognito sends no `typ` and needs `false` (its ID tokens
+ * are still refused, by `token_use`). A day bounds the lifetime of access tokens, which
+ * providers issue for minutes to hours (Cognito: at most a day).
+ */
+export const defaultTokenRules = { requireAtJwtTyp: true, maxTokenLifetimeSeconds: 86_400 } as const;
 
 /**
  * The environment of one route's function: its table's name and, for the wallet, the money
@@ -74,5 +87,9 @@ export function authorizerEnvironment(auth: AuthSettings): Record<string, string
     AUTH_AUDIENCE: auth.audience,
     AUTH_JWKS_URL: auth.jwksUrl,
     ...(auth.scopePrefix ? { AUTH_SCOPE_PREFIX: auth.scopePrefix } : {}),
+    AUTH_REQUIRE_AT_JWT_TYP: String(auth.requireAtJwtTyp ?? defaultTokenRules.requireAtJwtTyp),
+    AUTH_MAX_TOKEN_LIFETIME_SECONDS: String(
+      auth.maxTokenLifetimeSeconds ?? defaultTokenRules.maxTokenLifetimeSeconds,
+    ),
   };
 }

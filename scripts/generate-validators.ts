@@ -7,7 +7,7 @@
  * `.d.ts`, all git-ignored.
  */
 import { writeFileSync } from 'node:fs';
-import { Ajv } from 'ajv';
+import { _, Ajv } from 'ajv';
 // A CommonJS module: under Node's ESM interop its default import is `module.exports`, whose `.default` is the function.
 import standalone from 'ajv/dist/standalone/index.js';
 import { buildOpenApiDocument } from '../shared/openapi.ts';
@@ -22,6 +22,22 @@ const ajv = new Ajv({
   // `int64` and `date-time` are documentation for OpenAPI readers; the schema's bounds do the checking.
   formats: { int64: true, 'date-time': true },
   code: { source: true, esm: true, optimize: true },
+});
+
+/**
+ * `x-normalization-form: NFC` (shared/schemas/wallet.ts): text equal to its NFC form. Inlined as
+ * one comparison, so the standalone code still imports nothing.
+ */
+ajv.addKeyword({
+  keyword: 'x-normalization-form',
+  type: 'string',
+  schemaType: 'string',
+  code(cxt) {
+    if (cxt.schema !== 'NFC')
+      throw new Error(`x-normalization-form: only NFC is supported, got ${cxt.schema}`);
+    cxt.fail(_`${cxt.data} !== ${cxt.data}.normalize("NFC")`);
+  },
+  error: { message: 'must be Unicode text in normalization form C (NFC)' },
 });
 
 const shared = new URL('../shared/', import.meta.url);

@@ -23,14 +23,26 @@ import { type Algorithm, createVerifier, TokenError } from 'fast-jwt';
 import { BEARER_TOKEN_PATTERN } from '#shared/auth/bearer.ts';
 import { policyFor } from '#shared/auth/policy.ts';
 import { scopesOf } from '#shared/auth/scopes.ts';
-import { optionalEnv, requireEnv } from '#shared/config.ts';
+import { CLOCK_TOLERANCE_SECONDS } from '#shared/auth/token-time.ts';
+import { optionalEnv, requireEnv, requireIntegerEnv } from '#shared/config.ts';
 import { AUTHORIZER_ROUTE, writeRecord } from '#shared/observability/telemetry.ts';
+import { validateAddress } from '#shared/schemas/validators.generated.js';
 
 const issuer = requireEnv('AUTH_ISSUER');
 const audience = requireEnv('AUTH_AUDIENCE');
 const jwksUri = requireEnv('AUTH_JWKS_URL');
 // Amazon Cognito prefixes custom scopes with the resource server id; other providers need none.
 const scopePrefix = optionalEnv('AUTH_SCOPE_PREFIX') ?? '';
+/** RFC 9068 §4: off only for identity providers that send access tokens without `typ` (Amazon Cognito). */
+const requireAtJwtTyp = booleanEnv('AUTH_REQUIRE_AT_JWT_TYP');
+/** The longest lifetime (`exp` − `iat`) accepted: a token minted for longer is refused outright. */
+const maxLifetimeSeconds = requireIntegerEnv('AUTH_MAX_TOKEN_LIFETIME_SECONDS');
+
+function booleanEnv(name: string): boolean {
+  const raw = requireEnv(name);
+  if (raw !== 'true' && raw !== 'false') throw new Error(`${name} must be true or false, got "${raw}"`);
+  return raw === 'true';
+}
 
 /** Stays well inside the authorizer's own timeout, so a hung identity provider costs a 401, not a 500. */
 const JWKS_TIMEOUT_MS = 3_000;
@@ -38,8 +50,6 @@ const JWKS_TIMEOUT_MS = 3_000;
 const JWKS_MAX_AGE_MS = 10 * 60_000;
 /** How long a failed refresh waits before the next try (one fetch, not one per request). */
 const JWKS_RETRY_MS = 30_000;
-/** Tolerates small clock skew between the identity provider and Lambda in `exp` and `nbf`. */
-const CLOCK_TOLERANCE_SECONDS = 5;
 
 /**
  * aws-jwt-verify's own fetcher speaks only HTTPS; the local gateway's issuer is plain HTTP on
@@ -146,7 +156,8 @@ type Claims = Record<string, unknown>;
 /**
  * One fast-jwt verifier per key of the JWKS, made on the key's first token and dropped with the
  * JWKS it came in: it checks the token's algorithm against the key's, its signature with one
- * node:crypto call, and `exp`/`nbf` (when present) with {@link CLOCK_TOLERANCE_SECONDS}.
+ * node:crypto call, `typ`, and `exp`/`nbf` (when present) with {@link CLOCK_TOLERANCE_SECONDS};
+ * {@link checkTimes} does the rest.
  */
 const verifiers = new WeakMap<JwkWithKid, (token: string) => Claims>();
 
@@ -162,6 +173,10 @@ function verifierFor(jwk: JwkWithKid): (token: string) => Claims {
       key: key.export({ type: 'spki', format: 'pem' }).toString(),
       algorithms,
       clockTolerance: CLOCK_TOLERANCE_SECONDS * 1_000,
+      // RFC 8725 §3.11 explicit typing, so that no other JWT of the same issuer (an ID token, a
+      // logout token) passes for an access token: `at+jwt` (RFC 9068 §4), fast-jwt taking it
+      // with or without `application/`, in any case.
+      ...(requireAtJwtTyp ? { checkTyp: 'at+jwt' } : {}),
     }) as (token: string) => Claims;
     verifiers.set(jwk, verify);
   }
@@ -215,7 +230,7 @@ class TokenRejected extends Error {
  * `Error('Unauthorized')`, the one message API Gateway turns into its 401 gateway response.
  */
 export const handler = async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
-  let verified: { sub: string; scopes: ReadonlySet<string> };
+  let verified: Verified;
   try {
     verified = await verify(event.authorizationToken);
   } catch (error) {
@@ -224,12 +239,21 @@ export const handler = async (event: APIGatewayTokenAuthorizerEvent): Promise<AP
   }
   // Outside the try on purpose: a malformed methodArn is a gateway misconfiguration, and failing
   // with a 500 says so where a 401 would send the client chasing a token problem it does not have.
-  return policyFor(event.methodArn, verified.sub, verified.scopes);
+  const answer = policyFor(event.methodArn, verified.sub, verified.scopes);
+  // API Gateway reuses this answer for its cache TTL whatever the token's `exp`: the functions
+  // refuse a request after it themselves (shared/http/handler.ts).
+  return { ...answer, context: { ...answer.context, exp: verified.exp } };
 };
 
-async function verify(
-  authorization: string | undefined,
-): Promise<{ sub: string; scopes: ReadonlySet<string> }> {
+/** What a good token establishes. */
+interface Verified {
+  readonly sub: string;
+  readonly scopes: ReadonlySet<string>;
+  /** NumericDate (seconds) after which, with the clock tolerance, the token is refused. */
+  readonly exp: number;
+}
+
+async function verify(authorization: string | undefined): Promise<Verified> {
   const token = BEARER.exec(authorization?.trim() ?? '')?.[1];
   if (token === undefined) throw new TokenRejected('no-bearer-token', 'No Bearer token');
   const jwt = headerOf(token);
@@ -237,14 +261,60 @@ async function verify(
   const payload = verifierFor(jwk)(token);
   if (payload.iss !== issuer)
     throw new TokenRejected('issuer', 'The token is not from the identity provider ("iss")');
-  // fast-jwt checks `exp` only when present; a token that never expires is not accepted.
-  if (payload.exp === undefined) throw new TokenRejected('no-expiry', 'The token has no "exp" claim');
+  const exp = checkTimes(payload);
   if (!isForUs(payload))
     throw new TokenRejected('audience', 'The token is not for this API ("aud"/"client_id")');
+  // Amazon Cognito marks its ID tokens `token_use: id`, and signs them with the same keys, for
+  // the same issuer and (in `aud`) the same app client id as its access tokens.
+  if (payload.token_use !== undefined && payload.token_use !== 'access') {
+    throw new TokenRejected('token-use', 'The token is not an access token ("token_use")');
+  }
   if (typeof payload.sub !== 'string' || payload.sub === '') {
     throw new TokenRejected('no-subject', 'The "sub" claim is not a non-empty string');
   }
-  return { sub: payload.sub, scopes: scopesOf(payload, scopePrefix) };
+  // The sub is the caller's wallet address (and part of DynamoDB keys): the same rule as any address.
+  if (!validateAddress(payload.sub)) {
+    throw new TokenRejected('subject', 'The "sub" claim is not a valid wallet address');
+  }
+  return { sub: payload.sub, scopes: scopesOf(payload, scopePrefix), exp };
+}
+
+/**
+ * What fast-jwt leaves of the time claims (it checks `exp` and `nbf` only when present, takes
+ * `1e400`, which JSON reads as Infinity, for a number, and ignores `iat`): all three finite
+ * numbers, `exp` required, `iat` not in the future, and a lifetime no longer than configured,
+ * from `iat` (RFC 9068 requires it) or, without one, from `nbf`. Returns `exp`.
+ */
+function checkTimes(payload: Claims): number {
+  const exp = timeClaim(payload, 'exp');
+  const nbf = timeClaim(payload, 'nbf');
+  const iat = timeClaim(payload, 'iat');
+  // A token that never expires is not accepted.
+  if (exp === undefined) throw new TokenRejected('no-expiry', 'The token has no "exp" claim');
+  if (iat !== undefined && iat * 1000 > Date.now() + CLOCK_TOLERANCE_SECONDS * 1000) {
+    throw new TokenRejected('issued-in-future', 'The token was issued in the future ("iat")');
+  }
+  const start = iat ?? nbf;
+  if (start === undefined) {
+    throw new TokenRejected('lifetime', 'The token has neither "iat" nor "nbf": its lifetime is unknown');
+  }
+  if (exp - start > maxLifetimeSeconds) {
+    throw new TokenRejected(
+      'lifetime',
+      `The token lives longer than ${maxLifetimeSeconds} s ("exp" - "iat")`,
+    );
+  }
+  return exp;
+}
+
+/** A NumericDate claim: absent, or a finite number of seconds. */
+function timeClaim(payload: Claims, name: 'exp' | 'nbf' | 'iat'): number | undefined {
+  const value = payload[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new TokenRejected('claims', `The "${name}" claim is not a finite number`);
+  }
+  return value;
 }
 
 /**
@@ -288,6 +358,7 @@ const TOKEN_FAULTS: Readonly<Record<string, string>> = {
   FAST_JWT_INVALID_CLAIM_TYPE: 'claims',
   FAST_JWT_INVALID_CLAIM_VALUE: 'claims',
   FAST_JWT_INVALID_ALGORITHM: 'algorithm',
+  FAST_JWT_INVALID_TYPE: 'type',
   FAST_JWT_INVALID_SIGNATURE: 'signature',
   FAST_JWT_MISSING_SIGNATURE: 'signature',
   FAST_JWT_VERIFY_ERROR: 'signature',

@@ -7,6 +7,7 @@ import { createPrivateKey, generateKeyPairSync, type KeyObject, randomUUID } fro
 import { link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { calculateJwkThumbprint, type JSONWebKeySet, type JWK, SignJWT } from 'jose';
+import { defaultTokenRules } from '#infra/environment.ts';
 import { optionalEnv } from '#shared/config.ts';
 import { localStateDir } from './state.ts';
 
@@ -23,6 +24,17 @@ const DEFAULT_PORT = 3000;
 const ALG = 'ES256';
 const PRIVATE_KEY_FILE = 'private-key.jwk.json';
 const JWKS_FILE = 'jwks.json';
+
+/**
+ * The longest lifetime of a local token: the local authorizer's maximum, beyond which it would
+ * refuse the token anyway (`auth:maxTokenLifetimeSeconds` sets a deployed stage's).
+ */
+export const MAX_LOCAL_TTL_SECONDS: number = defaultTokenRules.maxTokenLifetimeSeconds;
+
+/** Why a lifetime is refused, for the library and the `npm run token` command alike. */
+export function tooLongMessage(ttlSeconds: number): string {
+  return `a lifetime of ${ttlSeconds} s is longer than the authorizer accepts (at most ${MAX_LOCAL_TTL_SECONDS} s, exp - iat); it would refuse the token`;
+}
 
 /** The issuer (`iss`) of local tokens: the base URL of the local gateway on `port`. */
 export function localIssuerUrl(port: number): string {
@@ -74,7 +86,10 @@ export interface LocalTokenOptions {
   readonly sub: string;
   /** Space-separated, or one scope per entry; none when empty or absent. */
   readonly scope?: string | readonly string[];
-  /** Lifetime from now; negative for a token that has already expired. */
+  /**
+   * Lifetime from now, at most the authorizer's maximum ({@link MAX_LOCAL_TTL_SECONDS}); negative
+   * for a token that has already expired.
+   */
   readonly ttlSeconds?: number;
   /** The local gateway's port, which makes the issuer; {@link defaultPort} when absent. */
   readonly port?: number;
@@ -91,6 +106,7 @@ export async function signLocalToken(options: LocalTokenOptions): Promise<string
   const { sub, ttlSeconds = 3600, port = defaultPort(), audience = LOCAL_AUDIENCE } = options;
   if (sub === '') throw new Error('sub must not be empty');
   if (!Number.isSafeInteger(ttlSeconds)) throw new Error(`ttlSeconds must be an integer, got ${ttlSeconds}`);
+  if (ttlSeconds > MAX_LOCAL_TTL_SECONDS) throw new Error(tooLongMessage(ttlSeconds));
   const scope = typeof options.scope === 'string' ? options.scope.trim() : (options.scope ?? []).join(' ');
   const { privateKey, kid, alg } = await loadOrCreateLocalKeys(options.stateDir);
   const now = Math.floor(Date.now() / 1000);

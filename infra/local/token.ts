@@ -6,14 +6,14 @@
  */
 import { parseArgs } from 'node:util';
 import { SCOPES } from '#shared/routes.ts';
-import { signLocalToken } from './issuer.ts';
+import { MAX_LOCAL_TTL_SECONDS, signLocalToken, tooLongMessage } from './issuer.ts';
 
 const USAGE = `Usage: npm run token -- --sub <id> --scope "<space-separated scopes>" [--ttl <seconds>]
 
   --sub    the caller's id (the token's sub)
   --scope  scopes to grant, e.g. "read:pets write:pets"; "" for none
            known: ${Object.keys(SCOPES).join(' ')}
-  --ttl    lifetime in seconds (default 3600); negative for an expired token`;
+  --ttl    lifetime in seconds (default 3600, at most ${MAX_LOCAL_TTL_SECONDS}); negative for an expired token`;
 
 class UsageError extends Error {}
 
@@ -72,6 +72,7 @@ function parseTtl(raw: string): number {
   if (!/^-?\d+$/.test(raw) || !Number.isSafeInteger(ttl)) {
     throw new UsageError(`--ttl must be a whole number of seconds, got "${raw}"`);
   }
+  if (ttl > MAX_LOCAL_TTL_SECONDS) throw new UsageError(`--ttl: ${tooLongMessage(ttl)}`);
   return ttl;
 }
 

@@ -3,6 +3,7 @@ import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { jsonContentTypePattern } from '@middy/util';
 import type { ValidateFunction } from 'ajv';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { hasExpired } from '../auth/token-time.ts';
 import {
   InsufficientScopeError,
   MalformedBodyError,
@@ -67,12 +68,22 @@ function headerOf(headers: Event['headers'] | null, lowerCaseName: string): stri
   return undefined;
 }
 
-/** The caller's identity and scopes, taken only from the authorizer's context. */
+/**
+ * The caller's identity and scopes, taken only from the authorizer's context, while the token
+ * lasts. API Gateway reuses the authorizer's answer for a token for its cache TTL whatever the
+ * token's `exp`, so the `exp` the authorizer passes on is checked here, on every request, by
+ * the same clock rule as the authorizer's; an answer without one is refused.
+ */
 export function principalOf(event: Event): Principal {
   const authorizer = event.requestContext.authorizer;
   const sub = authorizer?.principalId;
   if (typeof sub !== 'string' || sub === '') {
     throw new UnauthenticatedError('No authenticated caller');
+  }
+  // A number from the authorizer, a string once API Gateway passed it on.
+  const exp = Number(authorizer?.exp ?? Number.NaN);
+  if (!Number.isFinite(exp) || hasExpired(exp, Date.now())) {
+    throw new UnauthenticatedError('The access token has expired');
   }
   const scope = authorizer?.scope;
   return { sub, scopes: typeof scope === 'string' && scope !== '' ? scope.split(' ') : [] };

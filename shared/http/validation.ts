@@ -32,7 +32,12 @@ export function toViolations(errors: readonly ErrorObject[] | null | undefined):
           detail: `must be one of: ${(params.allowedValues as unknown[]).join(', ')}`,
         };
       case 'pattern':
-        return { pointer: instancePath, detail: 'must not contain control characters' };
+        // The one pattern is the address rule's (shared/schemas/wallet.ts).
+        return {
+          pointer: instancePath,
+          detail:
+            'must not contain control, invisible formatting (zero-width, bidi, BOM, soft hyphen), private-use, unassigned or surrogate characters, nor line separators',
+        };
       default:
         return { pointer: instancePath, detail: error.message ?? keyword };
     }

@@ -1,12 +1,20 @@
 import { problemSchema } from './common.ts';
 import { petSchema } from './pet.ts';
-import { balanceSchema, sendRequestSchema, transferSchema } from './wallet.ts';
+import { addressOnlySchema, balanceSchema, sendRequestSchema, transferSchema } from './wallet.ts';
 
 /** Every top-level named schema (Category and Tag travel inside Pet): compiled into standalone validators at build time and published as OpenAPI components. */
-export const schemas = [problemSchema, petSchema, sendRequestSchema, balanceSchema, transferSchema] as const;
+export const schemas = [
+  problemSchema,
+  petSchema,
+  sendRequestSchema,
+  balanceSchema,
+  transferSchema,
+  addressOnlySchema,
+] as const;
 
-/** The request bodies that get a generated validator: export name → schema `$id`. */
+/** The request bodies, and the token's `sub` (an address), that get a generated validator: export name → schema `$id`. */
 export const requestValidators = {
   validatePet: 'Pet',
   validateSendRequest: 'SendRequest',
+  validateAddress: 'Address',
 } as const;

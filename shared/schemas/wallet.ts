@@ -1,13 +1,30 @@
 import type { FromSchema } from 'json-schema-to-ts';
 
-/** An address is the `sub` of the token that owns the wallet. */
+/**
+ * An address is the `sub` of the token that owns the wallet: the one rule for `toAddress`, for the
+ * addresses of responses and, through the generated `validateAddress`, for the `sub` the
+ * authorizer accepts. What two people see as the same address must be the same string, so no
+ * character of Unicode's category C (control, format such as zero-width and bidi controls, BOM
+ * and soft hyphen, surrogate, private-use, unassigned), no line or paragraph separator, and only
+ * NFC text (composed, so `é` is never also `e` + U+0301): NFC cannot be a pattern, hence the
+ * `x-normalization-form` keyword, which `scripts/generate-validators.ts` compiles. Refusing
+ * unassigned code points also keeps NFC stable when Unicode grows (its stability policy).
+ * `maxLength` counts UTF-16 code units, each at most 3 bytes of UTF-8 (a 4-byte character is two
+ * units), so an address is at most 768 bytes and its DynamoDB key `WALLET#<address>` far below
+ * the 2,048 bytes of a partition key.
+ */
 const addressSchema = {
   type: 'string',
+  description:
+    "The owner's token sub: Unicode text in NFC, without control, format (zero-width, bidi, BOM, soft hyphen), surrogate, private-use or unassigned characters, nor line or paragraph separators",
   minLength: 1,
   maxLength: 256,
-  // C0 and C1 control characters and DEL: invisible in logs and UIs, so never part of an address.
-  pattern: '^[^\\u0000-\\u001F\\u007F-\\u009F]+$',
+  pattern: '^[^\\p{C}\\p{Zl}\\p{Zp}]+$',
+  'x-normalization-form': 'NFC',
 } as const;
+
+/** A wallet address alone: compiled into `validateAddress`, which the authorizer checks `sub` with. */
+export const addressOnlySchema = { $id: 'Address', ...addressSchema } as const;
 
 /** An amount at the edge: an exact decimal in the currency's major unit (its precision is checked on the raw JSON text). */
 const amountSchema = {

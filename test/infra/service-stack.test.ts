@@ -519,6 +519,22 @@ describe('app and context', () => {
     });
   });
 
+  it("gives the authorizer the stage's token rules: typ required and the longest lifetime", () => {
+    const variables = (app: ServiceApp) =>
+      Template.fromStack(app.service).toJSON().Resources[
+        logicalId(app.service, app.service.authorizerFunction.function)
+      ].Properties.Environment.Variables;
+    expect(variables(built)).toMatchObject({
+      AUTH_REQUIRE_AT_JWT_TYP: String(cdkJson.context['auth:requireAtJwtTyp']),
+      AUTH_MAX_TOKEN_LIFETIME_SECONDS: String(cdkJson.context['auth:maxTokenLifetimeSeconds']),
+    });
+    const cognito = buildServiceApp({ 'auth:requireAtJwtTyp': false, 'auth:maxTokenLifetimeSeconds': 3600 });
+    expect(variables(cognito)).toMatchObject({
+      AUTH_REQUIRE_AT_JWT_TYP: 'false',
+      AUTH_MAX_TOKEN_LIFETIME_SECONDS: '3600',
+    });
+  });
+
   it('tags both stacks with the project and the stage', () => {
     for (const stack of [built.stateful, built.service]) {
       expect(stack.tags.tagValues()).toEqual({ project: 'wallet-catalog', stage: 'dev' });

@@ -13,6 +13,8 @@ export interface EventOptions {
   /** The authorizer's principal; `null` for an event that carries none. */
   sub?: string | null;
   scopes?: readonly string[];
+  /** The token's `exp` the authorizer passed on (seconds); an hour from now unless given, `null` for none. */
+  exp?: number | null;
 }
 
 /** A unique caller id, so tests never share data. */
@@ -48,7 +50,7 @@ export function apiEvent(options: EventOptions = {}): APIGatewayProxyEvent {
     requestContext: {
       accountId: '123456789012',
       apiId: 'local',
-      authorizer: sub === null ? null : { principalId: sub, scope: (options.scopes ?? []).join(' ') },
+      authorizer: sub === null ? null : authorizerContext(sub, options),
       protocol: 'HTTP/1.1',
       httpMethod: method,
       identity: {} as APIGatewayProxyEvent['requestContext']['identity'],
@@ -59,6 +61,16 @@ export function apiEvent(options: EventOptions = {}): APIGatewayProxyEvent {
       resourceId: 'local',
       resourcePath: options.resource ?? path,
     },
+  };
+}
+
+/** The context API Gateway hands on from the authorizer: every value a string. */
+function authorizerContext(sub: string, options: EventOptions): Record<string, string> {
+  const exp = options.exp === undefined ? Math.floor(Date.now() / 1000) + 3600 : options.exp;
+  return {
+    principalId: sub,
+    scope: (options.scopes ?? []).join(' '),
+    ...(exp === null ? {} : { exp: String(exp) }),
   };
 }
 

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import {
   base64url,
+  CompactSign,
   type CryptoKey,
   exportJWK,
   exportSPKI,
@@ -16,6 +17,7 @@ import {
   SignJWT,
 } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type AuthSettings, authorizerEnvironment, defaultTokenRules } from '#infra/environment.ts';
 import {
   JWKS_PATH,
   LOCAL_AUDIENCE,
@@ -24,6 +26,7 @@ import {
   signLocalToken,
 } from '#infra/local/issuer.ts';
 import { isAllowed, methodArnFor } from '#shared/auth/policy.ts';
+import { CLOCK_TOLERANCE_SECONDS } from '#shared/auth/token-time.ts';
 import { type Route, routes } from '#shared/routes.ts';
 import { linesWrittenBy } from '../support/logs.ts';
 
@@ -182,6 +185,122 @@ describe('the authorizer rejects with Unauthorized', () => {
   });
 });
 
+describe('the authorizer refuses what is not a current access token (RFC 9068, RFC 8725)', () => {
+  it.each([
+    ['no typ', { typ: undefined }],
+    ['typ JWT', { typ: 'JWT' }],
+    ['the typ of an ID token by convention', { typ: 'id_token+jwt' }],
+    ['a typ that only contains at+jwt', { typ: 'x-at+jwt' }],
+  ])('a token with %s', async (_label, header) => {
+    await expectUnauthorized(await bearer({}, undefined, header));
+  });
+
+  it('an ID token (token_use id) of the same issuer and client', async () => {
+    await expectUnauthorized(await bearer({ token_use: 'id' }));
+  });
+
+  it('a token issued in the future beyond the clock tolerance', async () => {
+    await expectUnauthorized(await bearer({ iat: nowSeconds() + 60 }));
+  });
+
+  it.each([
+    ['iat', { iat: 'yesterday' }],
+    ['nbf', { nbf: 'now' }],
+    ['iat as an array', { iat: [nowSeconds()] }],
+  ])('a token whose %s is not a number', async (_label, claims) => {
+    await expectUnauthorized(await bearer(claims as unknown as JWTPayload));
+  });
+
+  it.each(['exp', 'iat', 'nbf'])('a token whose %s JSON reads as Infinity (1e400)', async (claim) => {
+    const claims = { ...validClaims(), [claim]: '__INFINITE__' };
+    await expectUnauthorized(
+      await bearerOfPayloadText(JSON.stringify(claims).replace('"__INFINITE__"', '1e400')),
+    );
+  });
+
+  it('a token living one second longer than the maximum (exp - iat)', async () => {
+    const iat = nowSeconds();
+    await expectUnauthorized(await bearer({ iat, exp: iat + defaultTokenRules.maxTokenLifetimeSeconds + 1 }));
+  });
+
+  it('a token without iat living longer than the maximum from its nbf', async () => {
+    const nbf = nowSeconds();
+    await expectUnauthorized(
+      await bearer({ iat: undefined, nbf, exp: nbf + defaultTokenRules.maxTokenLifetimeSeconds + 1 }),
+    );
+  });
+
+  it('a token with neither iat nor nbf (no lifetime to check)', async () => {
+    await expectUnauthorized(await bearer({ iat: undefined }));
+  });
+
+  it.each([
+    ['longer than any address (3,000 characters: it would become a DynamoDB key)', 'a'.repeat(3_000)],
+    ['one character longer than an address may be', 'a'.repeat(257)],
+    ['with a zero-width joiner', 'alice\u200Dbob'],
+    ['with a bidi override', 'alice\u202Ebob'],
+    ['with a control character', 'alice\u0007'],
+    ['not in NFC', 'jose\u0301'],
+  ])('a sub %s', async (_label, sub) => {
+    await expectUnauthorized(await bearer({ sub }));
+  });
+
+  it.each([
+    ['token-use', () => bearer({ token_use: 'id' })],
+    ['type', () => bearer({}, undefined, { typ: 'JWT' })],
+    ['issued-in-future', () => bearer({ iat: nowSeconds() + 60 })],
+    ['claims', () => bearer({ iat: 'yesterday' as never })],
+    ['lifetime', () => bearer({ exp: nowSeconds() + defaultTokenRules.maxTokenLifetimeSeconds + 60 })],
+    ['subject', () => bearer({ sub: 'a'.repeat(3_000) })],
+  ])('and logs the reason %s as a token rejection', async (reason, authorization) => {
+    const event = tokenEvent(await authorization());
+    const lines = await linesWrittenBy(() => handler(event).catch(() => undefined));
+    expect(lines).toEqual([expect.objectContaining({ level: 'WARN', outcome: 'invalid-token', reason })]);
+  });
+});
+
+describe('the authorizer accepts the edges of a current access token', () => {
+  it.each([['application/at+jwt'], ['AT+JWT'], ['Application/At+Jwt']])('typ %s', async (typ) => {
+    expect((await handler(tokenEvent(await bearer({ sub: 'typed' }, undefined, { typ })))).principalId).toBe(
+      'typed',
+    );
+  });
+
+  it('iat up to the clock tolerance ahead', async () => {
+    const iat = nowSeconds() + CLOCK_TOLERANCE_SECONDS - 1;
+    expect((await handler(tokenEvent(await bearer({ sub: 'skewed', iat })))).principalId).toBe('skewed');
+  });
+
+  it('a lifetime of exactly the maximum, and token_use access', async () => {
+    const iat = nowSeconds();
+    const exp = iat + defaultTokenRules.maxTokenLifetimeSeconds;
+    const result = await handler(tokenEvent(await bearer({ sub: 'long', iat, exp, token_use: 'access' })));
+    expect(result.principalId).toBe('long');
+  });
+
+  it('a sub of 256 characters beyond ASCII, in NFC', async () => {
+    const sub = '\u00E9'.repeat(256);
+    expect((await handler(tokenEvent(await bearer({ sub })))).principalId).toBe(sub);
+  });
+
+  it('without typ where the stage does not require it (Amazon Cognito), but still no ID token', async () => {
+    const lenient = await loadHandlerFor(jwksServer.url, { requireAtJwtTyp: false });
+    const untyped = await bearer({ sub: 'cognito', token_use: 'access' }, undefined, { typ: undefined });
+    expect((await lenient(tokenEvent(untyped))).principalId).toBe('cognito');
+    const idToken = await bearer({ sub: 'cognito', token_use: 'id' }, undefined, { typ: undefined });
+    await expect(lenient(tokenEvent(idToken))).rejects.toThrow(/^Unauthorized$/);
+  });
+
+  it('with the lifetime maximum a stage sets', async () => {
+    const strict = await loadHandlerFor(jwksServer.url, { maxTokenLifetimeSeconds: 600 });
+    const iat = nowSeconds();
+    expect((await strict(tokenEvent(await bearer({ sub: 'short', iat, exp: iat + 600 })))).principalId).toBe(
+      'short',
+    );
+    await expect(strict(tokenEvent(await bearer({ iat, exp: iat + 601 })))).rejects.toThrow(/^Unauthorized$/);
+  });
+});
+
 describe('the authorizer rejects with Unauthorized when the JWKS cannot be fetched', () => {
   it('because the identity provider answers 500', async () => {
     const failing = await startJwksServer(() => ({ status: 500, body: 'boom' }));
@@ -332,9 +451,12 @@ describe('the authorizer accepts a valid token', () => {
   });
 
   it('with principalId and context taken from the token', async () => {
-    const result = await handler(tokenEvent(await bearer({ sub: 'alice', scope: 'read:pets write:pets' })));
+    const exp = nowSeconds() + 300;
+    const result = await handler(
+      tokenEvent(await bearer({ sub: 'alice', scope: 'read:pets write:pets', exp })),
+    );
     expect(result.principalId).toBe('alice');
-    expect(result.context).toEqual({ sub: 'alice', scope: 'read:pets write:pets' });
+    expect(result.context).toEqual({ sub: 'alice', scope: 'read:pets write:pets', exp });
   });
 
   it.each([
@@ -455,16 +577,39 @@ function validClaims(): JWTPayload {
   return { iss: issuer, aud: LOCAL_AUDIENCE, sub: 'user-1', iat: now, exp: now + 300, scope: 'read:pets' };
 }
 
+/** The `typ` of an access token (RFC 9068), unless a test says otherwise. */
+const AT_JWT: TokenHeader = { typ: 'at+jwt' };
+
+/** Header parameters beside `alg` and `kid`; an `undefined` value leaves one out. */
+type TokenHeader = Record<string, string | undefined>;
+
 /** A token of valid claims, overridden by `claims` (an `undefined` value removes the claim). */
-async function sign(claims: JWTPayload = {}, key: TestKey = keys.es256): Promise<string> {
+async function sign(claims: JWTPayload = {}, key: TestKey = keys.es256, header = AT_JWT): Promise<string> {
   const payload = Object.fromEntries(
     Object.entries({ ...validClaims(), ...claims }).filter(([, value]) => value !== undefined),
   );
-  return new SignJWT(payload).setProtectedHeader({ alg: key.alg, kid: key.kid }).sign(key.privateKey);
+  return new SignJWT(payload)
+    .setProtectedHeader({ alg: key.alg, kid: key.kid, ...definedOnly(header) })
+    .sign(key.privateKey);
 }
 
-async function bearer(claims: JWTPayload = {}, key?: TestKey): Promise<string> {
-  return `Bearer ${await sign(claims, key)}`;
+async function bearer(claims: JWTPayload = {}, key?: TestKey, header?: TokenHeader): Promise<string> {
+  return `Bearer ${await sign(claims, key, header)}`;
+}
+
+/** A token whose payload is `json` exactly as written, e.g. a number JSON reads as Infinity. */
+async function bearerOfPayloadText(json: string, key: TestKey = keys.es256): Promise<string> {
+  const token = await new CompactSign(new TextEncoder().encode(json))
+    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'at+jwt' })
+    .sign(key.privateKey);
+  return `Bearer ${token}`;
+}
+
+function definedOnly(header: TokenHeader): Record<string, string> {
+  return Object.fromEntries(Object.entries(header).filter(([, value]) => value !== undefined)) as Record<
+    string,
+    string
+  >;
 }
 
 function tokenEvent(authorization: string | undefined, methodArn = arn('GET', '/api/v3/pet/1')) {
@@ -488,8 +633,8 @@ async function publicJwk(key: TestKey) {
  * Imports the handler afresh, for this suite's issuer and audience and the JWKS at `jwksUrl`: it
  * reads its configuration once, at module load, as on a Lambda cold start.
  */
-async function loadHandlerFor(jwksUrl: string): Promise<Handler> {
-  Object.assign(process.env, { AUTH_ISSUER: issuer, AUTH_AUDIENCE: LOCAL_AUDIENCE, AUTH_JWKS_URL: jwksUrl });
+async function loadHandlerFor(jwksUrl: string, rules: Partial<AuthSettings> = {}): Promise<Handler> {
+  Object.assign(process.env, authorizerEnvironment({ issuer, audience: LOCAL_AUDIENCE, jwksUrl, ...rules }));
   vi.resetModules();
   return (await import('#functions/authorizer/handler.ts')).handler;
 }

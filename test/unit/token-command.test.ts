@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, type JSONWebKeySet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultTokenRules } from '#infra/environment.ts';
 import { LOCAL_AUDIENCE, loadOrCreateLocalKeys, localIssuerUrl } from '#infra/local/issuer.ts';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -44,6 +45,25 @@ describe('npm run token', () => {
     const run = await token(['--sub', 'alice', '--scope', 'read:pets'], { PORT: '4000' });
     const { payload } = await verify(run.stdout, localIssuerUrl(4000));
     expect(payload.iss).toBe('http://127.0.0.1:4000');
+  });
+
+  it('takes a --ttl of the longest lifetime the authorizer accepts, and says why not one second more', async () => {
+    const { payload } = await verify(
+      (
+        await token([
+          '--sub',
+          'a',
+          '--scope',
+          'read:pets',
+          '--ttl',
+          String(defaultTokenRules.maxTokenLifetimeSeconds),
+        ])
+      ).stdout,
+    );
+    expect(payload.exp).toBe((payload.iat ?? 0) + defaultTokenRules.maxTokenLifetimeSeconds);
+    const longer = String(defaultTokenRules.maxTokenLifetimeSeconds + 1);
+    const run = await token(['--sub', 'a', '--scope', 'read:pets', '--ttl', longer]);
+    expect(run.stderr).toContain(`at most ${defaultTokenRules.maxTokenLifetimeSeconds} s`);
   });
 
   it('honours --ttl', async () => {
@@ -99,6 +119,10 @@ describe('npm run token', () => {
     ['a --ttl that is not a number', ['--sub', 'alice', '--scope', 'read:pets', '--ttl', 'soon']],
     ['a fractional --ttl', ['--sub', 'alice', '--scope', 'read:pets', '--ttl', '1.5']],
     ['--ttl without value', ['--sub', 'alice', '--scope', 'read:pets', '--ttl']],
+    [
+      'a --ttl longer than the authorizer accepts',
+      ['--sub', 'alice', '--scope', 'read:pets', '--ttl', '86401'],
+    ],
     ['an unknown option', ['--sub', 'alice', '--scope', 'read:pets', '--aud', 'x']],
     ['a positional argument', ['--sub', 'alice', '--scope', 'read:pets', 'extra']],
   ])('exits 2 with the usage on stderr and nothing on stdout for %s', async (_label, args) => {

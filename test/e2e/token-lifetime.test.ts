@@ -1,0 +1,45 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { decodeJwt } from 'jose';
+import { describe, expect, it } from 'vitest';
+import { CLOCK_TOLERANCE_SECONDS } from '#shared/auth/token-time.ts';
+import { uniqueSub } from '../support/events.ts';
+import { call, expectProblem, tokenFor } from './http.ts';
+
+/**
+ * Tokens through the local gateway, whose authorizer cache mirrors API Gateway's: an answer is
+ * reused for the cache TTL (300 s) per token, whatever the token's `exp`.
+ */
+
+const balance = (token: string) => call('GET', '/api/wallet/balance', { token });
+
+describe('a token through the gateway', () => {
+  it('is refused with 401 invalid_token once expired, although its authorizer answer is still cached', async () => {
+    // Expired a second ago, still inside the clock tolerance: the authorizer accepts it once, and
+    // the gateway caches that answer for far longer than the token's life.
+    const token = await tokenFor('read:wallet', { ttlSeconds: -1 });
+    const { exp } = decodeJwt(token);
+    expect((await balance(token)).status).toBe(200);
+
+    await sleep(Math.max(0, ((exp as number) + CLOCK_TOLERANCE_SECONDS) * 1000 + 100 - Date.now()));
+    const refused = await balance(token);
+    expectProblem(refused, 401);
+    expect(refused.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+
+    // Only the expired token: a current one of the same caller is served.
+    const sub = decodeJwt(token).sub;
+    expect((await balance(await tokenFor('read:wallet', { sub: sub as string }))).status).toBe(200);
+  });
+
+  it('whose sub is longer than any address (it would become a DynamoDB key) is refused with 401', async () => {
+    const token = await tokenFor('read:wallet write:wallet', { sub: `${uniqueSub()}${'a'.repeat(3_000)}` });
+    const refused = await balance(token);
+    expectProblem(refused, 401);
+    expect(refused.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+  });
+
+  it('whose sub holds a zero-width joiner is refused with 401: it could pay a lookalike wallet', async () => {
+    const sub = uniqueSub();
+    const token = await tokenFor('read:wallet', { sub: `${sub.slice(0, 4)}\u200D${sub.slice(4)}` });
+    expectProblem(await balance(token), 401);
+  });
+});

@@ -175,7 +175,7 @@ export function buildOpenApiDocument() {
     // Relative to where the document is served (`<base>/api/openapi.json`): `..` is `<base>/`, so
     // the reference page and any tool reading the document from the API call that same API, on a
     // stage URL, a custom domain or the local gateway alike.
-    servers: [{ url: '..', description: 'This API, where this document is served from' }],
+    servers: [{ url: '..', description: 'The API serving this document' }],
     paths,
     components: {
       schemas: Object.fromEntries(schemas.map((schema) => [schema.$id, withoutIds(schema)])),

@@ -9,7 +9,13 @@ type SchemaName = (typeof schemas)[number]['$id'];
 /** What the route table does not say about an operation's contract. */
 interface OperationContract {
   readonly requestBody?: SchemaName;
-  readonly success: { readonly status: number; readonly schema?: SchemaName; readonly description: string };
+  readonly success: {
+    readonly status: number;
+    readonly schema?: SchemaName;
+    readonly description: string;
+    /** Media types of a success body that is not JSON (the reference page and its assets). */
+    readonly mediaTypes?: readonly string[];
+  };
   /** Statuses the operation itself answers with problem+json (gateway statuses are added for every route). */
   readonly errors: readonly number[];
   readonly parameters?: readonly object[];
@@ -58,6 +64,27 @@ const contracts: Record<OperationId, OperationContract> = {
     ],
   },
   getOpenApi: { success: { status: 200, description: 'This OpenAPI 3.1 document' }, errors: [] },
+  getApiDocs: {
+    success: { status: 200, description: 'The reference page', mediaTypes: ['text/html'] },
+    errors: [],
+  },
+  getApiDocsAsset: {
+    success: {
+      status: 200,
+      description: 'The asset; its name carries a hash of its content',
+      mediaTypes: ['text/javascript', 'text/css'],
+    },
+    errors: [404],
+    parameters: [
+      {
+        name: 'asset',
+        in: 'path',
+        required: true,
+        schema: { type: 'string', pattern: '^[a-z-]+\\.[0-9a-f]{16}\\.(js|css)$', maxLength: 64 },
+        description: 'File name of the asset, as the page links it',
+      },
+    ],
+  },
 };
 
 /** `$id` identifies a schema to ajv; inside an OpenAPI document the component name does that. */
@@ -118,9 +145,9 @@ function operation(route: Route) {
     responses: {
       [success.status]: {
         description: success.description,
-        content: {
-          'application/json': { schema: success.schema ? ref(success.schema) : { type: 'object' } },
-        },
+        content: success.mediaTypes
+          ? Object.fromEntries(success.mediaTypes.map((type) => [type, { schema: { type: 'string' } }]))
+          : { 'application/json': { schema: success.schema ? ref(success.schema) : { type: 'object' } } },
       },
       ...Object.fromEntries(statuses.map((status) => [status, problemResponse(status)])),
     },
@@ -145,6 +172,10 @@ export function buildOpenApiDocument() {
       description:
         'Swagger Petstore v3 addPet/getPetById and a wallet with exactly-once transfers. Every error is RFC 9457 application/problem+json.',
     },
+    // Relative to where the document is served (`<base>/api/openapi.json`): `..` is `<base>/`, so
+    // the reference page and any tool reading the document from the API call that same API, on a
+    // stage URL, a custom domain or the local gateway alike.
+    servers: [{ url: '..', description: 'The API serving this document' }],
     paths,
     components: {
       schemas: Object.fromEntries(schemas.map((schema) => [schema.$id, withoutIds(schema)])),

@@ -77,6 +77,22 @@ export const routes = [
     scopes: null,
     summary: 'This OpenAPI document',
   },
+  {
+    operationId: 'getApiDocs',
+    method: 'GET',
+    path: '/api/docs',
+    functionDir: 'api-docs',
+    scopes: null,
+    summary: 'The interactive reference of this API (Swagger UI), built from this document',
+  },
+  {
+    operationId: 'getApiDocsAsset',
+    method: 'GET',
+    path: '/api/docs/{asset}',
+    functionDir: 'api-docs-asset',
+    scopes: null,
+    summary: 'A script or style sheet of the reference page',
+  },
 ] as const satisfies readonly Route[];
 
 export type OperationId = (typeof routes)[number]['operationId'];

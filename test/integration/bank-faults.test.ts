@@ -21,6 +21,7 @@ afterAll(() => upstream.destroy());
 const proxy = await routeThroughFaultProxy();
 const { handler: send } = await import('#functions/send-money/handler.ts');
 const { fund } = await import('../support/wallet.ts');
+const { defaultRetryPolicy } = await import('#shared/dynamodb/retry.ts');
 
 const WALLETS = 5;
 const INITIAL_MINOR = 100_00;
@@ -118,7 +119,7 @@ describe('bank under DynamoDB faults', () => {
     const lostKey = randomUUID();
     proxy.inject(
       { kind: 'lose-response' },
-      { operation: 'TransactWriteItems', when: mentions(lostKey), times: 3 },
+      { operation: 'TransactWriteItems', when: mentions(lostKey), times: defaultRetryPolicy.attempts },
     );
     // Faults on roughly a third of the requests, of every kind the proxy makes except stalls
     // (a stall costs a whole request timeout; the stall itself is tested in wallet-faults).

@@ -4,15 +4,34 @@ import { optionalEnv } from '../config.ts';
 import { traceDynamoDb } from '../observability/xray.ts';
 
 /**
+ * How long one request to DynamoDB may take, connection included, before it fails with a
+ * `TimeoutError` that {@link withRetries} retries. DynamoDB answers in milliseconds; a request
+ * still open after 2 s is stalled, not slow. See ATTEMPT_BUDGET in retry.ts for the total.
+ */
+export const REQUEST_TIMEOUT_MS = 2_000;
+const CONNECTION_TIMEOUT_MS = 1_000;
+
+/**
  * Creates the DocumentClient a repository module keeps for its lifetime (created at load, reused
  * by every invocation). `DYNAMODB_ENDPOINT` points it at DynamoDB Local; unset on AWS.
+ *
+ * The SDK makes one attempt per call: {@link withRetries} is the only retry layer (see
+ * docs/decisions/dynamodb-retries.md), otherwise its 3 attempts would each hide the SDK's 3.
  */
 export function createDocumentClient(): DynamoDBDocumentClient {
   const endpoint = optionalEnv('DYNAMODB_ENDPOINT');
   const client = new DynamoDBClient({
     ...(endpoint ? { endpoint } : {}),
-    // Fail fast inside the Lambda timeout so that bounded retries, not the platform, decide.
-    requestHandler: { connectionTimeout: 1_000, requestTimeout: 3_000 },
+    maxAttempts: 1,
+    requestHandler: {
+      connectionTimeout: CONNECTION_TIMEOUT_MS,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+      // Without this the handler only logs a warning when requestTimeout passes and keeps
+      // waiting: a stalled DynamoDB then holds the function until API Gateway's 29 s 504.
+      throwOnRequestTimeout: true,
+      // Covers a response body that stops arriving after its headers (requestTimeout ends there).
+      socketTimeout: REQUEST_TIMEOUT_MS,
+    },
   });
   traceDynamoDb(client);
   return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });

@@ -1,5 +1,6 @@
 import { TemporarilyUnavailableError } from '../errors.ts';
 import { addMetric } from '../observability/telemetry.ts';
+import { REQUEST_TIMEOUT_MS } from './client.ts';
 
 /** How often and how patiently to retry a DynamoDB call that failed for a passing reason. */
 export interface RetryPolicy {
@@ -9,10 +10,19 @@ export interface RetryPolicy {
 }
 
 /**
- * Three tries with full jitter: contention on one wallet clears in milliseconds, and the whole
- * budget stays far inside an API Gateway timeout.
+ * Three tries with full jitter: contention on one wallet clears in milliseconds. This is the only
+ * retry layer (the SDK is set to one attempt), so one API call sends at most 3 requests.
  */
 export const defaultRetryPolicy: RetryPolicy = { attempts: 3, baseDelayMs: 25, maxDelayMs: 250 };
+
+/**
+ * The longest one repository call can take when every attempt runs into the request timeout:
+ * 3 × 2 s + 2 backoffs of at most 250 ms = 6.5 s. It must stay below the function's timeout
+ * (10 s, infra/constructs/project-function.ts), so that a stalled DynamoDB ends in our 503 with
+ * Retry-After, never in Lambda's timeout or API Gateway's 29 s 504.
+ */
+export const worstCaseCallMs = (policy: RetryPolicy = defaultRetryPolicy): number =>
+  policy.attempts * REQUEST_TIMEOUT_MS + (policy.attempts - 1) * policy.maxDelayMs;
 
 const RETRYABLE_NAMES = new Set([
   'TransactionInProgressException',
@@ -32,8 +42,25 @@ const RETRYABLE_REASONS = new Set([
 ]);
 
 /**
- * Whether a failure may pass on retry: throttling, timeouts, transaction conflicts. A cancelled
- * transaction counts only when no condition failed (a failed condition is an answer, not a fault).
+ * Node's codes for a DynamoDB that could not be reached or hung up: refused, reset, timed out, name
+ * not resolved. These errors carry no HTTP status, yet DynamoDB being down is a passing fault.
+ */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/**
+ * Whether a failure may pass on retry: throttling, timeouts, network failures, 5xx, transaction
+ * conflicts. A cancelled transaction counts only when no condition failed (a failed condition is
+ * an answer, not a fault).
  */
 export function isRetryable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
@@ -45,6 +72,8 @@ export function isRetryable(error: unknown): boolean {
     );
   }
   if (RETRYABLE_NAMES.has(error.name)) return true;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;
   const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
   return status !== undefined && status >= 500;
 }

@@ -13,7 +13,7 @@ const tableName = requireEnv(tables.pets.envVar);
 /**
  * Stores a new pet; `false` when another pet has that id (nothing is overwritten).
  *
- * A put whose answer was lost (a timeout after DynamoDB applied it) is retried, by the SDK or by
+ * A put whose answer was lost (a timeout after DynamoDB applied it) is retried by
  * {@link withRetries}, and the retry then finds the pet in place. The condition's failure returns
  * what is stored, and the very same pet counts as stored: without that check the retry would
  * answer 409 for a pet it created, or store a second copy under a new server-assigned id.

@@ -70,8 +70,8 @@ export async function readWallet(address: string): Promise<WalletRecord | undefi
  * immutable transfer record, and, with an Idempotency-Key, claim the key in the same transaction,
  * which is what makes a repeated request move money once, even when both arrive together.
  *
- * The ClientRequestToken is the transfer's id, so the SDK's own retries of a commit whose response
- * was lost are no-ops; our bounded retries (conflicts, throttling, timeouts) resend the very same
+ * The ClientRequestToken is the transfer's id, so a retry of a commit whose response was lost is a
+ * no-op; our bounded retries (conflicts, throttling, timeouts, network errors) resend the very same
  * input. A later request with the same key is a new transaction, stopped by the key's record.
  */
 export async function commitTransfer(

@@ -1,12 +1,12 @@
 import { randomInt } from 'node:crypto';
-import { GetCommand, type GetCommandOutput, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { handler as addPet } from '#functions/add-pet/handler.ts';
-import { handler as getPet } from '#functions/get-pet/handler.ts';
 import { apiEvent, invoke } from '../support/events.ts';
-import { forward, mockDocumentClients, throttled, timeout } from '../support/faults.ts';
+import { mentions, routeThroughFaultProxy, storedItem } from '../support/faults.ts';
 
-const ddb = mockDocumentClients();
+// The proxy first, then the modules that create their DynamoDB client at load.
+const proxy = await routeThroughFaultProxy();
+const { handler: addPet } = await import('#functions/add-pet/handler.ts');
+const { handler: getPet } = await import('#functions/get-pet/handler.ts');
 
 const write = { method: 'POST', path: '/api/v3/pet', scopes: ['write:pets'] };
 const uniqueId = () => 2 ** 52 + randomInt(2 ** 47);
@@ -23,30 +23,21 @@ const read = (id: number) =>
     }),
   );
 
-async function stored(id: number): Promise<unknown> {
-  const { Item } = (await forward(
-    new GetCommand({ TableName: process.env.PETS_TABLE_NAME, Key: { id }, ConsistentRead: true }),
-  )) as GetCommandOutput;
-  return Item;
-}
+const stored = (id: number) => storedItem(process.env.PETS_TABLE_NAME, { id });
 
-/** Applies the first put, then loses its answer; later puts go through. */
-function loseFirstPutAnswer(): number[] {
-  const applied: number[] = [];
-  let lost = 1;
-  ddb.on(PutCommand).callsFake(async (input) => {
-    const output = await forward(new PutCommand(input));
-    applied.push(input.Item.id);
-    if (lost-- > 0) throw timeout();
-    return output;
-  });
-  return applied;
-}
+/** The ids of the pets that PutItem requests naming `name` asked DynamoDB to store. */
+const putIds = (name: string) =>
+  proxy
+    .requests('PutItem', mentions(name))
+    .map((r) => Number((JSON.parse(r.body) as { Item: { id: { N: string } } }).Item.id.N));
 
-describe('add pet under faults', () => {
+describe('add pet under faults beneath the SDK', () => {
   it('answers 200, not 409, when its put was applied but the answer was lost', async () => {
     const pet = { id: uniqueId(), name: 'lost-answer', photoUrls: ['p'], tags: [{ id: 1, name: 't' }] };
-    loseFirstPutAnswer();
+    proxy.inject(
+      { kind: 'lose-response' },
+      { operation: 'PutItem', when: mentions(String(pet.id)), times: 1 },
+    );
     const response = await add(pet);
     expect(response.statusCode).toBe(200);
     expect(response.json).toEqual(pet);
@@ -54,39 +45,51 @@ describe('add pet under faults', () => {
   });
 
   it('stores one pet, not a second copy under a new id, when a server-assigned id put lost its answer', async () => {
-    const applied = loseFirstPutAnswer();
-    const response = await add({ name: 'assigned', photoUrls: [] });
+    const name = `assigned-${randomInt(2 ** 47)}`;
+    proxy.inject({ kind: 'lose-response' }, { operation: 'PutItem', when: mentions(name), times: 1 });
+    const response = await add({ name, photoUrls: [] });
     expect(response.statusCode).toBe(200);
-    expect(new Set(applied)).toEqual(new Set([response.json.id]));
+    expect(putIds(name).length).toBeGreaterThan(1);
+    expect(new Set(putIds(name))).toEqual(new Set([response.json.id]));
   });
 
   it('still answers 409 when the id holds a different pet', async () => {
     const id = uniqueId();
     expect((await add({ id, name: 'first', photoUrls: [] })).statusCode).toBe(200);
-    loseFirstPutAnswer();
+    proxy.inject({ kind: 'lose-response' }, { operation: 'PutItem', when: mentions(String(id)), times: 1 });
     const response = await add({ id, name: 'second', photoUrls: [] });
     expect(response.statusCode).toBe(409);
     expect(await stored(id)).toMatchObject({ name: 'first' });
   });
 
-  it('answers 503 with Retry-After after bounded retries of throttling, storing nothing', async () => {
+  it('answers 503 with Retry-After after 3 requests under throttling, storing nothing', async () => {
     const id = uniqueId();
-    ddb.on(PutCommand).callsFake(() => Promise.reject(throttled()));
+    proxy.inject({ kind: 'throttle' }, { operation: 'PutItem', when: mentions(String(id)) });
     const response = await add({ id, name: 'throttled', photoUrls: [] });
     expect(response.statusCode).toBe(503);
     expect(response.headers?.['retry-after']).toMatch(/^\d+$/);
     expect(response.body).not.toMatch(/exceeds|throughput|Exception/i);
-    expect(ddb.commandCalls(PutCommand).length).toBeGreaterThan(1);
+    expect(proxy.requests('PutItem', mentions(String(id)))).toHaveLength(3);
     expect(await stored(id)).toBeUndefined();
   });
 });
 
-describe('get pet under faults', () => {
-  it('answers 503 with Retry-After after bounded retries of throttling', async () => {
-    ddb.on(GetCommand).callsFake(() => Promise.reject(throttled()));
-    const response = await read(uniqueId());
+describe('get pet under faults beneath the SDK', () => {
+  it('answers 503 with Retry-After after 3 requests under throttling', async () => {
+    const id = uniqueId();
+    proxy.inject({ kind: 'throttle' }, { operation: 'GetItem', when: mentions(String(id)) });
+    const response = await read(id);
     expect(response.statusCode).toBe(503);
     expect(response.headers?.['retry-after']).toMatch(/^\d+$/);
-    expect(ddb.commandCalls(GetCommand).length).toBeGreaterThan(1);
+    expect(proxy.requests('GetItem', mentions(String(id)))).toHaveLength(3);
+  });
+
+  it('answers 503 with Retry-After, not 500, while DynamoDB answers 500', async () => {
+    const id = uniqueId();
+    proxy.inject({ kind: 'server-error' }, { operation: 'GetItem', when: mentions(String(id)) });
+    const response = await read(id);
+    expect(response.statusCode).toBe(503);
+    expect(response.headers?.['retry-after']).toMatch(/^\d+$/);
+    expect(proxy.requests('GetItem', mentions(String(id)))).toHaveLength(3);
   });
 });

@@ -1,24 +1,13 @@
-import { randomUUID } from 'node:crypto';
-import {
-  ProvisionedThroughputExceededException,
-  TransactionCanceledException,
-} from '@aws-sdk/client-dynamodb';
-import { GetCommand, type GetCommandOutput, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { handler as send } from '#functions/send-money/handler.ts';
+import type { Fault } from '../support/dynamodb-fault-proxy.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
-import { forward, mockDocumentClients, throttled, timeout } from '../support/faults.ts';
-import { fund } from '../support/wallet.ts';
+import { mentions, routeThroughFaultProxy, storedItem } from '../support/faults.ts';
 
-const ddb = mockDocumentClients();
-
-const conflict = () =>
-  new TransactionCanceledException({
-    message:
-      'Transaction cancelled, please refer cancellation reasons for specific reasons [None, TransactionConflict]',
-    $metadata: {},
-    CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }, { Code: 'None' }],
-  });
+// The proxy first, then the modules that create their DynamoDB client at load.
+const proxy = await routeThroughFaultProxy();
+const { handler: send } = await import('#functions/send-money/handler.ts');
+const { handler: balance } = await import('#functions/get-balance/handler.ts');
+const { fund } = await import('../support/wallet.ts');
 
 const sendAs = (sub: string, body: unknown, headers: Record<string, string> = {}) =>
   invoke(
@@ -26,96 +15,100 @@ const sendAs = (sub: string, body: unknown, headers: Record<string, string> = {}
     apiEvent({ sub, scopes: ['write:wallet'], method: 'POST', path: '/api/wallet/send', body, headers }),
   );
 
+const balanceOf = (sub: string) =>
+  invoke(balance, apiEvent({ sub, scopes: ['read:wallet'], method: 'GET', path: '/api/wallet/balance' }));
+
 async function balanceMinor(address: string): Promise<number> {
-  const { Item } = (await forward(
-    new GetCommand({
-      TableName: process.env.WALLETS_TABLE_NAME,
-      Key: { pk: `WALLET#${address}` },
-      ConsistentRead: true,
-    }),
-  )) as GetCommandOutput;
-  return (Item?.balance as number | undefined) ?? 0;
+  const item = await storedItem(process.env.WALLETS_TABLE_NAME, { pk: `WALLET#${address}` });
+  return (item?.balance as number | undefined) ?? 0;
 }
 
-describe('send money under faults', () => {
-  it('retries a transaction conflict and commits once', async () => {
-    const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
-    await fund(alice, 1_000);
-    ddb.resetHistory();
-    let conflicts = 2;
-    ddb
-      .on(TransactWriteCommand)
-      .callsFake((input) =>
-        conflicts-- > 0 ? Promise.reject(conflict()) : forward(new TransactWriteCommand(input)),
-      );
+/** Two funded wallets of this test alone: 10.00 and 0.01. */
+async function twoWallets() {
+  const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
+  await Promise.all([fund(alice, 1_000), fund(bob, 1)]);
+  return [alice, bob] as const;
+}
+
+/** The transfer transactions (not the deposits that funded the wallets) that name `address`. */
+const transactions = (address: string) =>
+  proxy.requests('TransactWriteItems', (r) => mentions(address)(r) && mentions('TRANSFER#')(r));
+
+describe('send money under faults beneath the SDK', () => {
+  it('retries a transaction conflict and commits once, resending the same transaction', async () => {
+    const [alice, bob] = await twoWallets();
+    proxy.inject(
+      { kind: 'transaction-conflict' },
+      { operation: 'TransactWriteItems', when: mentions(alice), times: 2 },
+    );
     const response = await sendAs(alice, { toAddress: bob, amount: 1 });
     expect(response.statusCode).toBe(200);
-    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(3);
-    // Every retry resent the very same transaction, token included.
-    const tokens = ddb
-      .commandCalls(TransactWriteCommand)
-      .map((call) => call.args[0].input.ClientRequestToken);
+    expect(transactions(alice)).toHaveLength(3);
+    const tokens = transactions(alice).map((r) => JSON.parse(r.body).ClientRequestToken);
     expect(new Set(tokens).size).toBe(1);
     expect(await balanceMinor(alice)).toBe(900);
-    expect(await balanceMinor(bob)).toBe(100);
+    expect(await balanceMinor(bob)).toBe(101);
   });
 
-  it.each([
-    ['throttling', throttled],
-    [
-      'provisioned throughput exceeded',
-      () => new ProvisionedThroughputExceededException({ message: 'exceeded', $metadata: {} }),
-    ],
-    ['conflicts', conflict],
-    ['timeouts', timeout],
+  it.each<[string, Fault]>([
+    ['throttling', { kind: 'throttle' }],
+    ['500 answers', { kind: 'server-error' }],
+    ['transaction conflicts', { kind: 'transaction-conflict' }],
+    ['connection resets', { kind: 'reset' }],
+    ['a stalled DynamoDB', { kind: 'stall' }],
   ])(
-    'answers 503 with Retry-After after bounded retries of %s, with no partial state and no SDK message',
+    'answers 503 with Retry-After after at most 3 requests to DynamoDB under %s, changing nothing and leaking no SDK message',
     async (_name, fault) => {
-      const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
-      await fund(alice, 1_000);
-      ddb.resetHistory();
-      ddb.on(TransactWriteCommand).callsFake(() => Promise.reject(fault()));
+      const [alice, bob] = await twoWallets();
+      proxy.inject(fault, { operation: 'TransactWriteItems', when: mentions(alice) });
       const response = await sendAs(alice, { toAddress: bob, amount: 1 });
       expect(response.statusCode).toBe(503);
       expect(response.headers?.['retry-after']).toMatch(/^\d+$/);
       expect(response.contentType).toBe('application/problem+json');
-      expect(response.body).not.toMatch(/exceeds|exceeded|timed out|cancel|Exception|at /i);
-      expect(ddb.commandCalls(TransactWriteCommand).length).toBeGreaterThan(1);
-      expect(ddb.commandCalls(TransactWriteCommand).length).toBeLessThanOrEqual(5);
+      expect(response.body).not.toMatch(
+        /exceeds|throughput|timed out|timeout|cancel|socket|ECONN|Exception|at /i,
+      );
+      // One retry layer: counted on the wire, beneath the SDK's own retry middleware.
+      expect(transactions(alice)).toHaveLength(3);
       expect(await balanceMinor(alice)).toBe(1_000);
-      expect(await balanceMinor(bob)).toBe(0);
+      expect(await balanceMinor(bob)).toBe(1);
     },
   );
 
+  it('answers 503, not 500, for a balance read while connections to DynamoDB are reset', async () => {
+    const [alice] = await twoWallets();
+    proxy.inject({ kind: 'reset' }, { operation: 'GetItem', when: mentions(alice) });
+    const response = await balanceOf(alice);
+    expect(response.statusCode).toBe(503);
+    expect(response.headers?.['retry-after']).toMatch(/^\d+$/);
+    expect(proxy.requests('GetItem', mentions(alice))).toHaveLength(3);
+    expect(response.body).not.toMatch(/socket|ECONN|hang up|Exception|at /i);
+  });
+
   it('does not debit twice when a commit succeeded but its response was lost, within one request', async () => {
-    const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
-    await fund(alice, 1_000);
-    ddb.resetHistory();
-    let lostAnswers = 1;
-    ddb.on(TransactWriteCommand).callsFake(async (input) => {
-      const output = await forward(new TransactWriteCommand(input));
-      if (lostAnswers-- > 0) throw timeout();
-      return output;
-    });
+    const [alice, bob] = await twoWallets();
+    proxy.inject(
+      { kind: 'lose-response' },
+      { operation: 'TransactWriteItems', when: mentions(alice), times: 1 },
+    );
     const response = await sendAs(alice, { toAddress: bob, amount: 1 });
     expect(response.statusCode).toBe(200);
     expect(response.json).toMatchObject({ fromAddress: alice, toAddress: bob, amount: 1 });
+    expect(transactions(alice)).toHaveLength(2);
     expect(await balanceMinor(alice)).toBe(900);
-    expect(await balanceMinor(bob)).toBe(100);
+    expect(await balanceMinor(bob)).toBe(101);
   });
 
   it('replays from the key record once DynamoDB has forgotten the request token (after 10 minutes)', async () => {
-    const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
-    await fund(alice, 1_000);
+    const [alice, bob] = await twoWallets();
     const headers = { 'Idempotency-Key': `late-${alice}` };
     const first = await sendAs(alice, { toAddress: bob, amount: 3 }, headers);
     expect(first.statusCode).toBe(200);
     // DynamoDB honours a ClientRequestToken for 10 minutes only: a later retry is a new transaction.
-    ddb
-      .on(TransactWriteCommand)
-      .callsFake((input) =>
-        forward(new TransactWriteCommand({ ...input, ClientRequestToken: randomUUID() })),
-      );
+    proxy.inject(
+      { kind: 'rewrite', rewrite: (body) => ({ ...body, ClientRequestToken: crypto.randomUUID() }) },
+      { operation: 'TransactWriteItems', when: mentions(alice) },
+    );
     const late = await sendAs(alice, { toAddress: bob, amount: 3 }, headers);
     expect(late.statusCode).toBe(200);
     expect(late.headers?.['idempotent-replayed']).toBe('true');
@@ -126,25 +119,20 @@ describe('send money under faults', () => {
   });
 
   it('returns the original transfer when the client retries with its key after losing the response', async () => {
-    const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
-    await fund(alice, 1_000);
-    ddb.resetHistory();
+    const [alice, bob] = await twoWallets();
     const headers = { 'Idempotency-Key': `lost-${alice}` };
     // The commit lands, but every answer is lost: the client sees a 503 and retries later.
-    ddb.on(TransactWriteCommand).callsFake(async (input) => {
-      await forward(new TransactWriteCommand(input)).catch(() => undefined);
-      throw timeout();
-    });
+    proxy.inject({ kind: 'lose-response' }, { operation: 'TransactWriteItems', when: mentions(alice) });
     const lost = await sendAs(alice, { toAddress: bob, amount: 2 }, headers);
     expect(lost.statusCode).toBe(503);
     expect(await balanceMinor(alice)).toBe(800);
 
-    ddb.on(TransactWriteCommand).callsFake((input) => forward(new TransactWriteCommand(input)));
+    proxy.heal();
     const retried = await sendAs(alice, { toAddress: bob, amount: 2 }, headers);
     expect(retried.statusCode).toBe(200);
     expect(retried.headers?.['idempotent-replayed']).toBe('true');
     expect(retried.json).toMatchObject({ fromAddress: alice, toAddress: bob, amount: 2 });
     expect(await balanceMinor(alice)).toBe(800);
-    expect(await balanceMinor(bob)).toBe(200);
+    expect(await balanceMinor(bob)).toBe(201);
   });
 });

@@ -1,39 +1,49 @@
-import { DynamoDBClient, ThrottlingException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
-import { afterAll, beforeEach } from 'vitest';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetCommand, type GetCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { afterAll, afterEach } from 'vitest';
+import { DynamoDbFaultProxy, type ProxiedRequest } from './dynamodb-fault-proxy.ts';
 
 /*
- * Faults DynamoDB Local cannot produce (conflicts, throttling, answers lost after a write was
- * applied) are injected by aws-sdk-client-mock in front of the functions' DocumentClient;
- * everything else still reaches the real DynamoDB Local through an unmocked low-level client, so
- * what is stored is real.
+ * Fault tests route the functions through a DynamoDbFaultProxy. The repositories create their
+ * DocumentClient when their module loads, so a fault test file calls routeThroughFaultProxy()
+ * first and only then imports the handlers (dynamic import); vitest gives each file its own
+ * module graph, so no other file sees the proxy.
  */
-const real = new DynamoDBClient({ endpoint: process.env.DYNAMODB_ENDPOINT });
 
-/** Sends a command to the real DynamoDB Local, past the mock. */
-export const forward = <T>(command: T) => real.send(command as never);
+const upstream = process.env.DYNAMODB_ENDPOINT;
 
-/**
- * Mocks every DocumentClient of the test file: before each test, the commands the functions send
- * go through to DynamoDB Local until a test says otherwise with `on(...)`.
- */
-export function mockDocumentClients() {
-  const ddb = mockClient(DynamoDBDocumentClient);
-  beforeEach(() => {
-    ddb.reset();
-    ddb.on(GetCommand).callsFake((input) => forward(new GetCommand(input)));
-    ddb.on(PutCommand).callsFake((input) => forward(new PutCommand(input)));
-    ddb.on(TransactWriteCommand).callsFake((input) => forward(new TransactWriteCommand(input)));
-  });
-  afterAll(() => ddb.restore());
-  return ddb;
+/** DynamoDB Local itself, past the proxy: what is really stored. */
+const dynamoDbLocal = new DynamoDBClient({ endpoint: upstream });
+
+/** Reads an item straight from DynamoDB Local (strongly consistent), never through the proxy. */
+export async function storedItem(
+  tableName: string | undefined,
+  key: Record<string, unknown>,
+): Promise<Record<string, unknown> | undefined> {
+  const { Item } = (await dynamoDbLocal.send(
+    new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }) as never,
+  )) as GetCommandOutput;
+  return Item;
 }
 
-/** DynamoDB's answer to a request over the table's throughput. */
-export const throttled = () =>
-  new ThrottlingException({ message: 'Rate of requests exceeds the allowed throughput', $metadata: {} });
+/**
+ * Starts a proxy in front of DynamoDB Local and points DYNAMODB_ENDPOINT of this test file at it.
+ * Faults are cleared after each test; the proxy closes after the file.
+ */
+export async function routeThroughFaultProxy(): Promise<DynamoDbFaultProxy> {
+  if (!upstream) throw new Error('DYNAMODB_ENDPOINT is not set: run through vitest');
+  const proxy = await DynamoDbFaultProxy.start(upstream);
+  process.env.DYNAMODB_ENDPOINT = proxy.endpoint;
+  afterEach(() => proxy.heal());
+  afterAll(async () => {
+    await proxy.close();
+    dynamoDbLocal.destroy();
+  });
+  return proxy;
+}
 
-/** The SDK's error when DynamoDB's answer did not arrive in time (the write may have been applied). */
-export const timeout = () =>
-  Object.assign(new Error('Connection timed out after 3000 ms'), { name: 'TimeoutError' });
+/** Selects the requests whose body mentions `text` (a test's unique address or id). */
+export const mentions =
+  (text: string) =>
+  (request: ProxiedRequest): boolean =>
+    request.body.includes(text);

@@ -1,0 +1,203 @@
+import { randomInt, randomUUID } from 'node:crypto';
+import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { afterAll, describe, expect, it } from 'vitest';
+import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
+import { mentions, routeThroughFaultProxy, storedItem } from '../support/faults.ts';
+
+/*
+ * The bank test (test/e2e/bank.test.ts) with DynamoDB misbehaving beneath the SDK: concurrent
+ * random transfers between funded wallets while the fault proxy throttles, answers 500, resets
+ * connections, reports transaction conflicts and loses answers after DynamoDB committed. Clients
+ * retry a 503 with the same Idempotency-Key, as the API asks them to. Then the invariants: only
+ * 200, 422 (insufficient funds) and 503 were answered, every transfer has one outcome, money is
+ * conserved to the cent, no balance is negative, and the ledger matches the balances.
+ */
+
+const upstream = new DynamoDBClient({ endpoint: process.env.DYNAMODB_ENDPOINT });
+afterAll(() => upstream.destroy());
+
+// The proxy first, then the modules that create their DynamoDB client at load.
+const proxy = await routeThroughFaultProxy();
+const { handler: send } = await import('#functions/send-money/handler.ts');
+const { fund } = await import('../support/wallet.ts');
+const { defaultRetryPolicy } = await import('#shared/dynamodb/retry.ts');
+
+const WALLETS = 5;
+const INITIAL_MINOR = 100_00;
+const TRANSFERS = 100;
+const CONCURRENCY = 12;
+/** How often a client retries a 503 before giving up; the faults make a fourth 503 in a row rare. */
+const CLIENT_ATTEMPTS = 12;
+
+interface Answer {
+  readonly status: number;
+  readonly replayed: boolean;
+  readonly json: { transferId?: string; type?: string };
+}
+
+async function sendOnce(from: string, to: string, amount: string, key: string): Promise<Answer> {
+  const response = await invoke(
+    send,
+    apiEvent({
+      sub: from,
+      scopes: ['write:wallet'],
+      method: 'POST',
+      path: '/api/wallet/send',
+      rawBody: `{"toAddress":"${to}","amount":${amount}}`,
+      headers: { 'Content-Type': 'application/json', 'Idempotency-Key': key },
+    }),
+  );
+  return {
+    status: response.statusCode,
+    replayed: response.headers?.['idempotent-replayed'] === 'true',
+    json: response.json,
+  };
+}
+
+/** A client that sends with one Idempotency-Key and retries while it gets 503: every answer. */
+async function sendRetrying(from: string, to: string, amount: string, key: string): Promise<Answer[]> {
+  const answers: Answer[] = [];
+  do answers.push(await sendOnce(from, to, amount, key));
+  while (answers.at(-1)?.status === 503 && answers.length < CLIENT_ATTEMPTS);
+  return answers;
+}
+
+async function inParallel<T>(count: number, concurrency: number, task: (i: number) => Promise<T>) {
+  const results: T[] = new Array(count);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const i = next++;
+        results[i] = await task(i);
+      }
+    }),
+  );
+  return results;
+}
+
+const balanceMinor = async (address: string) =>
+  ((await storedItem(process.env.WALLETS_TABLE_NAME, { pk: `WALLET#${address}` }))?.balance as number) ?? 0;
+
+/** The ledger records (transfers, deposits) naming one of `addresses`, read from DynamoDB Local itself. */
+async function ledger(addresses: ReadonlySet<string>) {
+  const items: Record<string, unknown>[] = [];
+  let ExclusiveStartKey: Record<string, never> | undefined;
+  do {
+    const page = await upstream.send(
+      new ScanCommand({ TableName: process.env.WALLETS_TABLE_NAME, ConsistentRead: true, ExclusiveStartKey }),
+    );
+    items.push(...(page.Items ?? []).map((item) => unmarshall(item)));
+    ExclusiveStartKey = page.LastEvaluatedKey as typeof ExclusiveStartKey;
+  } while (ExclusiveStartKey);
+  const names = (...values: unknown[]) => values.some((v) => addresses.has(v as string));
+  return {
+    transfers: items.filter((i) => i.kind === 'transfer' && names(i.fromAddress, i.toAddress)) as {
+      transferId: string;
+      fromAddress: string;
+      toAddress: string;
+      amountMinor: number;
+    }[],
+    deposits: items.filter((i) => i.kind === 'deposit' && names(i.address)) as {
+      address: string;
+      amountMinor: number;
+    }[],
+  };
+}
+
+/** True for a share `p` of the calls. */
+const sometimes = (p: number) => () => Math.random() < p;
+
+describe('bank under DynamoDB faults', () => {
+  it('conserves money, never overdraws, answers no 5xx but 503, and moves money once per key', async () => {
+    const wallets = Array.from({ length: WALLETS }, () => uniqueSub('bank'));
+    await Promise.all(wallets.map((address) => fund(address, INITIAL_MINOR)));
+    const ours = (request: { body: string }) => wallets.some((address) => request.body.includes(address));
+
+    // One transfer of this run whose every answer is lost: its client sees 503 and must retry.
+    const lostKey = randomUUID();
+    proxy.inject(
+      { kind: 'lose-response' },
+      { operation: 'TransactWriteItems', when: mentions(lostKey), times: defaultRetryPolicy.attempts },
+    );
+    // Faults on roughly a third of the requests, of every kind the proxy makes except stalls
+    // (a stall costs a whole request timeout; the stall itself is tested in wallet-faults).
+    const faults = [
+      { kind: 'lose-response', share: 0.1 },
+      { kind: 'throttle', share: 0.08 },
+      { kind: 'server-error', share: 0.05 },
+      { kind: 'reset', share: 0.05 },
+      { kind: 'transaction-conflict', share: 0.05 },
+    ] as const;
+    for (const { kind, share } of faults) {
+      proxy.inject(
+        { kind },
+        {
+          operation: 'TransactWriteItems',
+          when: (r) => ours(r) && sometimes(share)(),
+        },
+      );
+    }
+    proxy.inject({ kind: 'delay', ms: 5 }, { when: (r) => ours(r) && sometimes(0.2)() });
+
+    const [lostFrom, lostTo] = wallets as [string, string];
+    // Its first request commits (nothing else runs yet) and loses every answer; the client's
+    // retries then race the other transfers.
+    const lostFirst = await sendOnce(lostFrom, lostTo, '1.00', lostKey);
+    const lost = sendRetrying(lostFrom, lostTo, '1.00', lostKey).then((later) => [lostFirst, ...later]);
+    const runs = await inParallel(TRANSFERS, CONCURRENCY, async () => {
+      const from = wallets[randomInt(WALLETS)] as string;
+      const others = wallets.filter((w) => w !== from);
+      const to = others[randomInt(others.length)] as string;
+      const amount = (randomInt(1, 60_00) / 100).toFixed(2);
+      const key = randomUUID();
+      // One in four requests is sent twice at once: a retry racing its original.
+      return randomInt(4) === 0
+        ? Promise.all([sendRetrying(from, to, amount, key), sendRetrying(from, to, amount, key)])
+        : [await sendRetrying(from, to, amount, key)];
+    });
+    const lostAnswers = await lost;
+    proxy.heal();
+
+    // The client whose answers were lost got a 503, retried with its key, and got the original.
+    expect(lostAnswers[0]?.status).toBe(503);
+    const lostFinal = lostAnswers.at(-1);
+    expect(lostFinal?.status).toBe(200);
+    expect(lostFinal?.replayed).toBe(true);
+
+    const answers = [...runs.flat(2), ...lostAnswers];
+    for (const answer of answers) {
+      expect([200, 422, 503], JSON.stringify(answer)).toContain(answer.status);
+      if (answer.status === 422) expect(answer.json.type).toMatch(/insufficient-funds$/);
+    }
+    expect(answers.filter((a) => a.status === 503).length).toBeGreaterThan(0);
+    // Every client ended with an answer (no 503 left), and all answers to one key name one transfer.
+    const clients = [...runs, [lostAnswers]];
+    for (const run of clients) {
+      const finals = run.map((answers) => answers.at(-1));
+      for (const final of finals) expect(final?.status).not.toBe(503);
+      const ids = new Set(run.flat().flatMap((a) => (a.status === 200 ? [a.json.transferId] : [])));
+      expect(ids.size).toBeLessThanOrEqual(1);
+    }
+    const completed = new Set(answers.filter((a) => a.status === 200).map((a) => a.json.transferId));
+    expect(completed.size).toBeGreaterThan(TRANSFERS / 4);
+
+    // Money moved once per completed transfer: the ledger holds exactly the transfers answered 200.
+    const addresses = new Set(wallets);
+    const { transfers, deposits } = await ledger(addresses);
+    expect(new Set(transfers.map((t) => t.transferId))).toEqual(completed);
+    expect(transfers).toHaveLength(completed.size);
+
+    const balances = await Promise.all(wallets.map(balanceMinor));
+    expect(balances.reduce((a, b) => a + b, 0)).toBe(WALLETS * INITIAL_MINOR);
+    for (const [i, address] of wallets.entries()) {
+      const expected =
+        deposits.filter((d) => d.address === address).reduce((sum, d) => sum + d.amountMinor, 0) +
+        transfers.filter((t) => t.toAddress === address).reduce((sum, t) => sum + t.amountMinor, 0) -
+        transfers.filter((t) => t.fromAddress === address).reduce((sum, t) => sum + t.amountMinor, 0);
+      expect(balances[i]).toBeGreaterThanOrEqual(0);
+      expect(balances[i]).toBe(expected);
+    }
+  });
+});

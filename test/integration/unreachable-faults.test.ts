@@ -1,0 +1,66 @@
+import { createServer } from 'node:net';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
+
+/*
+ * DynamoDB down: nothing listens at the endpoint, or its name does not resolve. The SDK gets a
+ * network error with no HTTP status, which must end in a 503 with Retry-After like any passing
+ * fault, never a 500.
+ */
+
+const realEndpoint = process.env.DYNAMODB_ENDPOINT;
+afterAll(() => {
+  process.env.DYNAMODB_ENDPOINT = realEndpoint;
+});
+
+/** An endpoint where connections are refused: a port just freed. */
+async function refusingEndpoint(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return `http://127.0.0.1:${port}`;
+}
+
+/** The handlers as a cold start with DYNAMODB_ENDPOINT = `endpoint` loads them. */
+async function handlersAt(endpoint: string) {
+  process.env.DYNAMODB_ENDPOINT = endpoint;
+  vi.resetModules();
+  const [send, balance] = await Promise.all([
+    import('#functions/send-money/handler.ts'),
+    import('#functions/get-balance/handler.ts'),
+  ]);
+  return { send: send.handler, balance: balance.handler };
+}
+
+describe('DynamoDB unreachable', () => {
+  it.each([
+    ['refuses connections', refusingEndpoint],
+    ['has a name that does not resolve', async () => 'http://dynamodb.invalid:8000'],
+  ])('answers 503 problem+json with Retry-After, not 500, when DynamoDB %s', async (_name, endpoint) => {
+    const { send, balance } = await handlersAt(await endpoint());
+    const sub = uniqueSub();
+    const responses = [
+      await invoke(
+        balance,
+        apiEvent({ sub, scopes: ['read:wallet'], method: 'GET', path: '/api/wallet/balance' }),
+      ),
+      await invoke(
+        send,
+        apiEvent({
+          sub,
+          scopes: ['write:wallet'],
+          method: 'POST',
+          path: '/api/wallet/send',
+          body: { toAddress: uniqueSub(), amount: 1 },
+        }),
+      ),
+    ];
+    for (const response of responses) {
+      expect(response.statusCode).toBe(503);
+      expect(response.contentType).toBe('application/problem+json');
+      expect(response.headers?.['retry-after']).toMatch(/^\d+$/);
+      expect(response.body).not.toMatch(/ECONN|ENOTFOUND|EAI_AGAIN|socket|invalid|127\.0\.0\.1|at /i);
+    }
+  });
+});

@@ -6,8 +6,10 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { optionalEnv } from '#shared/config.ts';
-import { type AccessLogEntry, type LocalStack, readRunningStack, startLocalStack } from './gateway.ts';
+import { type AccessLogEntry, formatAccessLog } from './access-log.ts';
+import { type LocalStack, startLocalStack } from './gateway.ts';
 import { defaultPort } from './issuer.ts';
+import { readRunningStack } from './stack-record.ts';
 import { localStateDir } from './state.ts';
 
 const USAGE = `Usage: npm start [-- --db-path <dir> | --persist] [--dynamodb-port <port>] [--quiet]
@@ -128,10 +130,7 @@ process.stdout.write(
 );
 
 function printAccessLog(entry: AccessLogEntry): void {
-  const operation = entry.operationId ?? 'gateway';
-  process.stdout.write(
-    `${entry.method} ${entry.path} ${entry.status} ${operation} ${entry.durationMs} ms ${entry.requestId}\n`,
-  );
+  process.stdout.write(formatAccessLog(entry));
 }
 
 function fail(message: string, code: number): never {

@@ -23,7 +23,8 @@ import {
   localIssuerUrl,
   signLocalToken,
 } from '#infra/local/issuer.ts';
-import { isAllowed, methodArnFor } from '#shared/auth/policy.ts';
+import { isAllowed } from '#infra/local/policy-evaluation.ts';
+import { methodArnFor } from '#shared/auth/policy.ts';
 import { type Route, routes } from '#shared/routes.ts';
 import { linesWrittenBy } from '../support/logs.ts';
 

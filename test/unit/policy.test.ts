@@ -1,6 +1,7 @@
 import type { PolicyDocument, Statement } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { isAllowed, methodArnFor, policyFor } from '#shared/auth/policy.ts';
+import { isAllowed } from '#infra/local/policy-evaluation.ts';
+import { methodArnFor, policyFor } from '#shared/auth/policy.ts';
 import { scopesOf } from '#shared/auth/scopes.ts';
 
 const api = { region: 'us-east-1', accountId: '123456789012', apiId: 'abc123', stage: 'prod' };

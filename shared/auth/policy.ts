@@ -8,15 +8,38 @@ import { formatScopes } from './scopes.ts';
 
 const INVOKE = 'execute-api:Invoke';
 
+interface AuthorizedRoute {
+  readonly scopes: readonly string[];
+  /** The route's resource under a stage: `/POST/api/v3/pet`, `/GET/api/v3/pet/*` for `{petId}`. */
+  readonly resource: string;
+}
+
 /**
- * The routes behind the authorizer, each with its resource under a stage: `/POST/api/v3/pet`,
- * and `/GET/api/v3/pet/*` for `/api/v3/pet/{petId}` (a path parameter may be any one value).
+ * Per route table, the routes behind the authorizer and the policy documents built so far, by
+ * stage and by the routes they allow: a handful per deployment, so each is built once and shared
+ * (frozen) by every token that opens the same routes. Building it per token was a third of the
+ * authorizer's own time.
  */
-const AUTHORIZED_ROUTES = (routes as readonly Route[]).flatMap((route) =>
-  route.scopes
-    ? [{ scopes: route.scopes, resource: `/${route.method}${route.path.replace(/\{[^}]+\}/g, '*')}` }]
-    : [],
-);
+interface RouteTablePolicies {
+  readonly authorized: readonly AuthorizedRoute[];
+  readonly documents: Map<string, PolicyDocument>;
+}
+
+const policiesByTable = new WeakMap<readonly Route[], RouteTablePolicies>();
+
+function policiesOf(table: readonly Route[]): RouteTablePolicies {
+  let policies = policiesByTable.get(table);
+  if (policies === undefined) {
+    const authorized = table.flatMap((route) =>
+      route.scopes
+        ? [{ scopes: route.scopes, resource: `/${route.method}${route.path.replace(/\{[^}]+\}/g, '*')}` }]
+        : [],
+    );
+    policies = { authorized, documents: new Map() };
+    policiesByTable.set(table, policies);
+  }
+  return policies;
+}
 
 /** `arn:{partition}:execute-api:{region}:{account}:{apiId}/{stage}`, then `/{METHOD}/{path}`. */
 const METHOD_ARN = /^(arn:[^:/]+:execute-api:[^:/]+:[^:/]+:[^:/]+\/[^/]+)\/[^/]+\/.*$/s;
@@ -51,38 +74,37 @@ export function methodArnFor(parts: MethodArnParts): string {
  * token and applies it to every route the same token calls next, so it must not depend on the
  * route that happened to come first. Only the API and stage are taken from `methodArn`.
  * With no route allowed the answer is an explicit Deny of the whole stage: API Gateway needs a
- * statement, and this one says plainly that the caller gets 403 everywhere.
+ * statement, and this one says plainly that the caller gets 403 everywhere. `routeTable` is
+ * `shared/routes.ts` but for tests.
  */
 export function policyFor(
   methodArn: string,
   principalId: string,
   scopes: ReadonlySet<string>,
+  routeTable: readonly Route[] = routes,
 ): APIGatewayAuthorizerResult {
   return {
     principalId,
-    policyDocument: documentFor(stagePrefixOf(methodArn), scopes),
+    policyDocument: documentFor(policiesOf(routeTable), stagePrefixOf(methodArn), scopes),
     context: { sub: principalId, scope: formatScopes(scopes) },
   };
 }
 
-/**
- * Policy documents by stage and by the routes they allow: a handful per deployment, so each is
- * built once and shared (frozen) by every token that opens the same routes. Building it per token
- * was a third of the authorizer's own time.
- */
-const documents = new Map<string, PolicyDocument>();
-
-function documentFor(prefix: string, scopes: ReadonlySet<string>): PolicyDocument {
-  let allowed = 0;
-  AUTHORIZED_ROUTES.forEach((route, i) => {
-    if (route.scopes.every((scope) => scopes.has(scope))) allowed |= 1 << i;
-  });
+function documentFor(
+  { authorized, documents }: RouteTablePolicies,
+  prefix: string,
+  scopes: ReadonlySet<string>,
+): PolicyDocument {
+  // The allowed routes as one character per route ('1' allowed): no limit on the number of
+  // routes, unlike a bit mask in a 32-bit integer, which wraps and would grant the wrong ones.
+  let allowed = '';
+  for (const route of authorized) allowed += route.scopes.every((scope) => scopes.has(scope)) ? '1' : '0';
   const key = `${allowed} ${prefix}`;
   let document = documents.get(key);
   if (document === undefined) {
-    const resources = AUTHORIZED_ROUTES.filter((_, i) => allowed & (1 << i)).map(
-      (route) => `${prefix}${route.resource}`,
-    );
+    const resources = authorized
+      .filter((_, i) => allowed[i] === '1')
+      .map((route) => `${prefix}${route.resource}`);
     const statement: Statement =
       resources.length > 0
         ? { Effect: 'Allow', Action: INVOKE, Resource: resources }

@@ -54,6 +54,12 @@ export interface LocalStackOptions {
   readonly binaryMediaTypes?: readonly string[];
   /** Called once per answered request, e.g. to print an access log. */
   readonly onRequest?: (entry: AccessLogEntry) => void;
+  /**
+   * Called if the DynamoDB Local this stack started exits while the stack runs: every data route
+   * would fail from then on, so the caller should stop (`npm start` exits non-zero). Without it,
+   * the stack says so on stderr.
+   */
+  readonly onDynamoDbExit?: (message: string) => void;
 }
 
 export interface LocalStack {
@@ -127,6 +133,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       dynamodbEndpoint = dynamo.endpoint;
       const guard = guardDynamoDbLocal(dynamo.endpoint);
       dynamodbPid = guard.pid;
+      void dynamo.exited.then(({ code, signal }) => {
+        if (stopping !== undefined) return;
+        const message = `DynamoDB Local${dynamodbPid === undefined ? '' : ` (pid ${dynamodbPid})`} exited unexpectedly (${signal ?? `code ${code}`}); the API cannot serve without it`;
+        (options.onDynamoDbExit ?? ((text) => process.stderr.write(`${text}\n`)))(message);
+      });
       cleanups.push(async () => {
         await dynamo.stop();
         guard.dismiss();

@@ -1,7 +1,8 @@
 /**
  * `npm start`: the API on http://127.0.0.1:$PORT (3000 by default) through the local gateway,
  * with DynamoDB Local behind it, in memory unless `--db-path <dir>` (or DYNAMODB_LOCAL_PATH)
- * or `--persist` (`<state dir>/dynamodb`) keeps the data. Stops everything on SIGINT/SIGTERM.
+ * or `--persist` (`<state dir>/dynamodb`) keeps the data. Stops everything on SIGINT/SIGTERM/SIGHUP,
+ * when its parent (npm) goes away, and exits 1 if DynamoDB Local dies under it.
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -68,16 +69,31 @@ async function shutdown(code: number): Promise<void> {
   process.exit(code);
 }
 
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-  process.on(signal, () => {
-    // A second signal means "now": the orphan watchdog still ends DynamoDB Local.
-    if (stopping) process.exit(1);
-    stopping = true;
-    process.stdout.write(`\n${signal}: stopping the local stack…\n`);
-    // While starting there is nothing to stop yet; the start below stops what it made.
-    if (!starting) void shutdown(0);
-  });
+/** Asks for a stop (once); a second request means "now": the orphan watchdog still ends DynamoDB Local. */
+function requestStop(reason: string, code: number): void {
+  if (stopping) process.exit(code || 1);
+  stopping = true;
+  process.stderr.write(`\n${reason}: stopping the local stack…\n`);
+  // While starting there is nothing to stop yet; the start below stops what it made.
+  if (!starting) void shutdown(code);
 }
+
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => requestStop(signal, 0));
+}
+
+// npm 11 passes SIGINT and SIGTERM only to the `sh -c` it runs a script in: sh dies of SIGTERM
+// without passing it on (and npm exits at once), and holds SIGINT until its child ends. Hence
+// `exec` in the start script, which makes this process npm's child. Should npm still go away
+// (SIGKILL, another script shell), this process is reparented, which is how it learns that
+// whoever started it is gone. Polled: Node has no event for it.
+const parentPid = process.ppid;
+const parentWatch = setInterval(() => {
+  if (process.ppid === parentPid) return;
+  clearInterval(parentWatch);
+  requestStop(`parent process ${parentPid} exited`, 0);
+}, 200);
+parentWatch.unref();
 process.on('uncaughtException', (error) => {
   process.stderr.write(`Unexpected error: ${error.stack ?? error.message}\n`);
   stopping = true;
@@ -91,6 +107,13 @@ try {
     ...(dbPath === undefined ? {} : { dbPath }),
     ...(dynamodbPort === undefined ? {} : { dynamodbPort }),
     ...(values.quiet ? {} : { onRequest: printAccessLog }),
+    // Never keep answering 5xx without a database: say so and exit non-zero.
+    onDynamoDbExit: (message) => {
+      // Ctrl+C reaches Java as well; let the signal's own (clean) stop win the race.
+      setTimeout(() => {
+        if (!stopping) requestStop(message, 1);
+      }, 100);
+    },
   });
 } catch (error) {
   // Ctrl+C reaches Java too, which then fails the start: that is the stop that was asked for.

@@ -18,7 +18,7 @@ import { AuthorizerEmulation, type AuthorizerHandler } from './authorizer-emulat
 import { guardDynamoDbLocal } from './dynamodb-guard.ts';
 import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local.ts';
 import { logFunctionError } from './gateway-answer.ts';
-import { closeServer, connectHost, listen } from './http-server.ts';
+import { answerClientErrors, closeServer, connectHost, listen } from './http-server.ts';
 import { InProcessInvoker, loadHandler } from './invoke.ts';
 import { defaultPort, JWKS_PATH, LOCAL_AUDIENCE, loadOrCreateLocalKeys, localIssuerUrl } from './issuer.ts';
 import { RequestPipeline } from './request-pipeline.ts';
@@ -104,6 +104,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       res.destroy();
     });
   });
+  answerClientErrors(server);
   await listen(server, options.port ?? defaultPort(), host);
   stackStarted = true;
   const { port } = server.address() as AddressInfo;

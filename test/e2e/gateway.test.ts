@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '#infra/local/gateway.ts';
 import { LOCAL_AUDIENCE, signLocalToken } from '#infra/local/issuer.ts';
@@ -132,6 +133,41 @@ describe('a body over 10 MB', () => {
     });
     // Only whitespace: no JSON value at all, which the function refuses as malformed.
     expectProblem(result, 400);
+  });
+});
+
+/** Sends `request` as raw bytes and returns the raw answer, read until the server closes. */
+async function rawExchange(request: string): Promise<{ status: number; headers: string; body: string }> {
+  const socket = connect(gateway.port, '127.0.0.1');
+  socket.end(request);
+  let raw = '';
+  for await (const chunk of socket) raw += (chunk as Buffer).toString();
+  const [head = '', body = ''] = raw.split('\r\n\r\n');
+  return { status: Number(head.split(' ')[1]), headers: head.toLowerCase(), body };
+}
+
+describe('a request Node itself refuses', () => {
+  it.each([
+    [
+      'headers over Node’s limit',
+      431,
+      `GET /api/openapi.json HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    ],
+    ['a malformed request line', 400, 'NOT A REQUEST\r\n\r\n'],
+    [
+      'a Content-Length that is not a number',
+      400,
+      'POST /api/v3/pet HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n',
+    ],
+  ])('answers %s with problem+json (%i)', async (_, status, request) => {
+    const answer = await rawExchange(request);
+    expect(answer.status).toBe(status);
+    expect(answer.headers).toContain('content-type: application/problem+json');
+    expect(JSON.parse(answer.body)).toMatchObject({
+      type: expect.stringMatching(/^urn:problem-type:wallet-catalog:/),
+      status,
+      requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
   });
 });
 

@@ -10,11 +10,18 @@ import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve as resolvePath } from 'node:path';
-import { authorizerEnvironment, defaultServiceSettings, functionEnvironment } from '#infra/environment.ts';
+import {
+  authorizerEnvironment,
+  type CallerRateLimit,
+  defaultCallerRateLimit,
+  defaultServiceSettings,
+  functionEnvironment,
+} from '#infra/environment.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { routes, type TableName } from '#shared/routes.ts';
 import type { AccessLogEntry } from './access-log.ts';
 import { AuthorizerEmulation, type AuthorizerHandler } from './authorizer-emulation.ts';
+import { CallerRateLimiter } from './caller-rate-limit.ts';
 import { guardDynamoDbLocal } from './dynamodb-guard.ts';
 import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local.ts';
 import { logFunctionError } from './gateway-answer.ts';
@@ -48,6 +55,11 @@ export interface LocalStackOptions {
   readonly stateDir?: string;
   /** How long an authorizer answer is reused for the same token, as API Gateway caches it; 0 turns caching off. */
   readonly authorizerCacheTtlSeconds?: number;
+  /**
+   * The per-caller rate limit of the deployed WAF rule, mirrored; {@link defaultCallerRateLimit}
+   * when absent, `null` for none (e.g. for benchmarks).
+   */
+  readonly callerRateLimit?: CallerRateLimit | null;
   /** API Gateway's integration timeout: a handler slower than this gets the client a 504. */
   readonly integrationTimeoutMs?: number;
   /** Media types passed base64-encoded (the API's `binaryMediaTypes`); every body is text when empty. */
@@ -96,6 +108,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     authorizer,
     integrationTimeoutMs: options.integrationTimeoutMs ?? 29_000,
     binaryMediaTypes: options.binaryMediaTypes ?? [],
+    callerRateLimiter:
+      options.callerRateLimit === null
+        ? undefined
+        : new CallerRateLimiter(options.callerRateLimit ?? defaultCallerRateLimit),
     onRequest: options.onRequest,
   });
   const server = createServer((req, res) => {

@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { routes } from '#shared/routes.ts';
 import type { AccessLogEntry } from './access-log.ts';
 import type { AuthorizerEmulation } from './authorizer-emulation.ts';
+import type { CallerRateLimiter } from './caller-rate-limit.ts';
 import { type Answer, GatewayError, gatewayAnswer, writeAnswer } from './gateway-answer.ts';
 import { type Invoker, invokeRoute } from './invoke.ts';
 import { JWKS_PATH } from './issuer.ts';
@@ -16,6 +17,8 @@ import { type Matched, type RequestTarget, Router, requestTarget } from './route
 
 export interface PipelineOptions {
   readonly authorizer: AuthorizerEmulation;
+  /** The per-caller limit WAF applies in front of the deployed API; none when absent. */
+  readonly callerRateLimiter?: CallerRateLimiter | undefined;
   readonly integrationTimeoutMs: number;
   /** Media types passed base64-encoded (the API's `binaryMediaTypes`). */
   readonly binaryMediaTypes: readonly string[];
@@ -56,6 +59,7 @@ export class RequestPipeline {
           body: this.jwks,
         };
       } else {
+        this.checkCallerRate(req.headers.authorization);
         if (this.invoker === undefined) await this.ready.promise;
         const invoker = this.invoker as unknown as Invoker;
         const matched = this.router.match(method, target.path);
@@ -75,6 +79,16 @@ export class RequestPipeline {
       ...(operationId === undefined ? {} : { operationId }),
       durationMs: Date.now() - started,
     });
+  }
+
+  /** WAF's rate-based rule, keyed on the Authorization header as sent: 429 with Retry-After over the limit. */
+  private checkCallerRate(authorization: string | undefined): void {
+    const limiter = this.options.callerRateLimiter;
+    if (limiter === undefined || authorization === undefined) return;
+    const retryAfter = limiter.take(authorization);
+    if (retryAfter !== undefined) {
+      throw new GatewayError('THROTTLED', 'Too Many Requests', 429, { 'retry-after': String(retryAfter) });
+    }
   }
 
   private async dispatch(

@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { type CallerRateLimit, defaultCallerRateLimit } from '#infra/environment.ts';
 import { optionalEnv } from '#shared/config.ts';
 import { type AccessLogEntry, formatAccessLog } from './access-log.ts';
 import { type LocalStack, startLocalStack } from './gateway.ts';
@@ -19,6 +20,10 @@ const USAGE = `Usage: npm start [-- --db-path <dir> | --persist] [--dynamodb-por
   --db-path <dir>  keep DynamoDB Local's data in <dir> (or DYNAMODB_LOCAL_PATH); in memory otherwise
   --persist        short for --db-path <state dir>/dynamodb
   --dynamodb-port  fixed port for DynamoDB Local (default: any free port)
+  --dynamodb-endpoint <url>  use this running DynamoDB (Local) instead of starting one
+  --caller-rate-limit <n|off>   requests per caller (Authorization header) per window, as the
+                   deployed WAF rule (default ${defaultCallerRateLimit.limit}; or CALLER_RATE_LIMIT)
+  --caller-rate-window <s>      the window: 60, 120, 300 or 600 s (default ${defaultCallerRateLimit.windowSeconds}; or CALLER_RATE_WINDOW_SECONDS)
   --quiet          no access log
   LOCAL_STATE_DIR  where issuer keys and the running stack's record live (default <repo>/.local)`;
 
@@ -26,6 +31,9 @@ const options = {
   'db-path': { type: 'string' },
   persist: { type: 'boolean' },
   'dynamodb-port': { type: 'string' },
+  'dynamodb-endpoint': { type: 'string' },
+  'caller-rate-limit': { type: 'string' },
+  'caller-rate-window': { type: 'string' },
   quiet: { type: 'boolean', short: 'q' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -53,6 +61,22 @@ if (
 ) {
   fail(`--dynamodb-port must be a TCP port, got "${values['dynamodb-port']}"`, 2);
 }
+
+const callerRateLimit = ((): CallerRateLimit | null => {
+  const limitText = values['caller-rate-limit'] ?? optionalEnv('CALLER_RATE_LIMIT');
+  if (limitText === 'off') return null;
+  const windowText = values['caller-rate-window'] ?? optionalEnv('CALLER_RATE_WINDOW_SECONDS');
+  const limit = limitText === undefined ? defaultCallerRateLimit.limit : Number(limitText);
+  const windowSeconds = windowText === undefined ? defaultCallerRateLimit.windowSeconds : Number(windowText);
+  if (!(Number.isSafeInteger(limit) && limit > 0)) {
+    fail(`--caller-rate-limit must be a positive integer or "off", got "${limitText}"`, 2);
+  }
+  if (![60, 120, 300, 600].includes(windowSeconds)) {
+    fail(`--caller-rate-window must be 60, 120, 300 or 600, got "${windowText}"`, 2);
+  }
+  return { limit, windowSeconds: windowSeconds as CallerRateLimit['windowSeconds'] };
+})();
+const dynamodbEndpoint = values['dynamodb-endpoint'];
 
 let stack: LocalStack | undefined;
 let starting = true;
@@ -106,6 +130,8 @@ try {
     stateDir,
     ...(dbPath === undefined ? {} : { dbPath }),
     ...(dynamodbPort === undefined ? {} : { dynamodbPort }),
+    ...(dynamodbEndpoint === undefined ? {} : { dynamodbEndpoint }),
+    callerRateLimit,
     ...(values.quiet ? {} : { onRequest: printAccessLog }),
     // Never keep answering 5xx without a database: say so and exit non-zero.
     onDynamoDbExit: (message) => {
@@ -142,6 +168,7 @@ process.stdout.write(
     `Local API ready at ${stack.baseUrl}`,
     `  DynamoDB Local at ${stack.dynamodbEndpoint} (${dbPath === undefined ? 'in memory' : `data in ${dbPath}`})`,
     `  OpenAPI document: ${stack.baseUrl}/api/openapi.json`,
+    `  Per-caller limit: ${callerRateLimit === null ? 'off' : `${callerRateLimit.limit} requests per ${callerRateLimit.windowSeconds} s per Authorization header (as the deployed WAF rule)`}`,
     `  Get a token:      ${envPrefix ? `${envPrefix} ` : ''}npm run -s token -- --sub alice --scope "read:pets write:pets"`,
     '  Ctrl+C stops everything.',
     ...Object.entries(stack.loadErrors).map(

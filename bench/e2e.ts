@@ -350,7 +350,9 @@ async function startGateway(
 ): Promise<ChildProcess> {
   const logPath = join(stateDir, 'gateway.log');
   const log = await open(logPath, 'w');
-  const child = spawn(process.execPath, [...nodeOptions, 'infra/local/start.ts', '--quiet'], {
+  // Each worker sends thousands of requests with one token: the per-caller limit would refuse them.
+  const args = [...nodeOptions, 'infra/local/start.ts', '--quiet', '--caller-rate-limit', 'off'];
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',

@@ -9,8 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { defaultServiceSettings, walletEnvironment } from '#infra/environment.ts';
-import { readRunningStack } from '#infra/local/gateway.ts';
 import { defaultPort } from '#infra/local/issuer.ts';
+import { readRunningStack } from '#infra/local/stack-record.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { formatMinor, parseAmount } from '#shared/wallet/money.ts';
 

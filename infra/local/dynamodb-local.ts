@@ -20,6 +20,8 @@ export const LOCAL_AWS_ENV = {
 
 export interface DynamoDbLocal {
   readonly endpoint: string;
+  /** Settles when the Java process exits, whoever ended it: how a stack learns DynamoDB Local died under it. */
+  readonly exited: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>;
   /** Stops the Java process and waits for it to exit. */
   stop(): Promise<void>;
 }
@@ -51,7 +53,10 @@ export async function startDynamoDbLocal(
   child.stderr?.on('data', (chunk: Buffer) => {
     output += chunk.toString();
   });
-  const exited = once(child, 'exit');
+  const exited = once(child, 'exit').then(([code, signal]) => ({
+    code: code as number | null,
+    signal: signal as NodeJS.Signals | null,
+  }));
   const endpoint = `http://127.0.0.1:${port}`;
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
@@ -78,7 +83,7 @@ export async function startDynamoDbLocal(
   } finally {
     client.destroy();
   }
-  return { endpoint, stop };
+  return { endpoint, exited, stop };
 }
 
 /** A low-level client for DynamoDB Local. */

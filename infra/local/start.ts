@@ -1,13 +1,17 @@
 /**
  * `npm start`: the API on http://127.0.0.1:$PORT (3000 by default) through the local gateway,
  * with DynamoDB Local behind it, in memory unless `--db-path <dir>` (or DYNAMODB_LOCAL_PATH)
- * or `--persist` (`<state dir>/dynamodb`) keeps the data. Stops everything on SIGINT/SIGTERM.
+ * or `--persist` (`<state dir>/dynamodb`) keeps the data. Stops everything on SIGINT/SIGTERM/SIGHUP,
+ * when its parent (npm) goes away, and exits 1 if DynamoDB Local dies under it.
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { type CallerRateLimit, defaultCallerRateLimit } from '#infra/environment.ts';
 import { optionalEnv } from '#shared/config.ts';
-import { type AccessLogEntry, type LocalStack, readRunningStack, startLocalStack } from './gateway.ts';
+import { type AccessLogEntry, formatAccessLog } from './access-log.ts';
+import { type LocalStack, startLocalStack } from './gateway.ts';
 import { defaultPort } from './issuer.ts';
+import { readRunningStack } from './stack-record.ts';
 import { localStateDir } from './state.ts';
 
 const USAGE = `Usage: npm start [-- --db-path <dir> | --persist] [--dynamodb-port <port>] [--quiet]
@@ -16,6 +20,10 @@ const USAGE = `Usage: npm start [-- --db-path <dir> | --persist] [--dynamodb-por
   --db-path <dir>  keep DynamoDB Local's data in <dir> (or DYNAMODB_LOCAL_PATH); in memory otherwise
   --persist        short for --db-path <state dir>/dynamodb
   --dynamodb-port  fixed port for DynamoDB Local (default: any free port)
+  --dynamodb-endpoint <url>  use this running DynamoDB (Local) instead of starting one
+  --caller-rate-limit <n|off>   requests per caller (Authorization header) per window, as the
+                   deployed WAF rule (default ${defaultCallerRateLimit.limit}; or CALLER_RATE_LIMIT)
+  --caller-rate-window <s>      the window: 60, 120, 300 or 600 s (default ${defaultCallerRateLimit.windowSeconds}; or CALLER_RATE_WINDOW_SECONDS)
   --quiet          no access log
   LOCAL_STATE_DIR  where issuer keys and the running stack's record live (default <repo>/.local)`;
 
@@ -23,6 +31,9 @@ const options = {
   'db-path': { type: 'string' },
   persist: { type: 'boolean' },
   'dynamodb-port': { type: 'string' },
+  'dynamodb-endpoint': { type: 'string' },
+  'caller-rate-limit': { type: 'string' },
+  'caller-rate-window': { type: 'string' },
   quiet: { type: 'boolean', short: 'q' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -51,6 +62,22 @@ if (
   fail(`--dynamodb-port must be a TCP port, got "${values['dynamodb-port']}"`, 2);
 }
 
+const callerRateLimit = ((): CallerRateLimit | null => {
+  const limitText = values['caller-rate-limit'] ?? optionalEnv('CALLER_RATE_LIMIT');
+  if (limitText === 'off') return null;
+  const windowText = values['caller-rate-window'] ?? optionalEnv('CALLER_RATE_WINDOW_SECONDS');
+  const limit = limitText === undefined ? defaultCallerRateLimit.limit : Number(limitText);
+  const windowSeconds = windowText === undefined ? defaultCallerRateLimit.windowSeconds : Number(windowText);
+  if (!(Number.isSafeInteger(limit) && limit > 0)) {
+    fail(`--caller-rate-limit must be a positive integer or "off", got "${limitText}"`, 2);
+  }
+  if (![60, 120, 300, 600].includes(windowSeconds)) {
+    fail(`--caller-rate-window must be 60, 120, 300 or 600, got "${windowText}"`, 2);
+  }
+  return { limit, windowSeconds: windowSeconds as CallerRateLimit['windowSeconds'] };
+})();
+const dynamodbEndpoint = values['dynamodb-endpoint'];
+
 let stack: LocalStack | undefined;
 let starting = true;
 let stopping = false;
@@ -66,16 +93,31 @@ async function shutdown(code: number): Promise<void> {
   process.exit(code);
 }
 
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-  process.on(signal, () => {
-    // A second signal means "now": the orphan watchdog still ends DynamoDB Local.
-    if (stopping) process.exit(1);
-    stopping = true;
-    process.stdout.write(`\n${signal}: stopping the local stack…\n`);
-    // While starting there is nothing to stop yet; the start below stops what it made.
-    if (!starting) void shutdown(0);
-  });
+/** Asks for a stop (once); a second request means "now": the orphan watchdog still ends DynamoDB Local. */
+function requestStop(reason: string, code: number): void {
+  if (stopping) process.exit(code || 1);
+  stopping = true;
+  process.stderr.write(`\n${reason}: stopping the local stack…\n`);
+  // While starting there is nothing to stop yet; the start below stops what it made.
+  if (!starting) void shutdown(code);
 }
+
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => requestStop(signal, 0));
+}
+
+// npm 11 passes SIGINT and SIGTERM only to the `sh -c` it runs a script in: sh dies of SIGTERM
+// without passing it on (and npm exits at once), and holds SIGINT until its child ends. Hence
+// `exec` in the start script, which makes this process npm's child. Should npm still go away
+// (SIGKILL, another script shell), this process is reparented, which is how it learns that
+// whoever started it is gone. Polled: Node has no event for it.
+const parentPid = process.ppid;
+const parentWatch = setInterval(() => {
+  if (process.ppid === parentPid) return;
+  clearInterval(parentWatch);
+  requestStop(`parent process ${parentPid} exited`, 0);
+}, 200);
+parentWatch.unref();
 process.on('uncaughtException', (error) => {
   process.stderr.write(`Unexpected error: ${error.stack ?? error.message}\n`);
   stopping = true;
@@ -88,7 +130,16 @@ try {
     stateDir,
     ...(dbPath === undefined ? {} : { dbPath }),
     ...(dynamodbPort === undefined ? {} : { dynamodbPort }),
+    ...(dynamodbEndpoint === undefined ? {} : { dynamodbEndpoint }),
+    callerRateLimit,
     ...(values.quiet ? {} : { onRequest: printAccessLog }),
+    // Never keep answering 5xx without a database: say so and exit non-zero.
+    onDynamoDbExit: (message) => {
+      // Ctrl+C reaches Java as well; let the signal's own (clean) stop win the race.
+      setTimeout(() => {
+        if (!stopping) requestStop(message, 1);
+      }, 100);
+    },
   });
 } catch (error) {
   // Ctrl+C reaches Java too, which then fails the start: that is the stop that was asked for.
@@ -117,6 +168,7 @@ process.stdout.write(
     `Local API ready at ${stack.baseUrl}`,
     `  DynamoDB Local at ${stack.dynamodbEndpoint} (${dbPath === undefined ? 'in memory' : `data in ${dbPath}`})`,
     `  OpenAPI document: ${stack.baseUrl}/api/openapi.json`,
+    `  Per-caller limit: ${callerRateLimit === null ? 'off' : `${callerRateLimit.limit} requests per ${callerRateLimit.windowSeconds} s per Authorization header (as the deployed WAF rule)`}`,
     `  Get a token:      ${envPrefix ? `${envPrefix} ` : ''}npm run -s token -- --sub alice --scope "read:pets write:pets"`,
     '  Ctrl+C stops everything.',
     ...Object.entries(stack.loadErrors).map(
@@ -128,10 +180,7 @@ process.stdout.write(
 );
 
 function printAccessLog(entry: AccessLogEntry): void {
-  const operation = entry.operationId ?? 'gateway';
-  process.stdout.write(
-    `${entry.method} ${entry.path} ${entry.status} ${operation} ${entry.durationMs} ms ${entry.requestId}\n`,
-  );
+  process.stdout.write(formatAccessLog(entry));
 }
 
 function fail(message: string, code: number): never {

@@ -1,6 +1,6 @@
 /**
- * The IAM policy a Lambda authorizer returns to API Gateway (REST), and an evaluator of such
- * policies for the local gateway, which has no API Gateway to do it.
+ * The IAM policy a Lambda authorizer returns to API Gateway (REST). The local gateway evaluates
+ * such policies in `infra/local/policy-evaluation.ts`.
  */
 import type { APIGatewayAuthorizerResult, PolicyDocument, Statement } from 'aws-lambda';
 import { type Route, routes } from '../routes.ts';
@@ -8,15 +8,38 @@ import { formatScopes } from './scopes.ts';
 
 const INVOKE = 'execute-api:Invoke';
 
+interface AuthorizedRoute {
+  readonly scopes: readonly string[];
+  /** The route's resource under a stage: `/POST/api/v3/pet`, `/GET/api/v3/pet/*` for `{petId}`. */
+  readonly resource: string;
+}
+
 /**
- * The routes behind the authorizer, each with its resource under a stage: `/POST/api/v3/pet`,
- * and `/GET/api/v3/pet/*` for `/api/v3/pet/{petId}` (a path parameter may be any one value).
+ * Per route table, the routes behind the authorizer and the policy documents built so far, by
+ * stage and by the routes they allow: a handful per deployment, so each is built once and shared
+ * (frozen) by every token that opens the same routes. Building it per token was a third of the
+ * authorizer's own time.
  */
-const AUTHORIZED_ROUTES = (routes as readonly Route[]).flatMap((route) =>
-  route.scopes
-    ? [{ scopes: route.scopes, resource: `/${route.method}${route.path.replace(/\{[^}]+\}/g, '*')}` }]
-    : [],
-);
+interface RouteTablePolicies {
+  readonly authorized: readonly AuthorizedRoute[];
+  readonly documents: Map<string, PolicyDocument>;
+}
+
+const policiesByTable = new WeakMap<readonly Route[], RouteTablePolicies>();
+
+function policiesOf(table: readonly Route[]): RouteTablePolicies {
+  let policies = policiesByTable.get(table);
+  if (policies === undefined) {
+    const authorized = table.flatMap((route) =>
+      route.scopes
+        ? [{ scopes: route.scopes, resource: `/${route.method}${route.path.replace(/\{[^}]+\}/g, '*')}` }]
+        : [],
+    );
+    policies = { authorized, documents: new Map() };
+    policiesByTable.set(table, policies);
+  }
+  return policies;
+}
 
 /** `arn:{partition}:execute-api:{region}:{account}:{apiId}/{stage}`, then `/{METHOD}/{path}`. */
 const METHOD_ARN = /^(arn:[^:/]+:execute-api:[^:/]+:[^:/]+:[^:/]+\/[^/]+)\/[^/]+\/.*$/s;
@@ -51,38 +74,37 @@ export function methodArnFor(parts: MethodArnParts): string {
  * token and applies it to every route the same token calls next, so it must not depend on the
  * route that happened to come first. Only the API and stage are taken from `methodArn`.
  * With no route allowed the answer is an explicit Deny of the whole stage: API Gateway needs a
- * statement, and this one says plainly that the caller gets 403 everywhere.
+ * statement, and this one says plainly that the caller gets 403 everywhere. `routeTable` is
+ * `shared/routes.ts` but for tests.
  */
 export function policyFor(
   methodArn: string,
   principalId: string,
   scopes: ReadonlySet<string>,
+  routeTable: readonly Route[] = routes,
 ): APIGatewayAuthorizerResult {
   return {
     principalId,
-    policyDocument: documentFor(stagePrefixOf(methodArn), scopes),
+    policyDocument: documentFor(policiesOf(routeTable), stagePrefixOf(methodArn), scopes),
     context: { sub: principalId, scope: formatScopes(scopes) },
   };
 }
 
-/**
- * Policy documents by stage and by the routes they allow: a handful per deployment, so each is
- * built once and shared (frozen) by every token that opens the same routes. Building it per token
- * was a third of the authorizer's own time.
- */
-const documents = new Map<string, PolicyDocument>();
-
-function documentFor(prefix: string, scopes: ReadonlySet<string>): PolicyDocument {
-  let allowed = 0;
-  AUTHORIZED_ROUTES.forEach((route, i) => {
-    if (route.scopes.every((scope) => scopes.has(scope))) allowed |= 1 << i;
-  });
+function documentFor(
+  { authorized, documents }: RouteTablePolicies,
+  prefix: string,
+  scopes: ReadonlySet<string>,
+): PolicyDocument {
+  // The allowed routes as one character per route ('1' allowed): no limit on the number of
+  // routes, unlike a bit mask in a 32-bit integer, which wraps and would grant the wrong ones.
+  let allowed = '';
+  for (const route of authorized) allowed += route.scopes.every((scope) => scopes.has(scope)) ? '1' : '0';
   const key = `${allowed} ${prefix}`;
   let document = documents.get(key);
   if (document === undefined) {
-    const resources = AUTHORIZED_ROUTES.filter((_, i) => allowed & (1 << i)).map(
-      (route) => `${prefix}${route.resource}`,
-    );
+    const resources = authorized
+      .filter((_, i) => allowed[i] === '1')
+      .map((route) => `${prefix}${route.resource}`);
     const statement: Statement =
       resources.length > 0
         ? { Effect: 'Allow', Action: INVOKE, Resource: resources }
@@ -95,72 +117,9 @@ function documentFor(prefix: string, scopes: ReadonlySet<string>): PolicyDocumen
   return document;
 }
 
-/**
- * Whether `policy` lets the caller invoke `methodArn`, evaluated as API Gateway evaluates an
- * authorizer's policy for `execute-api:Invoke`: an applicable Deny wins, otherwise an applicable
- * Allow is needed. `*` and `?` are wildcards in actions (case-insensitive) and resources.
- * Conditions are not evaluated here, so a statement carrying one is read the safe way: its Allow
- * never applies, its Deny always does.
- */
-export function isAllowed(policy: PolicyDocument, methodArn: string): boolean {
-  // IAM also accepts a single statement object where the type promises an array.
-  const given = policy.Statement as readonly Statement[] | Statement | undefined;
-  const statements = given === undefined ? [] : Array.isArray(given) ? given : [given];
-  let allowed = false;
-  for (const statement of statements) {
-    if (statement.Effect === 'Deny' && (statement.Condition !== undefined || applies(statement, methodArn))) {
-      return false;
-    }
-    if (statement.Effect === 'Allow' && statement.Condition === undefined && applies(statement, methodArn)) {
-      allowed = true;
-    }
-  }
-  return allowed;
-}
-
 /** `arn:...:{apiId}/{stage}` of a method ARN; throws when it is not one. */
 function stagePrefixOf(methodArn: string): string {
   const prefix = METHOD_ARN.exec(methodArn)?.[1];
   if (prefix === undefined) throw new Error(`Not an execute-api method ARN: ${methodArn}`);
   return prefix;
-}
-
-function applies(statement: Statement, methodArn: string): boolean {
-  const actionMatches =
-    'Action' in statement
-      ? matchesAny(statement.Action, INVOKE, 'i')
-      : !matchesAny(statement.NotAction, INVOKE, 'i');
-  if ('Resource' in statement && statement.Resource !== undefined) {
-    return actionMatches && matchesAny(statement.Resource, methodArn, '');
-  }
-  if ('NotResource' in statement && statement.NotResource !== undefined) {
-    return actionMatches && !matchesAny(statement.NotResource, methodArn, '');
-  }
-  return false;
-}
-
-function matchesAny(patterns: string | readonly string[], value: string, flags: 'i' | ''): boolean {
-  const list = typeof patterns === 'string' ? [patterns] : patterns;
-  return list.some((pattern) => wildcardPattern(pattern, flags).test(value));
-}
-
-// Policies repeat the same few resource patterns (one per route): compile each once.
-const compiledPatterns = new Map<string, RegExp>();
-
-function wildcardPattern(pattern: string, flags: string): RegExp {
-  const key = `${flags}:${pattern}`;
-  let compiled = compiledPatterns.get(key);
-  if (!compiled) {
-    compiled = compileWildcard(pattern, flags);
-    if (compiledPatterns.size < 1_000) compiledPatterns.set(key, compiled);
-  }
-  return compiled;
-}
-
-function compileWildcard(pattern: string, flags: string): RegExp {
-  const source = pattern
-    .split('')
-    .map((char) => (char === '*' ? '.*' : char === '?' ? '.' : char.replace(/[\\^$.|+()[\]{}]/g, '\\$&')))
-    .join('');
-  return new RegExp(`^${source}$`, `s${flags}`);
 }

@@ -77,28 +77,11 @@ export const GATEWAY_RESPONSE_CONTENT_TYPE = PROBLEM_CONTENT_TYPE;
 
 /**
  * The body mapping template of a gateway response: JSON with API Gateway `$context` variables,
- * which API Gateway fills in and the local gateway fills in with {@link renderGatewayResponse}.
+ * which API Gateway fills in (and the local gateway, in `infra/local/gateway-answer.ts`).
  */
 export function gatewayResponseTemplate(response: GatewayResponse): string {
   const status = response.status === undefined ? '' : `,"status":${response.status}`;
   // `messageString` is API Gateway's message already quoted and escaped as a JSON string.
   const detail = response.detail === null ? '$context.error.messageString' : JSON.stringify(response.detail);
   return `{"type":${JSON.stringify(problemType(response.slug))},"title":${JSON.stringify(response.title)}${status},"detail":${detail},"requestId":"$context.requestId"}`;
-}
-
-/** Renders a gateway response as the local gateway sends it. */
-export function renderGatewayResponse(
-  type: GatewayResponse['type'],
-  context: { requestId: string; errorMessage?: string; status?: number },
-): { statusCode: number; headers: Record<string, string>; body: string } {
-  const response = gatewayResponses.find((r) => r.type === type);
-  if (!response) throw new Error(`No gateway response ${type}`);
-  const body = gatewayResponseTemplate(response)
-    .replaceAll('$context.requestId', context.requestId)
-    .replaceAll('$context.error.messageString', JSON.stringify(context.errorMessage ?? response.title));
-  return {
-    statusCode: response.status ?? context.status ?? (type === 'DEFAULT_5XX' ? 500 : 400),
-    headers: { 'content-type': GATEWAY_RESPONSE_CONTENT_TYPE, ...response.headers },
-    body,
-  };
 }

@@ -1,4 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { freePort } from '#infra/local/dynamodb-local.ts';
 import { MAX_BODY_BYTES } from '#infra/local/gateway.ts';
 import { LOCAL_AUDIENCE, signLocalToken } from '#infra/local/issuer.ts';
 import { uniqueSub } from '../support/events.ts';
@@ -132,6 +140,120 @@ describe('a body over 10 MB', () => {
     });
     // Only whitespace: no JSON value at all, which the function refuses as malformed.
     expectProblem(result, 400);
+  });
+});
+
+/** Sends `request` as raw bytes and returns the raw answer, read until the server closes. */
+async function rawExchange(request: string): Promise<{ status: number; headers: string; body: string }> {
+  const socket = connect(gateway.port, '127.0.0.1');
+  socket.end(request);
+  let raw = '';
+  for await (const chunk of socket) raw += (chunk as Buffer).toString();
+  const [head = '', body = ''] = raw.split('\r\n\r\n');
+  return { status: Number(head.split(' ')[1]), headers: head.toLowerCase(), body };
+}
+
+describe('a request Node itself refuses', () => {
+  it.each([
+    [
+      'headers over Node’s limit',
+      431,
+      `GET /api/openapi.json HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    ],
+    ['a malformed request line', 400, 'NOT A REQUEST\r\n\r\n'],
+    [
+      'a Content-Length that is not a number',
+      400,
+      'POST /api/v3/pet HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n',
+    ],
+  ])('answers %s with problem+json (%i)', async (_, status, request) => {
+    const answer = await rawExchange(request);
+    expect(answer.status).toBe(status);
+    expect(answer.headers).toContain('content-type: application/problem+json');
+    expect(JSON.parse(answer.body)).toMatchObject({
+      type: expect.stringMatching(/^urn:problem-type:wallet-catalog:/),
+      status,
+      requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
+  });
+});
+
+describe('one caller flooding the API', () => {
+  const limit = 3;
+  let own: { child: ChildProcess; baseUrl: string; stateDir: string } | undefined;
+
+  // A gateway of its own with a small limit, on the run's DynamoDB Local: the shared one keeps the default.
+  beforeAll(async () => {
+    const port = await freePort();
+    const stateDir = await mkdtemp(join(tmpdir(), 'rate-limit-'));
+    const child = spawn(
+      process.execPath,
+      [
+        'infra/local/start.ts',
+        '--quiet',
+        '--caller-rate-limit',
+        String(limit),
+        '--dynamodb-endpoint',
+        inject('env').DYNAMODB_ENDPOINT as string,
+      ],
+      {
+        cwd: fileURLToPath(new URL('../..', import.meta.url)),
+        env: { ...process.env, PORT: String(port), LOCAL_STATE_DIR: stateDir, TELEMETRY_OUTPUT: 'off' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let output = '';
+    const baseUrl = await new Promise<string>((resolve, reject) => {
+      child.stdout?.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        const url = /Local API ready at (http:\/\/\S+)/.exec(output)?.[1];
+        if (url) resolve(url);
+      });
+      child.stderr?.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+      });
+      child.once('exit', (code) => reject(new Error(`the gateway exited with ${code}:\n${output}`)));
+    });
+    own = { child, baseUrl, stateDir };
+  }, 60_000);
+
+  afterAll(async () => {
+    if (own?.child.exitCode === null) {
+      const exited = once(own.child, 'exit');
+      own.child.kill('SIGTERM');
+      await exited;
+    }
+    if (own) await rm(own.stateDir, { recursive: true, force: true });
+  });
+
+  const get = (authorization?: string) =>
+    fetch(`${own?.baseUrl}/api/openapi.json`, {
+      headers: authorization === undefined ? {} : { authorization },
+    });
+
+  it('answers 429 problem+json with Retry-After past the limit, per Authorization header', async () => {
+    const flooder = `Bearer ${uniqueSub('flooder')}`;
+    for (let i = 0; i < limit; i++) expect((await get(flooder)).status).toBe(200);
+
+    const refused = await get(flooder);
+    const text = await refused.text();
+    expectProblem({ status: refused.status, headers: refused.headers, text, json: JSON.parse(text) }, 429);
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60).toBe(true);
+
+    // Other callers, and requests without the header (which WAF does not count), go on.
+    expect((await get(`Bearer ${uniqueSub('other')}`)).status).toBe(200);
+    for (let i = 0; i <= limit; i++) expect((await get()).status).toBe(200);
+  });
+
+  it('refuses before the authorizer runs: a flood of bad tokens is throttled too', async () => {
+    const bad = `Bearer ${uniqueSub('not-a-jwt')}`;
+    const statuses: number[] = [];
+    for (let i = 0; i <= limit; i++) {
+      const response = await fetch(`${own?.baseUrl}/api/wallet/balance`, { headers: { authorization: bad } });
+      statuses.push(response.status);
+    }
+    expect(statuses).toEqual([...Array(limit).fill(401), 429]);
   });
 });
 

@@ -17,11 +17,14 @@ import { uniquePetId } from './http.ts';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const started: ChildProcess[] = [];
+/** Gateways started through npm: not this process's children, so killed by the pid they recorded. */
+const gatewayPids: number[] = [];
 const tempDirs: string[] = [];
 
 afterEach(() => {
-  // Whatever a failed test left running: the test's own processes only, by their handles.
+  // Whatever a failed test left running: the test's own processes only, by their handles and pids.
   for (const child of started.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  for (const pid of gatewayPids.splice(0)) if (isRunning(pid)) process.kill(pid, 'SIGKILL');
 });
 
 afterAll(async () => {
@@ -36,13 +39,18 @@ interface Started {
   readonly output: () => string;
 }
 
-/** Runs `node infra/local/start.ts` on a free port and waits for the line announcing its base URL. */
-async function startCommand(): Promise<Started> {
+/**
+ * Runs `node infra/local/start.ts` (or `npm start`, as a developer or a supervisor runs it) on a
+ * free port and waits for the line announcing its base URL.
+ */
+async function startCommand(via: 'node' | 'npm' = 'node'): Promise<Started> {
   const port = await freePort();
   const stateDir = await mkdtemp(join(tmpdir(), 'start-command-'));
   tempDirs.push(stateDir);
   const { DYNAMODB_LOCAL_PATH: _, ...env } = process.env;
-  const child = spawn(process.execPath, ['infra/local/start.ts'], {
+  const [command, args] =
+    via === 'npm' ? ['npm', ['start', '--silent']] : [process.execPath, ['infra/local/start.ts']];
+  const child = spawn(command, args, {
     cwd: repoRoot,
     env: { ...env, PORT: String(port), LOCAL_STATE_DIR: stateDir },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -62,6 +70,8 @@ async function startCommand(): Promise<Started> {
       reject(new Error(`npm start exited with ${code} before it was ready:\n${output}`)),
     );
   });
+  const running = await readRunningStack(port, stateDir);
+  if (running) gatewayPids.push(running.pid);
   return { child, port, stateDir, baseUrl, output: () => output };
 }
 
@@ -152,5 +162,40 @@ describe('npm start', () => {
     await eventually(() => !isRunning(javaPid));
     // Its record is left behind, but no longer passes for a running stack.
     expect(await readRunningStack(port, stateDir)).toBeUndefined();
+  });
+
+  // SIGKILL: npm cannot pass anything on; the gateway notices it was orphaned.
+  it.each(['SIGTERM', 'SIGINT', 'SIGKILL'] as const)(
+    'stops the gateway and DynamoDB Local and frees the port when npm itself gets %s',
+    { timeout: 90_000 },
+    async (signal) => {
+      const { child, port, stateDir, baseUrl } = await startCommand('npm');
+      const running = await readRunningStack(port, stateDir);
+      const gatewayPid = running?.pid as number;
+      const javaPid = running?.dynamodbPid as number;
+      // What a supervisor or `kill PID` does: the signal reaches npm, not the process group.
+      expect(gatewayPid).not.toBe(child.pid);
+      expect(isRunning(javaPid)).toBe(true);
+
+      process.kill(child.pid as number, signal);
+
+      await eventually(async () => !isRunning(gatewayPid) && !isRunning(javaPid));
+      expect(await answers(baseUrl)).toBe(false);
+      expect(await answers(running?.dynamodbEndpoint as string)).toBe(false);
+      expect(await readRunningStack(port, stateDir)).toBeUndefined();
+    },
+  );
+
+  it('says so and exits 1 when DynamoDB Local dies under it', { timeout: 90_000 }, async () => {
+    const { child, port, stateDir, baseUrl, output } = await startCommand();
+    const running = await readRunningStack(port, stateDir);
+    const exited = once(child, 'exit');
+
+    process.kill(running?.dynamodbPid as number, 'SIGKILL');
+
+    const [code] = await exited;
+    expect(code, output()).toBe(1);
+    expect(output()).toMatch(/DynamoDB Local \(pid \d+\) exited unexpectedly/);
+    expect(await answers(baseUrl)).toBe(false);
   });
 });

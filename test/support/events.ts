@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { proxyEvent } from '#infra/local/proxy-event.ts';
 
 export interface EventOptions {
   method?: string;
@@ -35,33 +36,17 @@ export function apiEvent(options: EventOptions = {}): APIGatewayProxyEvent {
     ...(body !== null ? { 'Content-Type': 'application/json' } : {}),
     ...options.headers,
   };
-  return {
-    resource: options.resource ?? path,
+  return proxyEvent({
+    method,
     path,
-    httpMethod: method,
+    resource: options.resource ?? path,
     headers,
-    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [v]])),
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
     pathParameters: options.pathParameters ?? null,
-    stageVariables: null,
     body,
-    isBase64Encoded: false,
-    requestContext: {
-      accountId: '123456789012',
-      apiId: 'local',
-      authorizer: sub === null ? null : authorizerContext(sub, options),
-      protocol: 'HTTP/1.1',
-      httpMethod: method,
-      identity: {} as APIGatewayProxyEvent['requestContext']['identity'],
-      path,
-      stage: 'test',
-      requestId: randomUUID(),
-      requestTimeEpoch: Date.now(),
-      resourceId: 'local',
-      resourcePath: options.resource ?? path,
-    },
-  };
+    authorizer: sub === null ? null : authorizerContext(sub, options),
+    requestId: randomUUID(),
+    deployment: { accountId: '123456789012', apiId: 'local', stage: 'test' },
+  });
 }
 
 /** The context API Gateway hands on from the authorizer: every value a string. */

@@ -25,7 +25,8 @@ import {
   localIssuerUrl,
   signLocalToken,
 } from '#infra/local/issuer.ts';
-import { isAllowed, methodArnFor } from '#shared/auth/policy.ts';
+import { isAllowed } from '#infra/local/policy-evaluation.ts';
+import { methodArnFor } from '#shared/auth/policy.ts';
 import { CLOCK_TOLERANCE_SECONDS } from '#shared/auth/token-time.ts';
 import { type Route, routes } from '#shared/routes.ts';
 import { linesWrittenBy } from '../support/logs.ts';

@@ -1,7 +1,9 @@
 import type { PolicyDocument, Statement } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { isAllowed, methodArnFor, policyFor } from '#shared/auth/policy.ts';
+import { isAllowed } from '#infra/local/policy-evaluation.ts';
+import { methodArnFor, policyFor } from '#shared/auth/policy.ts';
 import { scopesOf } from '#shared/auth/scopes.ts';
+import type { Route } from '#shared/routes.ts';
 
 const api = { region: 'us-east-1', accountId: '123456789012', apiId: 'abc123', stage: 'prod' };
 const prefix = 'arn:aws:execute-api:us-east-1:123456789012:abc123/prod';
@@ -193,6 +195,25 @@ describe('policyFor', () => {
     const { policyDocument } = policyFor(otherStage, 'alice', new Set(['read:pets']));
     expect(JSON.stringify(policyDocument)).toContain('/test/GET/api/v3/pet/*');
     expect(JSON.stringify(policyDocument)).not.toContain('/prod/');
+  });
+
+  it('grants exactly the routes of the held scopes in a table of more than 32 routes', () => {
+    // One scope per route: route i needs scope s<i>; a 32-bit route mask would wrap past route 31.
+    const table = Array.from({ length: 70 }, (_, i) => ({
+      operationId: `op${i}`,
+      method: 'GET' as const,
+      path: `/api/r${i}`,
+      functionDir: `r${i}`,
+      scopes: [`s${i}`],
+      summary: `route ${i}`,
+    })) as unknown as Route[];
+    for (const held of [[33], [0], [1, 32, 33, 64], [31, 63, 69]]) {
+      const { policyDocument } = policyFor(addPet, 'alice', new Set(held.map((i) => `s${i}`)), table);
+      const granted = table.flatMap((route, i) =>
+        isAllowed(policyDocument, `${prefix}/GET${route.path}`) ? [i] : [],
+      );
+      expect(granted, `scopes ${held}`).toEqual(held);
+    }
   });
 
   it('refuses something that is not an execute-api method ARN', () => {

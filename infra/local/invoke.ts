@@ -1,0 +1,159 @@
+/**
+ * Invoking a route's function in this process, as Lambda would: the handler modules of
+ * `functions/`, a Lambda context with a deadline, API Gateway's integration timeout, and the
+ * proxy result checked as API Gateway reads it. Behind {@link Invoker}, so another dispatcher
+ * (e.g. a bundle runner) can take its place.
+ */
+import { randomUUID } from 'node:crypto';
+import { validateHeaderName, validateHeaderValue } from 'node:http';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { Route } from '#shared/routes.ts';
+import { LOCAL_DEPLOYMENT } from './deployment.ts';
+import { type Answer, GatewayError, logFunctionError } from './gateway-answer.ts';
+
+export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+/** Runs a route's function for one event; resolves to what the function returned, unchecked. */
+export interface Invoker {
+  invoke(route: Route, event: APIGatewayProxyEvent, context: Context): Promise<unknown>;
+}
+
+/** Imports `functions/<name>/handler.ts` and returns its `handler`; throws when it has none. */
+export async function loadHandler(name: string): Promise<unknown> {
+  const module = (await import(new URL(`../../functions/${name}/handler.ts`, import.meta.url).href)) as {
+    handler?: unknown;
+  };
+  if (typeof module.handler !== 'function') throw new Error('exports no `handler` function');
+  return module.handler;
+}
+
+/** The in-process invoker: every route's handler module, imported once. */
+export class InProcessInvoker implements Invoker {
+  private readonly handlers = new Map<string, ProxyHandler>();
+  readonly loadErrors: Record<string, string> = {};
+
+  /** Imports each route's module; a module that fails to load is reported, not fatal. */
+  async load(routes: readonly Route[]): Promise<void> {
+    await Promise.all(
+      [...new Set(routes.map((route) => route.functionDir))].map(async (name) => {
+        try {
+          this.handlers.set(name, (await loadHandler(name)) as ProxyHandler);
+        } catch (error) {
+          this.loadErrors[name] = error instanceof Error ? error.message : String(error);
+        }
+      }),
+    );
+  }
+
+  invoke(route: Route, event: APIGatewayProxyEvent, context: Context): Promise<unknown> {
+    const handler = this.handlers.get(route.functionDir);
+    if (!handler) {
+      return Promise.reject(new GatewayError('DEFAULT_5XX', `${route.functionDir} failed to load`, 502));
+    }
+    return Promise.resolve(handler(event, context));
+  }
+}
+
+/**
+ * Invokes the route's function within the integration timeout and turns its result into the
+ * answer; a function that throws or times out is API Gateway's 502 or 504.
+ */
+export async function invokeRoute(
+  invoker: Invoker,
+  route: Route,
+  event: APIGatewayProxyEvent,
+  integrationTimeoutMs: number,
+): Promise<Answer> {
+  const context = lambdaContext(`local-${route.operationId}`, integrationTimeoutMs);
+  let result: unknown;
+  try {
+    result = await withTimeout(invoker.invoke(route, event, context), integrationTimeoutMs);
+  } catch (error) {
+    if (error instanceof GatewayError) throw error;
+    logFunctionError(route.functionDir, event.requestContext.requestId, error);
+    throw new GatewayError('DEFAULT_5XX', 'Internal server error', 502);
+  }
+  return proxyAnswer(result, route.functionDir, event.requestContext.requestId);
+}
+
+/** A Lambda context as the runtime passes it, with a deadline at the integration timeout. */
+export function lambdaContext(functionName: string, timeoutMs = 10_000): Context {
+  const deadline = Date.now() + timeoutMs;
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:${LOCAL_DEPLOYMENT.region}:${LOCAL_DEPLOYMENT.accountId}:function:${functionName}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: `local/${process.pid}`,
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+/** A function's result on the wire; a result API Gateway could not read is its 502. */
+function proxyAnswer(result: unknown, functionDir: string, requestId: string): Answer {
+  const malformed = (reason: string) => {
+    logFunctionError(functionDir, requestId, new Error(`Malformed Lambda proxy response: ${reason}`));
+    return new GatewayError('DEFAULT_5XX', 'Malformed Lambda proxy response', 502);
+  };
+  if (typeof result !== 'object' || result === null) throw malformed('not an object');
+  const { statusCode, headers, multiValueHeaders, body, isBase64Encoded } =
+    result as Partial<APIGatewayProxyResult>;
+  if (
+    typeof statusCode !== 'number' ||
+    !Number.isInteger(statusCode) ||
+    statusCode < 100 ||
+    statusCode > 599
+  ) {
+    throw malformed('statusCode');
+  }
+  if (body !== undefined && body !== null && typeof body !== 'string')
+    throw malformed('body is not a string');
+  const merged: Record<string, string | string[]> = {};
+  try {
+    for (const [name, value] of Object.entries(headers ?? {})) {
+      validateHeaderName(name);
+      validateHeaderValue(name, String(value));
+      merged[name.toLowerCase()] = String(value);
+    }
+    // API Gateway merges both maps; a name in multiValueHeaders keeps only those values.
+    for (const [name, values] of Object.entries(multiValueHeaders ?? {})) {
+      validateHeaderName(name);
+      const strings = values.map(String);
+      for (const value of strings) validateHeaderValue(name, value);
+      merged[name.toLowerCase()] = strings;
+    }
+  } catch (error) {
+    throw malformed((error as Error).message);
+  }
+  return {
+    statusCode,
+    headers: merged,
+    body: isBase64Encoded ? Buffer.from(body ?? '', 'base64') : (body ?? ''),
+  };
+}
+
+// One promise and one timer per invocation: Promise.race and finally would add three promises more.
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new GatewayError('DEFAULT_5XX', 'Endpoint request timed out', 504)),
+      ms,
+    );
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}

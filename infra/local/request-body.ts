@@ -1,0 +1,58 @@
+/** Reading a request body under API Gateway's payload limit, without buffering more than it. */
+import type { IncomingMessage } from 'node:http';
+import { GatewayError } from './gateway-answer.ts';
+
+/** API Gateway's payload limit (a hard quota of REST APIs). */
+export const MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+/**
+ * How much of an oversized body is still read, and dropped, after the 413: clients send their
+ * whole body before they read the answer, so closing at once would show them a broken pipe
+ * instead of the 413. Past this, the connection is cut.
+ */
+const MAX_DRAIN_BYTES = 4 * MAX_BODY_BYTES;
+
+/** Whether the request has a body at all: HTTP/1.1 announces one by Content-Length or Transfer-Encoding. */
+export function hasBody(req: IncomingMessage): boolean {
+  return req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+}
+
+/**
+ * The body, or `null` when there is none. Refuses more than {@link MAX_BODY_BYTES} as soon as the
+ * declared length or the bytes received exceed it, keeping nothing from there on.
+ */
+export function readBody(req: IncomingMessage): Promise<Buffer | null> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > MAX_BODY_BYTES) {
+    drain(req);
+    return Promise.reject(new GatewayError('REQUEST_TOO_LARGE', 'Request Too Long'));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) {
+        chunks.push(chunk);
+        return;
+      }
+      req.off('data', onData);
+      chunks.length = 0;
+      drain(req);
+      reject(new GatewayError('REQUEST_TOO_LARGE', 'Request Too Long'));
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(size === 0 ? null : Buffer.concat(chunks, size)));
+    req.once('error', reject);
+  });
+}
+
+/** Reads and drops the rest of a refused body, up to {@link MAX_DRAIN_BYTES}; then cuts the connection. */
+function drain(req: IncomingMessage): void {
+  let dropped = 0;
+  req.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > MAX_DRAIN_BYTES) req.socket.destroy();
+  });
+  req.resume();
+}

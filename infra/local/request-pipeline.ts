@@ -1,0 +1,138 @@
+/**
+ * One request through the local gateway, in API Gateway's order: route, body limit, authorizer,
+ * proxy event, function, answer; and the issuer's JWKS, which the gateway serves itself.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { routes } from '#shared/routes.ts';
+import type { AccessLogEntry } from './access-log.ts';
+import type { AuthorizerEmulation } from './authorizer-emulation.ts';
+import type { CallerRateLimiter } from './caller-rate-limit.ts';
+import { type Answer, GatewayError, gatewayAnswer, writeAnswer } from './gateway-answer.ts';
+import { type Invoker, invokeRoute } from './invoke.ts';
+import { JWKS_PATH } from './issuer.ts';
+import { proxyEvent } from './proxy-event.ts';
+import { hasBody, readBody } from './request-body.ts';
+import { type Matched, type RequestTarget, Router, requestTarget } from './router.ts';
+
+export interface PipelineOptions {
+  readonly authorizer: AuthorizerEmulation;
+  /** The per-caller limit WAF applies in front of the deployed API; none when absent. */
+  readonly callerRateLimiter?: CallerRateLimiter | undefined;
+  readonly integrationTimeoutMs: number;
+  /** Media types passed base64-encoded (the API's `binaryMediaTypes`). */
+  readonly binaryMediaTypes: readonly string[];
+  readonly onRequest?: ((entry: AccessLogEntry) => void) | undefined;
+}
+
+export class RequestPipeline {
+  /** The issuer's public JWKS, once loaded: served before the modules are, since the authorizer fetches it. */
+  jwks: string | undefined;
+  /** Where functions run; set once the modules are loaded, requests wait until then. */
+  private invoker: Invoker | undefined;
+  private readonly router = new Router(routes);
+  private readonly ready = Promise.withResolvers<void>();
+  private readonly options: PipelineOptions;
+
+  constructor(options: PipelineOptions) {
+    this.options = options;
+  }
+
+  /** Starts dispatching to `invoker`; requests that arrived before wait for this. */
+  setInvoker(invoker: Invoker): void {
+    this.invoker = invoker;
+    this.ready.resolve();
+  }
+
+  async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = Date.now();
+    const requestId = randomUUID();
+    const method = req.method ?? 'GET';
+    const target = requestTarget(req.url ?? '/');
+    let operationId: string | undefined;
+    let answer: Answer;
+    try {
+      if (method === 'GET' && target.path === JWKS_PATH && this.jwks !== undefined) {
+        answer = {
+          statusCode: 200,
+          headers: { 'content-type': 'application/jwk-set+json', 'cache-control': 'max-age=300' },
+          body: this.jwks,
+        };
+      } else {
+        this.checkCallerRate(req.headers.authorization);
+        if (this.invoker === undefined) await this.ready.promise;
+        const invoker = this.invoker as unknown as Invoker;
+        const matched = this.router.match(method, target.path);
+        if (!matched) throw new GatewayError('MISSING_AUTHENTICATION_TOKEN', 'Missing Authentication Token');
+        operationId = matched.route.operationId;
+        answer = await this.dispatch(invoker, req, target, requestId, matched);
+      }
+    } catch (error) {
+      answer = gatewayAnswer(error, requestId);
+    }
+    writeAnswer(res, answer, requestId);
+    this.options.onRequest?.({
+      requestId,
+      method,
+      path: target.path,
+      status: answer.statusCode,
+      ...(operationId === undefined ? {} : { operationId }),
+      durationMs: Date.now() - started,
+    });
+  }
+
+  /** WAF's rate-based rule, keyed on the Authorization header as sent: 429 with Retry-After over the limit. */
+  private checkCallerRate(authorization: string | undefined): void {
+    const limiter = this.options.callerRateLimiter;
+    if (limiter === undefined || authorization === undefined) return;
+    const retryAfter = limiter.take(authorization);
+    if (retryAfter !== undefined) {
+      throw new GatewayError('THROTTLED', 'Too Many Requests', 429, { 'retry-after': String(retryAfter) });
+    }
+  }
+
+  private async dispatch(
+    invoker: Invoker,
+    req: IncomingMessage,
+    target: RequestTarget,
+    requestId: string,
+    matched: Matched,
+  ): Promise<Answer> {
+    const { route } = matched;
+    const method = req.method ?? 'GET';
+    const body = hasBody(req) ? await readBody(req) : null;
+    const authorizer =
+      route.scopes === null
+        ? null
+        : await this.options.authorizer.authorize(req.headers.authorization, method, target.path);
+    const binary = body !== null && this.isBinary(req.headers['content-type']);
+    const event = proxyEvent({
+      method,
+      path: target.path,
+      resource: route.path,
+      resourceId: route.operationId,
+      headers: req.rawHeaders,
+      query: target.query,
+      pathParameters: matched.pathParameters,
+      body: body === null ? null : body.toString(binary ? 'base64' : 'utf8'),
+      isBase64Encoded: binary,
+      authorizer,
+      requestId,
+      sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+      userAgent: req.headers['user-agent'] ?? null,
+      protocol: `HTTP/${req.httpVersion}`,
+      domainName: req.headers.host ?? '127.0.0.1',
+    });
+    return invokeRoute(invoker, route, event, this.options.integrationTimeoutMs);
+  }
+
+  private isBinary(contentType: string | undefined): boolean {
+    const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
+    if (mediaType === undefined) return false;
+    return this.options.binaryMediaTypes.some((pattern) => {
+      const [type, subtype] = pattern.toLowerCase().split('/');
+      const [actualType, actualSubtype] = mediaType.split('/');
+      return (type === '*' || type === actualType) && (subtype === '*' || subtype === actualSubtype);
+    });
+  }
+}

@@ -7,7 +7,9 @@ import { traceDynamoDb } from '../observability/xray.ts';
  * Creates the DocumentClient a repository module keeps for its lifetime (created at load, reused
  * by every invocation). `DYNAMODB_ENDPOINT` points it at DynamoDB Local; unset on AWS.
  */
-export function createDocumentClient(): DynamoDBDocumentClient {
+export function createDocumentClient(
+  options: { readonly wrapNumbers?: boolean } = {},
+): DynamoDBDocumentClient {
   const endpoint = optionalEnv('DYNAMODB_ENDPOINT');
   const client = new DynamoDBClient({
     ...(endpoint ? { endpoint } : {}),
@@ -15,5 +17,9 @@ export function createDocumentClient(): DynamoDBDocumentClient {
     requestHandler: { connectionTimeout: 1_000, requestTimeout: 3_000 },
   });
   traceDynamoDb(client);
-  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  return DynamoDBDocumentClient.from(client, {
+    marshallOptions: { removeUndefinedValues: true },
+    // Numbers read as exact text (NumberValue) when a JavaScript number could round them.
+    ...(options.wrapNumbers ? { unmarshallOptions: { wrapNumbers: true } } : {}),
+  });
 }

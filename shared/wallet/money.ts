@@ -12,8 +12,24 @@ export interface Currency {
   readonly decimals: number;
 }
 
+/**
+ * The largest balance a wallet may hold and the largest amount any transfer or deposit may move,
+ * in minor units: 10^15 (10 000 000 000 000.00 USD). Well inside 2^53 − 1 (about 9.007 × 10^15),
+ * so a balance plus an amount (at most 2 × 10^15) is still an exact JavaScript number: money is
+ * never rounded by the DocumentClient, by arithmetic, or by `JSON.parse` on the client side.
+ */
+export const MAX_BALANCE_MINOR = 1_000_000_000_000_000;
+
+/**
+ * The longest JSON text an amount may be written in. The largest valid amount needs 16 digits and
+ * a decimal point (`10000000000000.00`); the rest leaves room for a sign, trailing zeros (`1.500`)
+ * or an exponent (`1.5e3`). Checked before the text is parsed, so that `1.` followed by millions
+ * of zeros costs microseconds, not a BigInt of millions of digits.
+ */
+export const MAX_AMOUNT_TEXT_LENGTH = 32;
+
 /** Why an amount was refused; each reads as the end of "amount …". */
-export type AmountProblem = 'not-a-number' | 'not-positive' | 'too-precise' | 'too-large';
+export type AmountProblem = 'not-a-number' | 'not-positive' | 'too-precise' | 'too-large' | 'too-long';
 
 const JSON_NUMBER = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 
@@ -27,7 +43,9 @@ export function parseAmount(
   currency: Currency,
   maxMinor: number,
 ): { minor: number } | { problem: AmountProblem } {
-  const match = JSON_NUMBER.exec(source.trim());
+  const text = source.trim();
+  if (text.length > MAX_AMOUNT_TEXT_LENGTH) return { problem: 'too-long' };
+  const match = JSON_NUMBER.exec(text);
   if (!match) return { problem: 'not-a-number' };
   const [, sign = '', integerDigits = '', fractionDigits = '', exponentText = '0'] = match;
   const exponent = Number(exponentText);
@@ -53,13 +71,19 @@ export function parseAmount(
   return { minor: Number(minor) };
 }
 
-/** The exact decimal text of an amount of minor units, e.g. 1234 → "12.34", 5 → "0.05". */
-export function formatMinor(minor: number, currency: Currency): string {
-  if (!Number.isSafeInteger(minor)) throw new RangeError(`Not a whole number of minor units: ${minor}`);
+/**
+ * The exact decimal text of an amount of minor units, e.g. 1234 → "12.34", 5 → "0.05". A bigint
+ * prints exactly at any size (a balance stored beyond 2^53 before the cap existed).
+ */
+export function formatMinor(minor: number | bigint, currency: Currency): string {
+  if (typeof minor === 'number' && !Number.isSafeInteger(minor)) {
+    throw new RangeError(`Not a whole number of minor units: ${minor}`);
+  }
   if (currency.decimals === 0) return String(minor);
-  const digits = String(Math.abs(minor)).padStart(currency.decimals + 1, '0');
+  const negative = minor < 0;
+  const digits = String(negative ? -minor : minor).padStart(currency.decimals + 1, '0');
   const cut = digits.length - currency.decimals;
-  return `${minor < 0 ? '-' : ''}${digits.slice(0, cut)}.${digits.slice(cut)}`;
+  return `${negative ? '-' : ''}${digits.slice(0, cut)}.${digits.slice(cut)}`;
 }
 
 declare global {
@@ -73,7 +97,7 @@ declare global {
  * An amount as a JSON number that serialises to its exact decimal text ("12.30"), never through
  * a binary float.
  */
-export function moneyJson(minor: number, currency: Currency): unknown {
+export function moneyJson(minor: number | bigint, currency: Currency): unknown {
   return JSON.rawJSON(formatMinor(minor, currency));
 }
 

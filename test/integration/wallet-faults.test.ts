@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { handler as send } from '#functions/send-money/handler.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
 import { forward, mockDocumentClients, throttled, timeout } from '../support/faults.ts';
-import { fund } from '../support/wallet.ts';
+import { fund, open } from '../support/wallet.ts';
 
 const ddb = mockDocumentClients();
 
@@ -41,6 +41,7 @@ describe('send money under faults', () => {
   it('retries a transaction conflict and commits once', async () => {
     const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
     await fund(alice, 1_000);
+    await open(bob);
     ddb.resetHistory();
     let conflicts = 2;
     ddb
@@ -73,6 +74,7 @@ describe('send money under faults', () => {
     async (_name, fault) => {
       const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
       await fund(alice, 1_000);
+      await open(bob);
       ddb.resetHistory();
       ddb.on(TransactWriteCommand).callsFake(() => Promise.reject(fault()));
       const response = await sendAs(alice, { toAddress: bob, amount: 1 });
@@ -90,6 +92,7 @@ describe('send money under faults', () => {
   it('does not debit twice when a commit succeeded but its response was lost, within one request', async () => {
     const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
     await fund(alice, 1_000);
+    await open(bob);
     ddb.resetHistory();
     let lostAnswers = 1;
     ddb.on(TransactWriteCommand).callsFake(async (input) => {
@@ -107,6 +110,7 @@ describe('send money under faults', () => {
   it('replays from the key record once DynamoDB has forgotten the request token (after 10 minutes)', async () => {
     const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
     await fund(alice, 1_000);
+    await open(bob);
     const headers = { 'Idempotency-Key': `late-${alice}` };
     const first = await sendAs(alice, { toAddress: bob, amount: 3 }, headers);
     expect(first.statusCode).toBe(200);
@@ -128,6 +132,7 @@ describe('send money under faults', () => {
   it('returns the original transfer when the client retries with its key after losing the response', async () => {
     const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
     await fund(alice, 1_000);
+    await open(bob);
     ddb.resetHistory();
     const headers = { 'Idempotency-Key': `lost-${alice}` };
     // The commit lands, but every answer is lost: the client sees a 503 and retries later.

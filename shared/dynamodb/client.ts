@@ -7,9 +7,7 @@ import { traceDynamoDb } from '../observability/xray.ts';
  * Creates the DocumentClient a repository module keeps for its lifetime (created at load, reused
  * by every invocation). `DYNAMODB_ENDPOINT` points it at DynamoDB Local; unset on AWS.
  */
-export function createDocumentClient(
-  options: { readonly wrapNumbers?: boolean } = {},
-): DynamoDBDocumentClient {
+export function createDocumentClient(): DynamoDBDocumentClient {
   const endpoint = optionalEnv('DYNAMODB_ENDPOINT');
   const client = new DynamoDBClient({
     ...(endpoint ? { endpoint } : {}),
@@ -17,9 +15,5 @@ export function createDocumentClient(
     requestHandler: { connectionTimeout: 1_000, requestTimeout: 3_000 },
   });
   traceDynamoDb(client);
-  return DynamoDBDocumentClient.from(client, {
-    marshallOptions: { removeUndefinedValues: true },
-    // Numbers read as exact text (NumberValue) when a JavaScript number could round them.
-    ...(options.wrapNumbers ? { unmarshallOptions: { wrapNumbers: true } } : {}),
-  });
+  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
 }

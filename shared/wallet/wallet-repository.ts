@@ -12,8 +12,7 @@ import { withRetries } from '../dynamodb/retry.ts';
 import { tables } from '../dynamodb/tables.ts';
 import { MAX_BALANCE_MINOR } from './money.ts';
 
-// Numbers read exactly: a balance stored beyond 2^53 (before the cap) must still print to the cent.
-const client = createDocumentClient({ wrapNumbers: true });
+const client = createDocumentClient();
 const tableName = requireEnv(tables.wallets.envVar);
 
 /*
@@ -75,8 +74,10 @@ export async function readWallet(address: string): Promise<WalletRecord | undefi
   );
   return Item
     ? {
-        // A NumberValue (or a number, from a client without wrapNumbers) as exact integer text.
-        balanceMinor: BigInt(String(Item.balance ?? 0)),
+        // Exact at any size: the DocumentClient reads an integer beyond 2^53 as a bigint (no
+        // wrapNumbers needed), a smaller one as an exact number; a balance stored before the cap
+        // existed may be that large.
+        balanceMinor: BigInt(Item.balance as number | bigint),
         updatedAt: Item.updatedAt as string | undefined,
       }
     : undefined;

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { handler as getBalance } from '#functions/get-balance/handler.ts';
 import { handler as send } from '#functions/send-money/handler.ts';
 import { MAX_BALANCE_MINOR } from '#shared/wallet/money.ts';
-import { readWallet } from '#shared/wallet/wallet-repository.ts';
+import { readWallet, recordDeposit } from '#shared/wallet/wallet-repository.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
 import { fund, open } from '../support/wallet.ts';
 
@@ -303,5 +303,36 @@ describe('never overdrawn', () => {
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
     expect(statuses.filter((s) => s !== 200).every((s) => s === 422 || s === 503)).toBe(true);
     expect((await balanceOf(alice)).json.balance).toBe(40);
+  });
+});
+
+describe('deposits (wallet:fund)', () => {
+  const deposit = (address: string, amountMinor: number, depositId = `dep-${address}`) => ({
+    depositId,
+    address,
+    amountMinor,
+    currency: 'USD',
+    createdAt: new Date().toISOString(),
+  });
+
+  it('credits once per deposit id: a repeat answers with the deposit recorded first', async () => {
+    const sub = uniqueSub();
+    const first = deposit(sub, 500);
+    expect(await recordDeposit(first)).toEqual({ kind: 'recorded' });
+    const again = await recordDeposit({ ...deposit(sub, 500), createdAt: '2030-01-01T00:00:00.000Z' });
+    expect(again).toEqual({ kind: 'already-recorded', deposit: first });
+    expect((await readWallet(sub))?.balanceMinor).toBe(500n);
+  });
+
+  it('refuses a deposit past the most a wallet holds, writing nothing', async () => {
+    const sub = uniqueSub();
+    await fund(sub, MAX_BALANCE_MINOR - 1);
+    expect(await recordDeposit(deposit(sub, 2))).toEqual({ kind: 'balance-limit' });
+    expect(await recordDeposit(deposit(sub, MAX_BALANCE_MINOR + 1, `dep-big-${sub}`))).toEqual({
+      kind: 'balance-limit',
+    });
+    expect((await readWallet(sub))?.balanceMinor).toBe(BigInt(MAX_BALANCE_MINOR - 1));
+    // The refused deposit id is still free: nothing was written under it.
+    expect(await recordDeposit(deposit(sub, 1))).toEqual({ kind: 'recorded' });
   });
 });

@@ -43,9 +43,9 @@ export function parseAmount(
   currency: Currency,
   maxMinor: number,
 ): { minor: number } | { problem: AmountProblem } {
-  const text = source.trim();
-  if (text.length > MAX_AMOUNT_TEXT_LENGTH) return { problem: 'too-long' };
-  const match = JSON_NUMBER.exec(text);
+  // On the text as given, before even trimming it: a long text costs nothing to refuse.
+  if (source.length > MAX_AMOUNT_TEXT_LENGTH) return { problem: 'too-long' };
+  const match = JSON_NUMBER.exec(source.trim());
   if (!match) return { problem: 'not-a-number' };
   const [, sign = '', integerDigits = '', fractionDigits = '', exponentText = '0'] = match;
   const exponent = Number(exponentText);
@@ -104,9 +104,15 @@ export function moneyJson(minor: number | bigint, currency: Currency): unknown {
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COLON = 0x3a;
-/** A JSON number token, matched where a value starts. */
-const NUMBER_TOKEN = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+/**
+ * A JSON number token where a value starts, cut one character past the longest amount text: the
+ * text has been accepted by `JSON.parse`, so these characters are the number's, and a longer
+ * number is refused by {@link parseAmount} without being read whole.
+ */
+const NUMBER_TOKEN = new RegExp(`-?\\d[\\d.eE+-]{0,${MAX_AMOUNT_TEXT_LENGTH}}`, 'y');
 const WHITESPACE = /[ \t\n\r]*/y;
+/** What the scan stops at: a string's quote, or a bracket that changes the depth. */
+const STRUCTURAL = /["{}[\]]/g;
 
 /** The index just past the whitespace (JSON's four characters) that starts at `from`. */
 function skipWhitespace(text: string, from: number): number {
@@ -128,9 +134,9 @@ function stringEnd(text: string, open: number): number {
 }
 
 /**
- * The JSON source text of a top-level number property of a JSON object, as the client wrote it,
- * or `undefined` when it is absent or not a number. Like `JSON.parse`, the last of duplicate keys
- * wins, and keys are compared once unescaped.
+ * The JSON source text of a top-level number property of a JSON object, as the client wrote it
+ * (cut after more characters than any amount needs), or `undefined` when it is absent or not a
+ * number. Like `JSON.parse`, the last of duplicate keys wins, and keys are compared once unescaped.
  *
  * Meant for text that `JSON.parse` has accepted. A scan of the text rather than a second parse
  * with a reviver (ES2025 source text access): a reviver sends V8 down its slow path, several
@@ -140,11 +146,16 @@ export function numberSource(json: string, property: string): string | undefined
   let found: string | undefined;
   let depth = 0;
   for (let i = 0; i < json.length; ) {
+    // Straight to the next quote or bracket: long runs of digits or whitespace are skipped by the
+    // regex engine, not one character at a time here.
+    STRUCTURAL.lastIndex = i;
+    if (!STRUCTURAL.test(json)) break;
+    i = STRUCTURAL.lastIndex - 1;
     const c = json.charCodeAt(i);
     if (c !== QUOTE) {
       // Brackets inside strings never get here: strings are skipped whole.
       if (c === 0x7b || c === 0x5b) depth++;
-      else if (c === 0x7d || c === 0x5d) depth--;
+      else depth--;
       i++;
       continue;
     }

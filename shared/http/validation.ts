@@ -53,6 +53,7 @@ type SchemaNode = { readonly [keyword: string]: unknown };
 function guard(node: Record<string, unknown>, condition: object, then: object): void {
   if ('if' in node) throw new Error('withEarlyStops: a schema with its own `if` is not supported');
   node.if = condition;
+  // biome-ignore lint/suspicious/noThenProperty: JSON Schema's `then`, compiled by ajv, never awaited.
   node.then = then;
 }
 

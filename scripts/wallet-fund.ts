@@ -19,7 +19,7 @@ import { defaultServiceSettings, walletEnvironment } from '#infra/environment.ts
 import { readRunningStack } from '#infra/local/gateway.ts';
 import { defaultPort } from '#infra/local/issuer.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
-import { formatMinor, MAX_BALANCE_MINOR, parseAmount } from '#shared/wallet/money.ts';
+import { formatMinor, MAX_AMOUNT_TEXT_LENGTH, MAX_BALANCE_MINOR, parseAmount } from '#shared/wallet/money.ts';
 
 const USAGE = `Usage: npm run wallet:fund -- --address <address> --amount <decimal> [--deposit-id <id>]
        [--table <deployed table> [--region <region>] [--endpoint <url>]]
@@ -96,7 +96,11 @@ async function main(): Promise<void> {
   const parsed = parseAmount(amount, currency, MAX_BALANCE_MINOR);
   if ('problem' in parsed) {
     fail(
-      `--amount ${amount.slice(0, 40)} is not a valid ${currency.code} amount (${parsed.problem}; at most ${formatMinor(MAX_BALANCE_MINOR, currency)})`,
+      `--amount ${amount.slice(0, 40)} is not a valid ${currency.code} amount (${parsed.problem}; ${
+        parsed.problem === 'too-long'
+          ? `at most ${MAX_AMOUNT_TEXT_LENGTH} characters`
+          : `at most ${formatMinor(MAX_BALANCE_MINOR, currency)}`
+      })`,
     );
   }
   const depositId = givenDepositId ?? randomUUID();
@@ -116,7 +120,7 @@ async function main(): Promise<void> {
     outcome = await recordDeposit(deposit);
   } catch (error) {
     process.stderr.write(
-      `wallet:fund failed, the deposit may or may not be recorded (${(error as Error).name}): re-run with --deposit-id ${depositId}\n`,
+      `wallet:fund failed, the deposit may or may not be recorded (${String((error as Error).message).slice(0, 200)}): re-run with --deposit-id ${depositId}\n`,
     );
     process.exit(1);
   }

@@ -83,7 +83,7 @@ export async function measureEndToEnd(
     // The repository and client modules read their environment when loaded, as functions do.
     Object.assign(process.env, stack.env);
     const { createDocumentClient } = await import('#shared/dynamodb/client.ts');
-    const { recordDeposit } = await import('#shared/wallet/wallet-repository.ts');
+    const { openWallet, recordDeposit } = await import('#shared/wallet/wallet-repository.ts');
     const client = createDocumentClient();
     const petsTable = stack.env[tables.pets.envVar] as string;
     const walletsTable = stack.env[tables.wallets.envVar] as string;
@@ -98,6 +98,8 @@ export async function measureEndToEnd(
         currency: stack.env.CURRENCY ?? 'USD',
         createdAt: new Date().toISOString(),
       });
+      // Money goes only to an open wallet.
+      await openWallet(`recipient-of-${sub}`, new Date().toISOString());
       const petId = nextBenchPetId();
       await client.send(new PutCommand({ TableName: petsTable, Item: fullPet(petId) }));
       callers.push({ sub, token, petId, connection: new KeepAliveConnection('127.0.0.1', port) });

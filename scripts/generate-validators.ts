@@ -10,11 +10,13 @@ import { writeFileSync } from 'node:fs';
 import { _, Ajv } from 'ajv';
 // A CommonJS module: under Node's ESM interop its default import is `module.exports`, whose `.default` is the function.
 import standalone from 'ajv/dist/standalone/index.js';
+import { withEarlyStops } from '../shared/http/validation.ts';
 import { buildOpenApiDocument } from '../shared/openapi.ts';
 import { requestValidators, schemas } from '../shared/schemas/index.ts';
 
 const ajv = new Ajv({
-  schemas: [...schemas],
+  // Same verdicts, but a huge array or object stops the checks early instead of making an error per item.
+  schemas: schemas.map((schema) => withEarlyStops(schema) as object),
   allErrors: true,
   // Lengths in UTF-16 code units: keeps the generated code free of ajv runtime imports (plain ESM).
   unicode: false,

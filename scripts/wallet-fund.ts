@@ -1,5 +1,12 @@
 /**
- * `npm run wallet:fund -- --address <a> --amount <n>`: credits a wallet and records the deposit.
+ * `npm run wallet:fund -- --address <a> --amount <n> [--deposit-id <id>]`: credits a wallet
+ * (opening it if need be) and records the deposit, once per deposit id: a re-run with the same
+ * id, after a crash or a lost answer, credits nothing more. Without `--deposit-id` a fresh one is
+ * printed before anything is written, so a run that fails can be re-run safely with it.
+ *
+ * Exit codes: 0 funded (or already funded by this deposit id); 1 failed, outcome unknown (re-run
+ * with the same deposit id); 2 invalid arguments; 3 refused, nothing written (the balance would
+ * exceed the most a wallet holds, or the deposit id was used for another deposit).
  *
  * By default it funds the local stack that `npm start` runs on PORT (default 3000), found through
  * its record in the local state directory, like `npm run token` finds the local issuer. With
@@ -12,9 +19,9 @@ import { defaultServiceSettings, walletEnvironment } from '#infra/environment.ts
 import { defaultPort } from '#infra/local/issuer.ts';
 import { readRunningStack } from '#infra/local/stack-record.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
-import { formatMinor, parseAmount } from '#shared/wallet/money.ts';
+import { formatMinor, MAX_AMOUNT_TEXT_LENGTH, MAX_BALANCE_MINOR, parseAmount } from '#shared/wallet/money.ts';
 
-const USAGE = `Usage: npm run wallet:fund -- --address <address> --amount <decimal>
+const USAGE = `Usage: npm run wallet:fund -- --address <address> --amount <decimal> [--deposit-id <id>]
        [--table <deployed table> [--region <region>] [--endpoint <url>]]
        [--currency <ISO code> --decimals <n>]   (deployed tables; default ${defaultServiceSettings.currency}, ${defaultServiceSettings.currencyDecimals})`;
 
@@ -23,6 +30,15 @@ function fail(message: string): never {
   process.exit(2);
 }
 
+/** Nothing was written, and a re-run would be refused the same way. */
+function refuse(message: string): never {
+  process.stderr.write(`wallet:fund refused, nothing was written: ${message}\n`);
+  process.exit(3);
+}
+
+/** Same rule as an Idempotency-Key: 1 to 255 visible ASCII characters. */
+const DEPOSIT_ID = /^[\x21-\x7E]{1,255}$/;
+
 async function main(): Promise<void> {
   let values: Record<string, string | undefined>;
   try {
@@ -30,6 +46,7 @@ async function main(): Promise<void> {
       options: {
         address: { type: 'string' },
         amount: { type: 'string' },
+        'deposit-id': { type: 'string' },
         table: { type: 'string' },
         region: { type: 'string' },
         endpoint: { type: 'string' },
@@ -43,6 +60,10 @@ async function main(): Promise<void> {
   }
   const { address, amount } = values;
   if (!address || !amount) fail('--address and --amount are required');
+  const givenDepositId = values['deposit-id'];
+  if (givenDepositId !== undefined && !DEPOSIT_ID.test(givenDepositId)) {
+    fail('--deposit-id must be 1 to 255 visible ASCII characters');
+  }
 
   if (values.table) {
     const region = values.region ?? process.env.AWS_REGION;
@@ -71,22 +92,71 @@ async function main(): Promise<void> {
   const { loadWalletSettings } = await import('#shared/wallet/settings.ts');
   const { readWallet, recordDeposit } = await import('#shared/wallet/wallet-repository.ts');
   const settings = loadWalletSettings();
-  const parsed = parseAmount(amount, settings.currency, Number.MAX_SAFE_INTEGER);
+  const { currency } = settings;
+  const parsed = parseAmount(amount, currency, MAX_BALANCE_MINOR);
   if ('problem' in parsed) {
-    fail(`--amount ${amount} is not a valid ${settings.currency.code} amount (${parsed.problem})`);
+    fail(
+      `--amount ${amount.slice(0, 40)} is not a valid ${currency.code} amount (${parsed.problem}; ${
+        parsed.problem === 'too-long'
+          ? `at most ${MAX_AMOUNT_TEXT_LENGTH} characters`
+          : `at most ${formatMinor(MAX_BALANCE_MINOR, currency)}`
+      })`,
+    );
   }
-  const depositId = randomUUID();
-  await recordDeposit({
+  const depositId = givenDepositId ?? randomUUID();
+  if (givenDepositId === undefined) {
+    // Before the write: whatever happens next, the operator can re-run with this id safely.
+    process.stderr.write(`deposit id ${depositId} (re-run with --deposit-id ${depositId} to retry safely)\n`);
+  }
+  const deposit = {
     depositId,
     address,
     amountMinor: parsed.minor,
-    currency: settings.currency.code,
+    currency: currency.code,
     createdAt: new Date().toISOString(),
-  });
-  const wallet = await readWallet(address);
-  const balance = formatMinor(wallet?.balanceMinor ?? 0, settings.currency);
+  };
+  let outcome: Awaited<ReturnType<typeof recordDeposit>>;
+  try {
+    outcome = await recordDeposit(deposit);
+  } catch (error) {
+    process.stderr.write(
+      `wallet:fund failed, the deposit may or may not be recorded (${String((error as Error).message).slice(0, 200)}): re-run with --deposit-id ${depositId}\n`,
+    );
+    process.exit(1);
+  }
+  if (outcome.kind === 'balance-limit') {
+    refuse(
+      `the balance of ${address} would exceed ${formatMinor(MAX_BALANCE_MINOR, currency)} ${currency.code}, the most a wallet holds`,
+    );
+  }
+  // A retry inside this run whose first answer was lost finds its own record: that is `recorded`.
+  const earlier = outcome.kind === 'already-recorded' && outcome.deposit.createdAt !== deposit.createdAt;
+  if (outcome.kind === 'already-recorded') {
+    const first = outcome.deposit;
+    if (first.address !== address || first.amountMinor !== parsed.minor || first.currency !== currency.code) {
+      refuse(
+        `deposit id ${depositId} was used on ${first.createdAt} for another deposit (${formatMinor(first.amountMinor, currency)} ${first.currency} to ${first.address})`,
+      );
+    }
+  }
+  let balance: string | null = null;
+  try {
+    const wallet = await readWallet(address);
+    balance = formatMinor(wallet?.balanceMinor ?? 0n, currency);
+  } catch (error) {
+    process.stderr.write(
+      `the deposit is recorded, but reading the balance failed (${(error as Error).name})\n`,
+    );
+  }
   process.stdout.write(
-    `${JSON.stringify({ depositId, address, amount: formatMinor(parsed.minor, settings.currency), currency: settings.currency.code, balance })}\n`,
+    `${JSON.stringify({
+      depositId,
+      address,
+      amount: formatMinor(parsed.minor, currency),
+      currency: currency.code,
+      balance,
+      ...(earlier ? { alreadyRecorded: true } : {}),
+    })}\n`,
   );
 }
 

@@ -24,12 +24,35 @@ export class UnsupportedMediaTypeError extends ClientError {}
 /** A path or query parameter is not of the expected form. */
 export class InvalidParameterError extends ClientError {}
 
-/** Well-formed JSON that breaks the contract; carries every violation found. */
+/** How many violations a 422 lists: the first ones found; `errorCount` says how many there were. */
+export const MAX_VIOLATIONS_LISTED = 20;
+
+/** The longest pointer or detail a listed violation keeps (a key of the body may be megabytes long). */
+export const MAX_VIOLATION_TEXT = 256;
+
+const clip = (text: string): string =>
+  text.length > MAX_VIOLATION_TEXT ? `${text.slice(0, MAX_VIOLATION_TEXT - 1)}…` : text;
+
+/**
+ * Well-formed JSON that breaks the contract. Lists the first {@link MAX_VIOLATIONS_LISTED}
+ * violations, each of bounded length, and counts them all: a body with a million wrong items
+ * still gets a 422 of a few kilobytes.
+ */
 export class ValidationError extends ClientError {
   readonly violations: readonly Violation[];
+  /** How many violations were found, listed or not. */
+  readonly errorCount: number;
   constructor(violations: readonly Violation[]) {
-    super(violations.map((v) => `${v.pointer || '/'}: ${v.detail}`).join('; '));
-    this.violations = violations;
+    const listed = violations
+      .slice(0, MAX_VIOLATIONS_LISTED)
+      .map((v) => ({ pointer: clip(v.pointer), detail: clip(v.detail) }));
+    const more = violations.length - listed.length;
+    super(
+      listed.map((v) => `${v.pointer || '/'}: ${v.detail}`).join('; ') +
+        (more > 0 ? `; and ${more} more` : ''),
+    );
+    this.violations = listed;
+    this.errorCount = violations.length;
   }
 }
 
@@ -53,6 +76,12 @@ export class AlreadyExistsError extends ClientError {}
 
 /** The sender's balance does not cover the amount; nothing changed. */
 export class InsufficientFundsError extends ClientError {}
+
+/** The recipient's address has no open wallet; nothing was sent. */
+export class UnknownRecipientError extends ClientError {}
+
+/** The credit would take the recipient's balance past the most a wallet holds; nothing changed. */
+export class RecipientLimitError extends ClientError {}
 
 /** An Idempotency-Key was reused with a different request body. */
 export class IdempotencyKeyReuseError extends ClientError {}

@@ -41,7 +41,12 @@ const contracts: Record<OperationId, OperationContract> = {
     ],
   },
   getBalance: {
-    success: { status: 200, schema: 'Balance', description: "The caller's wallet" },
+    success: {
+      status: 200,
+      schema: 'Balance',
+      description:
+        "The caller's wallet. The first call opens it (at 0): from then on it can receive money; transfers to an address with no open wallet are refused (unknown-recipient)",
+    },
     errors: [503],
   },
   sendMoney: {
@@ -49,7 +54,8 @@ const contracts: Record<OperationId, OperationContract> = {
     success: {
       status: 200,
       schema: 'Transfer',
-      description: 'The completed transfer (or, for a replayed Idempotency-Key, the original one)',
+      description:
+        'The completed transfer (or, for a replayed Idempotency-Key, the original one). The recipient must have an open wallet (422 unknown-recipient otherwise), and its balance stays within the most a wallet holds (422 recipient-balance-limit)',
     },
     errors: [400, 415, 422, 503],
     parameters: [

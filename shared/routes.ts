@@ -56,7 +56,8 @@ export const routes = [
     path: '/api/wallet/balance',
     functionDir: 'get-balance',
     scopes: ['read:wallet'],
-    data: { table: 'wallets', actions: ['dynamodb:GetItem'] },
+    // PutItem opens the caller's wallet on its first call (a conditional write, once per address).
+    data: { table: 'wallets', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
     summary: "The balance of the caller's own wallet",
   },
   {

@@ -6,8 +6,10 @@ import {
   InvalidParameterError,
   MalformedBodyError,
   NotFoundError,
+  RecipientLimitError,
   TemporarilyUnavailableError,
   UnauthenticatedError,
+  UnknownRecipientError,
   UnsupportedMediaTypeError,
   ValidationError,
 } from '../errors.ts';
@@ -38,6 +40,11 @@ export const errorMappings: ReadonlyArray<readonly [ErrorClass, ErrorMapping]> =
   ],
   [ValidationError, { status: 422, slug: 'validation-failed', title: 'Validation failed' }],
   [InsufficientFundsError, { status: 422, slug: 'insufficient-funds', title: 'Insufficient funds' }],
+  [UnknownRecipientError, { status: 422, slug: 'unknown-recipient', title: 'Unknown recipient' }],
+  [
+    RecipientLimitError,
+    { status: 422, slug: 'recipient-balance-limit', title: 'Recipient balance limit reached' },
+  ],
   [
     IdempotencyKeyReuseError,
     { status: 422, slug: 'idempotency-key-reused', title: 'Idempotency-Key reused' },

@@ -46,7 +46,9 @@ export const problemErrorHandler = (): MiddlewareObj<APIGatewayProxyEvent, APIGa
         status,
         detail: mapping && error ? error.message : INTERNAL_DETAIL,
         requestId,
-        ...(error instanceof ValidationError ? { errors: error.violations } : {}),
+        ...(error instanceof ValidationError
+          ? { errors: error.violations, errorCount: error.errorCount }
+          : {}),
       },
       headers,
     );

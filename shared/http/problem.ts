@@ -18,6 +18,8 @@ export interface Problem {
   detail: string;
   requestId: string;
   errors?: readonly Violation[];
+  /** With `errors`: how many violations were found (more than listed when it was capped). */
+  errorCount?: number;
 }
 
 /** Serialises a problem as an API Gateway proxy response. */

@@ -2,6 +2,7 @@
  * Building blocks shared by every contract. Kept as `as const` literals so that
  * `json-schema-to-ts` can derive TypeScript types from the very objects that ajv compiles.
  */
+import { MAX_VIOLATION_TEXT, MAX_VIOLATIONS_LISTED } from '../errors.ts';
 
 /** The largest integer a JSON number keeps exactly once parsed by JavaScript (2^53 − 1). */
 export const MAX_SAFE_ID = 9_007_199_254_740_991;
@@ -17,7 +18,7 @@ export const int64Schema = {
   maximum: MAX_SAFE_ID,
 } as const;
 
-/** RFC 9457 problem details, with the request id and, for validation failures, every violation. */
+/** RFC 9457 problem details, with the request id and, for validation failures, the violations found. */
 export const problemSchema = {
   $id: 'Problem',
   type: 'object',
@@ -30,7 +31,8 @@ export const problemSchema = {
     requestId: { type: 'string', description: 'The API Gateway request id, for support' },
     errors: {
       type: 'array',
-      description: 'Every violation found in the request, for 422 validation problems',
+      description: `The violations found in the request, for 422 validation problems: the first ${MAX_VIOLATIONS_LISTED} at most, pointer and detail each at most ${MAX_VIOLATION_TEXT} characters`,
+      maxItems: MAX_VIOLATIONS_LISTED,
       items: {
         type: 'object',
         required: ['pointer', 'detail'],
@@ -39,6 +41,12 @@ export const problemSchema = {
           detail: { type: 'string' },
         },
       },
+    },
+    errorCount: {
+      type: 'integer',
+      minimum: 1,
+      description:
+        'With `errors`: how many violations were found; more than `errors` lists when it was cut short',
     },
   },
 } as const;

@@ -1,4 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
+import { MAX_AMOUNT_TEXT_LENGTH, MAX_BALANCE_MINOR } from '../wallet/money.ts';
 
 /**
  * An address is the `sub` of the token that owns the wallet: the one rule for `toAddress`, for the
@@ -29,8 +30,7 @@ export const addressOnlySchema = { $id: 'Address', ...addressSchema } as const;
 /** An amount at the edge: an exact decimal in the currency's major unit (its precision is checked on the raw JSON text). */
 const amountSchema = {
   type: 'number',
-  description:
-    'Amount in the major unit of the currency, with at most its number of decimals (e.g. 12.34 USD)',
+  description: `Amount in the major unit of the currency, with at most its number of decimals (e.g. 12.34 USD), written in at most ${MAX_AMOUNT_TEXT_LENGTH} characters of JSON number text, and at most the per-transfer maximum of the deployment`,
   exclusiveMinimum: 0,
 } as const;
 
@@ -53,7 +53,10 @@ export const balanceSchema = {
   required: ['address', 'balance', 'currency'],
   properties: {
     address: addressSchema,
-    balance: { type: 'number', description: 'Exact decimal in the major unit of the currency' },
+    balance: {
+      type: 'number',
+      description: `Exact decimal in the major unit of the currency. A wallet holds at most ${MAX_BALANCE_MINOR} minor units (10000000000000.00 in a 2-decimal currency such as USD), well inside 2^53 so that no count of minor units is ever rounded; a transfer or deposit that would pass it is refused`,
+    },
     currency: { type: 'string', description: 'ISO 4217 code' },
     updatedAt: { type: 'string', format: 'date-time' },
   },

@@ -12,8 +12,24 @@ export interface Currency {
   readonly decimals: number;
 }
 
+/**
+ * The largest balance a wallet may hold and the largest amount any transfer or deposit may move,
+ * in minor units: 10^15 (10 000 000 000 000.00 USD). Well inside 2^53 − 1 (about 9.007 × 10^15),
+ * so a balance plus an amount (at most 2 × 10^15) is still an exact JavaScript number: money is
+ * never rounded by the DocumentClient, by arithmetic, or by `JSON.parse` on the client side.
+ */
+export const MAX_BALANCE_MINOR = 1_000_000_000_000_000;
+
+/**
+ * The longest JSON text an amount may be written in. The largest valid amount needs 16 digits and
+ * a decimal point (`10000000000000.00`); the rest leaves room for a sign, trailing zeros (`1.500`)
+ * or an exponent (`1.5e3`). Checked before the text is parsed, so that `1.` followed by millions
+ * of zeros costs microseconds, not a BigInt of millions of digits.
+ */
+export const MAX_AMOUNT_TEXT_LENGTH = 32;
+
 /** Why an amount was refused; each reads as the end of "amount …". */
-export type AmountProblem = 'not-a-number' | 'not-positive' | 'too-precise' | 'too-large';
+export type AmountProblem = 'not-a-number' | 'not-positive' | 'too-precise' | 'too-large' | 'too-long';
 
 const JSON_NUMBER = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 
@@ -27,6 +43,8 @@ export function parseAmount(
   currency: Currency,
   maxMinor: number,
 ): { minor: number } | { problem: AmountProblem } {
+  // On the text as given, before even trimming it: a long text costs nothing to refuse.
+  if (source.length > MAX_AMOUNT_TEXT_LENGTH) return { problem: 'too-long' };
   const match = JSON_NUMBER.exec(source.trim());
   if (!match) return { problem: 'not-a-number' };
   const [, sign = '', integerDigits = '', fractionDigits = '', exponentText = '0'] = match;
@@ -53,13 +71,19 @@ export function parseAmount(
   return { minor: Number(minor) };
 }
 
-/** The exact decimal text of an amount of minor units, e.g. 1234 → "12.34", 5 → "0.05". */
-export function formatMinor(minor: number, currency: Currency): string {
-  if (!Number.isSafeInteger(minor)) throw new RangeError(`Not a whole number of minor units: ${minor}`);
+/**
+ * The exact decimal text of an amount of minor units, e.g. 1234 → "12.34", 5 → "0.05". A bigint
+ * prints exactly at any size (a balance stored beyond 2^53 before the cap existed).
+ */
+export function formatMinor(minor: number | bigint, currency: Currency): string {
+  if (typeof minor === 'number' && !Number.isSafeInteger(minor)) {
+    throw new RangeError(`Not a whole number of minor units: ${minor}`);
+  }
   if (currency.decimals === 0) return String(minor);
-  const digits = String(Math.abs(minor)).padStart(currency.decimals + 1, '0');
+  const negative = minor < 0;
+  const digits = String(negative ? -minor : minor).padStart(currency.decimals + 1, '0');
   const cut = digits.length - currency.decimals;
-  return `${minor < 0 ? '-' : ''}${digits.slice(0, cut)}.${digits.slice(cut)}`;
+  return `${negative ? '-' : ''}${digits.slice(0, cut)}.${digits.slice(cut)}`;
 }
 
 declare global {
@@ -73,16 +97,22 @@ declare global {
  * An amount as a JSON number that serialises to its exact decimal text ("12.30"), never through
  * a binary float.
  */
-export function moneyJson(minor: number, currency: Currency): unknown {
+export function moneyJson(minor: number | bigint, currency: Currency): unknown {
   return JSON.rawJSON(formatMinor(minor, currency));
 }
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COLON = 0x3a;
-/** A JSON number token, matched where a value starts. */
-const NUMBER_TOKEN = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+/**
+ * A JSON number token where a value starts, cut one character past the longest amount text: the
+ * text has been accepted by `JSON.parse`, so these characters are the number's, and a longer
+ * number is refused by {@link parseAmount} without being read whole.
+ */
+const NUMBER_TOKEN = new RegExp(`-?\\d[\\d.eE+-]{0,${MAX_AMOUNT_TEXT_LENGTH}}`, 'y');
 const WHITESPACE = /[ \t\n\r]*/y;
+/** What the scan stops at: a string's quote, or a bracket that changes the depth. */
+const STRUCTURAL = /["{}[\]]/g;
 
 /** The index just past the whitespace (JSON's four characters) that starts at `from`. */
 function skipWhitespace(text: string, from: number): number {
@@ -104,9 +134,9 @@ function stringEnd(text: string, open: number): number {
 }
 
 /**
- * The JSON source text of a top-level number property of a JSON object, as the client wrote it,
- * or `undefined` when it is absent or not a number. Like `JSON.parse`, the last of duplicate keys
- * wins, and keys are compared once unescaped.
+ * The JSON source text of a top-level number property of a JSON object, as the client wrote it
+ * (cut after more characters than any amount needs), or `undefined` when it is absent or not a
+ * number. Like `JSON.parse`, the last of duplicate keys wins, and keys are compared once unescaped.
  *
  * Meant for text that `JSON.parse` has accepted. A scan of the text rather than a second parse
  * with a reviver (ES2025 source text access): a reviver sends V8 down its slow path, several
@@ -116,11 +146,16 @@ export function numberSource(json: string, property: string): string | undefined
   let found: string | undefined;
   let depth = 0;
   for (let i = 0; i < json.length; ) {
+    // Straight to the next quote or bracket: long runs of digits or whitespace are skipped by the
+    // regex engine, not one character at a time here.
+    STRUCTURAL.lastIndex = i;
+    if (!STRUCTURAL.test(json)) break;
+    i = STRUCTURAL.lastIndex - 1;
     const c = json.charCodeAt(i);
     if (c !== QUOTE) {
       // Brackets inside strings never get here: strings are skipped whole.
       if (c === 0x7b || c === 0x5b) depth++;
-      else if (c === 0x7d || c === 0x5d) depth--;
+      else depth--;
       i++;
       continue;
     }

@@ -1,5 +1,5 @@
 import { requireEnv, requireIntegerEnv } from '../config.ts';
-import type { Currency } from './money.ts';
+import { type Currency, MAX_BALANCE_MINOR } from './money.ts';
 
 /** The money settings of a deployment, read once at cold start. */
 export interface WalletSettings {
@@ -12,9 +12,13 @@ export interface WalletSettings {
 export function loadWalletSettings(): WalletSettings {
   const decimals = requireIntegerEnv('CURRENCY_DECIMALS');
   if (decimals > 4) throw new Error('CURRENCY_DECIMALS must be at most 4');
+  const maxTransferMinor = requireIntegerEnv('MAX_TRANSFER_MINOR');
+  if (maxTransferMinor > MAX_BALANCE_MINOR) {
+    throw new Error(`MAX_TRANSFER_MINOR must be at most ${MAX_BALANCE_MINOR}, the most a wallet holds`);
+  }
   return {
     currency: { code: requireEnv('CURRENCY'), decimals },
-    maxTransferMinor: requireIntegerEnv('MAX_TRANSFER_MINOR'),
+    maxTransferMinor,
     idempotencyTtlSeconds: Math.max(86_400, requireIntegerEnv('IDEMPOTENCY_TTL_SECONDS')),
   };
 }

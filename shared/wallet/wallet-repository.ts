@@ -1,17 +1,24 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { GetCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { requireEnv } from '../config.ts';
 import { createDocumentClient } from '../dynamodb/client.ts';
 import { withRetries } from '../dynamodb/retry.ts';
 import { tables } from '../dynamodb/tables.ts';
+import { MAX_BALANCE_MINOR } from './money.ts';
 
 const client = createDocumentClient();
 const tableName = requireEnv(tables.wallets.envVar);
 
 /*
  * Single-table layout (partition key `pk` only):
- *   WALLET#<address>           balance (minor units), updatedAt         mutable, one per address
+ *   WALLET#<address>           balance (minor units), updatedAt         mutable, one per address;
+ *                              exists once the wallet is open: money is only ever sent to one
  *   TRANSFER#<transferId>      the transfer, immutable, kept forever    written once, conditionally
  *   DEPOSIT#<depositId>        a funding credit, immutable              written once, conditionally
  *   IDEMPOTENCY#["sub","key"]  request hash + the original transfer     expiresAt (DynamoDB TTL)
@@ -24,7 +31,8 @@ const idempotencyKey = (sub: string, key: string) => `IDEMPOTENCY#${JSON.stringi
 
 /** A wallet as stored. */
 export interface WalletRecord {
-  readonly balanceMinor: number;
+  /** Exact whatever its size: balances are capped at {@link MAX_BALANCE_MINOR}, but older data may not be. */
+  readonly balanceMinor: bigint;
   readonly updatedAt?: string;
 }
 
@@ -48,11 +56,16 @@ export interface IdempotencyClaim {
 
 export type CommitOutcome =
   | { readonly kind: 'committed' }
-  | { readonly kind: 'insufficient-funds' }
+  /** The sender's balance does not cover the amount; the sender may have had no wallet at all. */
+  | { readonly kind: 'insufficient-funds'; readonly senderHasWallet: boolean }
+  /** No wallet is open at the recipient's address. */
+  | { readonly kind: 'unknown-recipient' }
+  /** The credit would take the recipient's balance past {@link MAX_BALANCE_MINOR}. */
+  | { readonly kind: 'recipient-limit' }
   /** The key was used before: the transfer it made. */
   | { readonly kind: 'key-used'; readonly transfer: TransferRecord };
 
-/** Reads a wallet with a strongly consistent read; `undefined` for an address never credited. */
+/** Reads a wallet with a strongly consistent read; `undefined` for an address with no open wallet. */
 export async function readWallet(address: string): Promise<WalletRecord | undefined> {
   const { Item } = await withRetries(() =>
     client.send(
@@ -60,15 +73,43 @@ export async function readWallet(address: string): Promise<WalletRecord | undefi
     ),
   );
   return Item
-    ? { balanceMinor: Item.balance as number, updatedAt: Item.updatedAt as string | undefined }
+    ? {
+        // Exact at any size: the DocumentClient reads an integer beyond 2^53 as a bigint (no
+        // wrapNumbers needed), a smaller one as an exact number; a balance stored before the cap
+        // existed may be that large.
+        balanceMinor: BigInt(Item.balance as number | bigint),
+        updatedAt: Item.updatedAt as string | undefined,
+      }
     : undefined;
 }
 
 /**
+ * Opens an empty wallet at `address` unless one is open already (then nothing changes): from
+ * then on the address can receive money. One conditional write, once per address.
+ */
+export async function openWallet(address: string, openedAt: string): Promise<void> {
+  try {
+    await withRetries(() =>
+      client.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: { pk: walletKey(address), kind: 'wallet', balance: 0, openedAt },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      ),
+    );
+  } catch (error) {
+    // Opened meanwhile (a deposit, or another request of the owner): open is all we wanted.
+    if ((error as Error | undefined)?.name !== 'ConditionalCheckFailedException') throw error;
+  }
+}
+
+/**
  * Moves money in ONE TransactWriteItems, with no read before it: debit the sender on condition
- * that the balance covers the amount, credit the recipient (creating its wallet if new), write the
- * immutable transfer record, and, with an Idempotency-Key, claim the key in the same transaction,
- * which is what makes a repeated request move money once, even when both arrive together.
+ * that the balance covers the amount, credit the recipient on condition that its wallet is open
+ * and stays within {@link MAX_BALANCE_MINOR}, write the immutable transfer record, and, with an
+ * Idempotency-Key, claim the key in the same transaction, which is what makes a repeated request
+ * move money once, even when both arrive together.
  *
  * The ClientRequestToken is the transfer's id, so a retry of a commit whose response was lost is a
  * no-op; our bounded retries (conflicts, throttling, timeouts, network errors) resend the very same
@@ -89,6 +130,8 @@ export async function commitTransfer(
           UpdateExpression: 'SET balance = balance - :amount, updatedAt = :now',
           ConditionExpression: 'balance >= :amount',
           ExpressionAttributeValues: { ':amount': transfer.amountMinor, ':now': now },
+          // Tells a sender with no wallet (nothing returned) from one with too little.
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
       },
       {
@@ -96,7 +139,15 @@ export async function commitTransfer(
           TableName: tableName,
           Key: { pk: walletKey(transfer.toAddress) },
           UpdateExpression: 'ADD balance :amount SET updatedAt = :now',
-          ExpressionAttributeValues: { ':amount': transfer.amountMinor, ':now': now },
+          // Money only goes where its owner can spend it, and never past the cap.
+          ConditionExpression: 'attribute_exists(pk) AND balance <= :room',
+          ExpressionAttributeValues: {
+            ':amount': transfer.amountMinor,
+            ':room': MAX_BALANCE_MINOR - transfer.amountMinor,
+            ':now': now,
+          },
+          // Tells an unknown recipient (nothing returned) from one at the cap.
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
       },
       {
@@ -141,7 +192,13 @@ export async function commitTransfer(
       }
       // Our own transfer id exists only if an earlier attempt of this very call committed.
       if (reasons[2]?.Code === 'ConditionalCheckFailed') return { kind: 'committed' };
-      if (reasons[0]?.Code === 'ConditionalCheckFailed') return { kind: 'insufficient-funds' };
+      // The sender's balance first: a caller who cannot pay learns nothing about the recipient.
+      if (reasons[0]?.Code === 'ConditionalCheckFailed') {
+        return { kind: 'insufficient-funds', senderHasWallet: reasons[0].Item !== undefined };
+      }
+      if (reasons[1]?.Code === 'ConditionalCheckFailed') {
+        return reasons[1].Item ? { kind: 'recipient-limit' } : { kind: 'unknown-recipient' };
+      }
     }
     throw error;
   }
@@ -154,39 +211,73 @@ function cancellationReasons(error: unknown): CancellationReason[] | undefined {
   return (error as { CancellationReasons?: CancellationReason[] }).CancellationReasons;
 }
 
+/** A funding credit from outside the system, immutable once recorded. */
+export interface DepositRecord {
+  readonly depositId: string;
+  readonly address: string;
+  readonly amountMinor: number;
+  readonly currency: string;
+  readonly createdAt: string;
+}
+
+export type DepositOutcome =
+  | { readonly kind: 'recorded' }
+  /** A deposit with this id was recorded before (a re-run): this is it, and nothing moved again. */
+  | { readonly kind: 'already-recorded'; readonly deposit: DepositRecord }
+  /** The credit would take the balance past {@link MAX_BALANCE_MINOR}; nothing changed. */
+  | { readonly kind: 'balance-limit' };
+
 /**
- * Credits a wallet from outside the system (funding) and records the deposit, atomically.
- * Returns nothing: balances are read with {@link readWallet}.
+ * Credits a wallet from outside the system (funding, which opens the wallet if need be) and
+ * records the deposit, atomically and once per deposit id: the deposit record is written on
+ * condition that the id is new, so re-running a funding that did commit changes nothing and
+ * returns the deposit recorded first. No ClientRequestToken: a re-run is a new request (another
+ * `createdAt`), which the token would refuse as a parameter mismatch instead of answering.
+ * Balances are read with {@link readWallet}.
  */
-export async function recordDeposit(deposit: {
-  depositId: string;
-  address: string;
-  amountMinor: number;
-  currency: string;
-  createdAt: string;
-}): Promise<void> {
-  await withRetries(() =>
-    client.send(
-      new TransactWriteCommand({
-        ClientRequestToken: deposit.depositId,
-        TransactItems: [
-          {
-            Update: {
-              TableName: tableName,
-              Key: { pk: walletKey(deposit.address) },
-              UpdateExpression: 'ADD balance :amount SET updatedAt = :now',
-              ExpressionAttributeValues: { ':amount': deposit.amountMinor, ':now': deposit.createdAt },
+export async function recordDeposit(deposit: DepositRecord): Promise<DepositOutcome> {
+  if (!Number.isSafeInteger(deposit.amountMinor) || deposit.amountMinor > MAX_BALANCE_MINOR) {
+    return { kind: 'balance-limit' };
+  }
+  try {
+    await withRetries(() =>
+      client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: tableName,
+                Key: { pk: walletKey(deposit.address) },
+                UpdateExpression: 'ADD balance :amount SET updatedAt = :now',
+                ConditionExpression: 'attribute_not_exists(balance) OR balance <= :room',
+                ExpressionAttributeValues: {
+                  ':amount': deposit.amountMinor,
+                  ':room': MAX_BALANCE_MINOR - deposit.amountMinor,
+                  ':now': deposit.createdAt,
+                },
+              },
             },
-          },
-          {
-            Put: {
-              TableName: tableName,
-              Item: { pk: depositKey(deposit.depositId), kind: 'deposit', ...deposit },
-              ConditionExpression: 'attribute_not_exists(pk)',
+            {
+              Put: {
+                TableName: tableName,
+                Item: { pk: depositKey(deposit.depositId), kind: 'deposit', ...deposit },
+                ConditionExpression: 'attribute_not_exists(pk)',
+                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+              },
             },
-          },
-        ],
-      }),
-    ),
-  );
+          ],
+        }),
+      ),
+    );
+    return { kind: 'recorded' };
+  } catch (error) {
+    const reasons = cancellationReasons(error);
+    const recorded = reasons?.[1];
+    if (recorded?.Code === 'ConditionalCheckFailed' && recorded.Item) {
+      const { depositId, address, amountMinor, currency, createdAt } = unmarshall(recorded.Item);
+      return { kind: 'already-recorded', deposit: { depositId, address, amountMinor, currency, createdAt } };
+    }
+    if (reasons?.[0]?.Code === 'ConditionalCheckFailed') return { kind: 'balance-limit' };
+    throw error;
+  }
 }

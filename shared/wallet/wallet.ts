@@ -3,20 +3,30 @@ import {
   IdempotencyKeyReuseError,
   InsufficientFundsError,
   InvalidParameterError,
+  RecipientLimitError,
+  UnknownRecipientError,
   ValidationError,
 } from '../errors.ts';
 import { addMetric, setOutcome } from '../observability/telemetry.ts';
 import { isoTimestamp } from '../time.ts';
-import { type AmountProblem, moneyJson, numberSource, parseAmount } from './money.ts';
+import {
+  type AmountProblem,
+  MAX_AMOUNT_TEXT_LENGTH,
+  MAX_BALANCE_MINOR,
+  moneyJson,
+  numberSource,
+  parseAmount,
+} from './money.ts';
 import type { WalletSettings } from './settings.ts';
-import { commitTransfer, readWallet, type TransferRecord } from './wallet-repository.ts';
+import { commitTransfer, openWallet, readWallet, type TransferRecord } from './wallet-repository.ts';
 
 /**
- * The balance of a wallet: one strongly consistent read. A wallet that never received money
- * reads as 0.
+ * The balance of the caller's wallet: one strongly consistent read. The owner's first call opens
+ * the wallet (one conditional write, once), so that from then on it can receive money; it reads 0.
  */
 export async function getBalance(address: string, settings: WalletSettings) {
   const wallet = await readWallet(address);
+  if (!wallet) await openWallet(address, isoTimestamp(Date.now()));
   return {
     address,
     balance: moneyJson(wallet?.balanceMinor ?? 0, settings.currency),
@@ -41,6 +51,7 @@ const AMOUNT_DETAILS: Record<AmountProblem, (s: WalletSettings) => string> = {
   'too-precise': (s) => `must have at most ${s.currency.decimals} decimals (${s.currency.code})`,
   'too-large': (s) =>
     `must be at most ${JSON.stringify(moneyJson(s.maxTransferMinor, s.currency))} per transfer`,
+  'too-long': () => `must be written in at most ${MAX_AMOUNT_TEXT_LENGTH} characters`,
 };
 
 /**
@@ -50,6 +61,9 @@ const AMOUNT_DETAILS: Record<AmountProblem, (s: WalletSettings) => string> = {
  *    Idempotency-Key; nothing is read before it.
  * 3. A key already claimed by the same request replays the original transfer; by another
  *    request, it is refused. Either way no money moves a second time.
+ * 4. Money goes only to an open wallet (see {@link getBalance}): to an address with none, the
+ *    transfer is refused by a condition of the same transaction, so a typo cannot lose money.
+ *    A sender with no wallet has nothing to send; the refusal opens its wallet, once.
  * The answer is the transfer, not the balance: the transaction returns no values, and reading
  * the balance after it would be a second round trip on every send (`GET /api/wallet/balance`
  * reads it).
@@ -76,7 +90,18 @@ export async function sendMoney(command: SendMoneyCommand, settings: WalletSetti
 
   const outcome = await commitTransfer(transfer, claim);
   if (outcome.kind === 'insufficient-funds') {
+    if (!outcome.senderHasWallet) await openWallet(command.sub, createdAt);
     throw new InsufficientFundsError('The balance does not cover this amount; nothing was sent');
+  }
+  if (outcome.kind === 'unknown-recipient') {
+    throw new UnknownRecipientError(
+      'No wallet is open at toAddress (a wallet opens when its owner first uses it, or is funded); nothing was sent',
+    );
+  }
+  if (outcome.kind === 'recipient-limit') {
+    throw new RecipientLimitError(
+      `The recipient's balance would exceed the most a wallet holds (${JSON.stringify(moneyJson(MAX_BALANCE_MINOR, settings.currency))}); nothing was sent`,
+    );
   }
   if (outcome.kind === 'key-used' && !isSameRequest(outcome.transfer, transfer)) {
     throw new IdempotencyKeyReuseError('This Idempotency-Key was used for a different request');

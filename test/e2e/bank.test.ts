@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { localClient } from '#infra/local/dynamodb-local.ts';
 import { readRunningStack } from '#infra/local/gateway.ts';
 import { uniqueSub } from '../support/events.ts';
-import { call, fundViaCli, gateway, tokenFor } from './http.ts';
+import { call, fundViaCli, gateway, openWallet, tokenFor } from './http.ts';
 
 /*
  * A bank test in the spirit of Jepsen's: funded wallets, many concurrent random transfers over
@@ -139,10 +139,11 @@ describe('bank', () => {
   it('lets exactly one of 10 concurrent sends of 60 from a balance of 100 through', async () => {
     const sub = uniqueSub('bank');
     const token = await tokenFor('read:wallet write:wallet', { sub });
-    await fundViaCli(sub, '100');
+    const to = uniqueSub();
+    await Promise.all([fundViaCli(sub, '100'), openWallet(to)]);
     const responses = await Promise.all(
       Array.from({ length: 10 }, () =>
-        call('POST', '/api/wallet/send', { token, json: { toAddress: uniqueSub(), amount: 60 } }),
+        call('POST', '/api/wallet/send', { token, json: { toAddress: to, amount: 60 } }),
       ),
     );
     expect(responses.filter((r) => r.status === 200)).toHaveLength(1);
@@ -153,8 +154,8 @@ describe('bank', () => {
   it('moves money once for concurrent replays of one Idempotency-Key', async () => {
     const sub = uniqueSub('bank');
     const token = await tokenFor('read:wallet write:wallet', { sub });
-    await fundViaCli(sub, '50');
     const to = uniqueSub();
+    await Promise.all([fundViaCli(sub, '50'), openWallet(to)]);
     const headers = { 'idempotency-key': randomUUID() };
     const responses = await Promise.all(
       Array.from({ length: 6 }, () =>

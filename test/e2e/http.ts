@@ -4,7 +4,6 @@
  */
 import { execFile } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { promisify } from 'node:util';
 import { expect, inject } from 'vitest';
 import { signLocalToken } from '#infra/local/issuer.ts';
 import { uniqueSub } from '../support/events.ts';
@@ -88,15 +87,41 @@ export function expectProblem(result: CallResult, status: number): Record<string
   return problem;
 }
 
+/** What a run of `npm run wallet:fund` printed, and its exit code. */
+export interface FundRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
 /**
- * Funds a wallet of the gateway's stack with the real `npm run wallet:fund` command, which finds
- * the running stack through its record, as it does after `npm start`.
+ * Runs the real `npm run wallet:fund` command against the gateway's stack, which it finds
+ * through its record, as it does after `npm start`.
  */
+export function runFundCli(args: readonly string[]): Promise<FundRun> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['scripts/wallet-fund.ts', ...args],
+      { env: { ...process.env, PORT: String(gateway.port), LOCAL_STATE_DIR: gateway.stateDir } },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** Funds a wallet of the gateway's stack with `npm run wallet:fund` (which opens it). */
 export async function fundViaCli(address: string, amount: string): Promise<{ balance: string }> {
-  const { stdout } = await promisify(execFile)(
-    process.execPath,
-    ['scripts/wallet-fund.ts', '--address', address, '--amount', amount],
-    { env: { ...process.env, PORT: String(gateway.port), LOCAL_STATE_DIR: gateway.stateDir } },
-  );
-  return JSON.parse(stdout) as { balance: string };
+  const run = await runFundCli(['--address', address, '--amount', amount]);
+  if (run.code !== 0) throw new Error(`wallet:fund exited with ${run.code}: ${run.stderr}`);
+  return JSON.parse(run.stdout) as { balance: string };
+}
+
+/** Opens an empty wallet the way its owner does: by a first call of a wallet route. */
+export async function openWallet(address: string): Promise<void> {
+  const token = await tokenFor('read:wallet', { sub: address });
+  const response = await call('GET', '/api/wallet/balance', { token });
+  expect(response.status).toBe(200);
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { uniqueSub } from '../support/events.ts';
-import { call, expectProblem, fundViaCli, tokenFor } from './http.ts';
+import { call, expectProblem, fundViaCli, openWallet, runFundCli, tokenFor } from './http.ts';
 
 /** The wallet through the local gateway: real tokens, real authorizer and handlers, DynamoDB Local. */
 
@@ -39,6 +39,8 @@ describe('POST /api/wallet/send', () => {
     const alice = await caller();
     const bob = await caller();
     await fundViaCli(alice.sub, '100');
+    // Bob's first call opens his wallet.
+    expect((await balance(bob.token)).json).toMatchObject({ balance: 0 });
     const sent = await sendMoney(alice.token, { toAddress: bob.sub, amount: 0.1 });
     expect(sent.status).toBe(200);
     expect(sent.json).toMatchObject({
@@ -83,6 +85,33 @@ describe('POST /api/wallet/send', () => {
     expect(problem.errors).toEqual(expect.arrayContaining([expect.objectContaining({ pointer })]));
   });
 
+  it('answers 422 unknown-recipient to a transfer to an address with no wallet, and moves nothing', async () => {
+    const alice = await caller();
+    await fundViaCli(alice.sub, '5');
+    const refused = expectProblem(
+      await sendMoney(alice.token, { toAddress: uniqueSub('typo'), amount: 1 }),
+      422,
+    );
+    expect(refused.type).toMatch(/unknown-recipient$/);
+    expect((await balance(alice.token)).json).toMatchObject({ balance: 5 });
+  });
+
+  it('answers 422 naming /amount to an amount written in millions of characters', async () => {
+    const alice = await caller();
+    const bob = uniqueSub();
+    await Promise.all([fundViaCli(alice.sub, '5'), openWallet(bob)]);
+    const problem = expectProblem(
+      await call('POST', '/api/wallet/send', {
+        token: alice.token,
+        body: `{"toAddress":"${bob}","amount":1.${'0'.repeat(2_000_000)}}`,
+        headers: { 'content-type': 'application/json' },
+      }),
+      422,
+    );
+    expect(problem.errors).toEqual([expect.objectContaining({ pointer: '/amount' })]);
+    expect((await balance(alice.token)).json).toMatchObject({ balance: 5 });
+  });
+
   it('answers 422 to a transfer to yourself', async () => {
     const alice = await caller();
     expectProblem(await sendMoney(alice.token, { toAddress: alice.sub, amount: 1 }), 422);
@@ -117,6 +146,7 @@ describe('POST /api/wallet/send', () => {
     await fundViaCli(alice.sub, '10');
     const headers = { 'idempotency-key': `e2e-${alice.sub}` };
     const to = uniqueSub();
+    await openWallet(to);
     const first = await sendMoney(alice.token, { toAddress: to, amount: 3 }, headers);
     const replay = await sendMoney(alice.token, { toAddress: to, amount: 3 }, headers);
     expect(replay.status).toBe(200);
@@ -127,5 +157,55 @@ describe('POST /api/wallet/send', () => {
     const reused = expectProblem(await sendMoney(alice.token, { toAddress: to, amount: 4 }, headers), 422);
     expect(reused.type).toMatch(/idempotency-key-reused$/);
     expect((await balance(alice.token)).json).toMatchObject({ balance: 7 });
+  });
+});
+
+describe('npm run wallet:fund', () => {
+  it('funds once per --deposit-id: a re-run after success credits nothing more', async () => {
+    const { sub, token } = await caller();
+    const args = ['--address', sub, '--amount', '7.25', '--deposit-id', `dep-${sub}`];
+    const first = await runFundCli(args);
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ depositId: `dep-${sub}`, balance: '7.25' });
+    const again = await runFundCli(args);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ alreadyRecorded: true, balance: '7.25' });
+    expect((await balance(token)).json).toMatchObject({ balance: 7.25 });
+  });
+
+  it('prints a fresh deposit id before writing, for a safe re-run of a run that failed', async () => {
+    const { sub } = await caller();
+    const run = await runFundCli(['--address', sub, '--amount', '1']);
+    expect(run.code).toBe(0);
+    const { depositId } = JSON.parse(run.stdout) as { depositId: string };
+    expect(run.stderr).toContain(`--deposit-id ${depositId}`);
+  });
+
+  it('refuses a deposit id used for another deposit, exit code 3, writing nothing', async () => {
+    const { sub, token } = await caller();
+    const id = `dep-${sub}`;
+    expect((await runFundCli(['--address', sub, '--amount', '1', '--deposit-id', id])).code).toBe(0);
+    const other = await runFundCli(['--address', sub, '--amount', '2', '--deposit-id', id]);
+    expect(other.code).toBe(3);
+    expect(other.stderr).toMatch(/was used .* for another deposit/);
+    expect((await balance(token)).json).toMatchObject({ balance: 1 });
+  });
+
+  it('refuses, before writing, an amount (exit code 2) or a balance (exit code 3) past the most a wallet holds, and reads the largest balance exactly', async () => {
+    const { sub, token } = await caller();
+    // No amount beyond the cap is valid: an invalid argument (exit code 2), checked before any write.
+    const beyond2to53 = await runFundCli(['--address', sub, '--amount', '90071992547409.93']);
+    expect(beyond2to53.code).toBe(2);
+    expect(beyond2to53.stderr).toMatch(/too-large; at most 10000000000000\.00/);
+    expect((await balance(token)).json).toMatchObject({ balance: 0 });
+    const full = await runFundCli(['--address', sub, '--amount', '9999999999999.99']);
+    expect(full.code).toBe(0);
+    expect(JSON.parse(full.stdout)).toMatchObject({ balance: '9999999999999.99' });
+    const over = await runFundCli(['--address', sub, '--amount', '0.02']);
+    expect(over.code).toBe(3);
+    expect(over.stderr).toMatch(/refused, nothing was written: .* would exceed 10000000000000\.00 USD/);
+    const read = await balance(token);
+    expect(read.status).toBe(200);
+    expect(read.text).toContain('"balance":9999999999999.99');
   });
 });

@@ -242,7 +242,7 @@ describe('data access', () => {
     expect(actionsOf(grant('addPet'))).toEqual(['dynamodb:PutItem']);
     expect(JSON.stringify(grant('addPet').Resource)).toMatch(tableReference('pets', 'Arn'));
     expect(actionsOf(grant('getPetById'))).toEqual(['dynamodb:GetItem']);
-    expect(actionsOf(grant('getBalance'))).toEqual(['dynamodb:GetItem']);
+    expect(actionsOf(grant('getBalance'))).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
     expect(JSON.stringify(grant('getBalance').Resource)).toMatch(tableReference('wallets', 'Arn'));
     expect(actionsOf(grant('sendMoney'))).toEqual(['dynamodb:PutItem', 'dynamodb:UpdateItem']);
     const everyAction = Object.values(service.findResources('AWS::IAM::Policy')).flatMap((policy) =>

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { handler as send } from '#functions/send-money/handler.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
 import { linesWrittenBy } from '../support/logs.ts';
-import { fund } from '../support/wallet.ts';
+import { fund, open } from '../support/wallet.ts';
 
 const SECRET_TOKEN = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJzZWNyZXQifQ.c2lnbmF0dXJlLXNlY3JldA';
 
@@ -11,7 +11,7 @@ afterEach(() => vi.restoreAllMocks());
 describe('request logs', () => {
   it('write one line per request with correlation id, route, caller, outcome, latency and metrics, but no token or body', async () => {
     const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
-    await fund(alice, 1_000);
+    await Promise.all([fund(alice, 1_000), open(bob)]);
     const body = `{"toAddress":"${bob}","amount":1.25}`;
     const event = apiEvent({
       sub: alice,

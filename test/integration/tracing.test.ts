@@ -52,6 +52,11 @@ describe('X-Ray', () => {
     });
     expect(subsegment.id).toMatch(/^[0-9a-f]{16}$/);
     expect(subsegment.end_time as number).toBeGreaterThanOrEqual(subsegment.start_time as number);
+    // A new caller's first call also opens its wallet: the second call, traced the same way.
+    expect(await nextDocument()).toMatchObject({
+      parent_id: '53995c3f42cd8ad8',
+      aws: { operation: 'PutItem', table_name: process.env.WALLETS_TABLE_NAME },
+    });
   });
 
   it('sends nothing for an invocation X-Ray did not sample', async () => {

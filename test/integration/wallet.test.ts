@@ -1,8 +1,16 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, NumberValue, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { handler as getBalance } from '#functions/get-balance/handler.ts';
 import { handler as send } from '#functions/send-money/handler.ts';
+import { MAX_BALANCE_MINOR } from '#shared/wallet/money.ts';
+import { readWallet, recordDeposit } from '#shared/wallet/wallet-repository.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
-import { fund } from '../support/wallet.ts';
+import { fund, open } from '../support/wallet.ts';
+
+const documentClient = DynamoDBDocumentClient.from(
+  new DynamoDBClient({ endpoint: process.env.DYNAMODB_ENDPOINT }),
+);
 
 const balanceOf = async (sub: string) => {
   const response = await invoke(
@@ -33,6 +41,18 @@ describe('wallet balance', () => {
     expect(json).toEqual({ address: sub, balance: 0, currency: 'USD' });
   });
 
+  it('reads a balance beyond 2^53 minor units exactly (stored before the cap)', async () => {
+    const sub = uniqueSub();
+    await documentClient.send(
+      new PutCommand({
+        TableName: process.env.WALLETS_TABLE_NAME,
+        Item: { pk: `WALLET#${sub}`, balance: new NumberValue('9007199254740993') },
+      }),
+    );
+    const response = await balanceOf(sub);
+    expect(response.body).toContain('"balance":90071992547409.93');
+  });
+
   it('prints the balance as an exact decimal', async () => {
     const sub = uniqueSub();
     await fund(sub, 1230);
@@ -49,9 +69,10 @@ describe('wallet balance', () => {
 });
 
 describe('send money', () => {
-  it('debits the sender, credits a new address, and answers with the transfer', async () => {
+  it('debits the sender, credits the recipient, and answers with the transfer', async () => {
     const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
     await fund(alice, 10_000);
+    await open(bob);
     const response = await sendAs(alice, `{"toAddress":"${bob}","amount":12.34}`);
     expect(response.statusCode).toBe(200);
     expect(response.json).toMatchObject({
@@ -71,6 +92,7 @@ describe('send money', () => {
   it('reads the exact amount from a base64-encoded body too (an API with binary media types)', async () => {
     const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
     await fund(alice, 10_000);
+    await open(bob);
     const event = apiEvent({
       method: 'POST',
       path: '/api/wallet/send',
@@ -88,6 +110,7 @@ describe('send money', () => {
   it('refuses an amount the balance does not cover with insufficient-funds, and changes nothing', async () => {
     const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
     await fund(alice, 500);
+    await open(bob);
     const response = await sendAs(alice, { toAddress: bob, amount: 5.01 });
     expect(response.statusCode).toBe(422);
     expect(response.contentType).toBe('application/problem+json');
@@ -96,9 +119,61 @@ describe('send money', () => {
     expect((await balanceOf(bob)).json.balance).toBe(0);
   });
 
-  it('refuses to send from a wallet that never received money', async () => {
-    const response = await sendAs(uniqueSub(), { toAddress: uniqueSub(), amount: 1 });
+  it('refuses to send from a wallet that never received money, and opens it', async () => {
+    const [carol, bob] = [uniqueSub('carol'), uniqueSub('bob')];
+    await open(bob);
+    const response = await sendAs(carol, { toAddress: bob, amount: 1 });
     expect(response.json.type).toMatch(/insufficient-funds$/);
+    expect(await readWallet(carol)).toMatchObject({ balanceMinor: 0n });
+  });
+
+  it('says insufficient-funds, not whether the recipient exists, to a sender who cannot pay', async () => {
+    const response = await sendAs(uniqueSub('carol'), { toAddress: uniqueSub('nobody'), amount: 1 });
+    expect(response.json.type).toMatch(/insufficient-funds$/);
+  });
+
+  it('refuses a transfer to an address with no wallet with unknown-recipient, moving nothing', async () => {
+    const [alice, typo] = [uniqueSub('alice'), uniqueSub('typo')];
+    await fund(alice, 1_000);
+    const response = await sendAs(alice, { toAddress: typo, amount: 1 });
+    expect(response.statusCode).toBe(422);
+    expect(response.contentType).toBe('application/problem+json');
+    expect(response.json.type).toMatch(/unknown-recipient$/);
+    expect(await readWallet(typo)).toBeUndefined();
+    expect((await balanceOf(alice)).json.balance).toBe(10);
+  });
+
+  it("opens a wallet on its owner's first balance call: from then on it receives money", async () => {
+    const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
+    await fund(alice, 1_000);
+    expect((await sendAs(alice, { toAddress: bob, amount: 1 })).json.type).toMatch(/unknown-recipient$/);
+    expect((await balanceOf(bob)).json.balance).toBe(0);
+    expect((await sendAs(alice, { toAddress: bob, amount: 1 })).statusCode).toBe(200);
+    expect((await balanceOf(bob)).json.balance).toBe(1);
+  });
+
+  it('refuses a credit that would take the recipient past the most a wallet holds, moving nothing', async () => {
+    const [alice, rich] = [uniqueSub('alice'), uniqueSub('rich')];
+    await Promise.all([fund(alice, 1_000), fund(rich, MAX_BALANCE_MINOR - 50)]);
+    const response = await sendAs(alice, { toAddress: rich, amount: 1 });
+    expect(response.statusCode).toBe(422);
+    expect(response.json.type).toMatch(/recipient-balance-limit$/);
+    expect((await balanceOf(alice)).json.balance).toBe(10);
+    expect((await readWallet(rich))?.balanceMinor).toBe(BigInt(MAX_BALANCE_MINOR - 50));
+    expect((await sendAs(alice, { toAddress: rich, amount: 0.5 })).statusCode).toBe(200);
+    expect((await readWallet(rich))?.balanceMinor).toBe(BigInt(MAX_BALANCE_MINOR));
+  });
+
+  it('refuses an amount written in more characters than any amount needs, before parsing it', async () => {
+    const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
+    await fund(alice, 1_000);
+    await open(bob);
+    const response = await sendAs(alice, `{"toAddress":"${bob}","amount":1.${'0'.repeat(2_000_000)}}`);
+    expect(response.statusCode).toBe(422);
+    expect(response.json.errors).toEqual([
+      { pointer: '/amount', detail: expect.stringMatching(/characters/) },
+    ]);
+    expect((await balanceOf(alice)).json.balance).toBe(10);
   });
 
   it.each([
@@ -158,6 +233,7 @@ describe('Idempotency-Key', () => {
   it('replays the original transfer for the same key and body, moving money once', async () => {
     const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
     await fund(alice, 1_000);
+    await open(bob);
     const headers = { 'Idempotency-Key': `key-${alice}` };
     const first = await sendAs(alice, { toAddress: bob, amount: 2.5 }, headers);
     const again = await sendAs(alice, `{"toAddress":"${bob}","amount":2.50}`, headers);
@@ -173,6 +249,7 @@ describe('Idempotency-Key', () => {
   it('refuses the same key with a different body, moving nothing more', async () => {
     const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
     await fund(alice, 1_000);
+    await open(bob);
     const headers = { 'Idempotency-Key': '"same"' };
     expect((await sendAs(alice, { toAddress: bob, amount: 1 }, headers)).statusCode).toBe(200);
     const other = await sendAs(alice, { toAddress: bob, amount: 2 }, headers);
@@ -183,7 +260,7 @@ describe('Idempotency-Key', () => {
 
   it('keeps keys per caller: another caller may use the same key', async () => {
     const [alice, carol, bob] = [uniqueSub('alice'), uniqueSub('carol'), uniqueSub('bob')];
-    await Promise.all([fund(alice, 1_000), fund(carol, 1_000)]);
+    await Promise.all([fund(alice, 1_000), fund(carol, 1_000), open(bob)]);
     const headers = { 'Idempotency-Key': 'shared-key' };
     const a = await sendAs(alice, { toAddress: bob, amount: 1 }, headers);
     const c = await sendAs(carol, { toAddress: bob, amount: 1 }, headers);
@@ -194,6 +271,7 @@ describe('Idempotency-Key', () => {
   it('moves money once when the same request arrives many times at once', async () => {
     const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
     await fund(alice, 10_000);
+    await open(bob);
     const headers = { 'Idempotency-Key': `concurrent-${alice}` };
     const responses = await Promise.all(
       Array.from({ length: 8 }, () => sendAs(alice, { toAddress: bob, amount: 10 }, headers)),
@@ -215,14 +293,46 @@ describe('Idempotency-Key', () => {
 
 describe('never overdrawn', () => {
   it('lets exactly one of 10 concurrent sends of 60 from a balance of 100 through', async () => {
-    const alice = uniqueSub('alice');
+    const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
     await fund(alice, 10_000);
+    await open(bob);
     const responses = await Promise.all(
-      Array.from({ length: 10 }, () => sendAs(alice, { toAddress: uniqueSub('bob'), amount: 60 })),
+      Array.from({ length: 10 }, () => sendAs(alice, { toAddress: bob, amount: 60 })),
     );
     const statuses = responses.map((r) => r.statusCode);
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
     expect(statuses.filter((s) => s !== 200).every((s) => s === 422 || s === 503)).toBe(true);
     expect((await balanceOf(alice)).json.balance).toBe(40);
+  });
+});
+
+describe('deposits (wallet:fund)', () => {
+  const deposit = (address: string, amountMinor: number, depositId = `dep-${address}`) => ({
+    depositId,
+    address,
+    amountMinor,
+    currency: 'USD',
+    createdAt: new Date().toISOString(),
+  });
+
+  it('credits once per deposit id: a repeat answers with the deposit recorded first', async () => {
+    const sub = uniqueSub();
+    const first = deposit(sub, 500);
+    expect(await recordDeposit(first)).toEqual({ kind: 'recorded' });
+    const again = await recordDeposit({ ...deposit(sub, 500), createdAt: '2030-01-01T00:00:00.000Z' });
+    expect(again).toEqual({ kind: 'already-recorded', deposit: first });
+    expect((await readWallet(sub))?.balanceMinor).toBe(500n);
+  });
+
+  it('refuses a deposit past the most a wallet holds, writing nothing', async () => {
+    const sub = uniqueSub();
+    await fund(sub, MAX_BALANCE_MINOR - 1);
+    expect(await recordDeposit(deposit(sub, 2))).toEqual({ kind: 'balance-limit' });
+    expect(await recordDeposit(deposit(sub, MAX_BALANCE_MINOR + 1, `dep-big-${sub}`))).toEqual({
+      kind: 'balance-limit',
+    });
+    expect((await readWallet(sub))?.balanceMinor).toBe(BigInt(MAX_BALANCE_MINOR - 1));
+    // The refused deposit id is still free: nothing was written under it.
+    expect(await recordDeposit(deposit(sub, 1))).toEqual({ kind: 'recorded' });
   });
 });

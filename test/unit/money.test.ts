@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatMinor, numberSource, parseAmount } from '#shared/wallet/money.ts';
+import { formatMinor, MAX_AMOUNT_TEXT_LENGTH, numberSource, parseAmount } from '#shared/wallet/money.ts';
 
 const usd = { code: 'USD', decimals: 2 };
 const jpy = { code: 'JPY', decimals: 0 };
@@ -42,6 +42,19 @@ describe('parseAmount reads an exact amount from the JSON text', () => {
     expect(parseAmount(source, usd, max)).toEqual({ problem });
   });
 
+  it.each([
+    ['1. followed by 2,000,000 zeros', `1.${'0'.repeat(2_000_000)}`],
+    ['2,000,000 digits', '9'.repeat(2_000_000)],
+    ['a long exponent', `1e${'0'.repeat(1_000_000)}1`],
+    ['one character over the bound', `1.${'0'.repeat(MAX_AMOUNT_TEXT_LENGTH - 1)}`],
+  ])('refuses %s as too-long, before parsing it', (_name, source) => {
+    expect(parseAmount(source, usd, max)).toEqual({ problem: 'too-long' });
+  });
+
+  it('accepts trailing zeros up to the bound', () => {
+    expect(parseAmount(`1.${'0'.repeat(MAX_AMOUNT_TEXT_LENGTH - 2)}`, usd, max)).toEqual({ minor: 100 });
+  });
+
   it('follows the currency: no decimals at all for a zero-decimal currency', () => {
     expect(parseAmount('5', jpy, 1000)).toEqual({ minor: 5 });
     expect(parseAmount('5.5', jpy, 1000)).toEqual({ problem: 'too-precise' });
@@ -58,6 +71,11 @@ describe('formatMinor prints exact decimals', () => {
     [9_007_199_254_740_991, '90071992547409.91'],
   ])('%i minor units → %s', (minor, text) => {
     expect(formatMinor(minor, usd)).toBe(text);
+  });
+
+  it('prints a bigint beyond 2^53 exactly', () => {
+    expect(formatMinor(9_007_199_254_740_993n, usd)).toBe('90071992547409.93');
+    expect(formatMinor(-5n, usd)).toBe('-0.05');
   });
 
   it('refuses fractional minor units', () => {

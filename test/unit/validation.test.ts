@@ -1,0 +1,61 @@
+import { Ajv } from 'ajv';
+import { describe, expect, it } from 'vitest';
+import { withEarlyStops } from '#shared/http/validation.ts';
+import { requestValidators, schemas } from '#shared/schemas/index.ts';
+
+const compile = (early: boolean) =>
+  new Ajv({
+    schemas: schemas.map((schema) => (early ? (withEarlyStops(schema) as object) : schema)),
+    allErrors: true,
+    strict: true,
+    formats: { int64: true, 'date-time': true },
+  });
+const plain = compile(false);
+const bounded = compile(true);
+
+const pets: unknown[] = [
+  { name: 'rex', photoUrls: [] },
+  { name: 'rex', photoUrls: ['a'], tags: [{ id: 1, name: 't' }], category: { id: 2, name: 'c' } },
+  { name: 'rex', photoUrls: new Array(21).fill('a') },
+  { name: 'rex', photoUrls: new Array(20).fill('a') },
+  { name: 'rex', photoUrls: [1] },
+  { name: 'rex', photoUrls: [], extra: 1 },
+  { name: 'rex', photoUrls: [], tags: [{ id: 1, other: 2 }] },
+  { name: 'rex', photoUrls: [], tags: [{ id: 1, name: 'a', other: 2 }] },
+  { name: 'rex', photoUrls: [], category: { id: 1, name: 'a', x: 1 } },
+  { id: 1, name: 'rex', category: {}, photoUrls: [], tags: [], status: 'sold' },
+  { id: 1, name: 'rex', category: {}, photoUrls: [], tags: [], status: 'sold', x: 1 },
+  { photoUrls: 'x' },
+  { name: 'rex', photoUrls: [], ...Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`x${i}`, i])) },
+  [],
+];
+const sends: unknown[] = [
+  { toAddress: 'a', amount: 1 },
+  { toAddress: 'a', amount: 1, memo: 'x' },
+  { toAddress: 'a' },
+  { toAddress: 'a', memo: 'x', other: 1 },
+];
+
+describe('withEarlyStops', () => {
+  it.each([
+    ...pets.map((body) => ['Pet', body] as const),
+    ...sends.map((body) => ['SendRequest', body] as const),
+  ])('gives a %s validator the verdict of the schema as written: %j', (id, body) => {
+    expect(bounded.validate(id, body)).toBe(plain.validate(id, body));
+  });
+
+  it('leaves every request schema with a bounded number of errors: arrays capped, objects closed', () => {
+    const unbounded: string[] = [];
+    const visit = (node: unknown, path: string): void => {
+      if (node === null || typeof node !== 'object') return;
+      const n = node as Record<string, unknown>;
+      if (n.type === 'array' && typeof n.maxItems !== 'number')
+        unbounded.push(`${path} (array without maxItems)`);
+      if (n.type === 'object' && n.additionalProperties !== false) unbounded.push(`${path} (open object)`);
+      for (const [k, v] of Object.entries(n)) visit(v, `${path}/${k}`);
+    };
+    const ids = new Set<string>(Object.values(requestValidators));
+    for (const schema of schemas.filter((s) => ids.has(s.$id))) visit(schema, schema.$id);
+    expect(unbounded).toEqual([]);
+  });
+});

@@ -1,15 +1,10 @@
-import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { withEarlyStops } from '#shared/http/validation.ts';
 import { requestValidators, schemas } from '#shared/schemas/index.ts';
+import { createAjv } from '../../scripts/ajv-instance.ts';
 
 const compile = (early: boolean) =>
-  new Ajv({
-    schemas: schemas.map((schema) => (early ? (withEarlyStops(schema) as object) : schema)),
-    allErrors: true,
-    strict: true,
-    formats: { int64: true, 'date-time': true },
-  });
+  createAjv(schemas.map((schema) => (early ? (withEarlyStops(schema) as object) : schema)));
 const plain = compile(false);
 const bounded = compile(true);
 

@@ -13,7 +13,7 @@ import { type OperationId, type Route, routes } from '#shared/routes.ts';
  * local issuer (or with `--token`), since a committed token would expire and the issuer's key is
  * made per machine.
  */
-export const TOKEN_PLACEHOLDER = '${LOCAL_TOKEN}';
+export const TOKEN_PLACEHOLDER = '<local-token>';
 
 /** The caller of every example; `npm run wallet:fund -- --address alice` gives it money. */
 export const EXAMPLE_SUB = 'alice';

@@ -3,8 +3,11 @@
  * (`infra/local/invoke/pool.ts`): each function bundle built as CDK builds it, then cold-started
  * in fresh execution environments, interleaved, in three variants: the map beside the bundle
  * without a `sourceMappingURL` comment and no flag (before), the same with the flag, and a linked
- * map (`sourceMappingURL` comment) with the flag (what makes traces readable). Prints the median
- * Init Duration of each, and of the first (cold) invocation's Duration.
+ * map (`sourceMappingURL` comment) with the flag (what makes traces readable). The event is
+ * `null`, which the handlers fail on with a TypeError whose trace the runtime formats: the one
+ * place a source map is decoded. Prints, for each variant, the median Init Duration and first
+ * (cold) invocation Duration, and the median of the per-round differences to the first variant
+ * (paired, since a loaded machine drifts), plus the top frame of the trace.
  *
  *   node scripts/invoke-cold-start.ts [rounds=15] [function dir=send-money]
  */
@@ -35,7 +38,7 @@ try {
       logLevel: 'silent',
     });
   }
-  const samples = new Map<string, { init: number[]; duration: number[] }>(
+  const samples = new Map<string, { init: number[]; duration: number[]; frame?: string }>(
     variants.map((v) => [v.name, { init: [], duration: [] }]),
   );
   // A first round warms the page cache and is dropped.
@@ -66,11 +69,13 @@ try {
         },
         { onLog: () => {} },
       );
-      const result = await pool.invoke({ httpMethod: 'GET', path: '/', headers: {}, requestContext: {} });
+      const result = await pool.invoke(null);
       await pool.close();
       if (round >= 0) {
-        samples.get(variant.name)?.init.push(result.report.initDurationMs ?? Number.NaN);
-        samples.get(variant.name)?.duration.push(result.report.durationMs);
+        const sample = samples.get(variant.name);
+        sample?.init.push(result.report.initDurationMs ?? Number.NaN);
+        sample?.duration.push(result.report.durationMs);
+        if (sample && !result.ok) sample.frame = result.error.trace?.[1]?.trim() ?? '';
       }
     }
   }
@@ -79,10 +84,13 @@ try {
     return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
   };
   console.log(`${functionDir}, ${rounds} cold starts each (median):`);
-  for (const [name, { init, duration }] of samples) {
+  const base = samples.get(variants[0].name) ?? { init: [], duration: [] };
+  const diff = (values: number[], baseline: number[]) => median(values.map((v, i) => v - (baseline[i] ?? 0)));
+  for (const [name, { init, duration, frame }] of samples) {
     console.log(
-      `  ${name.padEnd(36)} Init Duration ${median(init).toFixed(1)} ms, first Duration ${median(duration).toFixed(1)} ms`,
+      `  ${name.padEnd(36)} Init Duration ${median(init).toFixed(1)} ms (${diff(init, base.init).toFixed(1)} paired), first Duration ${median(duration).toFixed(1)} ms (${diff(duration, base.duration).toFixed(1)} paired)`,
     );
+    console.log(`    top frame: ${frame}`);
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

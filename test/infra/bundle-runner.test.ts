@@ -2,9 +2,13 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { esbuildOptions, PROJECT_ROOT } from '#infra/bundling.ts';
+import { ProjectFunction } from '#infra/constructs/project-function.ts';
+import { defaultServiceSettings, walletEnvironment } from '#infra/environment.ts';
 import type { FunctionSettings } from '#infra/local/invoke/lambda-env.ts';
 import { type BundlePool, createBundlePool, formatReport } from '#infra/local/invoke/pool.ts';
 import { MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES } from '#infra/local/invoke/protocol.ts';
@@ -125,6 +129,25 @@ describe('the bundle runner with real bundles', () => {
       errorType: 'Runtime.ImportModuleError',
       errorMessage: expect.stringContaining("'@middy/core'"),
     });
+  }, 60_000);
+
+  it('gives a stack trace that names the TypeScript source line, bundled and configured as deployed', async () => {
+    // The environment every function's template gives it (bundling skipped: the bundle is built below).
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    new ProjectFunction(new Stack(app, 'SourceMaps'), 'getBalance', { functionDir: 'get-balance' });
+    const [fn] = Object.values(
+      Template.fromStack(app.node.children[0] as Stack).findResources('AWS::Lambda::Function'),
+    );
+    const environment = {
+      ...walletEnvironment(defaultServiceSettings),
+      WALLETS_TABLE_NAME: 'unused',
+      ...fn?.Properties.Environment?.Variables,
+    };
+    const root = await bundle('get-balance', join(dir, 'source-maps'));
+    // `null` is no API Gateway event: the handler fails with a TypeError in shared/http/handler.ts.
+    const result = await pool(settingsFor('sourceMaps', root, { environment })).invoke(null);
+    expect(result.ok ? undefined : result.error.errorType).toBe('TypeError');
+    expect(result.ok ? [] : result.error.trace?.[1]).toMatch(/shared\/http\/handler\.ts:\d+:\d+/);
   }, 60_000);
 });
 

@@ -6,7 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { PROJECT_ROOT } from '#infra/bundling.ts';
 import { routes } from '#shared/routes.ts';
 
@@ -96,14 +96,16 @@ export function readFunctions(cdkOut: string, stage: string): TemplateFunction[]
         ?.Variables;
       return {
         logicalId,
-        // `<stack>/<construct id>/Function/Resource`: the construct id is the operationId.
-        name: cdkPath.split('/')[1] ?? logicalId,
+        // `<stack>/<construct id>/Function/Resource`, or without path metadata the logical id
+        // `<construct id>Function<hash>`: the construct id is the operationId.
+        name: cdkPath.split('/')[1] ?? /^(.+)Function[0-9A-F]{8}$/.exec(logicalId)?.[1] ?? logicalId,
         handler: String(props.Handler),
         runtime: String(props.Runtime),
         memorySizeMb: Number(props.MemorySize ?? 128),
         timeoutSeconds: Number(props.Timeout ?? 3),
         environment: environment ?? {},
-        assetDir: join(cdkOut, assetPath),
+        // Relative to cdk.out for bundled assets; absolute when bundling was skipped.
+        assetDir: resolve(cdkOut, assetPath),
       };
     });
 }

@@ -25,10 +25,12 @@ const STAGE = 'dev';
 // Fixed, so that generating again writes the same bytes.
 const REQUEST_TIME_EPOCH = Date.UTC(2026, 0, 1, 12, 0, 0);
 
-/** What varies per operation; typed by operationId so that a new route needs its example. */
-const REQUESTS: Record<
-  OperationId,
-  { body?: unknown; pathParameters?: Record<string, string>; headers?: Record<string, string> }
+/** What varies per operation; a route not named here gets a request without body or parameters. */
+const REQUESTS: Partial<
+  Record<
+    OperationId,
+    { body?: unknown; pathParameters?: Record<string, string>; headers?: Record<string, string> }
+  >
 > = {
   addPet: {
     body: {
@@ -54,8 +56,14 @@ export const eventFileName = (name: string): string =>
   `${name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}.json`;
 
 function proxyEvent(route: Route): APIGatewayProxyEvent {
-  const request = REQUESTS[route.operationId as OperationId];
-  const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => request.pathParameters?.[name] ?? name);
+  const request = REQUESTS[route.operationId as OperationId] ?? {};
+  // A path parameter without an example value takes its own name as value.
+  const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] ?? '');
+  const pathParameters =
+    names.length === 0
+      ? null
+      : Object.fromEntries(names.map((name) => [name, request.pathParameters?.[name] ?? name]));
+  const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => pathParameters?.[name] ?? name);
   const body = request.body === undefined ? null : JSON.stringify(request.body);
   const headers: Record<string, string> = {
     Accept: 'application/json',
@@ -77,7 +85,7 @@ function proxyEvent(route: Route): APIGatewayProxyEvent {
     multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
     queryStringParameters: null,
     multiValueQueryStringParameters: null,
-    pathParameters: request.pathParameters ?? null,
+    pathParameters,
     stageVariables: null,
     body,
     isBase64Encoded: false,

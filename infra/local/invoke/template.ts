@@ -120,7 +120,7 @@ export function findFunction(functions: readonly TemplateFunction[], id: string)
     (fn) => fn.name.toLowerCase() === wanted || fn.logicalId.toLowerCase() === wanted,
   );
   if (found) return found;
-  const names = functions.map((fn) => fn.name).join(', ');
+  const names = functions.map((fn) => `${fn.name} (${fn.logicalId})`).join(', ');
   throw new Error(`No function "${id}" in the template; there are: ${names}`);
 }
 

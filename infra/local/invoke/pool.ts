@@ -139,6 +139,8 @@ export function createBundlePool(fn: FunctionSettings, options: PoolOptions = {}
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       serialization: 'json',
     });
+    // A failed send or kill is followed by 'exit', which is where a dead environment is handled.
+    child.on('error', () => {});
     forwardLines(child.stdout, onLog);
     forwardLines(child.stderr, onLog);
     const { promise: started, resolve: settleStart } = Promise.withResolvers<
@@ -307,7 +309,13 @@ export function createBundlePool(fn: FunctionSettings, options: PoolOptions = {}
         invokedFunctionArn: arn,
         ...(traceId === undefined ? {} : { traceId }),
       };
-      env.child.send(message);
+      try {
+        env.child.send(message);
+      } catch {
+        // The channel closed between acquiring the environment and now: it is dying.
+        env.pending({ type: 'exit', code: env.child.exitCode, signal: env.child.signalCode });
+        discard(env);
+      }
     });
   };
 

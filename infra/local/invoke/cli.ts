@@ -67,7 +67,9 @@ async function main(): Promise<number> {
   const stage = values.stage;
   const cdkOut = join(PROJECT_ROOT, 'cdk.out');
   if (values.synth || !isFresh(cdkOut, stage)) {
-    console.error(`Synthesizing ${serviceStackName(stage)} (cdk synth -q -c stage=${stage})…`);
+    console.error(
+      `Synthesizing ${serviceStackName(stage)} (cdk synth -q -c stage=${stage} -c pipeline:connectionArn=)…`,
+    );
     synthesize(cdkOut, stage);
   }
   const fn = findFunction(readFunctions(cdkOut, stage), id);

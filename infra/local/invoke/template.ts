@@ -55,7 +55,7 @@ export function isFresh(cdkOut: string, stage: string): boolean {
   return synthesized > inputs && statSync(template).mtimeMs >= inputs;
 }
 
-/** Runs `cdk synth -q` for the stage into `cdkOut`, with the project's own CDK CLI. */
+/** Runs `cdk synth -q -c stage=<stage> -c pipeline:connectionArn=` into `cdkOut`, with the project's own CDK CLI. */
 export function synthesize(cdkOut: string, stage: string): void {
   execFileSync(
     process.execPath,
@@ -65,6 +65,9 @@ export function synthesize(cdkOut: string, stage: string): void {
       '-q',
       '-c',
       `stage=${stage}`,
+      // The stage's own stacks even where cdk.json configures a pipeline (which would hold them nested).
+      '-c',
+      'pipeline:connectionArn=',
       '--output',
       cdkOut,
     ],

@@ -38,9 +38,11 @@ const NODE_HTTP_ALIAS = { 'node:http': NODE_HTTP_SHIM, http: NODE_HTTP_SHIM } as
 const settings = {
   target: 'node24',
   minify: true,
-  // A map beside the bundle for symbolicating stack traces offline. "external" adds no
-  // sourceMappingURL comment, so the runtime never loads it; its sources are in the repository.
-  sourcemap: 'external',
+  // A map beside the bundle, linked by a sourceMappingURL comment: with NODE_OPTIONS
+  // --enable-source-maps (set by ProjectFunction) stack traces in the logs name the TypeScript
+  // file and line. Without sources: they are in the repository. Cost in
+  // docs/decisions/local-lambda-runner.md.
+  sourcemap: 'linked',
   sourcesContent: false,
   mainFields: ['module', 'main'],
   // keepNames would wrap every named function the SDK creates per call in a defineProperty call
@@ -58,7 +60,7 @@ export const bundlingOptions: BundlingOptions = {
   target: settings.target,
   minify: settings.minify,
   sourceMap: true,
-  sourceMapMode: SourceMapMode.EXTERNAL,
+  sourceMapMode: SourceMapMode.DEFAULT,
   sourcesContent: settings.sourcesContent,
   mainFields: [...settings.mainFields],
   keepNames: settings.keepNames,

@@ -83,7 +83,8 @@ export class ProjectFunction extends Construct {
       systemLogLevelV2: SystemLogLevel.WARN,
       logGroup: this.logGroup,
       ...(props.description === undefined ? {} : { description: props.description }),
-      environment: { ...props.environment },
+      // Stack traces through the bundle's linked source map (infra/bundling.ts), so a logged error names its .ts line.
+      environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
     });
     this.#acknowledgeExecutionRoleFindings();
   }

@@ -35,13 +35,14 @@ afterAll(() => {
 });
 
 describe('bundling of a function by CDK', () => {
-  it('writes an ESM bundle, an external source map, and the asset metadata SAM reads', () => {
+  it('writes an ESM bundle, its linked source map, and the asset metadata SAM reads', () => {
     const fn = Object.values(template.findResources('AWS::Lambda::Function'))[0];
     expect(fn?.Metadata).toMatchObject({ 'aws:asset:is-bundled': true, 'aws:asset:property': 'Code' });
     expect(fn?.Properties).toMatchObject({ Handler: 'index.handler', Runtime: 'nodejs24.x' });
     const bundle = readFileSync(join(bundleDir, 'index.mjs'), 'utf8');
     expect(bundle.startsWith(ESM_REQUIRE_BANNER)).toBe(true);
-    expect(bundle).not.toContain('sourceMappingURL');
+    // Linked, so that --enable-source-maps (NODE_OPTIONS) finds it.
+    expect(bundle.trimEnd().endsWith('//# sourceMappingURL=index.mjs.map')).toBe(true);
     expect(JSON.parse(readFileSync(join(bundleDir, 'index.mjs.map'), 'utf8'))).toMatchObject({ version: 3 });
   });
 

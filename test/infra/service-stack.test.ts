@@ -178,9 +178,11 @@ describe('functions', () => {
         ?.Variables as Json | undefined;
       // Every function names its stage, so that the metrics of stages sharing an account never mix.
       expect(variables?.STAGE, route.operationId).toBe('dev');
+      // Stack traces through the bundle's source map.
+      expect(variables?.NODE_OPTIONS, route.operationId).toBe('--enable-source-maps');
       const table = route.data?.table;
       if (!table) {
-        expect(Object.keys(variables ?? {}), route.operationId).toEqual(['STAGE']);
+        expect(Object.keys(variables ?? {}), route.operationId).toEqual(['NODE_OPTIONS', 'STAGE']);
         continue;
       }
       const envVar = tables[table].envVar;
@@ -197,7 +199,7 @@ describe('functions', () => {
     });
     expect(JSON.stringify(send.Variables.WALLETS_TABLE_NAME)).toMatch(tableReference('wallets', 'Ref'));
     const addPet = functionProps(routeFunction('addPet')).Environment as { Variables: Json };
-    expect(Object.keys(addPet.Variables).sort()).toEqual(['PETS_TABLE_NAME', 'STAGE']);
+    expect(Object.keys(addPet.Variables).sort()).toEqual(['NODE_OPTIONS', 'PETS_TABLE_NAME', 'STAGE']);
   });
 });
 

@@ -1,0 +1,125 @@
+/**
+ * `npm run invoke -- <operationId|authorizer|logical id> [--event <file>|-] [--stage <stage>]
+ * [--token <jwt>] [--synth]`: `sam local invoke` without Docker. Runs the function's bundle from
+ * the synthesized template (synthesizing first when `cdk.out` is stale) in a fresh execution
+ * environment with the template's handler, environment, memory and timeout, and prints the
+ * function's response on stdout; START/END/REPORT lines and the function's own logs on stderr.
+ * Exits 1 when the invocation failed (the error payload is still printed), 2 on a usage error.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { PROJECT_ROOT } from '#infra/bundling.ts';
+import { SCOPES } from '#shared/routes.ts';
+import cdkJson from '../../../cdk.json' with { type: 'json' };
+import { LOCAL_AWS_ENV } from '../dynamodb-local.ts';
+import { defaultPort, signLocalToken } from '../issuer.ts';
+import { localStateDir } from '../state.ts';
+import { EXAMPLE_SUB, eventFileName, TOKEN_PLACEHOLDER } from './events.ts';
+import { localResources, resolveEnvironment } from './local-resources.ts';
+import { createBundlePool, formatReport } from './pool.ts';
+import {
+  findFunction,
+  invocableNames,
+  isFresh,
+  readFunctions,
+  serviceStackName,
+  synthesize,
+} from './template.ts';
+
+/** The account the local ARNs name, as the local gateway's. */
+const LOCAL_ACCOUNT_ID = '000000000000';
+
+const USAGE = `Usage: npm run invoke -- <function> [--event <file>|-] [--stage <stage>] [--token <jwt>] [--synth]
+  <function>   ${invocableNames().join(', ')}, or a logical id of the template
+  --event      the event (JSON); "-" reads stdin; default events/<function>.json
+  --stage      the stage to synthesize (default: cdk.json's "${cdkJson.context.stage}")
+  --token      replaces ${TOKEN_PLACEHOLDER} in the event; default: a fresh token of the local issuer
+  --synth      synthesize even if cdk.out looks fresh`;
+
+async function readEvent(option: string | undefined, name: string): Promise<string> {
+  if (option === '-') {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  }
+  const path =
+    option ?? join(PROJECT_ROOT, 'events', eventFileName(name.charAt(0).toLowerCase() + name.slice(1)));
+  return readFileSync(path, 'utf8');
+}
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      event: { type: 'string' },
+      stage: { type: 'string', default: cdkJson.context.stage },
+      token: { type: 'string' },
+      synth: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  const [id] = positionals;
+  if (values.help || id === undefined || positionals.length > 1) {
+    console.error(USAGE);
+    return values.help ? 0 : 2;
+  }
+  const stage = values.stage;
+  const cdkOut = join(PROJECT_ROOT, 'cdk.out');
+  if (values.synth || !isFresh(cdkOut, stage)) {
+    console.error(
+      `Synthesizing ${serviceStackName(stage)} (cdk synth -q -c stage=${stage} -c pipeline:connectionArn=)…`,
+    );
+    synthesize(cdkOut, stage);
+  }
+  const fn = findFunction(readFunctions(cdkOut, stage), id);
+  let eventText = await readEvent(values.event, fn.name);
+  const stateDir = localStateDir();
+  const local = await localResources(fn, { port: defaultPort(), stateDir });
+  try {
+    console.error(`${fn.name} (${fn.logicalId}) with ${local.source}`);
+    if (eventText.includes(TOKEN_PLACEHOLDER)) {
+      const token =
+        values.token ??
+        (await signLocalToken({
+          sub: EXAMPLE_SUB,
+          scope: Object.keys(SCOPES),
+          port: local.issuerPort,
+          stateDir,
+        }));
+      eventText = eventText.replaceAll(TOKEN_PLACEHOLDER, token);
+    }
+    const event: unknown = JSON.parse(eventText);
+    const pool = createBundlePool({
+      functionName: `${serviceStackName(stage)}-${fn.logicalId}`,
+      taskRoot: fn.assetDir,
+      handler: fn.handler,
+      runtime: fn.runtime,
+      memorySizeMb: fn.memorySizeMb,
+      timeoutSeconds: fn.timeoutSeconds,
+      environment: resolveEnvironment(fn, local.env),
+      region: LOCAL_AWS_ENV.AWS_REGION,
+      accountId: LOCAL_ACCOUNT_ID,
+    });
+    try {
+      const requestId = crypto.randomUUID();
+      console.error(`START RequestId: ${requestId} Version: $LATEST`);
+      const result = await pool.invoke(event, { requestId });
+      console.error(`END RequestId: ${requestId}`);
+      console.error(formatReport(requestId, result.report, result.ok ? undefined : result.error));
+      process.stdout.write(`${result.ok ? result.payload : JSON.stringify(result.error)}\n`);
+      return result.ok ? 0 : 1;
+    } finally {
+      await pool.close();
+    }
+  } finally {
+    await local.close();
+  }
+}
+
+try {
+  process.exitCode = await main();
+} catch (error) {
+  console.error(error instanceof Error ? error.message : error);
+  process.exitCode = 2;
+}

@@ -1,0 +1,162 @@
+/**
+ * Example events for `npm run invoke`, one per route and one for the authorizer, built from the
+ * route table: what the deployed API Gateway sends each function for a typical request (a REST
+ * proxy v1 event after the authorizer allowed the caller `alice`; a TOKEN authorizer event).
+ * `scripts/generate-events.ts` writes them to `events/`; a test keeps the files and this in sync.
+ */
+import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { methodArnFor } from '#shared/auth/policy.ts';
+import { type OperationId, type Route, routes } from '#shared/routes.ts';
+
+/**
+ * Stands for a bearer token in an event file: `npm run invoke` replaces it with a token of the
+ * local issuer (or with `--token`), since a committed token would expire and the issuer's key is
+ * made per machine.
+ */
+export const TOKEN_PLACEHOLDER = '<local-token>';
+
+/** The caller of every example; `npm run wallet:fund -- --address alice` gives it money. */
+export const EXAMPLE_SUB = 'alice';
+
+const ACCOUNT_ID = '123456789012';
+const REGION = 'us-east-1';
+const API_ID = 'abcdef1234';
+const STAGE = 'dev';
+// Fixed, so that generating again writes the same bytes.
+const REQUEST_TIME_EPOCH = Date.UTC(2026, 0, 1, 12, 0, 0);
+
+/** What varies per operation; a route not named here gets a request without body or parameters. */
+const REQUESTS: Partial<
+  Record<
+    OperationId,
+    { body?: unknown; pathParameters?: Record<string, string>; headers?: Record<string, string> }
+  >
+> = {
+  addPet: {
+    body: {
+      id: 10,
+      name: 'doggie',
+      category: { id: 1, name: 'Dogs' },
+      photoUrls: ['string'],
+      tags: [{ id: 0, name: 'string' }],
+      status: 'available',
+    },
+  },
+  getPetById: { pathParameters: { petId: '10' } },
+  getBalance: {},
+  sendMoney: {
+    body: { toAddress: 'bob', amount: 12.34 },
+    headers: { 'Idempotency-Key': '0b6c6b1e-first-transfer' },
+  },
+  getOpenApi: {},
+};
+
+/** `getBalance` → `get-balance`. */
+export const eventFileName = (name: string): string =>
+  `${name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}.json`;
+
+function proxyEvent(route: Route): APIGatewayProxyEvent {
+  const request = REQUESTS[route.operationId as OperationId] ?? {};
+  // A path parameter without an example value takes its own name as value.
+  const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] ?? '');
+  const pathParameters =
+    names.length === 0
+      ? null
+      : Object.fromEntries(names.map((name) => [name, request.pathParameters?.[name] ?? name]));
+  const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => pathParameters?.[name] ?? name);
+  const body = request.body === undefined ? null : JSON.stringify(request.body);
+  const headers: Record<string, string> = {
+    Accept: 'application/json',
+    Host: `${API_ID}.execute-api.${REGION}.amazonaws.com`,
+    'User-Agent': 'curl/8.5.0',
+    'X-Forwarded-For': '203.0.113.10',
+    'X-Forwarded-Port': '443',
+    'X-Forwarded-Proto': 'https',
+    ...(route.scopes === null ? {} : { Authorization: `Bearer ${TOKEN_PLACEHOLDER}` }),
+    ...(body === null ? {} : { 'Content-Type': 'application/json' }),
+    ...request.headers,
+  };
+  const requestId = `00000000-0000-4000-8000-${String(routes.indexOf(route as never) + 1).padStart(12, '0')}`;
+  return {
+    resource: route.path,
+    path,
+    httpMethod: route.method,
+    headers,
+    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    pathParameters,
+    stageVariables: null,
+    body,
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: ACCOUNT_ID,
+      apiId: API_ID,
+      // What the gateway passes on from the authorizer's answer (`shared/auth/policy.ts`).
+      authorizer:
+        route.scopes === null
+          ? null
+          : {
+              principalId: EXAMPLE_SUB,
+              sub: EXAMPLE_SUB,
+              scope: route.scopes.join(' '),
+              integrationLatency: 0,
+            },
+      domainName: headers.Host,
+      domainPrefix: API_ID,
+      extendedRequestId: 'AbCdEfGhIjKlMnO=',
+      httpMethod: route.method,
+      identity: {
+        accessKey: null,
+        accountId: null,
+        apiKey: null,
+        apiKeyId: null,
+        caller: null,
+        clientCert: null,
+        cognitoAuthenticationProvider: null,
+        cognitoAuthenticationType: null,
+        cognitoIdentityId: null,
+        cognitoIdentityPoolId: null,
+        principalOrgId: null,
+        sourceIp: '203.0.113.10',
+        user: null,
+        userAgent: 'curl/8.5.0',
+        userArn: null,
+      },
+      path: `/${STAGE}${path}`,
+      protocol: 'HTTP/1.1',
+      requestId,
+      requestTime: '01/Jan/2026:12:00:00 +0000',
+      requestTimeEpoch: REQUEST_TIME_EPOCH,
+      resourceId: 'abc123',
+      resourcePath: route.path,
+      stage: STAGE,
+    },
+  };
+}
+
+function authorizerEvent(): APIGatewayTokenAuthorizerEvent {
+  return {
+    type: 'TOKEN',
+    authorizationToken: `Bearer ${TOKEN_PLACEHOLDER}`,
+    methodArn: methodArnFor({
+      region: REGION,
+      accountId: ACCOUNT_ID,
+      apiId: API_ID,
+      stage: STAGE,
+      method: 'GET',
+      path: '/api/wallet/balance',
+    }),
+  };
+}
+
+/** Every example event by file name under `events/`. */
+export function exampleEvents(): Record<string, unknown> {
+  return {
+    [eventFileName('authorizer')]: authorizerEvent(),
+    ...Object.fromEntries(routes.map((route) => [eventFileName(route.operationId), proxyEvent(route)])),
+  };
+}
+
+/** The text of an event file as the generator writes it (then formatted by Biome). */
+export const eventFileText = (event: unknown): string => `${JSON.stringify(event, null, 2)}\n`;

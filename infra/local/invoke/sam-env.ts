@@ -1,0 +1,39 @@
+/**
+ * `node infra/local/invoke/sam-env.ts <stage> <out dir>`: what `sam local invoke` needs to run the
+ * authorizer against the local issuer of a running `npm start`: an `--env-vars` file
+ * (`<out>/sam-env.json`, by logical id) pointing `AUTH_*` at it, reached from the container
+ * through `host.docker.internal`, and `<out>/sam-authorizer-event.json` with a fresh token.
+ * SAM only overrides variables the template declares, and `DYNAMODB_ENDPOINT` is not one: under
+ * SAM the table functions use real DynamoDB, with your credentials and the deployed table names.
+ * Exits 3 when no local stack runs.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SCOPES } from '#shared/routes.ts';
+import { readRunningStack } from '../gateway.ts';
+import { defaultPort, signLocalToken } from '../issuer.ts';
+import { localStateDir } from '../state.ts';
+import { EXAMPLE_SUB, TOKEN_PLACEHOLDER } from './events.ts';
+import { findFunction, readFunctions } from './template.ts';
+
+const [stage = 'dev', out = 'cdk.out'] = process.argv.slice(2);
+const port = defaultPort();
+const running = await readRunningStack(port, localStateDir());
+if (!running) {
+  console.error(`No local stack runs on port ${port} (npm start)`);
+  process.exit(3);
+}
+const fromContainer = (url: string) => url.replace('://127.0.0.1:', '://host.docker.internal:');
+const authorizer = findFunction(readFunctions(out, stage), 'authorizer');
+const env = {
+  [authorizer.logicalId]: {
+    AUTH_ISSUER: running.env.AUTH_ISSUER,
+    AUTH_AUDIENCE: running.env.AUTH_AUDIENCE,
+    AUTH_JWKS_URL: fromContainer(running.env.AUTH_JWKS_URL ?? ''),
+  },
+};
+writeFileSync(join(out, 'sam-env.json'), `${JSON.stringify(env, null, 2)}\n`);
+const token = await signLocalToken({ sub: EXAMPLE_SUB, scope: Object.keys(SCOPES), port });
+const event = readFileSync(join('events', 'authorizer.json'), 'utf8').replaceAll(TOKEN_PLACEHOLDER, token);
+writeFileSync(join(out, 'sam-authorizer-event.json'), event);
+console.log(authorizer.logicalId);

@@ -1,0 +1,34 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '#infra/bundling.ts';
+import { eventFileName, exampleEvents, TOKEN_PLACEHOLDER } from '#infra/local/invoke/events.ts';
+import { routes } from '#shared/routes.ts';
+
+const dir = join(PROJECT_ROOT, 'events');
+
+describe('the example events of npm run invoke', () => {
+  it('are committed exactly as the route table generates them (npm run generate:events)', () => {
+    const generated = exampleEvents();
+    const committed = readdirSync(dir).filter((file) => file.endsWith('.json'));
+    expect(committed.sort()).toEqual(Object.keys(generated).sort());
+    for (const [file, event] of Object.entries(generated)) {
+      expect(JSON.parse(readFileSync(join(dir, file), 'utf8')), file).toEqual(event);
+    }
+  });
+
+  it('cover every route and the authorizer, with a token placeholder wherever a token is sent', () => {
+    const files = Object.keys(exampleEvents());
+    expect(files).toEqual(
+      expect.arrayContaining(['authorizer.json', ...routes.map((route) => eventFileName(route.operationId))]),
+    );
+    expect(files).toContain('get-balance.json');
+    const events = exampleEvents() as Record<string, { headers?: Record<string, string> }>;
+    for (const route of routes) {
+      const authorization = events[eventFileName(route.operationId)]?.headers?.Authorization;
+      expect(authorization, route.operationId).toBe(
+        route.scopes === null ? undefined : `Bearer ${TOKEN_PLACEHOLDER}`,
+      );
+    }
+  });
+});

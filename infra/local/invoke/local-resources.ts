@@ -11,8 +11,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from '../dynamodb-local.ts';
-import { readRunningStack } from '../gateway.ts';
 import { JWKS_PATH, LOCAL_AUDIENCE, loadOrCreateLocalKeys, localIssuerUrl } from '../issuer.ts';
+import { readRunningStack } from '../stack-record.ts';
 import type { TemplateFunction } from './template.ts';
 
 /** The variables the local identity provider replaces: the template names the real one. */

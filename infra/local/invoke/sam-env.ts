@@ -10,8 +10,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SCOPES } from '#shared/routes.ts';
-import { readRunningStack } from '../gateway.ts';
 import { defaultPort, signLocalToken } from '../issuer.ts';
+import { readRunningStack } from '../stack-record.ts';
 import { localStateDir } from '../state.ts';
 import { EXAMPLE_SUB, TOKEN_PLACEHOLDER } from './events.ts';
 import { findFunction, readFunctions } from './template.ts';

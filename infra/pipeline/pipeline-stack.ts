@@ -3,20 +3,11 @@ import { type CfnElement, Duration, Stack, type StackProps, Token, Validations }
 import { BuildSpec, ComputeType, LinuxBuildImage, Project } from 'aws-cdk-lib/aws-codebuild';
 import { CodePipeline, CodePipelineSource, ManualApprovalStep, ShellStep } from 'aws-cdk-lib/pipelines';
 import type { Construct } from 'constructs';
-import type { DeploymentConfig } from '#infra/app.ts';
 import { LOCK_FILE } from '#infra/bundling.ts';
+import type { DeploymentConfig } from '#infra/config/deployment-config.ts';
+import type { PipelineSource } from '#infra/config/pipeline-config.ts';
 import { smokeTestStep } from '#infra/pipeline/smoke-test.ts';
 import { ServiceStage } from '#infra/stacks/service-stage.ts';
-
-/** The repository the pipeline builds, reached through a CodeConnections (CodeStar) connection. */
-export interface PipelineSource {
-  /** ARN of a connection in AVAILABLE state (created in the console, then authorised there). */
-  readonly connectionArn: string;
-  /** `owner/name` of the repository. */
-  readonly repository: string;
-  /** Every push to this branch runs the pipeline. */
-  readonly branch: string;
-}
 
 /** Properties of the {@link PipelineStack}. */
 export interface PipelineStackProps extends StackProps {

@@ -1,6 +1,6 @@
 import { Stage, type StageProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import type { DeploymentConfig } from '#infra/app.ts';
+import type { DeploymentConfig } from '#infra/config/deployment-config.ts';
 import { ServiceStack } from '#infra/stacks/service-stack.ts';
 import { StatefulStack } from '#infra/stacks/stateful-stack.ts';
 

@@ -3,7 +3,7 @@ import { ApplicationLogLevel } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IConstruct } from 'constructs';
 import { ContextReader } from '#infra/config/context-reader.ts';
-import type { AuthSettings, ServiceSettings } from '#infra/environment.ts';
+import type { AuthSettings, CallerRateLimit, ServiceSettings } from '#infra/environment.ts';
 
 /** A stage name: it becomes part of stack, API, alarm and dashboard names, so it stays short and plain. */
 const STAGE_NAME = /^[a-z][a-z0-9-]{0,19}$/;
@@ -35,6 +35,38 @@ export interface DeploymentConfig {
   readonly logLevel: ApplicationLogLevel;
   /** Address the alarm topic mails to; `undefined` leaves the topic without subscribers. */
   readonly alarmEmail: string | undefined;
+  /** Whether a stage without `alarmEmail` gets a synth-time warning (production: nobody would hear its alarms). */
+  readonly alarmSubscriberRequired: boolean;
+  /** The per-caller limit of the WAF rate-based rule keyed on the bearer token. */
+  readonly callerRateLimit: CallerRateLimit;
+  /** Whether the console's test-invoke (which skips the authorizer) may call the methods. */
+  readonly allowTestInvoke: boolean;
+  /** Reserved (and maximum) concurrency of each function; `undefined` reserves none. */
+  readonly reservedConcurrency: number | undefined;
+  /**
+   * Whether this stage declares the account-wide API Gateway CloudWatch Logs role. One stage per
+   * account and region does: two would each set the account to their own role on every deploy.
+   */
+  readonly declaresAccountLogRole: boolean;
+  /** The AWS Backup plan of the wallet table; `undefined` leaves it to point-in-time recovery alone. */
+  readonly backup: BackupSettings | undefined;
+  readonly probe: ProbeSettings;
+}
+
+/** The AWS Backup plan of the ledger (docs/decisions/ and the README runbook say how to restore). */
+export interface BackupSettings {
+  /** How long each daily recovery point is kept. */
+  readonly retentionDays: number;
+  /** A vault in another region or account each recovery point is copied to; none when `undefined`. */
+  readonly copyVaultArn: string | undefined;
+}
+
+/** The synthetic probe: an OAuth client of its own, whose secret lives in Secrets Manager. */
+export interface ProbeSettings {
+  /** The identity provider's OAuth 2.0 token endpoint (client-credentials grant). */
+  readonly tokenUrl: string;
+  /** Name of the Secrets Manager secret holding `{"clientId": ..., "clientSecret": ...}`. */
+  readonly credentialsSecretName: string;
 }
 
 /**
@@ -80,10 +112,56 @@ export function readConfig(scope: IConstruct, stage?: string): DeploymentConfig 
           ' (at WARN and above Lambda would drop the INFO lines metrics come from)',
         )
       ],
-    alarmEmail: context.optionalString('alarms:email', /^[^@\s]+@[^@\s]+\.[^@\s]+$/),
+    alarmEmail: context.optionalString('alarms:email', EMAIL),
+    alarmSubscriberRequired: context.boolean('alarms:requireSubscriber'),
+    callerRateLimit: {
+      // AWS WAF's bounds for a rate-based rule.
+      limit: context.number('api:callerRateLimit', { min: 10, max: 2_000_000_000, integer: true }),
+      windowSeconds: wafWindow(context, 'api:callerRateWindowSeconds'),
+    },
+    allowTestInvoke: context.boolean('api:allowTestInvoke'),
+    reservedConcurrency: positiveOrNone(
+      context.number('lambda:reservedConcurrency', { min: 0, max: 1000, integer: true }),
+    ),
+    declaresAccountLogRole: true,
+    backup: readBackup(context),
+    probe: {
+      tokenUrl: context.httpsUrl('probe:tokenUrl'),
+      credentialsSecretName:
+        context.optionalString('probe:credentialsSecret', /^[\w/+=.@-]{1,512}$/) ??
+        `wallet-catalog/${name}/probe-client`,
+    },
   };
   context.assertOverridesRead();
   return config;
+}
+
+const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
+
+const positiveOrNone = (value: number): number | undefined => (value === 0 ? undefined : value);
+
+const WAF_WINDOWS = [60, 120, 300, 600] as const;
+
+/** One of the evaluation windows AWS WAF's rate-based rules allow, in seconds. */
+function wafWindow(context: ContextReader, key: string): CallerRateLimit['windowSeconds'] {
+  const seconds = context.number(key, { min: 60, max: 600, integer: true });
+  const window = WAF_WINDOWS.find((allowed) => allowed === seconds);
+  if (window === undefined)
+    throw new Error(`CDK context "${key}" must be one of ${WAF_WINDOWS.join(', ')}, got ${seconds}`);
+  return window;
+}
+
+/** The backup settings, read (and so checked) whether or not `backup:enabled` turns them on. */
+function readBackup(context: ContextReader): BackupSettings | undefined {
+  const enabled = context.boolean('backup:enabled');
+  const settings: BackupSettings = {
+    retentionDays: context.number('backup:retentionDays', { min: 1, max: 36_500, integer: true }),
+    copyVaultArn: context.optionalString(
+      'backup:copyVaultArn',
+      /^arn:aws[a-z-]*:backup:[a-z0-9-]+:\d{12}:backup-vault:[\w.-]+$/,
+    ),
+  };
+  return enabled ? settings : undefined;
 }
 
 /** An explicit environment when both keys are set, none when both are empty; anything else throws. */

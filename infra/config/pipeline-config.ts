@@ -34,6 +34,22 @@ export interface PipelineConfig {
 }
 
 /**
+ * The API Gateway CloudWatch Logs role is a setting of the account and region, not of an API:
+ * only the first stage deployed to an environment declares it. Stages without an explicit
+ * environment all deploy where the pipeline is, so they share one.
+ */
+function withOneAccountLogRole<T extends { readonly config: DeploymentConfig }>(stages: T[]): T[] {
+  const declared = new Set<string>();
+  return stages.map((stage) => {
+    const { env } = stage.config;
+    const where = env === undefined ? 'pipeline' : `${env.account}/${env.region}`;
+    const first = !declared.has(where);
+    declared.add(where);
+    return { ...stage, config: { ...stage.config, declaresAccountLogRole: first } };
+  });
+}
+
+/**
  * Reads the {@link PipelineConfig}, or `undefined` when `pipeline:connectionArn` is empty: no
  * connection, no pipeline.
  */
@@ -45,10 +61,9 @@ export function readPipelineConfig(scope: IConstruct): PipelineConfig | undefine
   );
   if (connectionArn === undefined) return undefined;
   const env = readEnvironment(context, 'pipeline:account', 'pipeline:region');
-  const stages = PIPELINE_STAGES.map(({ stage, approval }) => ({
-    config: readConfig(scope, stage),
-    approval,
-  }));
+  const stages = withOneAccountLogRole(
+    PIPELINE_STAGES.map(({ stage, approval }) => ({ config: readConfig(scope, stage), approval })),
+  );
   if (env === undefined && stages.some(({ config }) => config.env !== undefined)) {
     throw new Error(
       'CDK context "pipeline:account" and "pipeline:region" must be set when a stage sets "env:account": a pipeline deploying across environments needs to know its own',

@@ -41,6 +41,7 @@ function buildPipelineApp(app: App): PipelineApp {
     env: config.env,
     source: config.source,
     stages: config.stages,
+    approvalEmail: config.approvalEmail,
   });
   addChecks(app);
   return { app, pipeline };

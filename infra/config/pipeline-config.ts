@@ -31,6 +31,8 @@ export interface PipelineConfig {
   /** Where the pipeline itself runs; required once a stage names its own account. */
   readonly env: Environment | undefined;
   readonly stages: readonly { readonly config: DeploymentConfig; readonly approval: boolean }[];
+  /** Who the manual approvals notify. */
+  readonly approvalEmail: string | undefined;
 }
 
 /**
@@ -78,5 +80,6 @@ export function readPipelineConfig(scope: IConstruct): PipelineConfig | undefine
     },
     env,
     stages,
+    approvalEmail: context.optionalString('pipeline:approvalEmail', /^[^@\s]+@[^@\s]+\.[^@\s]+$/),
   };
 }

@@ -80,6 +80,8 @@ const PIPELINE_FINDINGS = [
   'AwsSolutions-IAM5[Action::s3:List*]',
   'AwsSolutions-IAM5[Resource::<PipelineArtifactsBucketAEA9A052.Arn>/*]',
   'AwsSolutions-IAM5[Resource::arn:*:iam::<AWS::AccountId>:role/*]',
+  // The approval topic's AWS-managed key.
+  'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:<AWS::Region>:<AWS::AccountId>:key/*]',
   'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:codebuild:<AWS::Region>:<AWS::AccountId>:report-group/*]',
   'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:codebuild:<AWS::Region>:<AWS::AccountId>:report-group/<project>-*]',
   'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/codebuild/*]',

@@ -10,6 +10,9 @@ const secretId = requireEnv('PROBE_CREDENTIALS_SECRET');
 
 const secrets = new SecretsManagerClient({});
 
+/** Three requests of at most 2.5 s each, and the secret, stay inside the function's 10 s timeout. */
+const PROBE_REQUEST_TIMEOUT_MS = 2_500;
+
 /**
  * Runs on a schedule: checks the public OpenAPI route and one authorized read with the probe's own
  * OAuth client, and writes `ProbeSuccess` (1 or 0) as EMF. The alarm on it also fires when the
@@ -24,7 +27,7 @@ export async function handler(): Promise<{ ok: boolean; checks: CheckResult[] }>
     if (typeof clientId !== 'string' || typeof clientSecret !== 'string') {
       throw new TypeError('the secret must hold clientId and clientSecret strings');
     }
-    checks = await runProbe({ apiUrl, tokenUrl, scope, clientId, clientSecret, timeoutMs: 5_000 });
+    checks = await runProbe({ apiUrl, tokenUrl, scope, clientId, clientSecret, timeoutMs: PROBE_REQUEST_TIMEOUT_MS });
   } catch (error) {
     checks = [
       {

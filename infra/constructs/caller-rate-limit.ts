@@ -108,11 +108,10 @@ export class CallerRateLimitAcl extends Construct {
         },
       ],
     });
-    const association = new CfnWebACLAssociation(this, 'Association', {
+    // The stage ARN refers to the stage resource, so CloudFormation associates it once it exists.
+    new CfnWebACLAssociation(this, 'Association', {
       resourceArn: props.stage.stageArn,
       webAclArn: this.webAcl.attrArn,
     });
-    // The stage ARN is built from names, so CloudFormation would not otherwise wait for the stage.
-    association.node.addDependency(props.stage);
   }
 }

@@ -65,8 +65,6 @@ describe('per-caller rate limit (AWS WAF)', () => {
     expect(JSON.stringify(association?.WebACLArn)).toContain(
       dev.service.getLogicalId(dev.service.callerRateLimit.webAcl),
     );
-    const [raw] = Object.values(devService.findResources('AWS::WAFv2::WebACLAssociation'));
-    expect(raw?.DependsOn).toContain(stageId);
   });
 
   it('limits each bearer token to the configured requests per window, answering 429 problem JSON with Retry-After', () => {

@@ -27,7 +27,14 @@ export async function handler(): Promise<{ ok: boolean; checks: CheckResult[] }>
     if (typeof clientId !== 'string' || typeof clientSecret !== 'string') {
       throw new TypeError('the secret must hold clientId and clientSecret strings');
     }
-    checks = await runProbe({ apiUrl, tokenUrl, scope, clientId, clientSecret, timeoutMs: PROBE_REQUEST_TIMEOUT_MS });
+    checks = await runProbe({
+      apiUrl,
+      tokenUrl,
+      scope,
+      clientId,
+      clientSecret,
+      timeoutMs: PROBE_REQUEST_TIMEOUT_MS,
+    });
   } catch (error) {
     checks = [
       {

@@ -192,7 +192,7 @@ export class PipelineStack extends Stack {
     );
     acknowledge(
       this.pipeline,
-      "A manual approval publishes to the approval topic, encrypted with the AWS-managed SNS key, whose key id is not known at synth: the grant names key/* under the condition kms:ResourceAliases = alias/aws/sns, so it reaches that one key.",
+      'A manual approval publishes to the approval topic, encrypted with the AWS-managed SNS key, whose key id is not known at synth: the grant names key/* under the condition kms:ResourceAliases = alias/aws/sns, so it reaches that one key.',
       `IAM5[Resource::arn:${partition}:kms:${region}:${account}:key/*]`,
     );
     acknowledge(

@@ -35,6 +35,12 @@ export interface ProjectFunctionProps {
    * @default RemovalPolicy.DESTROY
    */
   readonly logRemovalPolicy?: RemovalPolicy;
+  /**
+   * Concurrency reserved for (and the most allowed to) this function: one route cannot starve the
+   * others, nor another stage in the account (docs/decisions/concurrency-and-timeouts.md).
+   * @default none: the function shares the account's unreserved pool
+   */
+  readonly reservedConcurrency?: number | undefined;
 }
 
 /**
@@ -53,7 +59,8 @@ export class ProjectFunction extends Construct {
 
   /**
    * Under API Gateway's 29 s integration limit with room to spare, so a slow dependency ends in
-   * the function's own problem+json error rather than the gateway's bare 504.
+   * the function's own problem+json error rather than the gateway's bare 504
+   * (docs/decisions/concurrency-and-timeouts.md).
    */
   static readonly TIMEOUT = Duration.seconds(10);
 
@@ -85,6 +92,9 @@ export class ProjectFunction extends Construct {
       ...(props.description === undefined ? {} : { description: props.description }),
       // Stack traces through the bundle's linked source map (infra/bundling.ts), so a logged error names its .ts line.
       environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
+      ...(props.reservedConcurrency === undefined
+        ? {}
+        : { reservedConcurrentExecutions: props.reservedConcurrency }),
     });
     this.#acknowledgeExecutionRoleFindings();
   }

@@ -1,15 +1,12 @@
-import { Duration } from 'aws-cdk-lib';
+import type { Duration } from 'aws-cdk-lib';
 import type { Method, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import {
   Alarm,
-  AlarmStatusWidget,
   ComparisonOperator,
-  Dashboard,
-  GraphWidget,
+  type Dashboard,
   type IMetric,
   MathExpression,
   Metric,
-  TextWidget,
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -17,92 +14,18 @@ import { type ITable, Operation } from 'aws-cdk-lib/aws-dynamodb';
 import { FilterPattern, type ILogGroup, MetricFilter } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
+import { PROBE_ROUTE } from '#functions/probe/probe.ts';
+import {
+  ALARM_THRESHOLDS,
+  API_THROTTLED_METRIC,
+  alarmNamePrefix,
+  sumOverOperations,
+  tableOperations,
+} from '#infra/constructs/alarm-thresholds.ts';
 import type { ProjectFunction } from '#infra/constructs/project-function.ts';
+import { addServiceDashboard } from '#infra/constructs/service-dashboard.ts';
 import { AUTHORIZER_ROUTE, METRICS_NAMESPACE } from '#shared/observability/telemetry.ts';
 import { type OperationId, type Route, routes, type TableName } from '#shared/routes.ts';
-
-/** The route whose EMF lines carry the transfer metrics (shared/wallet/wallet.ts). */
-const TRANSFER_ROUTE: OperationId = 'sendMoney';
-
-/** What every alarm name of a stage starts with; the alarm topic lets exactly these publish. */
-export function alarmNamePrefix(stageName: string): string {
-  return `wallet-catalog-${stageName}-`;
-}
-
-/** Name of the metric the access-log filter counts API Gateway's own 429 answers in. */
-export const API_THROTTLED_METRIC = 'ApiThrottledRequests';
-
-/**
- * Every threshold in one place, each with its evaluation: `periods` datapoints are evaluated,
- * `datapoints` of them must breach. The rates need a few bad minutes, not one bad request, so a
- * lone cold start or client retry storm does not page anyone; counts of things that should
- * never happen (throttled functions, crashed authorizers) fire on the first period.
- */
-export const ALARM_THRESHOLDS = {
-  /** 5xx answers in % of requests, per minute: API-wide (API Gateway) and per route (EMF). */
-  serverErrorRatePercent: { threshold: 5, period: Duration.minutes(1), periods: 5, datapoints: 3 },
-  /** p99 of API Gateway's Latency per method, in ms: well above a cold start (~1.5 s with the authorizer's). */
-  p99LatencyMs: { threshold: 3000, period: Duration.minutes(5), periods: 3, datapoints: 3 },
-  /** Throttled invocations of any one function: the account's or function's concurrency ran out. */
-  lambdaThrottles: { threshold: 1, period: Duration.minutes(5), periods: 1, datapoints: 1 },
-  /** 429s API Gateway answered itself (stage or account throttling): the configured limits are too tight, or abused. */
-  apiThrottledRequests: { threshold: 10, period: Duration.minutes(5), periods: 3, datapoints: 2 },
-  /** Tokens the authorizer could not verify because the identity provider (JWKS) failed it. */
-  authorizerIdpErrors: { threshold: 3, period: Duration.minutes(5), periods: 1, datapoints: 1 },
-  /**
-   * Failed refreshes of the JWKS, whose keys the authorizer keeps using meanwhile: one is a blip,
-   * 15 minutes of them mean a withdrawn key is still trusted and a rotated-in one still unknown.
-   */
-  authorizerJwksRefreshFailures: { threshold: 1, period: Duration.minutes(5), periods: 3, datapoints: 3 },
-  /**
-   * Authorizer invocations that failed for other reasons than a token (crash, timeout, bad
-   * configuration). Above 1 because the subtraction behind it can be off by an invocation that
-   * straddles two periods; a single crash still shows as a 500 in the API's 5xx rate.
-   */
-  authorizerFailures: { threshold: 3, period: Duration.minutes(5), periods: 1, datapoints: 1 },
-  /** DynamoDB's own 500s on a table: the SDK retries single ones; a handful means trouble on AWS's side. */
-  dynamoDbSystemErrors: { threshold: 5, period: Duration.minutes(5), periods: 1, datapoints: 1 },
-  /** Throttled DynamoDB requests on an on-demand table: a hot key or a table-level limit, if it persists. */
-  dynamoDbThrottledRequests: { threshold: 1, period: Duration.minutes(5), periods: 3, datapoints: 2 },
-  /** Transactions rejected for touching items another transaction holds: contention on hot wallets. */
-  transactionConflicts: { threshold: 20, period: Duration.minutes(5), periods: 3, datapoints: 2 },
-  /** Retries after conflicts, throttling or timeouts, in % of a route's requests (EMF DynamoDbRetries). */
-  dynamoDbRetryRatePercent: { threshold: 10, period: Duration.minutes(5), periods: 3, datapoints: 2 },
-} as const;
-
-/**
- * The CloudWatch `Operation`s an IAM action lets a function call. Transactions are authorised by
- * the item actions inside them, so an item action opens the transaction too.
- */
-const OPERATIONS_BY_ACTION: Readonly<Record<string, readonly Operation[]>> = {
-  'dynamodb:GetItem': [Operation.GET_ITEM, Operation.TRANSACT_GET_ITEMS],
-  'dynamodb:PutItem': [Operation.PUT_ITEM, Operation.TRANSACT_WRITE_ITEMS],
-  'dynamodb:UpdateItem': [Operation.UPDATE_ITEM, Operation.TRANSACT_WRITE_ITEMS],
-  'dynamodb:DeleteItem': [Operation.DELETE_ITEM, Operation.TRANSACT_WRITE_ITEMS],
-  'dynamodb:ConditionCheckItem': [Operation.TRANSACT_WRITE_ITEMS],
-  'dynamodb:Query': [Operation.QUERY],
-  'dynamodb:Scan': [Operation.SCAN],
-  'dynamodb:BatchGetItem': [Operation.BATCH_GET_ITEM],
-  'dynamodb:BatchWriteItem': [Operation.BATCH_WRITE_ITEM],
-};
-
-/**
- * The DynamoDB operations the route table's grants make possible on a table: what its error and
- * throttling alarms sum over. Summing all fourteen would exceed the 10 metrics an alarm may use.
- */
-export function tableOperations(table: TableName): Operation[] {
-  const operations = new Set<Operation>();
-  const routeTable: readonly Route[] = routes;
-  for (const route of routeTable) {
-    if (route.data?.table !== table) continue;
-    for (const action of route.data.actions) {
-      const mapped = OPERATIONS_BY_ACTION[action];
-      if (!mapped) throw new Error(`${route.operationId}: no CloudWatch operation is known for ${action}`);
-      for (const operation of mapped) operations.add(operation);
-    }
-  }
-  return [...operations].sort();
-}
 
 /** Properties of {@link ServiceMonitoring}. */
 export interface ServiceMonitoringProps {
@@ -117,6 +40,8 @@ export interface ServiceMonitoringProps {
   readonly tables: Readonly<Record<TableName, ITable>>;
   /** Receives every alarm's ALARM and OK transitions. */
   readonly alarmTopic: ITopic;
+  /** The synthetic probe, whose ProbeSuccess metric must keep arriving. */
+  readonly probe: ProjectFunction;
 }
 
 /** How one alarm is defined; see {@link ALARM_THRESHOLDS}. */
@@ -129,14 +54,20 @@ interface AlarmSpec {
   readonly threshold: (typeof ALARM_THRESHOLDS)[keyof typeof ALARM_THRESHOLDS];
   /** What the alarm means and where to look first: it is the body of the notification. */
   readonly description: string;
+  /** @default at or above the threshold */
+  readonly comparison?: ComparisonOperator;
+  /** @default not breaching: the metric is only published when something happens */
+  readonly treatMissingData?: TreatMissingData;
 }
 
 /**
  * The alarms and the dashboard of one stage. Every alarm is named
- * `wallet-catalog-<stage>-<subject>-<kind>`, notifies the alarm topic on ALARM and on OK, and
- * treats missing data as not breaching: every metric here is only published when something
- * happens (a request, an error, a retry), so no data means nothing went wrong. Silence of the
- * whole service is what the pipeline's smoke test, not an alarm, is for.
+ * `wallet-catalog-<stage>-<subject>-<kind>` and notifies the alarm topic on ALARM and on OK. The
+ * request-driven alarms treat missing data as not breaching: their metrics are only published
+ * when something happens (a request, an error, a retry), so no data means nothing went wrong
+ * there. Silence of the whole service is caught by the synthetic probe's alarm, which treats
+ * missing data as breaching: the probe calls the API every 5 minutes, so no datapoint means it
+ * could not run or report.
  */
 export class ServiceMonitoring extends Construct {
   /** Every alarm, in the order created. */
@@ -302,7 +233,27 @@ export class ServiceMonitoring extends Construct {
       });
     }
 
-    this.dashboard = this.#dashboard(operationIds, everyFunction);
+    const probe = ALARM_THRESHOLDS.probeFailures;
+    this.#alarm('ProbeFailed', {
+      subject: PROBE_ROUTE,
+      kind: 'failed',
+      metric: this.#emf('ProbeSuccess', PROBE_ROUTE, probe.period, 'Minimum'),
+      threshold: probe,
+      comparison: ComparisonOperator.LESS_THAN_THRESHOLD,
+      // No datapoint means the probe did not run or could not report: as bad as a failure.
+      treatMissingData: TreatMissingData.BREACHING,
+      description:
+        'The synthetic probe failed twice in a row, or stopped reporting, for 10 minutes: the API may be down for everyone even though no request-driven alarm can fire without requests. Probe log: message = "probe failed" (checks: openapi, token, authorized-read); then the API 5xx alarms, the identity provider and the probe secret.',
+    });
+
+    this.dashboard = addServiceDashboard(this, {
+      ...props,
+      alarms: this.alarms,
+      operationIds,
+      everyFunction,
+      emf: (metricName, route, period, statistic) => this.#emf(metricName, route, period, statistic),
+      method: (operationId) => this.#method(operationId),
+    });
   }
 
   #tableAlarms(name: TableName, table: ITable): void {
@@ -344,10 +295,10 @@ export class ServiceMonitoring extends Construct {
       alarmDescription: spec.description,
       metric: spec.metric,
       threshold: spec.threshold.threshold,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      comparisonOperator: spec.comparison ?? ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: spec.threshold.periods,
       datapointsToAlarm: spec.threshold.datapoints,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
+      treatMissingData: spec.treatMissingData ?? TreatMissingData.NOT_BREACHING,
     });
     const action = new SnsAction(this.#props.alarmTopic);
     alarm.addAlarmAction(action);
@@ -372,152 +323,4 @@ export class ServiceMonitoring extends Construct {
     if (!method) throw new Error(`No API method for ${operationId}`);
     return method;
   }
-
-  #dashboard(operationIds: OperationId[], everyFunction: [string, ProjectFunction][]): Dashboard {
-    const { api, stageName, tables } = this.#props;
-    const stage = api.deploymentStage;
-    const fiveMinutes = Duration.minutes(5);
-    const dashboard = new Dashboard(this, 'Dashboard', {
-      dashboardName: `wallet-catalog-${stageName}`,
-      defaultInterval: Duration.hours(3),
-    });
-    const graph = (title: string, left: IMetric[], right: IMetric[] = []) =>
-      new GraphWidget({ title, left, right, width: 12, height: 6 });
-    const perRoute = (metricName: string, statistic = 'Sum') =>
-      operationIds.map((id) => this.#emf(metricName, id, fiveMinutes, statistic).with({ label: id }));
-    const perFunction = (metric: (fn: ProjectFunction) => Metric) =>
-      everyFunction.map(([name, fn]) => metric(fn).with({ label: name }));
-    const perTable = (
-      metric: (name: TableName, table: ITable) => IMetric,
-      label: (name: TableName) => string = (name) => name,
-    ) =>
-      (Object.entries(tables) as [TableName, ITable][]).map(([name, table]) =>
-        labelled(metric(name, table), label(name)),
-      );
-
-    dashboard.addWidgets(
-      new TextWidget({
-        markdown: `# wallet-catalog ${stageName}\nAlarms notify the stage's alarm topic; the README's runbook says what each one means.`,
-        width: 24,
-        height: 2,
-      }),
-    );
-    dashboard.addWidgets(
-      new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24, height: 6 }),
-    );
-    dashboard.addWidgets(
-      graph(
-        'API requests, 4xx and 5xx',
-        [stage.metricCount({ statistic: 'Sum', period: fiveMinutes })],
-        [
-          stage.metricClientError({ statistic: 'Sum', period: fiveMinutes }),
-          stage.metricServerError({ statistic: 'Sum', period: fiveMinutes }),
-        ],
-      ),
-      graph('API latency p50 / p99 (ms)', [
-        stage.metricLatency({ statistic: 'p50', period: fiveMinutes }),
-        stage.metricLatency({ statistic: 'p99', period: fiveMinutes }),
-      ]),
-    );
-    dashboard.addWidgets(
-      graph(
-        'p99 latency by route (ms, API Gateway)',
-        operationIds.map((id) =>
-          this.#method(id)
-            .metricLatency(stage, { statistic: 'p99', period: fiveMinutes })
-            .with({ label: id }),
-        ),
-      ),
-      graph('Requests and server errors by route (EMF)', perRoute('Requests'), perRoute('ServerErrors')),
-    );
-    dashboard.addWidgets(
-      graph(
-        'Lambda errors / throttles',
-        perFunction((fn) => fn.function.metricErrors({ statistic: 'Sum', period: fiveMinutes })),
-        perFunction((fn) => fn.function.metricThrottles({ statistic: 'Sum', period: fiveMinutes })),
-      ),
-      graph(
-        'Lambda duration p99 (ms) / cold starts',
-        perFunction((fn) => fn.function.metricDuration({ statistic: 'p99', period: fiveMinutes })),
-        perRoute('ColdStarts'),
-      ),
-    );
-    dashboard.addWidgets(
-      graph(
-        'Authorizer: rejected tokens, identity provider errors, failed JWKS refreshes / Lambda errors',
-        [
-          this.#emf('AuthRejections', AUTHORIZER_ROUTE, fiveMinutes),
-          this.#emf('AuthErrors', AUTHORIZER_ROUTE, fiveMinutes),
-          this.#emf('JwksRefreshFailures', AUTHORIZER_ROUTE, fiveMinutes),
-        ],
-        [this.#props.authorizer.function.metricErrors({ statistic: 'Sum', period: fiveMinutes })],
-      ),
-      graph(
-        'Transfers, idempotent replays / volume (minor units)',
-        [
-          this.#emf('Transfers', TRANSFER_ROUTE, fiveMinutes),
-          this.#emf('IdempotentReplays', TRANSFER_ROUTE, fiveMinutes),
-        ],
-        [this.#emf('TransferVolumeMinor', TRANSFER_ROUTE, fiveMinutes)],
-      ),
-    );
-    dashboard.addWidgets(
-      graph(
-        'DynamoDB system errors, throttled requests / transaction conflicts',
-        [
-          ...perTable(
-            (name, table) => sumOverOperations(name, table, 'SystemErrors', fiveMinutes),
-            (name) => `${name} system errors`,
-          ),
-          ...perTable(
-            (name, table) => sumOverOperations(name, table, 'ThrottledRequests', fiveMinutes),
-            (name) => `${name} throttled`,
-          ),
-        ],
-        perTable((_, table) =>
-          table.metric('TransactionConflict', { statistic: 'Sum', period: fiveMinutes }),
-        ),
-      ),
-      graph('DynamoDB retries by route (EMF)', perRoute('DynamoDbRetries')),
-    );
-    return dashboard;
-  }
-}
-
-/**
- * A DynamoDB per-operation metric summed over the operations {@link tableOperations} finds. Unlike
- * the table's own `metric…ForOperations`, each term is FILLed: these metrics are only published
- * for an operation that had an error or throttle, and a plain sum of sparse series has no value
- * unless every operation had one in the same period. Metric ids carry the table and metric, so
- * that sums of several tables fit in one graph.
- */
-export function sumOverOperations(
-  name: TableName,
-  table: ITable,
-  metricName: 'SystemErrors' | 'ThrottledRequests',
-  period: Duration,
-): MathExpression {
-  const usingMetrics = Object.fromEntries(
-    tableOperations(name).map((operation) => [
-      `${name}_${metricName.toLowerCase()}_${operation.toLowerCase()}`,
-      table.metric(metricName, {
-        dimensionsMap: { TableName: table.tableName, Operation: operation },
-        statistic: 'Sum',
-        period,
-      }),
-    ]),
-  );
-  return new MathExpression({
-    expression: Object.keys(usingMetrics)
-      .map((id) => `FILL(${id}, 0)`)
-      .join(' + '),
-    usingMetrics,
-    period,
-    label: `${name} ${metricName}, all operations`,
-  });
-}
-
-/** The metric under another label, where the kind of metric allows one. */
-function labelled(metric: IMetric, label: string): IMetric {
-  return metric instanceof Metric || metric instanceof MathExpression ? metric.with({ label }) : metric;
 }

@@ -1,29 +1,37 @@
 import { readFileSync } from 'node:fs';
-import { type CfnElement, Duration, Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
+import {
+  Annotations,
+  type CfnElement,
+  Duration,
+  RemovalPolicy,
+  Stack,
+  type StackProps,
+  Token,
+  Validations,
+} from 'aws-cdk-lib';
 import { BuildSpec, ComputeType, LinuxBuildImage, Project } from 'aws-cdk-lib/aws-codebuild';
+import { Alias } from 'aws-cdk-lib/aws-kms';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { CodePipeline, CodePipelineSource, ManualApprovalStep, ShellStep } from 'aws-cdk-lib/pipelines';
 import type { Construct } from 'constructs';
-import type { DeploymentConfig } from '#infra/app.ts';
 import { LOCK_FILE } from '#infra/bundling.ts';
+import type { DeploymentConfig } from '#infra/config/deployment-config.ts';
+import type { PipelineSource } from '#infra/config/pipeline-config.ts';
 import { smokeTestStep } from '#infra/pipeline/smoke-test.ts';
 import { ServiceStage } from '#infra/stacks/service-stage.ts';
-
-/** The repository the pipeline builds, reached through a CodeConnections (CodeStar) connection. */
-export interface PipelineSource {
-  /** ARN of a connection in AVAILABLE state (created in the console, then authorised there). */
-  readonly connectionArn: string;
-  /** `owner/name` of the repository. */
-  readonly repository: string;
-  /** Every push to this branch runs the pipeline. */
-  readonly branch: string;
-}
 
 /** Properties of the {@link PipelineStack}. */
 export interface PipelineStackProps extends StackProps {
   readonly source: PipelineSource;
   /** The stages in deployment order; `approval` makes one wait for a person first. */
   readonly stages: readonly { readonly config: DeploymentConfig; readonly approval: boolean }[];
+  /** Who is asked to approve a promotion; without one, a synth-time warning says nobody is. */
+  readonly approvalEmail?: string | undefined;
 }
+
+/** The id of the warning a pipeline whose approvals notify nobody gets at synth. */
+export const NO_APPROVER_WARNING = 'wallet-catalog:no-approver';
 
 /**
  * Ubuntu 24.04 `aws/codebuild/standard:8.0`, the current x86_64 standard image: it carries
@@ -63,6 +71,8 @@ export class PipelineStack extends Stack {
   readonly pipeline: CodePipeline;
   /** The deployed stages, in order. */
   readonly stages: readonly ServiceStage[];
+  /** Where a manual approval announces itself. */
+  readonly approvalTopic: Topic;
 
   constructor(scope: Construct, id: string, props: PipelineStackProps) {
     super(scope, id, props);
@@ -72,8 +82,10 @@ export class PipelineStack extends Stack {
       // accounts, and it encrypts every CodeBuild project's output too (cdk-nag CB4).
       crossAccountKeys: true,
       enableKeyRotation: true,
-      // Self-mutation and asset publishing run the CLI the synth step used, not whatever is newest.
+      // Self-mutation runs the CLI the synth step used, and asset publishing (which uploads the
+      // code prod runs) the cdk-assets package-lock.json pins, not whatever is newest on npm.
       cliVersion: lockedVersion('aws-cdk'),
+      cdkAssetsCliVersion: lockedVersion('cdk-assets'),
       synth: new ShellStep('Synth', {
         input: CodePipelineSource.connection(props.source.repository, props.source.branch, {
           connectionArn: props.source.connectionArn,
@@ -102,6 +114,20 @@ export class PipelineStack extends Stack {
       },
     });
 
+    this.approvalTopic = new Topic(this, 'ApprovalTopic', {
+      displayName: 'wallet-catalog pipeline approvals',
+      // The AWS-managed key: the pipeline role publishes as an IAM principal, which that key allows.
+      masterKey: Alias.fromAliasName(this, 'SnsKey', 'alias/aws/sns'),
+      enforceSSL: true,
+    });
+    if (props.approvalEmail) this.approvalTopic.addSubscription(new EmailSubscription(props.approvalEmail));
+    else {
+      Annotations.of(this.approvalTopic).addWarningV2(
+        NO_APPROVER_WARNING,
+        'Production approvals notify nobody: set "pipeline:approvalEmail" in cdk.json, or subscribe someone to the approval topic.',
+      );
+    }
+
     this.stages = props.stages.map(({ config, approval }) => {
       const stage = new ServiceStage(this, config.stage, { config });
       this.pipeline.addStage(stage, {
@@ -109,6 +135,7 @@ export class PipelineStack extends Stack {
           ? [
               new ManualApprovalStep(`PromoteTo-${config.stage}`, {
                 comment: `Deploy to ${config.stage}? The previous stage passed its smoke test; check its dashboard and alarms first.`,
+                notificationTopic: this.approvalTopic,
               }),
             ]
           : [],
@@ -118,6 +145,8 @@ export class PipelineStack extends Stack {
     });
     // Built now rather than at synth, so that its CodeBuild projects and roles exist to be checked.
     this.pipeline.buildPipeline();
+    // The bucket is retained with the pipeline's history; a deleted key would leave it unreadable.
+    this.pipeline.pipeline.artifactBucket.encryptionKey?.applyRemovalPolicy(RemovalPolicy.RETAIN);
     this.#acknowledgeGeneratedFindings();
   }
 
@@ -160,6 +189,11 @@ export class PipelineStack extends Stack {
       "CDK Pipelines grants its roles use of the artifact bucket's own KMS key with Key.grantEncryptDecrypt; the wildcards are variants of those operations on that one key.",
       'IAM5[Action::kms:GenerateDataKey*]',
       'IAM5[Action::kms:ReEncrypt*]',
+    );
+    acknowledge(
+      this.pipeline,
+      'A manual approval publishes to the approval topic, encrypted with the AWS-managed SNS key, whose key id is not known at synth: the grant names key/* under the condition kms:ResourceAliases = alias/aws/sns, so it reaches that one key.',
+      `IAM5[Resource::arn:${partition}:kms:${region}:${account}:key/*]`,
     );
     acknowledge(
       artifactBucket,

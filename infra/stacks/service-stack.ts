@@ -3,6 +3,8 @@ import {
   AccessLogField,
   AccessLogFormat,
   AuthorizationType,
+  type CfnRestApi,
+  EndpointAccessMode,
   EndpointType,
   IdentitySource,
   LambdaIntegration,
@@ -11,6 +13,7 @@ import {
   MethodLoggingLevel,
   ResponseType,
   RestApi,
+  SecurityPolicy,
   TokenAuthorizer,
 } from 'aws-cdk-lib/aws-apigateway';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
@@ -18,11 +21,15 @@ import type { ApplicationLogLevel } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
+import type { ProbeSettings } from '#infra/config/deployment-config.ts';
+import { CallerRateLimitAcl } from '#infra/constructs/caller-rate-limit.ts';
 import { ProjectFunction } from '#infra/constructs/project-function.ts';
 import { ServiceMonitoring } from '#infra/constructs/service-monitoring.ts';
+import { SyntheticProbe } from '#infra/constructs/synthetic-probe.ts';
 import {
   type AuthSettings,
   authorizerEnvironment,
+  type CallerRateLimit,
   functionEnvironment,
   type ServiceSettings,
 } from '#infra/environment.ts';
@@ -32,7 +39,16 @@ import {
   gatewayResponses,
   gatewayResponseTemplate,
 } from '#shared/http/gateway-responses.ts';
-import { type OperationId, type Route, routes, type TableName } from '#shared/routes.ts';
+import { type OperationId, type Route, routeOf, routes, type TableName } from '#shared/routes.ts';
+
+/**
+ * TLS 1.3 preferred, TLS 1.2 the minimum, with post-quantum key exchange: an enhanced policy on the
+ * API's own regional endpoint, so no custom domain is needed for it.
+ */
+export const API_SECURITY_POLICY = SecurityPolicy.TLS13_1_2_PQ_2025_09;
+
+/** The route the synthetic probe reads with its own identity. */
+export const PROBE_READ: OperationId = 'getBalance';
 
 /** Properties of the {@link ServiceStack}. */
 export interface ServiceStackProps extends StackProps {
@@ -53,6 +69,15 @@ export interface ServiceStackProps extends StackProps {
   readonly alarmTopic: ITopic;
   /** The API Gateway stage, the first segment of every URL path. */
   readonly stageName: string;
+  /** The WAF rate-based rule's limit per bearer token. */
+  readonly callerRateLimit: CallerRateLimit;
+  /** Whether the console's test-invoke (which skips the authorizer) may call the functions. */
+  readonly allowTestInvoke: boolean;
+  /** Reserved concurrency of each route function and the authorizer; none when `undefined`. */
+  readonly reservedConcurrency: number | undefined;
+  /** Whether this stack declares the account-wide API Gateway logging role (one stage per account does). */
+  readonly declaresAccountLogRole: boolean;
+  readonly probe: ProbeSettings;
 }
 
 /**
@@ -75,6 +100,8 @@ export class ServiceStack extends Stack {
    */
   readonly executionLogs: LogGroup;
   readonly monitoring: ServiceMonitoring;
+  readonly callerRateLimit: CallerRateLimitAcl;
+  readonly probe: SyntheticProbe;
   /** The base URL of the API stage, as an output the pipeline's smoke test reads. */
   readonly apiUrlOutput: CfnOutput;
 
@@ -92,10 +119,12 @@ export class ServiceStack extends Stack {
       restApiName: id,
       description: 'Wallet and pet catalog API',
       endpointConfiguration: { types: [EndpointType.REGIONAL] },
-      // API Gateway writes access and execution logs through one role per account and region.
+      // API Gateway writes access and execution logs through one role per account and region:
+      // declared by one stage only, or each deploy would point the account at its own role.
       // Retained, so deleting this stack cannot break logging of other APIs in the account.
-      cloudWatchRole: true,
-      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      ...(props.declaresAccountLogRole
+        ? { cloudWatchRole: true, cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN }
+        : { cloudWatchRole: false }),
       deployOptions: {
         stageName: props.stageName,
         accessLogDestination: new LogGroupLogDestination(this.accessLogs),
@@ -110,6 +139,10 @@ export class ServiceStack extends Stack {
         throttlingBurstLimit: props.throttling.burstLimit,
       },
     });
+    const cfnApi = this.api.node.defaultChild as CfnRestApi;
+    cfnApi.securityPolicy = API_SECURITY_POLICY;
+    // STRICT: requests must arrive through a regional endpoint with a matching SNI host name.
+    cfnApi.endpointAccessMode = EndpointAccessMode.STRICT;
 
     this.authorizerFunction = new ProjectFunction(this, 'Authorizer', {
       functionDir: 'authorizer',
@@ -117,6 +150,7 @@ export class ServiceStack extends Stack {
       environment: { ...authorizerEnvironment(props.auth), STAGE: props.stageName },
       logRetention: props.logRetention,
       applicationLogLevel: props.logLevel,
+      reservedConcurrency: props.reservedConcurrency,
     });
     const authorizer = new TokenAuthorizer(this, 'TokenAuthorizer', {
       handler: this.authorizerFunction.function,
@@ -135,17 +169,17 @@ export class ServiceStack extends Stack {
         environment: { ...functionEnvironment(route, props.settings, tableNames), STAGE: props.stageName },
         logRetention: props.logRetention,
         applicationLogLevel: props.logLevel,
+        reservedConcurrency: props.reservedConcurrency,
       });
       if (route.data) fn.grantData(props.tables[route.data.table], route.data.actions);
-      const method = this.api.root
-        .resourceForPath(route.path)
-        .addMethod(
-          route.method,
-          new LambdaIntegration(fn.function),
-          route.scopes === null
-            ? { operationName: route.operationId, authorizationType: AuthorizationType.NONE }
-            : { operationName: route.operationId, authorizer },
-        );
+      const method = this.api.root.resourceForPath(route.path).addMethod(
+        route.method,
+        // Test-invoke runs a method without its authorizer: dev only.
+        new LambdaIntegration(fn.function, { allowTestInvoke: props.allowTestInvoke }),
+        route.scopes === null
+          ? { operationName: route.operationId, authorizationType: AuthorizationType.NONE }
+          : { operationName: route.operationId, authorizer },
+      );
       if (route.scopes === null) {
         const reason = `${route.method} ${route.path} is public by design: the route table gives it no scopes, so it takes no token and must not demand one.`;
         Validations.of(method).acknowledge({ id: 'AwsSolutions-APIG4', reason });
@@ -185,12 +219,26 @@ export class ServiceStack extends Stack {
     // Exists before the stage can log anything, or API Gateway creates it first and this one fails.
     this.api.deploymentStage.node.addDependency(this.executionLogs);
 
-    this.#acknowledgeApiFindings();
+    this.#acknowledgeApiFindings(props.declaresAccountLogRole);
     // RestApi adds an output of its own under a hashed name; this one's name is stable for scripts.
     this.api.node.tryRemoveChild('Endpoint');
     this.apiUrlOutput = new CfnOutput(this, 'ApiUrl', {
       description: 'Base URL of the API stage; routes such as /api/v3/pet hang below it',
       value: this.api.url,
+    });
+
+    this.callerRateLimit = new CallerRateLimitAcl(this, 'CallerRateLimit', {
+      stage: this.api.deploymentStage,
+      stageName: props.stageName,
+      limit: props.callerRateLimit,
+    });
+    this.probe = new SyntheticProbe(this, 'SyntheticProbe', {
+      ...props.probe,
+      apiUrl: this.api.url,
+      scope: (routeOf(PROBE_READ).scopes ?? []).map((s) => `${props.auth.scopePrefix ?? ''}${s}`).join(' '),
+      stageName: props.stageName,
+      logRetention: props.logRetention,
+      logLevel: props.logLevel,
     });
 
     this.monitoring = new ServiceMonitoring(this, 'Monitoring', {
@@ -202,21 +250,18 @@ export class ServiceStack extends Stack {
       methods: this.methods,
       tables: props.tables,
       alarmTopic: props.alarmTopic,
+      probe: this.probe.function,
     });
   }
 
-  #acknowledgeApiFindings(): void {
+  #acknowledgeApiFindings(declaresAccountLogRole: boolean): void {
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-APIG2',
       reason:
         'Request bodies are validated in each function by validators generated from the same JSON Schemas as the OpenAPI document, which answer with problem+json listing every violation; API Gateway models would duplicate the schemas and answer in another format.',
     });
-    Validations.of(this.api.deploymentStage).acknowledge({
-      id: 'AwsSolutions-APIG3',
-      reason:
-        'AWS WAF is optional for this API: the stage is throttled and every non-public route needs a verified token. Associate a web ACL per deployment when the threat model calls for one.',
-    });
     // The id names the policy, so this covers the account logging role the API creates and nothing else.
+    if (!declaresAccountLogRole) return;
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
       reason:

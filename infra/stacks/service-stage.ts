@@ -1,6 +1,6 @@
 import { Stage, type StageProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import type { DeploymentConfig } from '#infra/app.ts';
+import type { DeploymentConfig } from '#infra/config/deployment-config.ts';
 import { ServiceStack } from '#infra/stacks/service-stack.ts';
 import { StatefulStack } from '#infra/stacks/stateful-stack.ts';
 
@@ -27,6 +27,8 @@ export function createServiceStacks(scope: Construct, config: DeploymentConfig):
     stageName: config.stage,
     deletionProtection: config.deletionProtection,
     alarmEmail: config.alarmEmail,
+    alarmSubscriberRequired: config.alarmSubscriberRequired,
+    backup: config.backup,
   });
   const service = new ServiceStack(scope, name('service'), {
     stackName: name('service'),
@@ -42,6 +44,11 @@ export function createServiceStacks(scope: Construct, config: DeploymentConfig):
     logRetention: config.logRetention,
     logLevel: config.logLevel,
     stageName: config.stage,
+    callerRateLimit: config.callerRateLimit,
+    allowTestInvoke: config.allowTestInvoke,
+    reservedConcurrency: config.reservedConcurrency,
+    declaresAccountLogRole: config.declaresAccountLogRole,
+    probe: config.probe,
   });
   return { stateful, service };
 }

@@ -1,11 +1,13 @@
-import { ArnFormat, CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, type ITable, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
-import { alarmNamePrefix } from '#infra/constructs/service-monitoring.ts';
+import type { BackupSettings } from '#infra/config/deployment-config.ts';
+import { alarmNamePrefix } from '#infra/constructs/alarm-thresholds.ts';
+import { LedgerBackup } from '#infra/constructs/ledger-backup.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import type { TableName } from '#shared/routes.ts';
 
@@ -20,7 +22,14 @@ export interface StatefulStackProps extends StackProps {
   readonly stageName: string;
   /** Where the alarm topic mails to; without one the topic has no subscribers until someone adds them. */
   readonly alarmEmail?: string | undefined;
+  /** Whether a topic without `alarmEmail` gets a synth-time warning: production alarms must reach someone. */
+  readonly alarmSubscriberRequired?: boolean;
+  /** The AWS Backup plan of the wallet table; none when `undefined`. */
+  readonly backup?: BackupSettings | undefined;
 }
+
+/** The id of the warning a stage that needs an alarm subscriber but has none gets at synth. */
+export const NO_ALARM_SUBSCRIBER_WARNING = 'wallet-catalog:no-alarm-subscriber';
 
 /**
  * What outlives deployments: one DynamoDB table per definition in `shared/dynamodb/tables.ts`
@@ -33,6 +42,7 @@ export class StatefulStack extends Stack {
   readonly tables: Readonly<Record<TableName, ITable>>;
   /** Where every alarm of the stage sends its state changes. */
   readonly alarmTopic: ITopic;
+  readonly backup: LedgerBackup | undefined;
 
   constructor(scope: Construct, id: string, props: StatefulStackProps) {
     super(scope, id, props);
@@ -62,6 +72,13 @@ export class StatefulStack extends Stack {
     };
     this.tables = { pets: table('pets'), wallets: table('wallets') };
     this.alarmTopic = this.#alarmTopic(props, removalPolicy);
+    this.backup = props.backup
+      ? new LedgerBackup(this, 'LedgerBackup', {
+          ...props.backup,
+          table: this.tables.wallets,
+          stageName: props.stageName,
+        })
+      : undefined;
   }
 
   /**
@@ -112,6 +129,12 @@ export class StatefulStack extends Stack {
       }),
     );
     if (props.alarmEmail) topic.addSubscription(new EmailSubscription(props.alarmEmail));
+    else if (props.alarmSubscriberRequired) {
+      Annotations.of(topic).addWarningV2(
+        NO_ALARM_SUBSCRIBER_WARNING,
+        `The alarm topic of ${props.stageName} has no subscriber, so its alarms reach nobody: set "alarms:email" in cdk.json (stages.${props.stageName}), or subscribe a chat or paging integration to the AlarmTopicArn output and say so in the deploy log.`,
+      );
+    }
     new CfnOutput(this, 'AlarmTopicArn', {
       description: 'SNS topic every alarm of the stage notifies; subscribe chat or paging integrations here',
       value: topic.topicArn,

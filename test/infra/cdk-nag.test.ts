@@ -60,7 +60,6 @@ const apps: [string, () => Built][] = [
 /** The kinds of finding each app raises before acknowledgements: new kinds must be a decision. */
 const SERVICE_FINDINGS = [
   'AwsSolutions-APIG2',
-  'AwsSolutions-APIG3',
   'AwsSolutions-APIG4',
   'AwsSolutions-COG4',
   'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
@@ -69,6 +68,9 @@ const SERVICE_FINDINGS = [
 ];
 const PIPELINE_FINDINGS = [
   ...SERVICE_FINDINGS,
+  // Production's AWS Backup plan of the ledger.
+  'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSBackupServiceRolePolicyForBackup]',
+  'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSBackupServiceRolePolicyForRestores]',
   'AwsSolutions-IAM5[Action::kms:GenerateDataKey*]',
   'AwsSolutions-IAM5[Action::kms:ReEncrypt*]',
   'AwsSolutions-IAM5[Action::s3:Abort*]',
@@ -78,6 +80,8 @@ const PIPELINE_FINDINGS = [
   'AwsSolutions-IAM5[Action::s3:List*]',
   'AwsSolutions-IAM5[Resource::<PipelineArtifactsBucketAEA9A052.Arn>/*]',
   'AwsSolutions-IAM5[Resource::arn:*:iam::<AWS::AccountId>:role/*]',
+  // The approval topic's AWS-managed key.
+  'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:<AWS::Region>:<AWS::AccountId>:key/*]',
   'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:codebuild:<AWS::Region>:<AWS::AccountId>:report-group/*]',
   'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:codebuild:<AWS::Region>:<AWS::AccountId>:report-group/<project>-*]',
   'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/codebuild/*]',

@@ -5,7 +5,7 @@ import {
   ALARM_THRESHOLDS,
   API_THROTTLED_METRIC,
   tableOperations,
-} from '#infra/constructs/service-monitoring.ts';
+} from '#infra/constructs/alarm-thresholds.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { METRICS_NAMESPACE } from '#shared/observability/telemetry.ts';
 import { type OperationId, type Route, routes, type TableName } from '#shared/routes.ts';
@@ -98,6 +98,7 @@ describe('alarms', () => {
       'authorizer-idp-errors',
       'authorizer-jwks-stale',
       'authorizer-failures',
+      'probe-failed',
       ...routeTable.flatMap((r) => [
         `${r.operationId}-5xx-rate`,
         `${r.operationId}-p99-latency`,
@@ -117,12 +118,13 @@ describe('alarms', () => {
     ).toEqual(expected.sort());
   });
 
-  it('notify the alarm topic of the stateful stack on ALARM and on OK, and treat missing data as nothing wrong', () => {
+  it('notify the alarm topic of the stateful stack on ALARM and on OK; request-driven ones treat missing data as nothing wrong', () => {
     const topicId = logicalId(built.stateful, built.stateful.alarmTopic);
-    for (const props of alarms()) {
+    for (const props of alarms().filter((a) => a.AlarmName !== 'wallet-catalog-dev-probe-failed')) {
       expect(props.AlarmActions, props.AlarmName).toHaveLength(1);
+      // A strong reference: an export of the stateful stack, which CloudFormation keeps while it is imported.
       expect(JSON.stringify(props.AlarmActions), props.AlarmName).toContain(
-        `"StackName":"wallet-catalog-dev-stateful"`,
+        `"Fn::ImportValue":"wallet-catalog-dev-stateful:`,
       );
       expect(JSON.stringify(props.AlarmActions), props.AlarmName).toContain(topicId);
       expect(props.OKActions, props.AlarmName).toEqual(props.AlarmActions);
@@ -412,8 +414,8 @@ describe('alarm topic', () => {
 describe('logs', () => {
   it('keeps every log group of the service for the retention of the stage: functions, access and execution logs', () => {
     const groups = Object.values(service.findResources('AWS::Logs::LogGroup'));
-    // One per function (authorizer included), access logs, execution logs.
-    expect(groups).toHaveLength(routeTable.length + 1 + 2);
+    // One per function (authorizer and probe included), access logs, execution logs.
+    expect(groups).toHaveLength(routeTable.length + 2 + 2);
     for (const group of groups) expect(group.Properties.RetentionInDays).toBe(14);
     const prod = Template.fromStack(buildServiceApp({ stage: 'prod' }).service);
     prod.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
@@ -434,7 +436,8 @@ describe('tracing', () => {
   it('traces the API stage and every function with X-Ray', () => {
     service.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: true });
     const functions = Object.values(service.findResources('AWS::Lambda::Function'));
-    expect(functions).toHaveLength(routeTable.length + 1);
+    // The routes', the authorizer and the synthetic probe.
+    expect(functions).toHaveLength(routeTable.length + 2);
     for (const fn of functions) expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
   });
 });

@@ -3,13 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  createApp,
-  createPipelineApp,
-  PIPELINE_STACK_NAME,
-  type PipelineApp,
-  readPipelineConfig,
-} from '#infra/app.ts';
+import { createApp, createPipelineApp, type PipelineApp } from '#infra/app.ts';
+import { PIPELINE_STACK_NAME, readPipelineConfig } from '#infra/config/pipeline-config.ts';
 import { SYNTH_COMMANDS } from '#infra/pipeline/pipeline-stack.ts';
 import { smokeTestCommands } from '#infra/pipeline/smoke-test.ts';
 import cdkJson from '../../cdk.json' with { type: 'json' };

@@ -1,6 +1,7 @@
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createServiceApp, readConfig, type ServiceApp } from '#infra/app.ts';
+import { createServiceApp, type ServiceApp } from '#infra/app.ts';
+import { readConfig } from '#infra/config/deployment-config.ts';
 import type { ProjectFunction } from '#infra/constructs/project-function.ts';
 import { defaultServiceSettings } from '#infra/environment.ts';
 import { BEARER_TOKEN_PATTERN } from '#shared/auth/bearer.ts';

@@ -1,0 +1,59 @@
+import { Duration } from 'aws-cdk-lib';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import type { ApplicationLogLevel } from 'aws-cdk-lib/aws-lambda';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+import type { ProbeSettings } from '#infra/config/deployment-config.ts';
+import { ProjectFunction } from '#infra/constructs/project-function.ts';
+
+/** How often the probe runs: each run is one datapoint of its alarm. */
+export const PROBE_INTERVAL = Duration.minutes(5);
+
+/** Properties of a {@link SyntheticProbe}. */
+export interface SyntheticProbeProps extends ProbeSettings {
+  /** Base URL of the API stage. */
+  readonly apiUrl: string;
+  /** The scopes the probe's token asks for (those of its authorized read, with the stage's prefix). */
+  readonly scope: string;
+  readonly stageName: string;
+  readonly logRetention: RetentionDays;
+  readonly logLevel: ApplicationLogLevel;
+}
+
+/**
+ * A scheduled Lambda function calling the API from outside, as a client does, every
+ * {@link PROBE_INTERVAL}: so a total outage, which sends no requests and so breaches no
+ * request-driven alarm, still raises one. Chosen over a CloudWatch Synthetics canary (about
+ * $10 a month per stage at this rate, a Puppeteer/Playwright runtime and an artifact bucket) for
+ * the price (cents a month) and because it is built, bundled and checked like every other function.
+ */
+export class SyntheticProbe extends Construct {
+  readonly function: ProjectFunction;
+
+  constructor(scope: Construct, id: string, props: SyntheticProbeProps) {
+    super(scope, id);
+    // Created out of band, never in the repository (README: "The synthetic probe").
+    const credentials = Secret.fromSecretNameV2(this, 'Credentials', props.credentialsSecretName);
+    this.function = new ProjectFunction(this, 'Probe', {
+      functionDir: 'probe',
+      description: 'Synthetic probe: the public OpenAPI route and one authorized read, as a client',
+      environment: {
+        PROBE_API_URL: props.apiUrl,
+        PROBE_TOKEN_URL: props.tokenUrl,
+        PROBE_SCOPE: props.scope,
+        PROBE_CREDENTIALS_SECRET: props.credentialsSecretName,
+        STAGE: props.stageName,
+      },
+      logRetention: props.logRetention,
+      applicationLogLevel: props.logLevel,
+    });
+    credentials.grantRead(this.function.function);
+    new Rule(this, 'Schedule', {
+      description: `Runs the wallet-catalog ${props.stageName} synthetic probe`,
+      schedule: Schedule.rate(PROBE_INTERVAL),
+      targets: [new LambdaFunction(this.function.function, { retryAttempts: 0 })],
+    });
+  }
+}

@@ -44,6 +44,8 @@ const ALTERNATIVES: readonly Alternative[] = [
   },
   { name: 'telemetry-own', entry: entry('telemetry-own.ts'), warm: true },
   { name: 'telemetry-powertools', entry: entry('telemetry-powertools.ts'), warm: true },
+  { name: 'telemetry-powertools-logger', entry: entry('telemetry-powertools-logger.ts'), warm: true },
+  { name: 'telemetry-powertools-metrics', entry: entry('telemetry-powertools-metrics.ts'), warm: true },
   { name: 'tracing-xray-udp', entry: entry('tracing-xray-udp.ts'), warm: true },
   { name: 'tracing-otel-api', entry: entry('tracing-otel-api.ts'), warm: true },
   { name: 'tracing-otel-sdk', entry: entry('tracing-otel-sdk.ts'), warm: true },

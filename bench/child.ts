@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { closeSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -19,8 +19,6 @@ export function reportResult(result: unknown): void {
 
 export interface ChildOutcome<T> {
   readonly result: T;
-  /** What the child wrote on stdout: its functions' request logs. */
-  readonly stdoutBytes: number;
 }
 
 /**
@@ -57,14 +55,13 @@ export function runJsonChild<T>(
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      const stdoutBytes = statSync(stdoutPath).size;
       const failure = (why: string) => {
         const stdoutTail = readFileSync(stdoutPath, 'utf8').slice(-4000);
         return new Error(`${script} ${args.join(' ')} ${why}:\n${stderr}\n(stdout ends with:) ${stdoutTail}`);
       };
       try {
         if (code !== 0) return reject(failure(`exited with ${signal ?? code}`));
-        resolve({ result: JSON.parse(result) as T, stdoutBytes });
+        resolve({ result: JSON.parse(result) as T });
       } catch {
         reject(failure('reported no result'));
       } finally {

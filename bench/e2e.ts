@@ -1,7 +1,9 @@
 /**
  * End to end: every route through the local gateway (its own process, with DynamoDB Local behind
- * it) at a fixed concurrency, next to the same DynamoDB work done directly with the SDK: the floor
- * that no implementation of the route can beat.
+ * it) at a fixed concurrency, next to the floor: a bare node:http server in its own process making
+ * only the route's DynamoDB calls with the functions' client (`bench/floor-server.ts`), driven by
+ * the same client, workers and requests. The floor pays the same HTTP hop, so what the ratio
+ * measures is the code between the hop and DynamoDB.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -10,12 +12,12 @@ import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { freePort } from '#infra/local/dynamodb-local.ts';
 import { readRunningStack } from '#infra/local/gateway.ts';
 import { signLocalToken } from '#infra/local/issuer.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
+import { CALLER_HEADER, checkFloors, floorOperations } from './floor.ts';
 import { KeepAliveConnection } from './keep-alive-client.ts';
 import { percentile } from './stats.ts';
 import { ALL_SCOPES, DYNAMODB_CALLS, fullPet, nextBenchPetId, routeRequest } from './workload.ts';
@@ -61,6 +63,8 @@ interface Caller {
   readonly token: string;
   readonly petId: number;
   readonly connection: KeepAliveConnection;
+  /** Its kept-alive connection to the floor server. */
+  readonly floorConnection: KeepAliveConnection;
 }
 
 /**
@@ -77,9 +81,12 @@ export async function measureEndToEnd(
   progress(`starting the local stack on port ${port}`);
   const gateway = await startGateway(port, stateDir, options.gatewayNodeOptions ?? []);
   const callers: Caller[] = [];
+  let floorServer: ChildProcess | undefined;
   try {
     const stack = await readRunningStack(port, stateDir);
     if (!stack) throw new Error('The local stack wrote no record of itself');
+    const floorPort = await freePort();
+    floorServer = await startFloorServer(floorPort, stack.env);
     // The repository and client modules read their environment when loaded, as functions do.
     Object.assign(process.env, stack.env);
     const { createDocumentClient } = await import('#shared/dynamodb/client.ts');
@@ -102,12 +109,28 @@ export async function measureEndToEnd(
       await openWallet(`recipient-of-${sub}`, new Date().toISOString());
       const petId = nextBenchPetId();
       await client.send(new PutCommand({ TableName: petsTable, Item: fullPet(petId) }));
-      callers.push({ sub, token, petId, connection: new KeepAliveConnection('127.0.0.1', port) });
+      callers.push({
+        sub,
+        token,
+        petId,
+        connection: new KeepAliveConnection('127.0.0.1', port),
+        floorConnection: new KeepAliveConnection('127.0.0.1', floorPort),
+      });
     }
 
-    const viaGateway = (name: string) => (caller: Caller) => callRoute(name, caller);
-    const direct = floorOf(client, petsTable, walletsTable);
-    await checkFloors(client, direct, functionDirs, callers[0] as Caller);
+    const viaGateway = (name: string) => (caller: Caller) => callRoute(name, caller, caller.connection);
+    // The floor server runs these same operations; checked here, with this process's client.
+    await checkFloors(
+      client,
+      floorOperations(client, petsTable, walletsTable),
+      functionDirs,
+      callers[0] as Caller,
+    );
+    const direct = Object.fromEntries(
+      functionDirs
+        .filter((name) => (DYNAMODB_CALLS[name] ?? []).length > 0)
+        .map((name) => [name, (caller: Caller) => callRoute(name, caller, caller.floorConnection)]),
+    ) as Record<string, ((caller: Caller) => Promise<void>) | undefined>;
 
     // Warms both paths (JIT of Node and of DynamoDB Local's JVM, the authorizer cache,
     // connections). DynamoDB Local needs a few thousand requests before its per-request CPU stops
@@ -148,142 +171,22 @@ export async function measureEndToEnd(
     client.destroy();
     return results;
   } finally {
-    for (const caller of callers) caller.connection.close();
+    for (const caller of callers) {
+      caller.connection.close();
+      caller.floorConnection.close();
+    }
+    if (floorServer) await stopGateway(floorServer);
     await stopGateway(gateway);
     await rm(stateDir, { recursive: true, force: true });
   }
 }
 
-/** The DynamoDB calls of each route, made directly with the SDK (see `round-trips.test.ts`). */
-function floorOf(
-  client: DynamoDBDocumentClient,
-  petsTable: string,
-  walletsTable: string,
-): Record<string, ((caller: Caller) => Promise<void>) | undefined> {
-  return {
-    'add-pet': async () => {
-      await client.send(
-        new PutCommand({
-          TableName: petsTable,
-          Item: fullPet(nextBenchPetId()),
-          ConditionExpression: 'attribute_not_exists(id)',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-    },
-    'get-pet': async (caller) => {
-      await client.send(
-        new GetCommand({ TableName: petsTable, Key: { id: caller.petId }, ConsistentRead: true }),
-      );
-    },
-    'get-balance': async (caller) => {
-      await client.send(
-        new GetCommand({
-          TableName: walletsTable,
-          Key: { pk: `WALLET#${caller.sub}` },
-          ConsistentRead: true,
-        }),
-      );
-    },
-    // The transaction of `commitTransfer` with an Idempotency-Key, item for item.
-    'send-money': async (caller) => {
-      const transfer = {
-        transferId: randomUUID(),
-        fromAddress: caller.sub,
-        toAddress: `recipient-of-${caller.sub}`,
-        amountMinor: 1234,
-        currency: 'USD',
-        createdAt: new Date().toISOString(),
-      };
-      const now = transfer.createdAt;
-      const nowEpoch = Math.floor(Date.now() / 1000);
-      await client.send(
-        new TransactWriteCommand({
-          ClientRequestToken: transfer.transferId,
-          TransactItems: [
-            {
-              Update: {
-                TableName: walletsTable,
-                Key: { pk: `WALLET#${transfer.fromAddress}` },
-                UpdateExpression: 'SET balance = balance - :amount, updatedAt = :now',
-                ConditionExpression: 'balance >= :amount',
-                ExpressionAttributeValues: { ':amount': transfer.amountMinor, ':now': now },
-              },
-            },
-            {
-              Update: {
-                TableName: walletsTable,
-                Key: { pk: `WALLET#${transfer.toAddress}` },
-                UpdateExpression: 'ADD balance :amount SET updatedAt = :now',
-                ExpressionAttributeValues: { ':amount': transfer.amountMinor, ':now': now },
-              },
-            },
-            {
-              Put: {
-                TableName: walletsTable,
-                Item: { pk: `TRANSFER#${transfer.transferId}`, kind: 'transfer', ...transfer },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            },
-            {
-              Put: {
-                TableName: walletsTable,
-                Item: {
-                  pk: `IDEMPOTENCY#${JSON.stringify([caller.sub, randomUUID()])}`,
-                  kind: 'idempotency',
-                  transfer,
-                  expiresAt: nowEpoch + 86_400,
-                },
-                ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :nowEpoch',
-                ExpressionAttributeValues: { ':nowEpoch': nowEpoch },
-                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-              },
-            },
-          ],
-        }),
-      );
-    },
-  };
-}
-
 /**
- * A floor is only a floor if it makes exactly its route's DynamoDB calls: runs each once and
- * compares the operations sent (X-Amz-Target, in order) with the route's, before anything is timed.
+ * One request of route `name` on `connection`, the gateway's or the floor server's (the same
+ * request to both; the floor server is told the caller in a header, as it checks no token). Anything
+ * but a 200 fails the benchmark.
  */
-async function checkFloors(
-  client: DynamoDBDocumentClient,
-  direct: Record<string, ((caller: Caller) => Promise<void>) | undefined>,
-  functionDirs: readonly string[],
-  caller: Caller,
-): Promise<void> {
-  const sent: string[] = [];
-  const name = 'benchOperationLog';
-  client.middlewareStack.add(
-    (next) => (args) => {
-      const headers = (args.request as { headers?: Record<string, string> }).headers;
-      sent.push(headers?.['x-amz-target']?.split('.')[1] ?? 'unknown');
-      return next(args);
-    },
-    { step: 'finalizeRequest', name },
-  );
-  try {
-    for (const dir of functionDirs) {
-      const floor = direct[dir];
-      if (!floor) continue;
-      sent.length = 0;
-      await floor(caller);
-      const expected = DYNAMODB_CALLS[dir] ?? [];
-      if (sent.join() !== expected.join()) {
-        throw new Error(`The floor of ${dir} sent ${sent.join() || 'nothing'}, not ${expected.join()}`);
-      }
-    }
-  } finally {
-    client.middlewareStack.remove(name);
-  }
-}
-
-/** One request of route `name` through the gateway; anything but a 200 fails the benchmark. */
-async function callRoute(name: string, caller: Caller): Promise<void> {
+async function callRoute(name: string, caller: Caller, connection: KeepAliveConnection): Promise<void> {
   const spec = routeRequest(name, caller.sub, caller.token);
   const path = name === 'get-pet' ? `/api/v3/pet/${caller.petId}` : spec.path;
   const headers: Record<string, string> = {
@@ -291,8 +194,9 @@ async function callRoute(name: string, caller: Caller): Promise<void> {
     ...(spec.token === undefined ? {} : { authorization: `Bearer ${spec.token}` }),
     ...(spec.body === undefined ? {} : { 'content-type': 'application/json' }),
     ...spec.headers,
+    ...(connection === caller.floorConnection ? { [CALLER_HEADER]: caller.sub } : {}),
   };
-  const response = await caller.connection.request(spec.method, path, headers, spec.body);
+  const response = await connection.request(spec.method, path, headers, spec.body);
   if (response.status !== 200) throw new Error(`${spec.method} ${path}: ${response.status} ${response.body}`);
 }
 
@@ -383,6 +287,28 @@ async function startGateway(
     await stopGateway(child);
     throw error;
   }
+}
+
+/** Starts `bench/floor-server.ts` with the local stack's environment; resolves once it listens. */
+async function startFloorServer(port: number, env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [join(ROOT, 'bench', 'floor-server.ts'), String(port)], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const stdout = child.stdout as NodeJS.ReadableStream;
+  const ready = new Promise<void>((resolve, reject) => {
+    stdout.once('data', () => resolve());
+    child.once('exit', (code) => reject(new Error(`The floor server exited with ${code}`)));
+  });
+  const timeout = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  try {
+    await ready;
+  } finally {
+    clearTimeout(timeout);
+  }
+  // Nothing more is printed; not reading the pipe any further costs the server nothing.
+  return child;
 }
 
 /** SIGTERM makes `start.ts` stop the server and DynamoDB Local before it exits. */

@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: builds the production bundles (with the esbuild options CDK uses) and a
- * baseline, measures bundle size, cold init, warm overhead and end-to-end latency, prints one
+ * baseline, measures bundle size, cold init, warm overhead, round trips and end-to-end latency
+ * (against like-for-like floors: see BENCHMARKS.md), prints one
  * table with a PASS/FAIL line per budget, and writes both into BENCHMARKS.md. Exits 1 when a
  * budget is missed. `--quick` runs fewer samples (for trying the harness, not for the record);
  * `--no-write` leaves BENCHMARKS.md alone; `--profile` writes CPU profiles of the warm runs and of
@@ -164,7 +165,7 @@ function generatedSection(run: Results, authorizerCacheTtlSeconds: number): stri
   return [
     `Last run ${run.startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC (${Math.round(run.durationS)} s) with \`npm run bench\`${flags.quick ? ' --quick' : ''}, on ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, Node.js ${m.node}, Linux ${m.kernel}; 1-minute load average ${m.loadAtStart.toFixed(1)} at the start, ${(m.loadAtEnd ?? 0).toFixed(1)} at the end.`,
     '',
-    `Cold init: median of ${s.coldRuns} fresh processes per bundle; its ratio is the median of the ${s.coldRuns} ratios to the baseline's process of the same round. Warm: median of ${s.warmBatches} batches of ${s.warmBatchSize} invocations, minus the baseline's in the same process (node with Lambda's heap limits at ${memoryMb} MB: \`${lambdaNodeOptions(memoryMb).join(' ')}\`), the lower of ${s.warmPasses} passes. End to end: ${s.requests} requests per route and side at concurrency ${s.concurrency} after ${s.warmUpRequests} to warm up, through the local gateway and DynamoDB Local, against the same DynamoDB calls made directly (the floor).`,
+    `Cold init: median of ${s.coldRuns} fresh processes per bundle; its ratio is the median of the ${s.coldRuns} ratios to the baseline's process of the same round. Warm: median of ${s.warmBatches} batches of ${s.warmBatchSize} invocations, minus the baseline's (which writes the same request line) in the same process (node with Lambda's heap limits at ${memoryMb} MB: \`${lambdaNodeOptions(memoryMb).join(' ')}\`), the lower of ${s.warmPasses} passes. End to end: ${s.requests} requests per route and side at concurrency ${s.concurrency} after ${s.warmUpRequests} to warm up, through the local gateway and DynamoDB Local, against the floor: a bare node:http server making the route's DynamoDB calls with the same client, driven by the same workers.`,
     '',
     resultsTable(run),
     '',

@@ -21,12 +21,16 @@ export interface WarmOverhead {
   readonly batchSize: number;
   /** What one invocation writes to stdout (its request log line): CloudWatch Logs ingests and bills it. */
   readonly logBytesPerInvocation: number;
+  /** DynamoDB calls per invocation, counted at the stubbed `send`. */
+  readonly roundTrips: number;
+  /** The calls the route's floor makes (`DYNAMODB_CALLS`): the least a request needs. */
+  readonly floorRoundTrips: number;
 }
 
 /**
  * Runs each function's warm benchmark in its own process (so that one function's JIT state and
- * garbage never reach another's) next to the baseline, and checks that every request made exactly
- * the DynamoDB calls it should. All functions are measured `passes` times, one after the other,
+ * garbage never reach another's) next to the baseline, and counts the DynamoDB calls every
+ * request made (the round-trip budget: exactly the floor's). All functions are measured `passes` times, one after the other,
  * and each keeps its least disturbed pass: on a shared machine, other work only ever adds time.
  */
 export async function measureWarmOverhead(
@@ -58,13 +62,13 @@ async function measureOne(
   options: { batches: number; batchSize: number; nodeOptions?: readonly string[] },
 ): Promise<WarmOverhead> {
   const name = bundle.target.name;
-  const { result, stdoutBytes } = await runJsonChild<{
+  const { result } = await runJsonChild<{
     functionUs: number[];
     baselineUs: number[];
     floorUs?: number[];
     stubbedClasses: number;
     sendsPerInvocation: number;
-    invocations: number;
+    logBytesPerInvocation: number;
   }>(
     'warm-child.ts',
     [
@@ -78,11 +82,6 @@ async function measureOne(
     { nodeOptions: options.nodeOptions ?? [] },
   );
   const expectedSends = DYNAMODB_CALLS[name]?.length ?? 0;
-  if (result.sendsPerInvocation !== expectedSends) {
-    throw new Error(
-      `${name}: ${result.sendsPerInvocation} DynamoDB calls per request in process, expected ${expectedSends}`,
-    );
-  }
   if (expectedSends > 0 && result.stubbedClasses === 0) {
     throw new Error(`${name}: the instrumented bundle registered no SDK Client to stub`);
   }
@@ -96,6 +95,8 @@ async function measureOne(
       : {}),
     batches: options.batches,
     batchSize: options.batchSize,
-    logBytesPerInvocation: stdoutBytes / result.invocations,
+    logBytesPerInvocation: result.logBytesPerInvocation,
+    roundTrips: result.sendsPerInvocation,
+    floorRoundTrips: expectedSends,
   };
 }

@@ -1,0 +1,59 @@
+/**
+ * The end-to-end floor as a server: `node bench/floor-server.ts <port>`, in its own process with the
+ * local stack's environment (table names, DynamoDB Local's endpoint). A bare node:http server
+ * that answers each route's request with nothing but the route's DynamoDB calls
+ * (`floorOperations`), made with the functions' own client (`createDocumentClient`). Every call
+ * through the gateway pays an HTTP hop, a process wake-up and a server's parsing; so does this one,
+ * and what remains between the two is the code under test (gateway emulation, middy, validation,
+ * use case, request line). It prints `ready` on stdout once listening.
+ */
+import { createServer } from 'node:http';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { tables } from '#shared/dynamodb/tables.ts';
+import { CALLER_HEADER, floorOperations } from './floor.ts';
+
+const port = Number(process.argv[2]);
+const client = createDocumentClient();
+const operations = floorOperations(
+  client,
+  process.env[tables.pets.envVar] as string,
+  process.env[tables.wallets.envVar] as string,
+);
+
+/** The route of a request, as the gateway's route table would find it: method and path. */
+function routeOf(method: string | undefined, path: string): { name: string; petId: number } | undefined {
+  if (method === 'POST' && path === '/api/v3/pet') return { name: 'add-pet', petId: 0 };
+  if (method === 'GET' && path.startsWith('/api/v3/pet/'))
+    return { name: 'get-pet', petId: Number(path.slice('/api/v3/pet/'.length)) };
+  if (method === 'GET' && path === '/api/wallet/balance') return { name: 'get-balance', petId: 0 };
+  if (method === 'POST' && path === '/api/wallet/send') return { name: 'send-money', petId: 0 };
+  return undefined;
+}
+
+const server = createServer((request, response) => {
+  // The body is read as the gateway reads it, then left alone: the floor's item is its own.
+  request.resume();
+  request.on('end', () => {
+    const route = routeOf(request.method, request.url ?? '');
+    const operation = route && operations[route.name];
+    const sub = request.headers[CALLER_HEADER];
+    if (!route || !operation || typeof sub !== 'string') {
+      response.writeHead(404, { 'content-length': 0 }).end();
+      return;
+    }
+    operation({ sub, petId: route.petId }).then(
+      () => response.writeHead(200, { 'content-type': 'application/json', 'content-length': 2 }).end('{}'),
+      (error: unknown) => {
+        const body = String(error);
+        response.writeHead(500, { 'content-length': Buffer.byteLength(body) }).end(body);
+      },
+    );
+  });
+});
+server.keepAliveTimeout = 5_000;
+server.listen(port, '127.0.0.1', () => process.stdout.write('ready\n'));
+process.on('SIGTERM', () => {
+  server.close();
+  server.closeAllConnections();
+  client.destroy();
+});

@@ -1,0 +1,44 @@
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
+
+/*
+ * Under the ADOT Lambda layer, whose wrapper registers an OpenTelemetry SDK before the handler
+ * loads: here a provider with an in-memory exporter stands in for it, and the handler runs against
+ * DynamoDB Local as Lambda would run it.
+ */
+const exporter = new InMemorySpanExporter();
+let handler: typeof import('#functions/get-balance/handler.ts').handler;
+
+beforeAll(async () => {
+  trace.setGlobalTracerProvider(
+    new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] }),
+  );
+  process.env.AWS_LAMBDA_EXEC_WRAPPER = '/opt/otel-instrument';
+  // Loaded only now: like a Lambda, the function chooses its tracing at cold start.
+  ({ handler } = await import('#functions/get-balance/handler.ts'));
+});
+afterAll(() => {
+  delete process.env.AWS_LAMBDA_EXEC_WRAPPER;
+  trace.disable();
+});
+
+describe('OpenTelemetry', () => {
+  it('makes each DynamoDB call a client span of the registered provider', async () => {
+    exporter.reset();
+    const response = await invoke(handler, apiEvent({ sub: uniqueSub(), scopes: ['read:wallet'] }));
+    expect(response.statusCode).toBe(200);
+    const spans = exporter.getFinishedSpans();
+    expect(spans.map((span) => span.name)).toEqual(['DynamoDB.GetItem']);
+    const [span] = spans;
+    expect(span?.kind).toBe(SpanKind.CLIENT);
+    expect(span?.attributes).toMatchObject({
+      'rpc.system': 'aws-api',
+      'rpc.service': 'DynamoDB',
+      'rpc.method': 'GetItem',
+      'aws.dynamodb.table_names': [process.env.WALLETS_TABLE_NAME],
+    });
+    expect(span?.status.code).not.toBe(SpanStatusCode.ERROR);
+  });
+});

@@ -11,7 +11,7 @@ import {
   UnsupportedMediaTypeError,
   ValidationError,
 } from '../errors.ts';
-import { withRequestTelemetry } from '../observability/telemetry.ts';
+import { setOutcome, withRequestTelemetry } from '../observability/telemetry.ts';
 import { type OperationId, routeOf } from '../routes.ts';
 import { jsonResponse } from './problem.ts';
 import { problemErrorHandler } from './problem-middleware.ts';
@@ -40,6 +40,11 @@ export interface HttpResult {
   readonly statusCode: number;
   readonly body: unknown;
   readonly headers?: Record<string, string>;
+  /**
+   * The request log line's `outcome` when not the plain `ok` (e.g. `idempotent-replay`): the
+   * handler names it from the use case's typed result, so that the use case decides no logging.
+   */
+  readonly outcome?: string;
 }
 
 type Event = APIGatewayProxyEvent;
@@ -209,6 +214,7 @@ export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody
         pathParameters: event.pathParameters ?? {},
         requestId: event.requestContext.requestId,
       });
+      if (result.outcome !== undefined) setOutcome(result.outcome);
       return jsonResponse(result.statusCode, result.body, result.headers);
     });
 

@@ -70,19 +70,6 @@ export class ExpiringJwksCache extends SimpleJwksCache {
     }
     return super.getJwk(uri, jwt);
   }
-
-  /**
-   * The key of `jwt` straight from a fresh JWKS, or `undefined` when {@link getJwk} must fetch
-   * (refresh due, unknown `kid`): nearly every token takes this path, without a promise.
-   */
-  freshJwk(uri: string, jwt: DecomposedJwt): JwkWithKid | undefined {
-    if (Date.now() >= this.#refreshAt) return undefined;
-    try {
-      return this.getCachedJwk(uri, jwt);
-    } catch {
-      return undefined;
-    }
-  }
 }
 
 /** The identity provider's keys, fetched once per container and kept as {@link ExpiringJwksCache} says. */

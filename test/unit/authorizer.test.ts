@@ -18,7 +18,7 @@ import {
 } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAccessTokenVerifier } from '#functions/authorizer/access-token.ts';
-import { createAuthorizer } from '#functions/authorizer/handler.ts';
+import { createAuthorizer } from '#functions/authorizer/authorizer.ts';
 import { createJwksCache } from '#functions/authorizer/jwks-cache.ts';
 import { loadAuthorizerSettings } from '#functions/authorizer/settings.ts';
 import { type AuthSettings, authorizerEnvironment, defaultTokenRules } from '#infra/environment.ts';

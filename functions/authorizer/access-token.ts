@@ -7,7 +7,6 @@ import { BEARER_TOKEN_PATTERN } from '#shared/auth/bearer.ts';
 import { scopesOf } from '#shared/auth/scopes.ts';
 import { CLOCK_TOLERANCE_SECONDS } from '#shared/auth/token-time.ts';
 import { validateAddress } from '#shared/schemas/validators.generated.js';
-import type { ExpiringJwksCache } from './jwks-cache.ts';
 import { TokenRejected } from './rejections.ts';
 import type { AuthorizerSettings } from './settings.ts';
 
@@ -17,6 +16,11 @@ export interface Verified {
   readonly scopes: ReadonlySet<string>;
   /** NumericDate (seconds) after which, with the clock tolerance, the token is refused. */
   readonly exp: number;
+}
+
+/** Where the verifier finds the key a token names (`ExpiringJwksCache` in production). */
+export interface JwksSource {
+  getJwk(jwksUri: string, jwt: DecomposedJwt): Promise<JwkWithKid>;
 }
 
 /** Checks the `Authorization` header's access token; throws why it is not good. */
@@ -57,7 +61,7 @@ const BEARER = new RegExp(BEARER_TOKEN_PATTERN);
  */
 export function createAccessTokenVerifier(
   settings: AuthorizerSettings,
-  jwks: ExpiringJwksCache,
+  jwks: JwksSource,
 ): AccessTokenVerifier {
   const { issuer, audience, jwksUri, scopePrefix, requireAtJwtTyp, maxLifetimeSeconds } = settings;
 

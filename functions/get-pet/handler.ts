@@ -1,8 +1,31 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { requireEnv } from '#shared/config.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { tables } from '#shared/dynamodb/tables.ts';
 import { httpHandler } from '#shared/http/handler.ts';
-import { getPet } from '#shared/pets/pets.ts';
+import { safeIntegerParameter } from '#shared/http/parameters.ts';
+import { createPetRepository } from '#shared/pets/pet-repository.ts';
+import { petRepresentation } from '#shared/pets/pet-representation.ts';
+import { makeGetPet } from '#shared/pets/pets.ts';
 
-/** `GET /api/v3/pet/{petId}` (Petstore `getPetById`): 200 with the pet, 404 when absent. */
-export const handler = httpHandler({
-  operationId: 'getPetById',
-  run: async ({ pathParameters }) => ({ statusCode: 200, body: await getPet(pathParameters.petId) }),
-});
+/** What this function runs on: the DynamoDB client (a fault proxy's, in the fault tests). */
+export interface GetPetAdapters {
+  readonly client: DynamoDBDocumentClient;
+}
+
+/** The composition root of `GET /api/v3/pet/{petId}` (Petstore `getPetById`): 200, or 404 when absent. */
+export function createHandler({ client }: GetPetAdapters) {
+  const getPet = makeGetPet({
+    pets: createPetRepository({ client, tableName: requireEnv(tables.pets.envVar) }),
+  });
+  return httpHandler({
+    operationId: 'getPetById',
+    run: async ({ pathParameters }) => {
+      const pet = await getPet({ id: safeIntegerParameter('petId', pathParameters.petId) });
+      return { statusCode: 200, body: petRepresentation(pet) };
+    },
+  });
+}
+
+/** Built once per container: the client and its connections serve every invocation. */
+export const handler = createHandler({ client: createDocumentClient() });

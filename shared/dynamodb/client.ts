@@ -11,15 +11,22 @@ import { traceDynamoDb } from '../observability/xray.ts';
 export const REQUEST_TIMEOUT_MS = 2_000;
 const CONNECTION_TIMEOUT_MS = 1_000;
 
+/** Where the client sends its requests; the regional DynamoDB endpoint unless given. */
+export interface DocumentClientOptions {
+  /** DynamoDB Local, or a fault-injecting proxy in front of it; `DYNAMODB_ENDPOINT` when absent. */
+  readonly endpoint?: string;
+}
+
 /**
- * Creates the DocumentClient a repository module keeps for its lifetime (created at load, reused
- * by every invocation). `DYNAMODB_ENDPOINT` points it at DynamoDB Local; unset on AWS.
+ * Creates the DocumentClient a function's composition root makes once per container and hands
+ * to its repositories. `DYNAMODB_ENDPOINT` points it at DynamoDB Local; unset on AWS. Tests pass
+ * `endpoint` instead (a fault proxy), so no test has to change the environment before an import.
  *
  * The SDK makes one attempt per call: {@link withRetries} is the only retry layer (see
  * docs/decisions/dynamodb-retries.md), otherwise its 3 attempts would each hide the SDK's 3.
  */
-export function createDocumentClient(): DynamoDBDocumentClient {
-  const endpoint = optionalEnv('DYNAMODB_ENDPOINT');
+export function createDocumentClient(options: DocumentClientOptions = {}): DynamoDBDocumentClient {
+  const endpoint = options.endpoint ?? optionalEnv('DYNAMODB_ENDPOINT');
   const client = new DynamoDBClient({
     ...(endpoint ? { endpoint } : {}),
     maxAttempts: 1,

@@ -11,7 +11,7 @@ import {
   UnsupportedMediaTypeError,
   ValidationError,
 } from '../errors.ts';
-import { withRequestTelemetry } from '../observability/telemetry.ts';
+import { setOutcome, withRequestTelemetry } from '../observability/telemetry.ts';
 import { type OperationId, routeOf } from '../routes.ts';
 import { jsonResponse } from './problem.ts';
 import { problemErrorHandler } from './problem-middleware.ts';
@@ -40,6 +40,11 @@ export interface HttpResult {
   readonly statusCode: number;
   readonly body: unknown;
   readonly headers?: Record<string, string>;
+  /**
+   * The request log line's `outcome` when not the plain `ok` (e.g. `idempotent-replay`): the
+   * handler names it from the use case's typed result, so that the use case decides no logging.
+   */
+  readonly outcome?: string;
 }
 
 type Event = APIGatewayProxyEvent;
@@ -150,7 +155,7 @@ const jsonBody = (validate: ValidateFunction): Middleware => {
         try {
           parser.before?.(request as never);
         } catch (error) {
-          throw translateParserError(error);
+          throw translateParserError(error, event[RAW_BODY] ?? '');
         }
         body = event.body;
       }
@@ -163,17 +168,32 @@ const jsonBody = (validate: ValidateFunction): Middleware => {
   };
 };
 
-function translateParserError(error: unknown): Error {
+/**
+ * Our error for one of middy's parser's. A 422 on text that is valid JSON can only be its
+ * forbidden-key refusal, which names the key in `cause.data` (middy's `{ package, data }` cause);
+ * told apart so, not by its message, which no middy release promises to keep.
+ */
+function translateParserError(error: unknown, text: string): Error {
   const status = (error as { statusCode?: number }).statusCode;
   if (status === 415) {
     return new UnsupportedMediaTypeError('Send the body as JSON with Content-Type: application/json');
   }
-  const cause = (error as { cause?: { data?: unknown } }).cause;
-  if (status === 422 && (error as Error).message === 'Forbidden key in JSON body') {
-    return new ValidationError([{ pointer: `/${String(cause?.data)}`, detail: 'is not allowed' }]);
+  if (status === 422) {
+    if (!isJson(text)) return new MalformedBodyError('The request body is not valid JSON');
+    const key = (error as { cause?: { data?: unknown } }).cause?.data;
+    return new ValidationError([{ pointer: `/${String(key)}`, detail: 'is not allowed' }]);
   }
-  if (status === 422) return new MalformedBodyError('The request body is not valid JSON');
   return error instanceof Error ? error : new Error(String(error));
+}
+
+/** Whether `text` parses as JSON (only asked on the rare path of a refused body). */
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export interface HttpHandlerOptions<TBody> {
@@ -209,6 +229,7 @@ export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody
         pathParameters: event.pathParameters ?? {},
         requestId: event.requestContext.requestId,
       });
+      if (result.outcome !== undefined) setOutcome(result.outcome);
       return jsonResponse(result.statusCode, result.body, result.headers);
     });
 

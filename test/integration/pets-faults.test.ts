@@ -1,12 +1,14 @@
 import { randomInt } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { createHandler as createAddPet } from '#functions/add-pet/handler.ts';
+import { createHandler as createGetPet } from '#functions/get-pet/handler.ts';
 import { apiEvent, invoke } from '../support/events.ts';
-import { mentions, routeThroughFaultProxy, storedItem } from '../support/faults.ts';
+import { mentions, proxiedClient, startFaultProxy, storedItem } from '../support/faults.ts';
 
-// The proxy first, then the modules that create their DynamoDB client at load.
-const proxy = await routeThroughFaultProxy();
-const { handler: addPet } = await import('#functions/add-pet/handler.ts');
-const { handler: getPet } = await import('#functions/get-pet/handler.ts');
+const proxy = await startFaultProxy();
+const client = proxiedClient(proxy);
+const addPet = createAddPet({ client });
+const getPet = createGetPet({ client });
 
 const write = { method: 'POST', path: '/api/v3/pet', scopes: ['write:pets'] };
 const uniqueId = () => 2 ** 52 + randomInt(2 ** 47);

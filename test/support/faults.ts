@@ -1,13 +1,14 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { GetCommand, type GetCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, type GetCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach } from 'vitest';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { DynamoDbFaultProxy, type ProxiedRequest } from './dynamodb-fault-proxy.ts';
 
 /*
- * Fault tests route the functions through a DynamoDbFaultProxy. The repositories create their
- * DocumentClient when their module loads, so a fault test file calls routeThroughFaultProxy()
- * first and only then imports the handlers (dynamic import); vitest gives each file its own
- * module graph, so no other file sees the proxy.
+ * Fault tests route the functions through a DynamoDbFaultProxy: a test file starts one with
+ * startFaultProxy() and builds each function through its composition root with a client pointed
+ * at it, `createHandler({ client: proxiedClient(proxy) })`. Nothing changes the environment, so
+ * neither import order nor other test files matter.
  */
 
 const upstream = process.env.DYNAMODB_ENDPOINT;
@@ -27,18 +28,32 @@ export async function storedItem(
 }
 
 /**
- * Starts a proxy in front of DynamoDB Local and points DYNAMODB_ENDPOINT of this test file at it.
- * Faults are cleared after each test; the proxy closes after the file.
+ * Starts a proxy in front of DynamoDB Local for this test file. Faults are cleared after each
+ * test; the proxy closes after the file.
  */
-export async function routeThroughFaultProxy(): Promise<DynamoDbFaultProxy> {
+export async function startFaultProxy(): Promise<DynamoDbFaultProxy> {
   if (!upstream) throw new Error('DYNAMODB_ENDPOINT is not set: run through vitest');
   const proxy = await DynamoDbFaultProxy.start(upstream);
-  process.env.DYNAMODB_ENDPOINT = proxy.endpoint;
   afterEach(() => proxy.heal());
   afterAll(async () => {
     await proxy.close();
     dynamoDbLocal.destroy();
   });
+  return proxy;
+}
+
+/** The DocumentClient a function gets in production, sending its requests through `proxy`. */
+export const proxiedClient = (proxy: DynamoDbFaultProxy): DynamoDBDocumentClient =>
+  createDocumentClient({ endpoint: proxy.endpoint });
+
+/**
+ * {@link startFaultProxy}, and DYNAMODB_ENDPOINT of this test file pointed at it, for handlers
+ * not yet built through a factory (imported dynamically after this call).
+ * @deprecated Build the function with `createHandler({ client: proxiedClient(proxy) })` instead.
+ */
+export async function routeThroughFaultProxy(): Promise<DynamoDbFaultProxy> {
+  const proxy = await startFaultProxy();
+  process.env.DYNAMODB_ENDPOINT = proxy.endpoint;
   return proxy;
 }
 

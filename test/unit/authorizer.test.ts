@@ -17,6 +17,10 @@ import {
   SignJWT,
 } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createAccessTokenVerifier } from '#functions/authorizer/access-token.ts';
+import { createAuthorizer } from '#functions/authorizer/authorizer.ts';
+import { createJwksCache } from '#functions/authorizer/jwks-cache.ts';
+import { loadAuthorizerSettings } from '#functions/authorizer/settings.ts';
 import { type AuthSettings, authorizerEnvironment, defaultTokenRules } from '#infra/environment.ts';
 import {
   JWKS_PATH,
@@ -631,13 +635,15 @@ async function publicJwk(key: TestKey) {
 }
 
 /**
- * Imports the handler afresh, for this suite's issuer and audience and the JWKS at `jwksUrl`: it
- * reads its configuration once, at module load, as on a Lambda cold start.
+ * A fresh authorizer, as a Lambda cold start builds it, for this suite's issuer and audience and
+ * the JWKS at `jwksUrl`: its settings read from the variables a deployment gives it, its own JWKS
+ * cache and memos.
  */
 async function loadHandlerFor(jwksUrl: string, rules: Partial<AuthSettings> = {}): Promise<Handler> {
-  Object.assign(process.env, authorizerEnvironment({ issuer, audience: LOCAL_AUDIENCE, jwksUrl, ...rules }));
-  vi.resetModules();
-  return (await import('#functions/authorizer/handler.ts')).handler;
+  const env = authorizerEnvironment({ issuer, audience: LOCAL_AUDIENCE, jwksUrl, ...rules });
+  return createAuthorizer({
+    verify: createAccessTokenVerifier(loadAuthorizerSettings(env), createJwksCache()),
+  });
 }
 
 interface JwksServer {

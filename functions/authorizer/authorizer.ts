@@ -1,0 +1,32 @@
+import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { policyFor } from '#shared/auth/policy.ts';
+import type { AccessTokenVerifier, Verified } from './access-token.ts';
+import { logRejection } from './rejections.ts';
+
+export type AuthorizerHandler = (
+  event: APIGatewayTokenAuthorizerEvent,
+) => Promise<APIGatewayAuthorizerResult>;
+
+/**
+ * The Lambda TOKEN authorizer of the REST API: verifies the OAuth 2.0
+ * JWT access token of the `Authorization: Bearer` header with `verify` and answers with a policy
+ * allowing every route the token's scopes open (see {@link policyFor}). Any failure throws
+ * `Error('Unauthorized')`, the one message API Gateway turns into its 401 gateway response.
+ */
+export function createAuthorizer({ verify }: { readonly verify: AccessTokenVerifier }): AuthorizerHandler {
+  return async (event) => {
+    let verified: Verified;
+    try {
+      verified = await verify(event.authorizationToken);
+    } catch (error) {
+      logRejection(error);
+      throw new Error('Unauthorized');
+    }
+    // Outside the try on purpose: a malformed methodArn is a gateway misconfiguration, and failing
+    // with a 500 says so where a 401 would send the client chasing a token problem it does not have.
+    const answer = policyFor(event.methodArn, verified.sub, verified.scopes);
+    // API Gateway reuses this answer for its cache TTL whatever the token's `exp`: the functions
+    // refuse a request after it themselves (shared/http/handler.ts).
+    return { ...answer, context: { ...answer.context, exp: verified.exp } };
+  };
+}

@@ -1,0 +1,89 @@
+import {
+  FetchError,
+  JwkInvalidKtyError,
+  JwkInvalidUseError,
+  JwksNotAvailableInCacheError,
+  JwksValidationError,
+  JwkValidationError,
+  JwtWithoutValidKidError,
+  KidNotFoundInJwksError,
+  WaitPeriodNotYetEndedJwkError,
+} from 'aws-jwt-verify/error';
+import { TokenError } from 'fast-jwt';
+import { AUTHORIZER_ROUTE, writeRecord } from '#shared/observability/telemetry.ts';
+
+/** A check of ours on a token whose signature and standard claims were good. */
+export class TokenRejected extends Error {
+  readonly reason: string;
+  constructor(reason: string, message: string) {
+    super(message);
+    this.reason = reason;
+  }
+}
+
+type ErrorClass = abstract new (...args: never[]) => Error;
+
+/**
+ * The identity provider's failures: its JWKS could not be fetched or is unusable. Valid callers
+ * get 401 while they last, so they raise an alarm (`AuthErrors`).
+ */
+const PROVIDER_FAULTS: readonly (readonly [ErrorClass, string])[] = [
+  [FetchError, 'jwks-fetch'],
+  [JwksValidationError, 'jwks-invalid'],
+  [JwkValidationError, 'jwks-invalid'],
+  [JwkInvalidUseError, 'jwks-invalid'],
+  [JwkInvalidKtyError, 'jwks-invalid'],
+  [JwksNotAvailableInCacheError, 'jwks-fetch'],
+];
+
+/** A token whose `kid` names no key of the JWKS, even after a fetch. */
+const UNKNOWN_KEY: readonly ErrorClass[] = [
+  JwtWithoutValidKidError,
+  KidNotFoundInJwksError,
+  WaitPeriodNotYetEndedJwkError,
+];
+
+/**
+ * What fast-jwt finds wrong with a token, by its error code ({@link TokenRejected} carries its
+ * own reason). Counted as `AuthRejections`, no alarm of their own.
+ */
+const TOKEN_FAULTS: Readonly<Record<string, string>> = {
+  FAST_JWT_EXPIRED: 'expired',
+  FAST_JWT_INACTIVE: 'not-yet-valid',
+  FAST_JWT_INVALID_CLAIM_TYPE: 'claims',
+  FAST_JWT_INVALID_CLAIM_VALUE: 'claims',
+  FAST_JWT_INVALID_ALGORITHM: 'algorithm',
+  FAST_JWT_INVALID_TYPE: 'type',
+  FAST_JWT_INVALID_SIGNATURE: 'signature',
+  FAST_JWT_MISSING_SIGNATURE: 'signature',
+  FAST_JWT_VERIFY_ERROR: 'signature',
+  FAST_JWT_MALFORMED: 'malformed',
+  FAST_JWT_INVALID_PAYLOAD: 'malformed',
+  FAST_JWT_INVALID_CRIT_HEADER: 'malformed',
+};
+
+/** Why a token was turned away, or `undefined` when it was not the token's fault. */
+function reasonOfTokenFault(error: unknown): string | undefined {
+  if (error instanceof TokenRejected) return error.reason;
+  if (error instanceof TokenError) return TOKEN_FAULTS[error.code] ?? 'invalid';
+  return UNKNOWN_KEY.some((type) => error instanceof type) ? 'unknown-kid' : undefined;
+}
+
+/** One JSON line per rejection; the messages name the failed check, never the token itself. */
+export function logRejection(error: unknown): void {
+  const tokenReason = reasonOfTokenFault(error);
+  const reason = tokenReason ?? PROVIDER_FAULTS.find(([type]) => error instanceof type)?.[1] ?? 'unexpected';
+  const isTokenFault = tokenReason !== undefined;
+  writeRecord(
+    isTokenFault ? 'WARN' : 'ERROR',
+    isTokenFault ? 'Token rejected' : 'Token could not be verified',
+    {
+      route: AUTHORIZER_ROUTE,
+      outcome: isTokenFault ? 'invalid-token' : 'verification-error',
+      reason,
+      detail: error instanceof Error ? error.message : String(error),
+    },
+    // Rejections by kind (route × outcome); a verification error is the identity provider failing us.
+    new Map([[isTokenFault ? 'AuthRejections' : 'AuthErrors', { value: 1, unit: 'Count' as const }]]),
+  );
+}

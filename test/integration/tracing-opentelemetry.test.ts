@@ -2,6 +2,7 @@ import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
+import { open } from '../support/wallet.ts';
 
 /*
  * Under the ADOT Lambda layer, whose wrapper registers an OpenTelemetry SDK before the handler
@@ -26,8 +27,11 @@ afterAll(() => {
 
 describe('OpenTelemetry', () => {
   it('makes each DynamoDB call a client span of the registered provider', async () => {
+    // An open wallet: a new caller's first balance read also opens it (a PutItem).
+    const sub = uniqueSub();
+    await open(sub);
     exporter.reset();
-    const response = await invoke(handler, apiEvent({ sub: uniqueSub(), scopes: ['read:wallet'] }));
+    const response = await invoke(handler, apiEvent({ sub, scopes: ['read:wallet'] }));
     expect(response.statusCode).toBe(200);
     const spans = exporter.getFinishedSpans();
     expect(spans.map((span) => span.name)).toEqual(['DynamoDB.GetItem']);

@@ -2,7 +2,6 @@ import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
-import { open } from '../support/wallet.ts';
 
 /*
  * Under the ADOT Lambda layer, whose wrapper registers an OpenTelemetry SDK before the handler
@@ -11,6 +10,7 @@ import { open } from '../support/wallet.ts';
  */
 const exporter = new InMemorySpanExporter();
 let handler: typeof import('#functions/get-balance/handler.ts').handler;
+let open: typeof import('../support/wallet.ts').open;
 
 beforeAll(async () => {
   trace.setGlobalTracerProvider(
@@ -19,6 +19,7 @@ beforeAll(async () => {
   process.env.AWS_LAMBDA_EXEC_WRAPPER = '/opt/otel-instrument';
   // Loaded only now: like a Lambda, the function chooses its tracing at cold start.
   ({ handler } = await import('#functions/get-balance/handler.ts'));
+  ({ open } = await import('../support/wallet.ts'));
 });
 afterAll(() => {
   delete process.env.AWS_LAMBDA_EXEC_WRAPPER;

@@ -8,6 +8,7 @@ import { type PipelineSource, PipelineStack } from '#infra/pipeline/pipeline-sta
 import type { ServiceStack } from '#infra/stacks/service-stack.ts';
 import { createServiceStacks } from '#infra/stacks/service-stage.ts';
 import type { StatefulStack } from '#infra/stacks/stateful-stack.ts';
+import { isOrigin } from '#shared/http/cors.ts';
 
 /** A stage name: it becomes part of stack, API, alarm and dashboard names, so it stays short and plain. */
 const STAGE_NAME = /^[a-z][a-z0-9-]{0,19}$/;
@@ -210,6 +211,7 @@ export function readConfig(scope: IConstruct, stage?: string): DeploymentConfig 
       currencyDecimals: context.number('wallet:currencyDecimals', { min: 0, max: 4, integer: true }),
       maxTransferMinor: context.number('wallet:maxTransferMinor', { min: 1, integer: true }),
       idempotencyTtlSeconds: context.number('wallet:idempotencyTtlSeconds', { min: 86_400, integer: true }),
+      corsAllowedOrigins: readOrigins(context, 'api:corsAllowedOrigins'),
     },
     throttling: {
       rateLimit: context.number('api:throttlingRateLimit', { min: 1 }),
@@ -229,6 +231,16 @@ export function readConfig(scope: IConstruct, stage?: string): DeploymentConfig 
   };
   context.assertOverridesRead();
   return config;
+}
+
+/** Space-separated origins (`https://app.example.com`); empty, the default, turns CORS off. */
+function readOrigins(context: ContextReader, key: string): string[] {
+  const origins = (context.optionalString(key) ?? '').split(/\s+/).filter((o) => o !== '');
+  const bad = origins.find((origin) => !isOrigin(origin));
+  if (bad !== undefined) {
+    throw new Error(`CDK context "${key}" must list origins such as https://app.example.com, got "${bad}"`);
+  }
+  return origins;
 }
 
 /** An explicit environment when both keys are set, none when both are empty; anything else throws. */

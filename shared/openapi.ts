@@ -150,6 +150,8 @@ function operation(route: Route) {
         ] as [number, string][])
       : []),
     [500, internalErrorMapping.slug],
+    // The path with a trailing slash, which API Gateway routes here (shared/http/canonical-path.ts).
+    [404, 'not-found'],
     ...gatewayProblems(route),
   ];
   const byStatus = new Map<number, string[]>();

@@ -18,6 +18,7 @@ import type { ApplicationLogLevel } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
+import { addHttpEdges } from '#infra/constructs/http-edges.ts';
 import { ProjectFunction } from '#infra/constructs/project-function.ts';
 import { ServiceMonitoring } from '#infra/constructs/service-monitoring.ts';
 import {
@@ -162,6 +163,7 @@ export class ServiceStack extends Stack {
     }
     this.functions = functions;
     this.methods = methods;
+    addHttpEdges(this.api, routeTable, props.settings.corsAllowedOrigins);
 
     for (const response of gatewayResponses) {
       this.api.addGatewayResponse(`GatewayResponse${response.type}`, {

@@ -35,8 +35,8 @@ function stringArbitrary(schema: Schema): fc.Arbitrary<string> {
   const nfc = schema['x-normalization-form'] === 'NFC';
   // Any code point, surrogate halves included, for a free text; printable graphemes where a pattern narrows it.
   const unit = pattern ? 'grapheme' : 'binary';
+  // `size: 'max'`: lengths up to the bound, not fast-check's default of a few characters.
   return fc
-    // `size: 'max'`: lengths up to the bound, not fast-check's default of a few characters.
     .string({ minLength: Math.max(min, 1), maxLength: Math.max(max, 1), unit, size: 'max' })
     .map((text) => (nfc ? text.normalize('NFC') : text))
     .filter(

@@ -45,6 +45,16 @@ describe('requests the document allows', () => {
     );
   });
 
+  it('getPetById: the documented bounds themselves are looked up, one past them refused', async () => {
+    const token = await tokenFor('read:pets');
+    const { minimum, maximum } = resolve(petId) as { minimum: number; maximum: number };
+    for (const id of [minimum, maximum])
+      expectAcceptedAsValid(await call('GET', `/api/v3/pet/${id}`, { token }));
+    for (const id of [BigInt(minimum) - 1n, BigInt(maximum) + 1n]) {
+      expect((await call('GET', `/api/v3/pet/${id}`, { token })).status).toBe(400);
+    }
+  });
+
   it('getPetById: any id within the documented bounds is looked up (200 or 404), never refused', async () => {
     const token = await tokenFor('read:pets');
     await fc.assert(

@@ -1,9 +1,9 @@
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PIPELINE_STAGES, readConfig } from '#infra/app.ts';
 import { METHOD_NOT_ALLOWED, methodNotAllowedTemplate } from '#shared/http/method-not-allowed.ts';
 import { openApiJson } from '#shared/openapi.generated.js';
 import { routes } from '#shared/routes.ts';
+import cdkJson from '../../cdk.json' with { type: 'json' };
 import { buildServiceApp, type Json } from '../support/cdk.ts';
 
 type Method = { HttpMethod: string; AuthorizationType: string; Integration: Json; MethodResponses?: Json[] };
@@ -134,10 +134,15 @@ describe('the money bounds the OpenAPI document states', () => {
       };
     };
     const amount = document.components.schemas.SendRequest.properties.amount;
-    for (const stage of PIPELINE_STAGES) {
-      const settings = readConfig(buildServiceApp().service, stage.stage).settings;
-      expect(amount['x-decimals'], stage.stage).toBe(settings.currencyDecimals);
-      expect(amount.maximum, stage.stage).toBe(settings.maxTransferMinor / 10 ** settings.currencyDecimals);
+    for (const stage of Object.keys(cdkJson.context.stages)) {
+      const template = Template.fromStack(buildServiceApp({ stage }).service);
+      const [sendMoney] = Object.values(template.findResources('AWS::Lambda::Function')).filter((fn) =>
+        String(fn.Properties.Description).startsWith('POST /api/wallet/send'),
+      );
+      const env = sendMoney?.Properties.Environment.Variables as Record<string, string>;
+      const decimals = Number(env.CURRENCY_DECIMALS);
+      expect(amount['x-decimals'], stage).toBe(decimals);
+      expect(amount.maximum, stage).toBe(Number(env.MAX_TRANSFER_MINOR) / 10 ** decimals);
     }
   });
 });

@@ -1,4 +1,5 @@
 import { tables } from '#shared/dynamodb/tables.ts';
+import { CORS_ORIGINS_ENV } from '#shared/http/cors.ts';
 import type { Route, TableName } from '#shared/routes.ts';
 
 /** Service settings a deployment (CDK context) or a local run chooses. */
@@ -11,6 +12,8 @@ export interface ServiceSettings {
   readonly maxTransferMinor: number;
   /** How long an Idempotency-Key is remembered, in seconds (at least a day). */
   readonly idempotencyTtlSeconds: number;
+  /** Origins a browser app may call the API from (CORS); none, CORS off, by default. */
+  readonly corsAllowedOrigins: readonly string[];
 }
 
 export const defaultServiceSettings: ServiceSettings = {
@@ -18,6 +21,7 @@ export const defaultServiceSettings: ServiceSettings = {
   currencyDecimals: 2,
   maxTransferMinor: 1_000_000_00,
   idempotencyTtlSeconds: 86_400,
+  corsAllowedOrigins: [],
 };
 
 /**
@@ -67,6 +71,7 @@ export function functionEnvironment(
 ): Record<string, string> {
   const env: Record<string, string> = {};
   if (route.data) env[tables[route.data.table].envVar] = tableNames[route.data.table];
+  if (settings.corsAllowedOrigins.length > 0) env[CORS_ORIGINS_ENV] = settings.corsAllowedOrigins.join(' ');
   return route.data?.table === 'wallets' ? { ...env, ...walletEnvironment(settings) } : env;
 }
 

@@ -1,161 +1,222 @@
 import { errorMappings, internalErrorMapping } from './http/error-mapping.ts';
 import { gatewayResponses } from './http/gateway-responses.ts';
+import { METHOD_NOT_ALLOWED } from './http/method-not-allowed.ts';
 import { problemType } from './http/problem.ts';
+import { type HeaderUse, operationContracts } from './openapi-operations.ts';
 import { type OperationId, type Route, routes, SCOPES } from './routes.ts';
 import { schemas } from './schemas/index.ts';
+import { petSchema } from './schemas/pet.ts';
+import { amountSchema } from './schemas/wallet.ts';
+import { MAX_AMOUNT_TEXT_LENGTH } from './wallet/money.ts';
 
-type SchemaName = (typeof schemas)[number]['$id'];
-
-/** What the route table does not say about an operation's contract. */
-interface OperationContract {
-  readonly requestBody?: SchemaName;
-  readonly success: {
-    readonly status: number;
-    readonly schema?: SchemaName;
-    readonly description: string;
-    /** Media types of a success body that is not JSON (the reference page and its assets). */
-    readonly mediaTypes?: readonly string[];
-  };
-  /** Statuses the operation itself answers with problem+json (gateway statuses are added for every route). */
-  readonly errors: readonly number[];
-  readonly parameters?: readonly object[];
+/** The money settings of the deployment the document describes (`infra/environment.ts`). */
+export interface DocumentedMoney {
+  readonly currency: string;
+  readonly currencyDecimals: number;
+  readonly maxTransferMinor: number;
 }
 
-const contracts: Record<OperationId, OperationContract> = {
-  addPet: {
-    requestBody: 'Pet',
-    success: { status: 200, schema: 'Pet', description: 'The stored pet' },
-    errors: [400, 409, 415, 422, 503],
-  },
-  getPetById: {
-    success: { status: 200, schema: 'Pet', description: 'The pet' },
-    errors: [400, 404, 503],
-    parameters: [
-      {
-        name: 'petId',
-        in: 'path',
-        required: true,
-        schema: { type: 'integer', format: 'int64' },
-        description: 'Id of the pet',
-      },
-    ],
-  },
-  getBalance: {
-    success: {
-      status: 200,
-      schema: 'Balance',
-      description:
-        "The caller's wallet. The first call opens it (at 0): from then on it can receive money; transfers to an address with no open wallet are refused (unknown-recipient)",
-    },
-    errors: [503],
-  },
-  sendMoney: {
-    requestBody: 'SendRequest',
-    success: {
-      status: 200,
-      schema: 'Transfer',
-      description:
-        'The completed transfer (or, for a replayed Idempotency-Key, the original one). The recipient must have an open wallet (422 unknown-recipient otherwise), and its balance stays within the most a wallet holds (422 recipient-balance-limit)',
-    },
-    errors: [400, 415, 422, 503],
-    parameters: [
-      {
-        name: 'Idempotency-Key',
-        in: 'header',
-        required: false,
-        schema: { type: 'string', minLength: 1, maxLength: 255 },
-        description:
-          'Makes the request safe to retry: the same key with the same body returns the original transfer and moves money once; with another body, 422. Kept for at least 24 hours.',
-      },
-    ],
-  },
-  getOpenApi: { success: { status: 200, description: 'This OpenAPI 3.1 document' }, errors: [] },
-  getApiDocs: {
-    success: { status: 200, description: 'The reference page', mediaTypes: ['text/html'] },
-    errors: [],
-  },
-  getApiDocsAsset: {
-    success: {
-      status: 200,
-      description: 'The asset; its name carries a hash of its content',
-      mediaTypes: ['text/javascript', 'text/css'],
-    },
-    errors: [404],
-    parameters: [
-      {
-        name: 'asset',
-        in: 'path',
-        required: true,
-        schema: { type: 'string', pattern: '^[a-z-]+\\.[0-9a-f]{16}\\.(js|css)$', maxLength: 64 },
-        description: 'File name of the asset, as the page links it',
-      },
-    ],
-  },
-};
-
 /** `$id` identifies a schema to ajv; inside an OpenAPI document the component name does that. */
-function withoutIds(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(withoutIds);
+function withoutIds(value: unknown, amount: object): unknown {
+  // The amount as the function checks it, with this deployment's bounds (see `documentedAmount`).
+  if (value === amountSchema) return amount;
+  if (Array.isArray(value)) return value.map((item) => withoutIds(item, amount));
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(
     Object.entries(value)
       .filter(([k]) => k !== '$id')
-      .map(([k, v]) => [k, withoutIds(v)]),
+      .map(([k, v]) => [k, withoutIds(v, amount)]),
   );
+}
+
+/**
+ * The amount as the function checks it on the JSON text (`shared/wallet/money.ts`): at most the
+ * per-transfer maximum, at most the currency's decimals, at most 32 characters of number text.
+ * No `multipleOf`: `0.01` is no binary float, so validators reading the parsed number refuse
+ * valid amounts such as 1.13 (1.13 / 0.01 = 112.99999999999999); the decimals are stated in
+ * `x-decimals` and the description instead.
+ */
+function documentedAmount(money: DocumentedMoney) {
+  const unit = 10 ** money.currencyDecimals;
+  return {
+    ...amountSchema,
+    maximum: money.maxTransferMinor / unit,
+    description: `Amount in ${money.currency}, an exact decimal with at most ${money.currencyDecimals} decimals, more than 0 and at most ${money.maxTransferMinor / unit}, written in at most ${MAX_AMOUNT_TEXT_LENGTH} characters of JSON number text`,
+    'x-decimals': money.currencyDecimals,
+    'x-max-text-length': MAX_AMOUNT_TEXT_LENGTH,
+  };
 }
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
-/** The problem types a status can carry, from the same tables the service and the gateway answer with. */
-function problemTypesFor(status: number): string[] {
-  const own = errorMappings
-    .filter(([, m]) => m.status === status)
-    .map(([, m]) => `${problemType(m.slug)} (${m.title})`);
-  const gateway = gatewayResponses
-    .filter((r) => r.status === status)
-    .map((r) => `${problemType(r.slug)} (${r.title})`);
-  if (status === 500) own.push(`${problemType(internalErrorMapping.slug)} (${internalErrorMapping.title})`);
-  return [...new Set([...own, ...gateway])];
+/** Status and problem slug of each answer API Gateway gives itself for an operation's request. */
+function gatewayProblems(route: Route): [number, string][] {
+  const all: [number, string][] = [
+    [413, 'payload-too-large'],
+    [429, 'throttled'],
+    // DEFAULT_5XX keeps API Gateway's status: a failed function or authorizer, a timeout.
+    [500, 'gateway-error'],
+    [502, 'gateway-error'],
+    [504, 'gateway-error'],
+  ];
+  return route.scopes ? [...all, [401, 'unauthorized'], [403, 'insufficient-scope']] : all;
 }
 
-function problemResponse(status: number) {
+/** The title of a problem slug, from the tables the service and the gateway answer with. */
+function titleOf(slug: string): string {
+  const mapping =
+    errorMappings.find(([, m]) => m.slug === slug)?.[1] ??
+    gatewayResponses.find((r) => r.slug === slug) ??
+    (slug === internalErrorMapping.slug ? internalErrorMapping : undefined) ??
+    (slug === METHOD_NOT_ALLOWED.slug ? METHOD_NOT_ALLOWED : undefined);
+  if (!mapping) throw new Error(`Unknown problem type ${slug}`);
+  return mapping.title;
+}
+
+function statusOf(slug: string): number {
+  const mapping = errorMappings.find(([, m]) => m.slug === slug)?.[1];
+  if (!mapping) throw new Error(`${slug} is no problem a function answers with`);
+  return mapping.status;
+}
+
+/** Headers sent with a problem of a status: the challenge of RFC 6750, and when to retry. */
+const problemHeaders: Record<number, readonly HeaderUse[]> = {
+  401: [{ name: 'WWW-Authenticate', required: true }],
+  403: [{ name: 'WWW-Authenticate', required: true }],
+  // Sent by the per-caller limit; API Gateway's stage throttling sends none.
+  429: [{ name: 'Retry-After', required: false }],
+  503: [{ name: 'Retry-After', required: true }],
+};
+
+const headerObjects: Record<HeaderUse['name'], object> = {
+  'WWW-Authenticate': {
+    description:
+      'The bearer challenge (RFC 6750 §3): `invalid_token`, or `insufficient_scope` with the scopes needed',
+    schema: { type: 'string' },
+    example: 'Bearer error="insufficient_scope", scope="write:wallet"',
+  },
+  'Retry-After': {
+    description: 'Seconds to wait before retrying',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+    example: '1',
+  },
+  'Idempotent-Replayed': {
+    description:
+      'Present (`true`) when the answer is the stored outcome of an earlier request with this Idempotency-Key',
+    schema: { type: 'string', enum: ['true'] },
+    example: 'true',
+  },
+  Allow: {
+    description: 'The methods the path is served with',
+    schema: { type: 'string' },
+    example: 'GET, OPTIONS',
+  },
+};
+
+const headersOf = (headers: readonly HeaderUse[] | undefined) =>
+  headers && headers.length > 0
+    ? {
+        headers: Object.fromEntries(
+          headers.map((h) => [h.name, { ...headerObjects[h.name], required: h.required }]),
+        ),
+      }
+    : {};
+
+/** A problem+json answer whose `type` is one of `slugs` and whose `status` is `status`. */
+function problemResponse(status: number, slugs: readonly string[]) {
+  const types = [...new Set(slugs)].sort().map(problemType);
   return {
-    description: `Problem details. Types: ${problemTypesFor(status).join('; ') || 'see title'}`,
-    content: { 'application/problem+json': { schema: ref('Problem') } },
+    description: `Problem details. Types: ${[...new Set(slugs)].map((slug) => `${problemType(slug)} (${titleOf(slug)})`).join('; ')}`,
+    ...headersOf(problemHeaders[status]),
+    content: {
+      'application/problem+json': {
+        schema: {
+          allOf: [ref('Problem'), { properties: { type: { enum: types }, status: { const: status } } }],
+        },
+      },
+    },
   };
 }
 
 function operation(route: Route) {
-  const contract = contracts[route.operationId as OperationId];
-  const gatewayStatuses = route.scopes ? [401, 403, 413, 429, 500] : [429, 500];
-  const statuses = [...new Set([...contract.errors, ...gatewayStatuses])].sort((a, b) => a - b);
+  const contract = operationContracts[route.operationId as OperationId];
+  const problems: [number, string][] = [
+    ...contract.problems.map((slug): [number, string] => [statusOf(slug), slug]),
+    // Every function re-checks the caller of a protected route, and answers 500 for the unexpected.
+    ...(route.scopes
+      ? ([
+          [401, 'unauthorized'],
+          [403, 'insufficient-scope'],
+        ] as [number, string][])
+      : []),
+    [500, internalErrorMapping.slug],
+    // The path with a trailing slash, which API Gateway routes here (shared/http/canonical-path.ts).
+    [404, 'not-found'],
+    ...gatewayProblems(route),
+  ];
+  const byStatus = new Map<number, string[]>();
+  for (const [status, slug] of problems) byStatus.set(status, [...(byStatus.get(status) ?? []), slug]);
   const success = contract.success;
+  const scopes = route.scopes ?? [];
   return {
     operationId: route.operationId,
     summary: route.summary,
+    tags: [contract.tag],
+    // Scopes are named in the description: an http bearer scheme takes none (OpenAPI 3.1 §4.8.30).
     ...(route.scopes
       ? {
-          security: [{ bearerAuth: [...route.scopes] }],
-          description: `Requires the scope${route.scopes.length > 1 ? 's' : ''} ${route.scopes.join(', ')}.`,
+          security: [{ bearerAuth: [] }],
+          description: `Requires a bearer token with the scope${scopes.length > 1 ? 's' : ''} ${scopes.join(', ')}.`,
         }
-      : { security: [] }),
+      : { security: [], description: 'Public: no token.' }),
     ...(contract.parameters ? { parameters: contract.parameters } : {}),
     ...(contract.requestBody
       ? {
           requestBody: {
             required: true,
-            content: { 'application/json': { schema: ref(contract.requestBody) } },
+            content: {
+              'application/json': { schema: ref(contract.requestBody), example: contract.requestExample },
+            },
           },
         }
       : {}),
     responses: {
       [success.status]: {
         description: success.description,
+        ...headersOf(success.headers),
         content: success.mediaTypes
-          ? Object.fromEntries(success.mediaTypes.map((type) => [type, { schema: { type: 'string' } }]))
-          : { 'application/json': { schema: success.schema ? ref(success.schema) : { type: 'object' } } },
+          ? Object.fromEntries(
+              success.mediaTypes.map((type) => [
+                type,
+                { schema: { type: 'string' }, example: success.example },
+              ]),
+            )
+          : {
+              'application/json': {
+                schema: success.schema ? ref(success.schema) : { type: 'object' },
+                example: success.example,
+              },
+            },
       },
-      ...Object.fromEntries(statuses.map((status) => [status, problemResponse(status)])),
+      ...Object.fromEntries(
+        [...byStatus]
+          .sort(([a], [b]) => a - b)
+          .map(([status, slugs]) => [status, problemResponse(status, slugs)]),
+      ),
+    },
+  };
+}
+
+/**
+ * What the gateway answers for a request no operation serves: the path is unknown (404), or the
+ * path is known but not with that method (405, with the methods it is served with in `Allow`).
+ */
+function gatewayOnlyResponses() {
+  return {
+    NoSuchRoute: problemResponse(404, ['no-such-route']),
+    MethodNotAllowed: {
+      ...problemResponse(405, ['method-not-allowed']),
+      ...headersOf([{ name: 'Allow', required: true }]),
     },
   };
 }
@@ -164,27 +225,47 @@ function operation(route: Route) {
  * The OpenAPI 3.1 document, assembled from the route table, the JSON Schemas and the error
  * tables: the same sources the service runs on, so it cannot describe another API.
  */
-export function buildOpenApiDocument() {
+export function buildOpenApiDocument(money: DocumentedMoney) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     paths[route.path] ??= {};
     (paths[route.path] as Record<string, unknown>)[route.method.toLowerCase()] = operation(route);
   }
+  const amount = documentedAmount(money);
+  // `Address` alone is the authorizer's check of `sub`; in the document it travels inside the bodies.
+  const components = Object.fromEntries(
+    schemas
+      .filter((schema) => schema.$id !== 'Address')
+      .map((schema) => [schema.$id, withoutIds(schema, amount)]),
+  );
   return {
     openapi: '3.1.0',
     info: {
       title: 'Wallet & Catalog API',
       version: '1.0.0',
       description:
-        'Swagger Petstore v3 addPet/getPetById and a wallet with exactly-once transfers. Every error is RFC 9457 application/problem+json.',
+        'Swagger Petstore v3 addPet/getPetById and a wallet with exactly-once transfers. Every error is RFC 9457 application/problem+json. String lengths count Unicode code points. A path no operation serves answers 404 (no-such-route); a method a path is not served with, 405 with `Allow`.',
+      contact: { name: 'Wallet & Catalog API maintainers' },
+      license: { name: 'Apache 2.0', identifier: 'Apache-2.0' },
     },
     // Relative to where the document is served (`<base>/api/openapi.json`): `..` is `<base>/`, so
     // the reference page and any tool reading the document from the API call that same API, on a
     // stage URL, a custom domain or the local gateway alike.
     servers: [{ url: '..', description: 'The API serving this document' }],
+    tags: [
+      { name: 'pet', description: 'The pet catalog (Swagger Petstore v3 subset)' },
+      { name: 'wallet', description: "The caller's wallet and transfers" },
+      { name: 'reference', description: 'This document and its interactive reference page' },
+    ],
     paths,
+    // Not under `components`: no operation references them, they answer requests outside any operation.
+    'x-gateway-responses': gatewayOnlyResponses(),
     components: {
-      schemas: Object.fromEntries(schemas.map((schema) => [schema.$id, withoutIds(schema)])),
+      schemas: {
+        ...components,
+        // A pet as answered: the server always assigns and returns its id.
+        StoredPet: { ...(withoutIds(petSchema, amount) as object), required: [...petSchema.required, 'id'] },
+      },
       securitySchemes: {
         bearerAuth: {
           type: 'http',

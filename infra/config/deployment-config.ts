@@ -4,6 +4,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IConstruct } from 'constructs';
 import { ContextReader } from '#infra/config/context-reader.ts';
 import type { AuthSettings, CallerRateLimit, ServiceSettings } from '#infra/environment.ts';
+import { isOrigin } from '#shared/http/cors.ts';
 
 /** A stage name: it becomes part of stack, API, alarm and dashboard names, so it stays short and plain. */
 const STAGE_NAME = /^[a-z][a-z0-9-]{0,19}$/;
@@ -99,6 +100,7 @@ export function readConfig(scope: IConstruct, stage?: string): DeploymentConfig 
       currencyDecimals: context.number('wallet:currencyDecimals', { min: 0, max: 4, integer: true }),
       maxTransferMinor: context.number('wallet:maxTransferMinor', { min: 1, integer: true }),
       idempotencyTtlSeconds: context.number('wallet:idempotencyTtlSeconds', { min: 86_400, integer: true }),
+      corsAllowedOrigins: readOrigins(context, 'api:corsAllowedOrigins'),
     },
     throttling: {
       rateLimit: context.number('api:throttlingRateLimit', { min: 1 }),
@@ -164,6 +166,16 @@ function readBackup(context: ContextReader): BackupSettings | undefined {
     ),
   };
   return enabled ? settings : undefined;
+}
+
+/** Space-separated origins (`https://app.example.com`); empty, the default, turns CORS off. */
+function readOrigins(context: ContextReader, key: string): string[] {
+  const origins = (context.optionalString(key) ?? '').split(/\s+/).filter((o) => o !== '');
+  const bad = origins.find((origin) => !isOrigin(origin));
+  if (bad !== undefined) {
+    throw new Error(`CDK context "${key}" must list origins such as https://app.example.com, got "${bad}"`);
+  }
+  return origins;
 }
 
 /** An explicit environment when both keys are set, none when both are empty; anything else throws. */

@@ -3,12 +3,18 @@
  * responses (`shared/http/gateway-responses.ts`), rendered from the same template CDK deploys.
  */
 import type { ServerResponse } from 'node:http';
+import { CORS_ALLOWED_HEADERS, CORS_MAX_AGE_SECONDS } from '#shared/http/cors.ts';
 import {
   GATEWAY_RESPONSE_CONTENT_TYPE,
   type GatewayResponse,
   gatewayResponses,
   gatewayResponseTemplate,
 } from '#shared/http/gateway-responses.ts';
+import {
+  METHOD_NOT_ALLOWED,
+  METHOD_NOT_ALLOWED_CONTENT_TYPE,
+  methodNotAllowedTemplate,
+} from '#shared/http/method-not-allowed.ts';
 
 /** A gateway response or a function's result, ready to be written. */
 export interface Answer {
@@ -33,6 +39,39 @@ export class GatewayError extends Error {
     this.status = status;
     this.headers = headers;
   }
+}
+
+/** 405 with `Allow`, as the mock method API Gateway has on each resource for other methods answers. */
+export function methodNotAllowedAnswer(allow: string, requestId: string): Answer {
+  return {
+    statusCode: METHOD_NOT_ALLOWED.status,
+    headers: { 'content-type': METHOD_NOT_ALLOWED_CONTENT_TYPE, allow },
+    body: methodNotAllowedTemplate(allow).replaceAll('$context.requestId', requestId),
+  };
+}
+
+/**
+ * A CORS preflight answer, as API Gateway's preflight mock method gives it (CDK
+ * `addCorsPreflight`): the caller's origin when listed, else the first listed one (which the
+ * browser then refuses), and the methods of the resource.
+ */
+export function preflightAnswer(
+  allowedOrigins: readonly string[],
+  origin: string | undefined,
+  allow: string,
+): Answer {
+  return {
+    statusCode: 204,
+    headers: {
+      'access-control-allow-origin':
+        origin !== undefined && allowedOrigins.includes(origin) ? origin : (allowedOrigins[0] as string),
+      vary: 'Origin',
+      'access-control-allow-headers': CORS_ALLOWED_HEADERS.join(','),
+      'access-control-allow-methods': allow.replaceAll(', ', ','),
+      'access-control-max-age': String(CORS_MAX_AGE_SECONDS),
+    },
+    body: '',
+  };
 }
 
 /** Renders a gateway response as API Gateway fills in its mapping template. */

@@ -60,6 +60,8 @@ export interface LocalStackOptions {
    * when absent, `null` for none (e.g. for benchmarks).
    */
   readonly callerRateLimit?: CallerRateLimit | null;
+  /** Origins a browser app may call from (CORS, as a stage's `api:corsAllowedOrigins`); none by default. */
+  readonly corsAllowedOrigins?: readonly string[];
   /** API Gateway's integration timeout: a handler slower than this gets the client a 504. */
   readonly integrationTimeoutMs?: number;
   /** Media types passed base64-encoded (the API's `binaryMediaTypes`); every body is text when empty. */
@@ -103,6 +105,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     throw new Error('A local stack was already started in this process; start another process');
   const stateDir = options.stateDir ?? localStateDir();
   const host = options.host ?? '127.0.0.1';
+  const settings = { ...defaultServiceSettings, corsAllowedOrigins: options.corsAllowedOrigins ?? [] };
   const authorizer = new AuthorizerEmulation(options.authorizerCacheTtlSeconds ?? 300);
   const pipeline = new RequestPipeline({
     authorizer,
@@ -113,6 +116,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         ? undefined
         : new CallerRateLimiter(options.callerRateLimit ?? defaultCallerRateLimit),
     onRequest: options.onRequest,
+    corsAllowedOrigins: settings.corsAllowedOrigins,
   });
   const server = createServer((req, res) => {
     pipeline.serve(req, res).catch((error: unknown) => {
@@ -172,10 +176,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...LOCAL_AWS_ENV,
       DYNAMODB_ENDPOINT: dynamodbEndpoint,
       ...tableEnv,
-      ...Object.assign(
-        {},
-        ...routes.map((route) => functionEnvironment(route, defaultServiceSettings, tableNames)),
-      ),
+      ...Object.assign({}, ...routes.map((route) => functionEnvironment(route, settings, tableNames))),
       ...authorizerEnvironment({
         issuer: localIssuerUrl(port),
         audience: LOCAL_AUDIENCE,

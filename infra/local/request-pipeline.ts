@@ -4,11 +4,19 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { allowHeader } from '#shared/http/method-not-allowed.ts';
 import { routes } from '#shared/routes.ts';
 import type { AccessLogEntry } from './access-log.ts';
 import type { AuthorizerEmulation } from './authorizer-emulation.ts';
 import type { CallerRateLimiter } from './caller-rate-limit.ts';
-import { type Answer, GatewayError, gatewayAnswer, writeAnswer } from './gateway-answer.ts';
+import {
+  type Answer,
+  GatewayError,
+  gatewayAnswer,
+  methodNotAllowedAnswer,
+  preflightAnswer,
+  writeAnswer,
+} from './gateway-answer.ts';
 import { type Invoker, invokeRoute } from './invoke.ts';
 import { JWKS_PATH } from './issuer.ts';
 import { proxyEvent } from './proxy-event.ts';
@@ -23,6 +31,8 @@ export interface PipelineOptions {
   /** Media types passed base64-encoded (the API's `binaryMediaTypes`). */
   readonly binaryMediaTypes: readonly string[];
   readonly onRequest?: ((entry: AccessLogEntry) => void) | undefined;
+  /** Origins allowed to call cross-origin (CORS preflight); none, CORS off, when absent or empty. */
+  readonly corsAllowedOrigins?: readonly string[] | undefined;
 }
 
 export class RequestPipeline {
@@ -63,9 +73,12 @@ export class RequestPipeline {
         if (this.invoker === undefined) await this.ready.promise;
         const invoker = this.invoker as unknown as Invoker;
         const matched = this.router.match(method, target.path);
-        if (!matched) throw new GatewayError('MISSING_AUTHENTICATION_TOKEN', 'Missing Authentication Token');
-        operationId = matched.route.operationId;
-        answer = await this.dispatch(invoker, req, target, requestId, matched);
+        if (matched) {
+          operationId = matched.route.operationId;
+          answer = await this.dispatch(invoker, req, target, requestId, matched);
+        } else {
+          answer = this.unrouted(method, target.path, req.headers.origin, requestId);
+        }
       }
     } catch (error) {
       answer = gatewayAnswer(error, requestId);
@@ -79,6 +92,21 @@ export class RequestPipeline {
       ...(operationId === undefined ? {} : { operationId }),
       durationMs: Date.now() - started,
     });
+  }
+
+  /**
+   * A request no route serves: on a known resource, a CORS preflight (when CORS is on) or 405
+   * with `Allow`, as the resource's mock methods answer in the deployed API; elsewhere, 404.
+   */
+  private unrouted(method: string, path: string, origin: string | undefined, requestId: string): Answer {
+    const resource = this.router.resourceOf(path);
+    if (resource === undefined) {
+      throw new GatewayError('MISSING_AUTHENTICATION_TOKEN', 'Missing Authentication Token');
+    }
+    const origins = this.options.corsAllowedOrigins ?? [];
+    const allow = allowHeader(routes, resource, origins.length > 0);
+    if (method === 'OPTIONS' && origins.length > 0) return preflightAnswer(origins, origin, allow);
+    return methodNotAllowedAnswer(allow, requestId);
   }
 
   /** WAF's rate-based rule, keyed on the Authorization header as sent: 429 with Retry-After over the limit. */

@@ -25,8 +25,10 @@ export class Router {
   /** Routes without path parameters by `METHOD path`: most requests are found without a scan. */
   private readonly literalRoutes = new Map<string, RouteTemplate>();
   private readonly parameterRoutes: RouteTemplate[];
+  private readonly methods: ReadonlySet<string>;
 
   constructor(routes: readonly Route[]) {
+    this.methods = new Set(routes.map((route) => route.method));
     const templates = routes.map((route) => ({
       route,
       segments: route.path
@@ -44,6 +46,18 @@ export class Router {
       if (literal && !this.literalRoutes.has(key)) this.literalRoutes.set(key, template);
     }
     this.parameterRoutes = templates.filter((t) => t.segments.some((s) => 'parameter' in s));
+  }
+
+  /**
+   * The resource path (`/api/v3/pet/{petId}`) `path` falls on whatever the method, or `undefined`
+   * when no route's resource matches: what tells a wrong method (405) from an unknown path (404).
+   */
+  resourceOf(path: string): string | undefined {
+    for (const method of this.methods) {
+      const matched = this.match(method, path);
+      if (matched) return matched.route.path;
+    }
+    return undefined;
   }
 
   /** The route serving `method` and `path`, with its path parameters percent-decoded. */

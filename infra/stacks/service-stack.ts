@@ -23,6 +23,7 @@ import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import type { ProbeSettings } from '#infra/config/deployment-config.ts';
 import { CallerRateLimitAcl } from '#infra/constructs/caller-rate-limit.ts';
+import { addHttpEdges } from '#infra/constructs/http-edges.ts';
 import { ProjectFunction } from '#infra/constructs/project-function.ts';
 import { ServiceMonitoring } from '#infra/constructs/service-monitoring.ts';
 import { SyntheticProbe } from '#infra/constructs/synthetic-probe.ts';
@@ -196,6 +197,7 @@ export class ServiceStack extends Stack {
     }
     this.functions = functions;
     this.methods = methods;
+    addHttpEdges(this.api, routeTable, props.settings.corsAllowedOrigins);
 
     for (const response of gatewayResponses) {
       this.api.addGatewayResponse(`GatewayResponse${response.type}`, {

@@ -13,6 +13,8 @@ import {
 } from '../errors.ts';
 import { setOutcome, withRequestTelemetry } from '../observability/telemetry.ts';
 import { type OperationId, routeOf } from '../routes.ts';
+import { canonicalPath } from './canonical-path.ts';
+import { corsMiddleware, corsOriginsFromEnv } from './cors.ts';
 import { jsonResponse } from './problem.ts';
 import { problemErrorHandler } from './problem-middleware.ts';
 import { toViolations } from './validation.ts';
@@ -212,7 +214,10 @@ export interface HttpHandlerOptions<TBody> {
  */
 export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody>) {
   const { scopes } = routeOf(options.operationId);
-  const middlewares: Middleware[] = [problemErrorHandler()];
+  const corsOrigins = corsOriginsFromEnv();
+  // CORS first, so that its `after` and `onError` run last: on problem answers too.
+  const middlewares: Middleware[] = corsOrigins.length > 0 ? [corsMiddleware(corsOrigins)] : [];
+  middlewares.push(problemErrorHandler(), canonicalPath());
   if (scopes) middlewares.push(requireScopes(scopes));
   if (options.body) middlewares.push(jsonBody(options.body));
 

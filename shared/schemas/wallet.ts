@@ -10,9 +10,9 @@ import { MAX_AMOUNT_TEXT_LENGTH, MAX_BALANCE_MINOR } from '../wallet/money.ts';
  * NFC text (composed, so `é` is never also `e` + U+0301): NFC cannot be a pattern, hence the
  * `x-normalization-form` keyword, which `scripts/generate-validators.ts` compiles. Refusing
  * unassigned code points also keeps NFC stable when Unicode grows (its stability policy).
- * `maxLength` counts UTF-16 code units, each at most 3 bytes of UTF-8 (a 4-byte character is two
- * units), so an address is at most 768 bytes and its DynamoDB key `WALLET#<address>` far below
- * the 2,048 bytes of a partition key.
+ * `maxLength` counts code points, as JSON Schema does, each at most 4 bytes of UTF-8, so an
+ * address is at most 1,024 bytes and its DynamoDB key `WALLET#<address>` below the 2,048 bytes of
+ * a partition key.
  */
 const addressSchema = {
   type: 'string',
@@ -27,8 +27,11 @@ const addressSchema = {
 /** A wallet address alone: compiled into `validateAddress`, which the authorizer checks `sub` with. */
 export const addressOnlySchema = { $id: 'Address', ...addressSchema } as const;
 
-/** An amount at the edge: an exact decimal in the currency's major unit (its precision is checked on the raw JSON text). */
-const amountSchema = {
+/**
+ * An amount at the edge: an exact decimal in the currency's major unit (its precision is checked
+ * on the raw JSON text). The OpenAPI document adds the deployment's bounds (`shared/openapi.ts`).
+ */
+export const amountSchema = {
   type: 'number',
   description: `Amount in the major unit of the currency, with at most its number of decimals (e.g. 12.34 USD), written in at most ${MAX_AMOUNT_TEXT_LENGTH} characters of JSON number text, and at most the per-transfer maximum of the deployment`,
   exclusiveMinimum: 0,

@@ -43,7 +43,8 @@ describe('GET /api/docs in a browser', () => {
     await page.locator('.modal-ux .auth-btn-wrapper .authorize').click();
     await page.locator('.modal-ux .btn-done').click();
 
-    const operation = page.locator('#operations-default-getBalance');
+    // Swagger UI names an operation's element after its tag.
+    const operation = page.locator('#operations-wallet-getBalance');
     await operation.locator('.opblock-summary-control').click();
     await operation.locator('.try-out__btn').click();
     const sent = page.waitForRequest((request) => request.url().endsWith('/api/wallet/balance'));

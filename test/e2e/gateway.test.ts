@@ -86,13 +86,52 @@ describe('a request no route serves', () => {
   it.each([
     ['GET', '/'],
     ['GET', '/api/v3/pets'],
-    ['DELETE', '/api/v3/pet/1'],
-    ['PUT', '/api/v3/pet'],
+    ['DELETE', '/api/v3'],
     ['GET', '/api/v3/pet/1/photos'],
+    ['GET', '/api/v3/pet//'],
   ])('answers 404 for %s %s, token or not', async (method, path) => {
     const problem = expectProblem(await call(method, path), 404);
     expect(problem.type).toBe('urn:problem-type:wallet-catalog:no-such-route');
     expectProblem(await call(method, path, { token: await tokenFor('read:pets write:pets') }), 404);
+  });
+});
+
+describe('a method a known path is not served with', () => {
+  it.each([
+    ['DELETE', '/api/v3/pet/1', 'GET'],
+    ['PUT', '/api/v3/pet', 'POST'],
+    ['GET', '/api/v3/pet', 'POST'],
+    ['POST', '/api/wallet/balance', 'GET'],
+    ['PATCH', '/api/docs/anything.css', 'GET'],
+  ])('answers %s %s with 405 and Allow: %s, token or not', async (method, path, served) => {
+    // The e2e gateway answers CORS preflight, so OPTIONS is allowed too (a stage without CORS: `served` alone).
+    const allow = `${served}, OPTIONS`;
+    const problem = expectProblem(await call(method, path), 405);
+    expect(problem.type).toBe('urn:problem-type:wallet-catalog:method-not-allowed');
+    const withToken = await call(method, path, { token: await tokenFor('read:pets write:pets') });
+    expectProblem(withToken, 405);
+    expect(withToken.headers.get('allow')).toBe(allow);
+  });
+
+  it('answers HEAD with 405 where GET is served: API Gateway REST APIs give no implicit HEAD', async () => {
+    const result = await call('HEAD', '/api/openapi.json');
+    expect(result.status).toBe(405);
+    expect(result.headers.get('allow')).toBe('GET, OPTIONS');
+  });
+});
+
+describe('a trailing slash', () => {
+  it('is refused on a public route (404), where API Gateway would call the function', async () => {
+    expect((await call('GET', '/api/openapi.json')).status).toBe(200);
+    const problem = expectProblem(await call('GET', '/api/openapi.json/'), 404);
+    expect(problem.detail).toMatch(/without the slash/);
+    expectProblem(await call('GET', '/api/docs/'), 404);
+  });
+
+  it("is refused on a protected route, by the authorizer's policy for the exact path (403)", async () => {
+    const token = await tokenFor('read:wallet');
+    expect((await call('GET', '/api/wallet/balance', { token })).status).toBe(200);
+    expectProblem(await call('GET', '/api/wallet/balance/', { token }), 403);
   });
 });
 

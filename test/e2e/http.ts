@@ -7,6 +7,7 @@ import { randomInt } from 'node:crypto';
 import { expect, inject } from 'vitest';
 import { signLocalToken } from '#infra/local/issuer.ts';
 import { uniqueSub } from '../support/events.ts';
+import { expectAsDocumented } from './contract.ts';
 
 export const gateway = inject('gateway');
 
@@ -44,7 +45,7 @@ export interface CallResult {
   readonly json: unknown;
 }
 
-/** Calls the gateway. */
+/** Calls the gateway; every answer is checked against the OpenAPI document (`contract.ts`). */
 export async function call(method: string, path: string, options: CallOptions = {}): Promise<CallResult> {
   const headers: Record<string, string> = {
     ...(options.json === undefined ? {} : { 'content-type': 'application/json' }),
@@ -60,12 +61,14 @@ export async function call(method: string, path: string, options: CallOptions = 
   } as RequestInit);
   const text = await response.text();
   const isJson = /^application\/([\w.-]+\+)?json/.test(response.headers.get('content-type') ?? '');
-  return {
+  const result = {
     status: response.status,
     headers: response.headers,
     text,
-    json: isJson ? JSON.parse(text) : undefined,
+    json: isJson && text !== '' ? JSON.parse(text) : undefined,
   };
+  expectAsDocumented(method, path, result);
+  return result;
 }
 
 /**

@@ -11,9 +11,12 @@ declare module 'vitest' {
     /** Environment every test worker runs with: DynamoDB Local endpoint, table names, settings. */
     env: Record<string, string>;
     /** The local gateway the end-to-end tests call over HTTP, and where its issuer keeps its keys. */
-    gateway: { baseUrl: string; port: number; stateDir: string };
+    gateway: { baseUrl: string; port: number; stateDir: string; corsAllowedOrigin: string };
   }
 }
+
+/** The one origin the e2e gateway allows cross-origin calls from. */
+const E2E_ALLOWED_ORIGIN = 'https://app.example.com';
 
 /**
  * One DynamoDB Local for the whole run; tests isolate their data by unique keys. The local
@@ -48,12 +51,19 @@ export default async function setup(project: TestProject) {
       stateDir,
       dynamodbEndpoint: dynamo.endpoint,
       tablePrefix: `e2e-${process.pid}`,
+      // CORS on, for one origin, so that the suite sees its headers; off is the default of a stage.
+      corsAllowedOrigins: [E2E_ALLOWED_ORIGIN],
     });
     for (const [name, message] of Object.entries(gateway.loadErrors)) {
       console.warn(`local gateway: functions/${name}/handler.ts failed to load: ${message}`);
     }
     project.provide('env', env);
-    project.provide('gateway', { baseUrl: gateway.baseUrl, port: gateway.port, stateDir });
+    project.provide('gateway', {
+      baseUrl: gateway.baseUrl,
+      port: gateway.port,
+      stateDir,
+      corsAllowedOrigin: E2E_ALLOWED_ORIGIN,
+    });
   } catch (error) {
     await stop();
     throw error;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { defaultServiceSettings } from '#infra/environment.ts';
 import { buildOpenApiDocument } from '#shared/openapi.ts';
 import { routeOf } from '#shared/routes.ts';
 
@@ -11,7 +12,7 @@ describe('the OpenAPI document servers', () => {
   ];
 
   it.each(bases)('resolve, against the document URL under %s, to that base, so paths land on it', (base) => {
-    const [server, ...others] = buildOpenApiDocument().servers;
+    const [server, ...others] = buildOpenApiDocument(defaultServiceSettings).servers;
     expect(others).toEqual([]);
     const documentUrl = new URL(routeOf('getOpenApi').path.slice(1), base);
     expect(new URL(server?.url ?? '', documentUrl).href).toBe(base);

@@ -1,15 +1,19 @@
 import { describe, expect, it } from 'vitest';
+import { defaultServiceSettings } from '#infra/environment.ts';
 import { openApiJson } from '#shared/openapi.generated.js';
 import { buildOpenApiDocument } from '#shared/openapi.ts';
 import { routes } from '#shared/routes.ts';
 
 describe('the OpenAPI document the openapi function serves', () => {
   it('is the document assembled from the route, schema and error tables (npm run generate is current)', () => {
-    expect(openApiJson).toBe(JSON.stringify(buildOpenApiDocument()));
+    expect(openApiJson).toBe(JSON.stringify(buildOpenApiDocument(defaultServiceSettings)));
   });
 
   it('documents 503 for every operation that calls DynamoDB (its bounded retries end there)', () => {
-    const paths = buildOpenApiDocument().paths as Record<string, Record<string, { responses: object }>>;
+    const paths = buildOpenApiDocument(defaultServiceSettings).paths as Record<
+      string,
+      Record<string, { responses: object }>
+    >;
     for (const route of routes.filter((r) => 'data' in r)) {
       const documented = Object.keys(paths[route.path]?.[route.method.toLowerCase()]?.responses ?? {});
       expect(documented, route.operationId).toContain('503');

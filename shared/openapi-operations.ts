@@ -1,0 +1,179 @@
+/**
+ * What the route table does not say about each operation's contract: bodies, parameters, the
+ * problem types its function can answer with, the headers of its answers and an example of each.
+ * `shared/openapi.ts` assembles the document from this, the route table and the error tables.
+ */
+
+import type { OperationId } from './routes.ts';
+import { int64Schema } from './schemas/common.ts';
+import type { schemas } from './schemas/index.ts';
+
+export type SchemaName = (typeof schemas)[number]['$id'] | 'StoredPet';
+
+/** A response header, by name, as OpenAPI declares it. */
+export interface HeaderUse {
+  readonly name: 'WWW-Authenticate' | 'Retry-After' | 'Idempotent-Replayed' | 'Allow';
+  /** Sent on every answer of this status (the e2e suite checks it is there). */
+  readonly required: boolean;
+}
+
+export interface OperationContract {
+  readonly tag: 'pet' | 'wallet' | 'reference';
+  readonly requestBody?: SchemaName;
+  readonly requestExample?: unknown;
+  readonly success: {
+    readonly status: number;
+    readonly schema?: SchemaName;
+    readonly description: string;
+    /** Media types of a success body that is not JSON (the reference page and its assets). */
+    readonly mediaTypes?: readonly string[];
+    readonly headers?: readonly HeaderUse[];
+    readonly example?: unknown;
+  };
+  /**
+   * Slugs of the problems the function itself answers with (error-mapping.ts), besides the
+   * scope re-check and the internal error every function has. The gateway's own are added per route.
+   */
+  readonly problems: readonly string[];
+  readonly parameters?: readonly object[];
+}
+
+// Addresses are token subs; identity providers such as Cognito make them UUIDs.
+const ALICE = '7d0f6c1e-4b0a-4f0e-9c3d-2a5b8e6f1c42';
+const BOB = '0b9e3a57-61c4-4d2f-8e7a-5c1d9f3b2e60';
+
+const PET_EXAMPLE = {
+  id: 10,
+  name: 'doggie',
+  category: { id: 1, name: 'Dogs' },
+  photoUrls: ['https://example.com/doggie.png'],
+  tags: [{ id: 1, name: 'friendly' }],
+  status: 'available',
+};
+
+export const operationContracts: Record<OperationId, OperationContract> = {
+  addPet: {
+    tag: 'pet',
+    requestBody: 'Pet',
+    requestExample: PET_EXAMPLE,
+    success: { status: 200, schema: 'StoredPet', description: 'The stored pet', example: PET_EXAMPLE },
+    problems: [
+      'malformed-body',
+      'unsupported-media-type',
+      'validation-failed',
+      'already-exists',
+      'temporarily-unavailable',
+    ],
+  },
+  getPetById: {
+    tag: 'pet',
+    success: { status: 200, schema: 'StoredPet', description: 'The pet', example: PET_EXAMPLE },
+    problems: ['invalid-parameter', 'not-found', 'temporarily-unavailable'],
+    parameters: [
+      {
+        name: 'petId',
+        in: 'path',
+        required: true,
+        // The bounds the function checks: ids JavaScript numbers carry exactly.
+        schema: {
+          type: int64Schema.type,
+          format: int64Schema.format,
+          minimum: int64Schema.minimum,
+          maximum: int64Schema.maximum,
+        },
+        description: 'Id of the pet, a decimal integer within ±(2^53 − 1)',
+        example: 10,
+      },
+    ],
+  },
+  getBalance: {
+    tag: 'wallet',
+    success: {
+      status: 200,
+      schema: 'Balance',
+      description:
+        "The caller's wallet. The first call opens it (at 0): from then on it can receive money; transfers to an address with no open wallet are refused (unknown-recipient)",
+      example: { address: ALICE, balance: 12.5, currency: 'USD', updatedAt: '2026-01-02T03:04:05.678Z' },
+    },
+    problems: ['temporarily-unavailable'],
+  },
+  sendMoney: {
+    tag: 'wallet',
+    requestBody: 'SendRequest',
+    requestExample: { toAddress: BOB, amount: 12.34 },
+    success: {
+      status: 200,
+      schema: 'Transfer',
+      description:
+        'The completed transfer (or, for a replayed Idempotency-Key, the original one). The recipient must have an open wallet (422 unknown-recipient otherwise), and its balance stays within the most a wallet holds (422 recipient-balance-limit)',
+      headers: [{ name: 'Idempotent-Replayed', required: false }],
+      example: {
+        transferId: '3f1c2a6e-8d4b-4c7e-9a51-2b7d9e0f6a13',
+        fromAddress: ALICE,
+        toAddress: BOB,
+        amount: 12.34,
+        currency: 'USD',
+        status: 'completed',
+        createdAt: '2026-01-02T03:04:05.678Z',
+      },
+    },
+    problems: [
+      'malformed-body',
+      'invalid-parameter',
+      'unsupported-media-type',
+      'validation-failed',
+      'insufficient-funds',
+      'unknown-recipient',
+      'recipient-balance-limit',
+      'idempotency-key-reused',
+      'temporarily-unavailable',
+    ],
+    parameters: [
+      {
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        // What the function accepts once an optional pair of quotes (a structured-field string) is removed.
+        schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[!-~]{1,255}$' },
+        description:
+          'Makes the request safe to retry: the same key with the same body returns the original transfer and moves money once; with another body, 422. 1 to 255 visible ASCII characters, optionally in double quotes. Kept for at least 24 hours.',
+        example: 'b5e0c8f2-transfer-42',
+      },
+    ],
+  },
+  getOpenApi: {
+    tag: 'reference',
+    success: { status: 200, description: 'This OpenAPI 3.1 document', example: { openapi: '3.1.0' } },
+    problems: [],
+  },
+  getApiDocs: {
+    tag: 'reference',
+    success: {
+      status: 200,
+      description: 'The reference page',
+      mediaTypes: ['text/html'],
+      example: '<!doctype html>',
+    },
+    problems: [],
+  },
+  getApiDocsAsset: {
+    tag: 'reference',
+    success: {
+      status: 200,
+      description: 'The asset; its name carries a hash of its content',
+      mediaTypes: ['text/javascript', 'text/css'],
+      example: '/* asset */',
+    },
+    problems: ['not-found'],
+    parameters: [
+      {
+        name: 'asset',
+        in: 'path',
+        required: true,
+        schema: { type: 'string', pattern: '^[a-z-]+\\.[0-9a-f]{16}\\.(js|css)$', maxLength: 64 },
+        description: 'File name of the asset, as the page links it',
+        example: 'swagger-ui.0123456789abcdef.css',
+      },
+    ],
+  },
+};

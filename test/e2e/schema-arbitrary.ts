@@ -1,0 +1,101 @@
+/**
+ * fast-check arbitraries generated from the OpenAPI document's schemas, for the subset of JSON
+ * Schema the document uses: values the document calls valid, so the server must not refuse them.
+ */
+import fc from 'fast-check';
+import { openApiJson } from '#shared/openapi.generated.js';
+import { formatMinor } from '#shared/wallet/money.ts';
+
+export type Schema = Readonly<Record<string, unknown>>;
+
+export const document = JSON.parse(openApiJson) as Schema;
+
+/** Strings are generated up to their bound when it is this or less, else up to this: longer is only slower. */
+const LONGEST_GENERATED = 256;
+
+const codePoints = (text: string) => [...text].length;
+
+/** The node a `#/...` reference points at. */
+export function resolve(schema: Schema): Schema {
+  const ref = schema.$ref;
+  if (typeof ref !== 'string') return schema;
+  return ref
+    .slice(2)
+    .split('/')
+    .reduce<unknown>(
+      (node, token) => (node as Schema)[token.replaceAll('~1', '/').replaceAll('~0', '~')],
+      document,
+    ) as Schema;
+}
+
+function stringArbitrary(schema: Schema): fc.Arbitrary<string> {
+  const min = (schema.minLength as number | undefined) ?? 0;
+  const max = Math.min((schema.maxLength as number | undefined) ?? LONGEST_GENERATED, LONGEST_GENERATED);
+  const pattern = typeof schema.pattern === 'string' ? new RegExp(schema.pattern, 'u') : undefined;
+  const nfc = schema['x-normalization-form'] === 'NFC';
+  // Any code point, surrogate halves included, for a free text; printable graphemes where a pattern narrows it.
+  const unit = pattern ? 'grapheme' : 'binary';
+  // `size: 'max'`: lengths up to the bound, not fast-check's default of a few characters.
+  return fc
+    .string({ minLength: Math.max(min, 1), maxLength: Math.max(max, 1), unit, size: 'max' })
+    .map((text) => (nfc ? text.normalize('NFC') : text))
+    .filter(
+      (text) =>
+        codePoints(text) >= min && codePoints(text) <= max && (pattern === undefined || pattern.test(text)),
+    );
+}
+
+/** A JSON number with at most `x-decimals` decimals, within its bounds, as exact JSON text. */
+function amountArbitrary(schema: Schema): fc.Arbitrary<unknown> {
+  const decimals = schema['x-decimals'] as number;
+  const maxMinor = Math.round((schema.maximum as number) * 10 ** decimals);
+  return fc
+    .integer({ min: 1, max: maxMinor })
+    .map((minor) => JSON.rawJSON(formatMinor(minor, { code: 'XXX', decimals })));
+}
+
+/** Values valid against `schema` (a node of the document). */
+export function valid(input: Schema): fc.Arbitrary<unknown> {
+  const schema = resolve(input);
+  if (Array.isArray(schema.enum)) return fc.constantFrom(...(schema.enum as unknown[]));
+  switch (schema.type) {
+    case 'string':
+      return stringArbitrary(schema);
+    case 'integer':
+      return fc.integer({
+        min: (schema.minimum as number | undefined) ?? Number.MIN_SAFE_INTEGER,
+        max: (schema.maximum as number | undefined) ?? Number.MAX_SAFE_INTEGER,
+      });
+    case 'number':
+      return amountArbitrary(schema);
+    case 'array':
+      return fc.array(valid(schema.items as Schema), {
+        maxLength: Math.min((schema.maxItems as number | undefined) ?? 5, 5),
+      });
+    case 'object': {
+      const properties = (schema.properties ?? {}) as Record<string, Schema>;
+      return fc.record(
+        Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, valid(property)])),
+        { requiredKeys: (schema.required ?? []) as string[] },
+      );
+    }
+    default:
+      throw new Error(`No arbitrary for schema ${JSON.stringify(schema)}`);
+  }
+}
+
+/** The schema of an operation's JSON request body, or of one of its parameters. */
+export function operationSchema(
+  path: string,
+  method: string,
+  part: { body: true } | { parameter: string },
+): Schema {
+  const operation = ((document.paths as Schema)[path] as Schema)[method] as Schema;
+  if ('body' in part) {
+    const content = (operation.requestBody as Schema).content as Schema;
+    return (content['application/json'] as Schema).schema as Schema;
+  }
+  const parameter = (operation.parameters as Schema[]).find((p) => p.name === part.parameter);
+  if (!parameter) throw new Error(`${method} ${path} has no parameter ${part.parameter}`);
+  return parameter.schema as Schema;
+}

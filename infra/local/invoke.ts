@@ -10,6 +10,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import type { Route } from '#shared/routes.ts';
 import { LOCAL_DEPLOYMENT } from './deployment.ts';
 import { type Answer, GatewayError, logFunctionError } from './gateway-answer.ts';
+import { MAX_REQUEST_BYTES } from './invoke/protocol.ts';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -64,6 +65,9 @@ export async function invokeRoute(
   event: APIGatewayProxyEvent,
   integrationTimeoutMs: number,
 ): Promise<Answer> {
+  // Lambda refuses an event over its invocation payload limit before any function runs, and API
+  // Gateway answers that 413: a body under API Gateway's own 10 MB limit can still be too large.
+  if (exceedsLambdaRequestLimit(event)) throw new GatewayError('REQUEST_TOO_LARGE', 'Request Too Long');
   const context = lambdaContext(`local-${route.operationId}`, integrationTimeoutMs);
   let result: unknown;
   try {
@@ -74,6 +78,15 @@ export async function invokeRoute(
     throw new GatewayError('DEFAULT_5XX', 'Internal server error', 502);
   }
   return proxyAnswer(result, route.functionDir, event.requestContext.requestId);
+}
+
+/**
+ * Whether the event, as the JSON Lambda is invoked with, is over the synchronous invocation limit.
+ * Only a large body can take it there (headers are bounded far below), so only then is it measured.
+ */
+function exceedsLambdaRequestLimit(event: APIGatewayProxyEvent): boolean {
+  if ((event.body?.length ?? 0) < MAX_REQUEST_BYTES / 8) return false;
+  return Buffer.byteLength(JSON.stringify(event)) > MAX_REQUEST_BYTES;
 }
 
 /** A Lambda context as the runtime passes it, with a deadline at the integration timeout. */

@@ -4,14 +4,20 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { defaultServiceSettings, walletEnvironment } from '#infra/environment.ts';
 import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
-import { guardDynamoDbLocal, startLocalStack } from '#infra/local/gateway.ts';
+import { type BundledOptions, guardDynamoDbLocal, startLocalStack } from '#infra/local/gateway.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** Environment every test worker runs with: DynamoDB Local endpoint, table names, settings. */
     env: Record<string, string>;
     /** The local gateway the end-to-end tests call over HTTP, and where its issuer keeps its keys. */
-    gateway: { baseUrl: string; port: number; stateDir: string };
+    gateway: {
+      baseUrl: string;
+      port: number;
+      stateDir: string;
+      /** How it runs the functions: from the sources in its process, or their bundles from cdk.out. */
+      mode: 'in-process' | 'bundled';
+    };
   }
 }
 
@@ -19,8 +25,9 @@ declare module 'vitest' {
  * One DynamoDB Local for the whole run; tests isolate their data by unique keys. The local
  * gateway of the end-to-end tests uses it too, with tables of its own, and a throw-away state
  * directory so that the run neither reads nor overwrites the developer's issuer keys.
+ * `bundled`: the gateway runs the synthesized bundles (the `bundled` project, see vitest.config.ts).
  */
-export default async function setup(project: TestProject) {
+export async function setupWithGateway(project: TestProject, bundled?: BundledOptions) {
   const dynamo = await startDynamoDbLocal();
   // A run killed outright (Ctrl+C twice, a closed pipe) must not leave Java running.
   const guard = guardDynamoDbLocal(dynamo.endpoint);
@@ -41,22 +48,33 @@ export default async function setup(project: TestProject) {
       DYNAMODB_ENDPOINT: dynamo.endpoint,
     };
     // The gateway's functions run in this process, where no test owns their lines: keep them quiet.
+    // (Bundled, their lines go to `onLog`, which drops them.)
     process.env.TELEMETRY_OUTPUT = 'off';
     // Port 0: runs side by side with `npm start` and with each other.
     gateway = await startLocalStack({
       port: 0,
       stateDir,
       dynamodbEndpoint: dynamo.endpoint,
-      tablePrefix: `e2e-${process.pid}`,
+      tablePrefix: `e2e-${process.pid}${bundled ? '-bundled' : ''}`,
+      ...(bundled === undefined ? {} : { bundled }),
     });
     for (const [name, message] of Object.entries(gateway.loadErrors)) {
-      console.warn(`local gateway: functions/${name}/handler.ts failed to load: ${message}`);
+      console.warn(`local gateway (${gateway.mode}): ${name} failed to load: ${message}`);
     }
     project.provide('env', env);
-    project.provide('gateway', { baseUrl: gateway.baseUrl, port: gateway.port, stateDir });
+    project.provide('gateway', {
+      baseUrl: gateway.baseUrl,
+      port: gateway.port,
+      stateDir,
+      mode: gateway.mode,
+    });
   } catch (error) {
     await stop();
     throw error;
   }
   return stop;
+}
+
+export default function setup(project: TestProject) {
+  return setupWithGateway(project);
 }

@@ -1,0 +1,100 @@
+import { randomInt } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { esbuildOptions, PROJECT_ROOT } from '#infra/bundling.ts';
+import { type LocalStack, startLocalStack } from '#infra/local/gateway.ts';
+import { serviceStackName } from '#infra/local/invoke/template.ts';
+
+// The bundled gateway (`npm start -- --bundled`, and the `bundled` test project) in front of a
+// cdk.out holding one broken bundle: a dependency marked external by mistake, which loads from
+// the sources (and would load from the repository's node_modules) but not on Lambda.
+
+const STAGE = 'broken';
+let cdkOut: string;
+let stack: LocalStack;
+const logs: string[] = [];
+
+/** Bundles `functions/<dir>` as CDK does, with `external` left out of it, into `cdkOut/<asset>`. */
+async function bundle(functionDir: string, asset: string, external: string[] = []): Promise<void> {
+  const options = esbuildOptions(
+    join(PROJECT_ROOT, 'functions', functionDir, 'handler.ts'),
+    join(cdkOut, asset, 'index.mjs'),
+  );
+  await build({ ...options, external: [...(options.external ?? []), ...external], logLevel: 'silent' });
+}
+
+/** A function of the template as CDK writes it: its construct path names the operation. */
+const templateFunction = (operationId: string, asset: string) => ({
+  Type: 'AWS::Lambda::Function',
+  Properties: {
+    Handler: 'index.handler',
+    Runtime: 'nodejs24.x',
+    MemorySize: 256,
+    Timeout: 10,
+    Environment: { Variables: { NODE_OPTIONS: '--enable-source-maps', STAGE } },
+  },
+  Metadata: {
+    'aws:cdk:path': `${serviceStackName(STAGE)}/${operationId}/Function/Resource`,
+    'aws:asset:path': asset,
+  },
+});
+
+beforeAll(async () => {
+  // Inside the repository, as cdk.out is: Node would find the left-out package in its node_modules.
+  mkdirSync(join(PROJECT_ROOT, '.local'), { recursive: true });
+  cdkOut = mkdtempSync(join(PROJECT_ROOT, '.local', 'broken-cdk-out-'));
+  await Promise.all([bundle('openapi', 'asset.broken', ['@middy/core']), bundle('api-docs', 'asset.sound')]);
+  writeFileSync(
+    join(cdkOut, `${serviceStackName(STAGE)}.template.json`),
+    JSON.stringify({
+      Resources: {
+        getOpenApiFunction00000001: templateFunction('getOpenApi', 'asset.broken'),
+        getApiDocsFunction00000002: templateFunction('getApiDocs', 'asset.sound'),
+      },
+    }),
+  );
+  stack = await startLocalStack({
+    port: 0,
+    stateDir: cdkOut,
+    dynamodbEndpoint: inject('env').DYNAMODB_ENDPOINT as string,
+    tablePrefix: `broken-${randomInt(2 ** 40)}`,
+    callerRateLimit: null,
+    bundled: { cdkOut, stage: STAGE, synth: 'never', onLog: (name, line) => logs.push(`${name} | ${line}`) },
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  rmSync(cdkOut, { recursive: true, force: true });
+});
+
+describe('the bundled gateway with a dependency marked external by mistake', () => {
+  it('answers 502 for that function and logs its init error, while a sound bundle beside it answers', async () => {
+    // The mistake is really in the bundle: it imports the package instead of containing it.
+    expect(readFileSync(join(cdkOut, 'asset.broken', 'index.mjs'), 'utf8')).toMatch(
+      /from\s*["']@middy\/core["']/,
+    );
+
+    const broken = await fetch(`${stack.baseUrl}/api/openapi.json`);
+    expect(broken.status).toBe(502);
+    expect(broken.headers.get('content-type')).toBe('application/problem+json');
+    expect(await broken.json()).toMatchObject({ requestId: broken.headers.get('x-amzn-requestid') });
+    expect(logs.filter((line) => line.startsWith('getOpenApi | '))).toContainEqual(
+      expect.stringMatching(/Runtime\.ImportModuleError.*Cannot find package '@middy\/core'/),
+    );
+
+    expect((await fetch(`${stack.baseUrl}/api/docs`)).status).toBe(200);
+    expect(stack.functionStats()).toMatchObject({
+      getOpenApi: { invocations: 1, coldStarts: 1 },
+      getApiDocs: { invocations: 1, coldStarts: 1 },
+    });
+  });
+
+  it('keeps answering 502 on every call, each one a fresh environment failing its init', async () => {
+    const before = stack.functionStats().getOpenApi?.coldStarts ?? 0;
+    expect((await fetch(`${stack.baseUrl}/api/openapi.json`)).status).toBe(502);
+    expect(stack.functionStats().getOpenApi?.coldStarts).toBe(before + 1);
+  });
+});

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { esbuildOptions, PROJECT_ROOT } from '#infra/bundling.ts';
-import { type LocalStack, startLocalStack } from '#infra/local/gateway.ts';
+import { type AccessLogEntry, type LocalStack, startLocalStack } from '#infra/local/gateway.ts';
 import { serviceStackName } from '#infra/local/invoke/template.ts';
 
 // The bundled gateway (`npm start -- --bundled`, and the `bundled` test project) in front of a
@@ -15,6 +15,7 @@ const STAGE = 'broken';
 let cdkOut: string;
 let stack: LocalStack;
 const logs: string[] = [];
+const accessLog: AccessLogEntry[] = [];
 
 /** Bundles `functions/<dir>` as CDK does, with `external` left out of it, into `cdkOut/<asset>`. */
 async function bundle(functionDir: string, asset: string, external: string[] = []): Promise<void> {
@@ -61,6 +62,7 @@ beforeAll(async () => {
     dynamodbEndpoint: inject('env').DYNAMODB_ENDPOINT as string,
     tablePrefix: `broken-${randomInt(2 ** 40)}`,
     callerRateLimit: null,
+    onRequest: (entry) => accessLog.push(entry),
     bundled: { cdkOut, stage: STAGE, synth: 'never', onLog: (name, line) => logs.push(`${name} | ${line}`) },
   });
 }, 60_000);
@@ -90,6 +92,17 @@ describe('the bundled gateway with a dependency marked external by mistake', () 
       getOpenApi: { invocations: 1, coldStarts: 1 },
       getApiDocs: { invocations: 1, coldStarts: 1 },
     });
+  });
+
+  it('marks the requests that started an environment in the access log: cold, then warm', async () => {
+    const entry = (response: Response) =>
+      accessLog.find((logged) => logged.requestId === response.headers.get('x-amzn-requestid'));
+    const cold = await fetch(`${stack.baseUrl}/api/openapi.json`);
+    const warm = await fetch(`${stack.baseUrl}/api/docs`);
+    // The broken function's environments never get warm; the sound one's, started above, is.
+    expect(entry(cold)?.coldStarts).toEqual(['getOpenApi']);
+    expect(entry(warm)).toMatchObject({ operationId: 'getApiDocs', status: 200 });
+    expect(entry(warm)?.coldStarts).toBeUndefined();
   });
 
   it('keeps answering 502 on every call, each one a fresh environment failing its init', async () => {

@@ -33,6 +33,12 @@ export async function setupWithGateway(project: TestProject, bundled?: BundledOp
   const guard = guardDynamoDbLocal(dynamo.endpoint);
   const stateDir = await mkdtemp(join(tmpdir(), 'wallet-catalog-e2e-'));
   const stop = async () => {
+    if (gateway?.mode === 'bundled') {
+      const stats = Object.entries(gateway.functionStats()).filter(([, figures]) => figures.invocations > 0);
+      console.log(
+        `Bundled gateway, invocations/cold starts: ${stats.map(([name, figures]) => `${name} ${figures.invocations}/${figures.coldStarts}`).join(', ')}`,
+      );
+    }
     await gateway?.stop();
     await dynamo.stop();
     guard.dismiss();

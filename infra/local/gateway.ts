@@ -22,7 +22,7 @@ import {
   functionEnvironment,
 } from '#infra/environment.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
-import { routes, type TableName } from '#shared/routes.ts';
+import { type Route, routes, type TableName } from '#shared/routes.ts';
 import type { AccessLogEntry } from './access-log.ts';
 import { AuthorizerEmulation, type AuthorizerHandler } from './authorizer-emulation.ts';
 import { CallerRateLimiter } from './caller-rate-limit.ts';
@@ -36,7 +36,7 @@ import {
   type FunctionStats,
   loadBundledFunctions,
 } from './invoke/bundled-functions.ts';
-import { InProcessInvoker, type Invoker, loadHandler } from './invoke.ts';
+import { InProcessInvoker, type Invoker, loadHandler, withOwnEnvironment } from './invoke.ts';
 import { defaultPort, JWKS_PATH, LOCAL_AUDIENCE, loadOrCreateLocalKeys, localIssuerUrl } from './issuer.ts';
 import { RequestPipeline } from './request-pipeline.ts';
 import { type RunningStack, stackRecordPath, writeStackRecord } from './stack-record.ts';
@@ -200,22 +200,26 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const tableNames = Object.fromEntries(
       Object.entries(tables).map(([name, definition]) => [name, tableEnv[definition.envVar]]),
     ) as Record<TableName, string>;
-    const env: Record<string, string> = {
-      ...LOCAL_AWS_ENV,
-      DYNAMODB_ENDPOINT: dynamodbEndpoint,
-      ...tableEnv,
-      ...Object.assign(
-        {},
-        ...routes.map((route) => functionEnvironment(route, defaultServiceSettings, tableNames)),
-      ),
+    // What every function gets, as the templates and Lambda give it (the stage, so that local log
+    // lines and metrics carry one too), and what only some get.
+    const common = { ...LOCAL_AWS_ENV, DYNAMODB_ENDPOINT: dynamodbEndpoint, STAGE: LOCAL_STAGE };
+    const environmentOf = (route: Route) => ({
+      ...common,
+      ...functionEnvironment(route, defaultServiceSettings, tableNames),
+    });
+    const authorizerEnv = {
+      ...common,
       ...authorizerEnvironment({
         issuer: localIssuerUrl(port),
         audience: LOCAL_AUDIENCE,
         jwksUrl: `${baseUrl}${JWKS_PATH}`,
       }),
-      // As the templates set it, so that local log lines and metrics carry a stage too.
-      STAGE: LOCAL_STAGE,
     };
+    const env: Record<string, string> = Object.assign(
+      { ...tableEnv },
+      ...routes.map(environmentOf),
+      authorizerEnv,
+    );
 
     let invoker: Invoker;
     let loadErrors: Readonly<Record<string, string>>;
@@ -229,16 +233,19 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       functionStats = () => functions.stats();
       invoker = functions;
     } else {
-      // One process.env for every function: each sees the others' variables (bundled mode does not).
+      // One process.env for every function at request time: each sees the others' variables
+      // (bundled mode does not), though each module was imported seeing only its own.
       Object.assign(process.env, env);
       // Modules read their environment at load: imported only now. One that fails is reported, not fatal.
       const inProcess = new InProcessInvoker();
       try {
-        authorizer.handler = (await loadHandler('authorizer')) as AuthorizerHandler;
+        authorizer.handler = (await withOwnEnvironment(authorizerEnv, env, () =>
+          loadHandler('authorizer'),
+        )) as AuthorizerHandler;
       } catch (error) {
         inProcess.loadErrors.authorizer = error instanceof Error ? error.message : String(error);
       }
-      await inProcess.load(routes);
+      await inProcess.load(routes, environmentOf, env);
       loadErrors = inProcess.loadErrors;
       invoker = inProcess;
     }

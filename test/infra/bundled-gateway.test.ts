@@ -12,6 +12,8 @@ import { serviceStackName } from '#infra/local/invoke/template.ts';
 // the sources (and would load from the repository's node_modules) but not on Lambda.
 
 const STAGE = 'broken';
+/** Short, for the 504 below; longer than any cold start here, even on a loaded machine. */
+const INTEGRATION_TIMEOUT_MS = 4000;
 let cdkOut: string;
 let stack: LocalStack;
 const logs: string[] = [];
@@ -27,13 +29,13 @@ async function bundle(functionDir: string, asset: string, external: string[] = [
 }
 
 /** A function of the template as CDK writes it: its construct path names the operation. */
-const templateFunction = (operationId: string, asset: string) => ({
+const templateFunction = (operationId: string, asset: string, timeoutSeconds = 10) => ({
   Type: 'AWS::Lambda::Function',
   Properties: {
     Handler: 'index.handler',
     Runtime: 'nodejs24.x',
     MemorySize: 256,
-    Timeout: 10,
+    Timeout: timeoutSeconds,
     Environment: { Variables: { NODE_OPTIONS: '--enable-source-maps', STAGE } },
   },
   Metadata: {
@@ -47,12 +49,23 @@ beforeAll(async () => {
   mkdirSync(join(PROJECT_ROOT, '.local'), { recursive: true });
   cdkOut = mkdtempSync(join(PROJECT_ROOT, '.local', 'broken-cdk-out-'));
   await Promise.all([bundle('openapi', 'asset.broken', ['@middy/core']), bundle('api-docs', 'asset.sound')]);
+  // A hand-written function that takes longer than the integration timeout, or exits mid-call.
+  mkdirSync(join(cdkOut, 'asset.misbehaving'));
+  writeFileSync(
+    join(cdkOut, 'asset.misbehaving', 'index.mjs'),
+    `export const handler = async (event) => {
+      if (event.pathParameters.asset === 'exit') process.exit(3);
+      await new Promise((resolve) => setTimeout(resolve, 20_000));
+      return { statusCode: 200, body: 'late' };
+    };`,
+  );
   writeFileSync(
     join(cdkOut, `${serviceStackName(STAGE)}.template.json`),
     JSON.stringify({
       Resources: {
         getOpenApiFunction00000001: templateFunction('getOpenApi', 'asset.broken'),
         getApiDocsFunction00000002: templateFunction('getApiDocs', 'asset.sound'),
+        getApiDocsAssetFunction00000003: templateFunction('getApiDocsAsset', 'asset.misbehaving', 30),
       },
     }),
   );
@@ -62,6 +75,7 @@ beforeAll(async () => {
     dynamodbEndpoint: inject('env').DYNAMODB_ENDPOINT as string,
     tablePrefix: `broken-${randomInt(2 ** 40)}`,
     callerRateLimit: null,
+    integrationTimeoutMs: INTEGRATION_TIMEOUT_MS,
     onRequest: (entry) => accessLog.push(entry),
     bundled: { cdkOut, stage: STAGE, synth: 'never', onLog: (name, line) => logs.push(`${name} | ${line}`) },
   });
@@ -109,5 +123,19 @@ describe('the bundled gateway with a dependency marked external by mistake', () 
     const before = stack.functionStats().getOpenApi?.coldStarts ?? 0;
     expect((await fetch(`${stack.baseUrl}/api/openapi.json`)).status).toBe(502);
     expect(stack.functionStats().getOpenApi?.coldStarts).toBe(before + 1);
+  });
+});
+
+describe('the bundled gateway with a function that misbehaves at run time', () => {
+  it("answers 502 when the function's process exits mid-call (Runtime.ExitError)", async () => {
+    const response = await fetch(`${stack.baseUrl}/api/docs/exit`);
+    expect(response.status).toBe(502);
+    expect(response.headers.get('content-type')).toBe('application/problem+json');
+  });
+
+  it('answers 504 past the integration timeout, the function still running', async () => {
+    const response = await fetch(`${stack.baseUrl}/api/docs/slow`);
+    expect(response.status).toBe(504);
+    expect(response.headers.get('content-type')).toBe('application/problem+json');
   });
 });

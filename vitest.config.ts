@@ -2,8 +2,6 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
     setupFiles: ['test/support/worker-env.ts'],
     testTimeout: 20_000,
     hookTimeout: 60_000,
@@ -12,5 +10,27 @@ export default defineConfig({
     allowOnly: false,
     // Functions log every rejection; show those lines only for tests that fail.
     silent: 'passed-only',
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'source',
+          include: ['test/**/*.test.ts'],
+          globalSetup: ['test/support/global-setup.ts'],
+        },
+      },
+      {
+        // The end-to-end suite again, against the gateway running the synthesized bundles, each
+        // function in execution environments of its own: what `cdk deploy` ships, before it ships.
+        extends: true,
+        test: {
+          name: 'bundled',
+          include: ['test/e2e/**/*.test.ts'],
+          // Starts its own `npm start` (in-process) processes: nothing here depends on the bundles.
+          exclude: ['test/e2e/start-command.test.ts'],
+          globalSetup: ['test/support/global-setup-bundled.ts'],
+        },
+      },
+    ],
   },
 });

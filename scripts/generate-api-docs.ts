@@ -7,9 +7,10 @@
  * and their `.d.ts`, all git-ignored. See docs/decisions/api-docs-page.md for the choice of Swagger UI.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
+import { writeIfChanged } from './write-if-changed.ts';
 
 const require = createRequire(import.meta.url);
 const swaggerUi = (file: string) => readFileSync(require.resolve(`swagger-ui-dist/${file}`), 'utf8');
@@ -74,19 +75,19 @@ const assets = Object.fromEntries(
     { contentType: asset.contentType, gzipBase64: gzipSync(asset.body, { level: 9 }).toString('base64') },
   ]),
 );
-writeFileSync(
+writeIfChanged(
   new URL('../functions/api-docs-asset/assets.generated.js', import.meta.url),
   `${header}export const assets = new Map(Object.entries(${JSON.stringify(assets)}));\n`,
 );
-writeFileSync(
+writeIfChanged(
   new URL('../functions/api-docs-asset/assets.generated.d.ts', import.meta.url),
   `${header}/** The page's scripts and style sheet by their hashed file name, gzipped and base64-encoded. */\nexport declare const assets: ReadonlyMap<string, { readonly contentType: string; readonly gzipBase64: string }>;\n`,
 );
-writeFileSync(
+writeIfChanged(
   new URL('../functions/api-docs/page.generated.js', import.meta.url),
   `${header}export const pageHtml = ${JSON.stringify(page)};\n`,
 );
-writeFileSync(
+writeIfChanged(
   new URL('../functions/api-docs/page.generated.d.ts', import.meta.url),
   `${header}/** The reference page: HTML that loads Swagger UI from \`docs/<asset>\`. */\nexport declare const pageHtml: string;\n`,
 );

@@ -8,10 +8,13 @@ export interface AccessLogEntry {
   /** The operation served; absent when the gateway answered on its own before any function. */
   readonly operationId?: string;
   readonly durationMs: number;
+  /** Bundled mode: the functions that started an execution environment for this request (cold starts). */
+  readonly coldStarts?: readonly string[];
 }
 
-/** `METHOD path status operation duration requestId`, newline-terminated. */
+/** `METHOD path status operation duration requestId [cold: functions]`, newline-terminated. */
 export function formatAccessLog(entry: AccessLogEntry): string {
   const operation = entry.operationId ?? 'gateway';
-  return `${entry.method} ${entry.path} ${entry.status} ${operation} ${entry.durationMs} ms ${entry.requestId}\n`;
+  const cold = entry.coldStarts?.length ? ` cold: ${entry.coldStarts.join(',')}` : '';
+  return `${entry.method} ${entry.path} ${entry.status} ${operation} ${entry.durationMs} ms ${entry.requestId}${cold}\n`;
 }

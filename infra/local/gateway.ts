@@ -1,7 +1,11 @@
 /**
  * The local gateway: an HTTP server that stands in for the deployed API Gateway REST API and
  * runs the very modules Lambda runs (the TOKEN authorizer and each route's handler), with real
- * DynamoDB (Local) behind them. This module composes the parts and owns the stack's lifecycle:
+ * DynamoDB (Local) behind them. Two ways to run the functions, behind one {@link Invoker}: in this
+ * process from the TypeScript sources (the default, for fast edit-run cycles: every function
+ * shares this process and its `process.env`), or bundled (`bundled`), each from its bundle in the
+ * synthesized `cdk.out` in execution environments of its own with only its template's environment
+ * (`invoke/bundled-functions.ts`). This module composes the parts and owns the stack's lifecycle:
  * routing (`router.ts`), the 10 MB limit (`request-body.ts`), the authorizer and its cache
  * (`authorizer-emulation.ts`), the proxy event (`proxy-event.ts`), invocation (`invoke.ts`) and
  * the gateway responses (`gateway-answer.ts`).
@@ -18,7 +22,7 @@ import {
   functionEnvironment,
 } from '#infra/environment.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
-import { routes, type TableName } from '#shared/routes.ts';
+import { type Route, routes, type TableName } from '#shared/routes.ts';
 import type { AccessLogEntry } from './access-log.ts';
 import { AuthorizerEmulation, type AuthorizerHandler } from './authorizer-emulation.ts';
 import { CallerRateLimiter } from './caller-rate-limit.ts';
@@ -26,7 +30,13 @@ import { guardDynamoDbLocal } from './dynamodb-guard.ts';
 import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local.ts';
 import { logFunctionError } from './gateway-answer.ts';
 import { answerClientErrors, closeServer, connectHost, listen } from './http-server.ts';
-import { InProcessInvoker, loadHandler } from './invoke.ts';
+import {
+  type BundledOptions,
+  coldStartScope,
+  type FunctionStats,
+  loadBundledFunctions,
+} from './invoke/bundled-functions.ts';
+import { InProcessInvoker, type Invoker, loadHandler, withOwnEnvironment } from './invoke.ts';
 import { defaultPort, JWKS_PATH, LOCAL_AUDIENCE, loadOrCreateLocalKeys, localIssuerUrl } from './issuer.ts';
 import { RequestPipeline } from './request-pipeline.ts';
 import { type RunningStack, stackRecordPath, writeStackRecord } from './stack-record.ts';
@@ -34,6 +44,7 @@ import { localStateDir } from './state.ts';
 
 export type { AccessLogEntry } from './access-log.ts';
 export { guardDynamoDbLocal } from './dynamodb-guard.ts';
+export type { BundledOptions, FunctionStats } from './invoke/bundled-functions.ts';
 export { callerIdentity } from './proxy-event.ts';
 export { MAX_BODY_BYTES } from './request-body.ts';
 export { type RunningStack, readRunningStack, stackRecordPath } from './stack-record.ts';
@@ -74,7 +85,15 @@ export interface LocalStackOptions {
    * the stack says so on stderr.
    */
   readonly onDynamoDbExit?: (message: string) => void;
+  /**
+   * Runs each function from its bundle in the synthesized `cdk.out`, in execution environments of
+   * its own, instead of importing the sources into this process (the default).
+   */
+  readonly bundled?: BundledOptions;
 }
+
+/** The stage name local functions see in `STAGE` in-process (bundled, they see their template's). */
+export const LOCAL_STAGE = 'local';
 
 export interface LocalStack {
   readonly baseUrl: string;
@@ -82,17 +101,26 @@ export interface LocalStack {
   readonly dynamodbEndpoint: string;
   /** PID of the DynamoDB Local (Java) process this stack started; absent when it uses another. */
   readonly dynamodbPid?: number;
-  /** The environment the functions run with (also set on `process.env`). */
+  /**
+   * What the local stack supplies: every function's variables together, as set on `process.env`
+   * in-process. Bundled, each function gets only its template's, these resolving what AWS would.
+   */
   readonly env: Readonly<Record<string, string>>;
-  /** Modules that failed to load, by name; their routes answer 5xx as a function failing its init would. */
+  readonly mode: 'in-process' | 'bundled';
+  /** Bundled: where the template came from (stack, cdk.out, synthesized now or not). */
+  readonly functionsSource: string;
+  /** Functions that cannot run, by name; their routes answer 5xx as a function failing its init would. */
   readonly loadErrors: Readonly<Record<string, string>>;
+  /** Bundled: invocations, cold starts and live environments per function; empty in-process. */
+  functionStats(): Record<string, FunctionStats>;
   /** Stops the server, then DynamoDB Local if this stack started it, and removes the stack record. */
   stop(): Promise<void>;
 }
 
 // Handler modules read their environment once, at load, and ES modules cannot be unloaded: a
-// second stack in the same process would silently run with the first one's tables and issuer.
-let stackStarted = false;
+// second in-process stack in the same process would silently run with the first one's tables and
+// issuer. Bundled stacks load nothing here and may be many.
+let inProcessStackStarted = false;
 
 /**
  * Starts the local stack: the gateway on `host:port` (listening first, so that port 0 yields the
@@ -101,7 +129,8 @@ let stackStarted = false;
  * One stack per process.
  */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
-  if (stackStarted)
+  const bundled = options.bundled !== undefined;
+  if (inProcessStackStarted && !bundled)
     throw new Error('A local stack was already started in this process; start another process');
   const stateDir = options.stateDir ?? localStateDir();
   const host = options.host ?? '127.0.0.1';
@@ -115,18 +144,21 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       options.callerRateLimit === null
         ? undefined
         : new CallerRateLimiter(options.callerRateLimit ?? defaultCallerRateLimit),
-    onRequest: options.onRequest,
+    onRequest: withColdStarts(options.onRequest),
     corsAllowedOrigins: settings.corsAllowedOrigins,
   });
   const server = createServer((req, res) => {
-    pipeline.serve(req, res).catch((error: unknown) => {
-      logFunctionError('gateway', undefined, error);
-      res.destroy();
-    });
+    // Each request collects the functions it started an environment for (bundled), for its log line.
+    coldStartScope.run([], () =>
+      pipeline.serve(req, res).catch((error: unknown) => {
+        logFunctionError('gateway', undefined, error);
+        res.destroy();
+      }),
+    );
   });
   answerClientErrors(server);
   await listen(server, options.port ?? defaultPort(), host);
-  stackStarted = true;
+  if (!bundled) inProcessStackStarted = true;
   const { port } = server.address() as AddressInfo;
   const baseUrl = `http://${connectHost(host)}:${port}`;
 
@@ -172,28 +204,55 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const tableNames = Object.fromEntries(
       Object.entries(tables).map(([name, definition]) => [name, tableEnv[definition.envVar]]),
     ) as Record<TableName, string>;
-    const env: Record<string, string> = {
-      ...LOCAL_AWS_ENV,
-      DYNAMODB_ENDPOINT: dynamodbEndpoint,
-      ...tableEnv,
-      ...Object.assign({}, ...routes.map((route) => functionEnvironment(route, settings, tableNames))),
+    // What every function gets, as the templates and Lambda give it (the stage, so that local log
+    // lines and metrics carry one too), and what only some get.
+    const common = { ...LOCAL_AWS_ENV, DYNAMODB_ENDPOINT: dynamodbEndpoint, STAGE: LOCAL_STAGE };
+    const environmentOf = (route: Route) => ({
+      ...common,
+      ...functionEnvironment(route, settings, tableNames),
+    });
+    const authorizerEnv = {
+      ...common,
       ...authorizerEnvironment({
         issuer: localIssuerUrl(port),
         audience: LOCAL_AUDIENCE,
         jwksUrl: `${baseUrl}${JWKS_PATH}`,
       }),
     };
-    Object.assign(process.env, env);
+    const env: Record<string, string> = Object.assign(
+      { ...tableEnv },
+      ...routes.map(environmentOf),
+      authorizerEnv,
+    );
 
-    // Modules read their environment at load: imported only now. One that fails is reported, not fatal.
-    const invoker = new InProcessInvoker();
-    const loadErrors = invoker.loadErrors;
-    try {
-      authorizer.handler = (await loadHandler('authorizer')) as AuthorizerHandler;
-    } catch (error) {
-      loadErrors.authorizer = error instanceof Error ? error.message : String(error);
+    let invoker: Invoker;
+    let loadErrors: Readonly<Record<string, string>>;
+    let functionsSource = 'the TypeScript sources, in this process';
+    let functionStats = (): Record<string, FunctionStats> => ({});
+    if (options.bundled) {
+      const functions = await loadBundledFunctions(options.bundled, routes, env);
+      cleanups.push(() => functions.close());
+      authorizer.handler = functions.authorizer();
+      ({ loadErrors, source: functionsSource } = functions);
+      functionStats = () => functions.stats();
+      invoker = functions;
+    } else {
+      // One process.env for every function at request time: each sees the others' variables
+      // (bundled mode does not), though each module was imported seeing only its own.
+      Object.assign(process.env, env);
+      // Modules read their environment at load: imported only now. One that fails is reported, not fatal.
+      const inProcess = new InProcessInvoker();
+      try {
+        authorizer.handler = (await withOwnEnvironment(authorizerEnv, env, () =>
+          loadHandler('authorizer'),
+        )) as AuthorizerHandler;
+      } catch (error) {
+        inProcess.loadErrors.authorizer = error instanceof Error ? error.message : String(error);
+      }
+      await inProcess.load(routes, environmentOf, env);
+      loadErrors = inProcess.loadErrors;
+      invoker = inProcess;
     }
-    await invoker.load(routes);
     pipeline.setInvoker(invoker);
 
     const record: RunningStack = {
@@ -211,11 +270,25 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       dynamodbEndpoint,
       ...(dynamodbPid === undefined ? {} : { dynamodbPid }),
       env,
+      mode: bundled ? 'bundled' : 'in-process',
+      functionsSource,
       loadErrors,
+      functionStats,
       stop,
     };
   } catch (error) {
     await stop();
     throw error;
   }
+}
+
+/** Adds the functions a request started an environment for (its cold starts) to its log entry. */
+function withColdStarts(
+  onRequest: ((entry: AccessLogEntry) => void) | undefined,
+): ((entry: AccessLogEntry) => void) | undefined {
+  if (onRequest === undefined) return undefined;
+  return (entry) => {
+    const coldStarts = coldStartScope.getStore();
+    onRequest(coldStarts?.length ? { ...entry, coldStarts: [...coldStarts] } : entry);
+  };
 }

@@ -10,6 +10,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import type { Route } from '#shared/routes.ts';
 import { LOCAL_DEPLOYMENT } from './deployment.ts';
 import { type Answer, GatewayError, logFunctionError } from './gateway-answer.ts';
+import { MAX_REQUEST_BYTES } from './invoke/protocol.ts';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -27,22 +28,55 @@ export async function loadHandler(name: string): Promise<unknown> {
   return module.handler;
 }
 
-/** The in-process invoker: every route's handler module, imported once. */
+/**
+ * Runs `load` (an import) with `process.env` holding, of `all` (every function's variables, as the
+ * local stack sets them), only `own`: a module reading its configuration at load sees what its
+ * template gives it, and fails here on a variable only another function has. Restores `all` after.
+ * Variables `all` does not name (the developer's shell, the test runner's) are left alone.
+ */
+export async function withOwnEnvironment<T>(
+  own: Readonly<Record<string, string>>,
+  all: Readonly<Record<string, string>>,
+  load: () => Promise<T>,
+): Promise<T> {
+  for (const name of Object.keys(all)) if (!(name in own)) delete process.env[name];
+  Object.assign(process.env, own);
+  try {
+    return await load();
+  } finally {
+    Object.assign(process.env, all);
+  }
+}
+
+/**
+ * The in-process invoker: every route's handler module, imported once, one after another, each
+ * seeing only its own variables at load ({@link withOwnEnvironment}). At request time they share
+ * this process and its `process.env`, and modules they share were initialised once, for the first
+ * importer: the bundled mode (`invoke/bundled-functions.ts`) is the check for what that hides.
+ */
 export class InProcessInvoker implements Invoker {
   private readonly handlers = new Map<string, ProxyHandler>();
   readonly loadErrors: Record<string, string> = {};
 
-  /** Imports each route's module; a module that fails to load is reported, not fatal. */
-  async load(routes: readonly Route[]): Promise<void> {
-    await Promise.all(
-      [...new Set(routes.map((route) => route.functionDir))].map(async (name) => {
-        try {
-          this.handlers.set(name, (await loadHandler(name)) as ProxyHandler);
-        } catch (error) {
-          this.loadErrors[name] = error instanceof Error ? error.message : String(error);
-        }
-      }),
-    );
+  /**
+   * Imports each route's module with `environmentOf(route)` as its environment within `all`; a
+   * module that fails to load is reported, not fatal.
+   */
+  async load(
+    routes: readonly Route[],
+    environmentOf: (route: Route) => Readonly<Record<string, string>>,
+    all: Readonly<Record<string, string>>,
+  ): Promise<void> {
+    for (const route of routes) {
+      const name = route.functionDir;
+      if (this.handlers.has(name) || name in this.loadErrors) continue;
+      try {
+        const handler = await withOwnEnvironment(environmentOf(route), all, () => loadHandler(name));
+        this.handlers.set(name, handler as ProxyHandler);
+      } catch (error) {
+        this.loadErrors[name] = error instanceof Error ? error.message : String(error);
+      }
+    }
   }
 
   invoke(route: Route, event: APIGatewayProxyEvent, context: Context): Promise<unknown> {
@@ -64,6 +98,9 @@ export async function invokeRoute(
   event: APIGatewayProxyEvent,
   integrationTimeoutMs: number,
 ): Promise<Answer> {
+  // Lambda refuses an event over its invocation payload limit before any function runs, and API
+  // Gateway answers that 413: a body under API Gateway's own 10 MB limit can still be too large.
+  if (exceedsLambdaRequestLimit(event)) throw new GatewayError('REQUEST_TOO_LARGE', 'Request Too Long');
   const context = lambdaContext(`local-${route.operationId}`, integrationTimeoutMs);
   let result: unknown;
   try {
@@ -74,6 +111,15 @@ export async function invokeRoute(
     throw new GatewayError('DEFAULT_5XX', 'Internal server error', 502);
   }
   return proxyAnswer(result, route.functionDir, event.requestContext.requestId);
+}
+
+/**
+ * Whether the event, as the JSON Lambda is invoked with, is over the synchronous invocation limit.
+ * Only a large body can take it there (headers are bounded far below), so only then is it measured.
+ */
+function exceedsLambdaRequestLimit(event: APIGatewayProxyEvent): boolean {
+  if ((event.body?.length ?? 0) < MAX_REQUEST_BYTES / 8) return false;
+  return Buffer.byteLength(JSON.stringify(event)) > MAX_REQUEST_BYTES;
 }
 
 /** A Lambda context as the runtime passes it, with a deadline at the integration timeout. */

@@ -3,18 +3,20 @@
  * with DynamoDB Local behind it, in memory unless `--db-path <dir>` (or DYNAMODB_LOCAL_PATH)
  * or `--persist` (`<state dir>/dynamodb`) keeps the data. Stops everything on SIGINT/SIGTERM/SIGHUP,
  * when its parent (npm) goes away, and exits 1 if DynamoDB Local dies under it.
+ * `--bundled` runs each function from its bundle in the synthesized `cdk.out`, in execution
+ * environments of its own, as Lambda would (see `invoke/bundled-functions.ts`).
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type CallerRateLimit, defaultCallerRateLimit } from '#infra/environment.ts';
 import { optionalEnv } from '#shared/config.ts';
 import { type AccessLogEntry, formatAccessLog } from './access-log.ts';
-import { type LocalStack, startLocalStack } from './gateway.ts';
+import { type FunctionStats, type LocalStack, startLocalStack } from './gateway.ts';
 import { defaultPort } from './issuer.ts';
 import { readRunningStack } from './stack-record.ts';
 import { localStateDir } from './state.ts';
 
-const USAGE = `Usage: npm start [-- --db-path <dir> | --persist] [--dynamodb-port <port>] [--quiet]
+const USAGE = `Usage: npm start [-- --db-path <dir> | --persist] [--dynamodb-port <port>] [--bundled] [--quiet]
 
   PORT=<port>      port of the API (default 3000); npm run token must be given the same PORT
   --db-path <dir>  keep DynamoDB Local's data in <dir> (or DYNAMODB_LOCAL_PATH); in memory otherwise
@@ -24,7 +26,12 @@ const USAGE = `Usage: npm start [-- --db-path <dir> | --persist] [--dynamodb-por
   --caller-rate-limit <n|off>   requests per caller (Authorization header) per window, as the
                    deployed WAF rule (default ${defaultCallerRateLimit.limit}; or CALLER_RATE_LIMIT)
   --caller-rate-window <s>      the window: 60, 120, 300 or 600 s (default ${defaultCallerRateLimit.windowSeconds}; or CALLER_RATE_WINDOW_SECONDS)
-  --quiet          no access log
+  --bundled        run each function's bundle from cdk.out (synthesized first when stale), each in
+                   execution environments of its own with its template's environment; the access
+                   log marks cold starts, and a summary per function is printed on stop
+  --stage <stage>  with --bundled: the stage to synthesize (default: cdk.json's)
+  --synth          with --bundled: synthesize even if cdk.out looks fresh
+  --quiet          no access log (nor, with --bundled, the functions' log lines)
   LOCAL_STATE_DIR  where issuer keys and the running stack's record live (default <repo>/.local)`;
 
 const options = {
@@ -34,6 +41,9 @@ const options = {
   'dynamodb-endpoint': { type: 'string' },
   'caller-rate-limit': { type: 'string' },
   'caller-rate-window': { type: 'string' },
+  bundled: { type: 'boolean' },
+  stage: { type: 'string' },
+  synth: { type: 'boolean' },
   quiet: { type: 'boolean', short: 'q' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -77,6 +87,9 @@ const callerRateLimit = ((): CallerRateLimit | null => {
   return { limit, windowSeconds: windowSeconds as CallerRateLimit['windowSeconds'] };
 })();
 const dynamodbEndpoint = values['dynamodb-endpoint'];
+if (!values.bundled && (values.stage !== undefined || values.synth)) {
+  fail(`--stage and --synth go with --bundled\n\n${USAGE}`, 2);
+}
 
 let stack: LocalStack | undefined;
 let starting = true;
@@ -84,6 +97,7 @@ let stopping = false;
 
 /** Stops what was started, Java included, then exits. */
 async function shutdown(code: number): Promise<void> {
+  if (stack?.mode === 'bundled') process.stdout.write(formatFunctionStats(stack.functionStats()));
   try {
     await stack?.stop();
   } catch (error) {
@@ -133,6 +147,15 @@ try {
     ...(dynamodbEndpoint === undefined ? {} : { dynamodbEndpoint }),
     callerRateLimit,
     ...(values.quiet ? {} : { onRequest: printAccessLog }),
+    ...(values.bundled
+      ? {
+          bundled: {
+            ...(values.stage === undefined ? {} : { stage: values.stage }),
+            synth: values.synth ? ('always' as const) : ('if-stale' as const),
+            ...(values.quiet ? {} : { onLog: printFunctionLog }),
+          },
+        }
+      : {}),
     // Never keep answering 5xx without a database: say so and exit non-zero.
     onDynamoDbExit: (message) => {
       // Ctrl+C reaches Java as well; let the signal's own (clean) stop win the race.
@@ -166,6 +189,7 @@ const envPrefix = [
 process.stdout.write(
   [
     `Local API ready at ${stack.baseUrl}`,
+    `  Functions:        ${stack.mode === 'bundled' ? `bundled, from ${stack.functionsSource}; an environment per concurrent request` : stack.functionsSource}`,
     `  DynamoDB Local at ${stack.dynamodbEndpoint} (${dbPath === undefined ? 'in memory' : `data in ${dbPath}`})`,
     `  OpenAPI document: ${stack.baseUrl}/api/openapi.json`,
     `  Per-caller limit: ${callerRateLimit === null ? 'off' : `${callerRateLimit.limit} requests per ${callerRateLimit.windowSeconds} s per Authorization header (as the deployed WAF rule)`}`,
@@ -173,7 +197,7 @@ process.stdout.write(
     '  Ctrl+C stops everything.',
     ...Object.entries(stack.loadErrors).map(
       ([name, message]) =>
-        `  WARNING: functions/${name}/handler.ts failed to load, its routes answer 5xx: ${message}`,
+        `  WARNING: ${stack?.mode === 'bundled' ? name : `functions/${name}/handler.ts`} failed to load, its routes answer 5xx: ${message}`,
     ),
     '',
   ].join('\n'),
@@ -181,6 +205,23 @@ process.stdout.write(
 
 function printAccessLog(entry: AccessLogEntry): void {
   process.stdout.write(formatAccessLog(entry));
+}
+
+/** A bundled function's own line (its JSON logs, the runtime's errors), named as `sam local` names them. */
+function printFunctionLog(functionName: string, line: string): void {
+  process.stderr.write(`${functionName} | ${line}\n`);
+}
+
+/** What the bundled functions did, printed when the stack stops. */
+function formatFunctionStats(stats: Record<string, FunctionStats>): string {
+  const used = Object.entries(stats).filter(([, figures]) => figures.invocations > 0);
+  if (used.length === 0) return 'No function was invoked.\n';
+  const width = Math.max(...used.map(([name]) => name.length));
+  const lines = used.map(
+    ([name, figures]) =>
+      `  ${name.padEnd(width)}  ${figures.invocations} invocations, ${figures.coldStarts} cold starts`,
+  );
+  return `Invocations and cold starts (execution environments started) per function:\n${lines.join('\n')}\n`;
 }
 
 function fail(message: string, code: number): never {

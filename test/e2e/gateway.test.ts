@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '#infra/local/dynamodb-local.ts';
 import { MAX_BODY_BYTES } from '#infra/local/gateway.ts';
+import { MAX_REQUEST_BYTES } from '#infra/local/invoke/protocol.ts';
 import { LOCAL_AUDIENCE, signLocalToken } from '#infra/local/issuer.ts';
 import { uniqueSub } from '../support/events.ts';
 import { call, expectProblem, gateway, tokenFor, uniquePetId } from './http.ts';
@@ -135,7 +136,7 @@ describe('a trailing slash', () => {
   });
 });
 
-describe('a body over 10 MB', () => {
+describe('a large body', () => {
   it('answers 413 when the declared length is too large', async () => {
     const token = await tokenFor('write:pets');
     const result = await call('POST', '/api/v3/pet', {
@@ -170,11 +171,22 @@ describe('a body over 10 MB', () => {
     );
   });
 
-  it('accepts a body of exactly 10 MB, which the function then judges', async () => {
+  it("answers 413 to a body within API Gateway's 10 MB whose event is over Lambda's 6 MB invocation limit", async () => {
     const token = await tokenFor('write:pets');
     const result = await call('POST', '/api/v3/pet', {
       token,
       body: new Uint8Array(MAX_BODY_BYTES).fill(0x20),
+      headers: { 'content-type': 'application/json' },
+    });
+    expectProblem(result, 413);
+  });
+
+  it("passes a body just within Lambda's invocation limit to the function, which then judges it", async () => {
+    const token = await tokenFor('write:pets');
+    const result = await call('POST', '/api/v3/pet', {
+      token,
+      // The event around the body (headers, request context) takes a few kilobytes more.
+      body: new Uint8Array(MAX_REQUEST_BYTES - 64 * 1024).fill(0x20),
       headers: { 'content-type': 'application/json' },
     });
     // Only whitespace: no JSON value at all, which the function refuses as malformed.

@@ -6,10 +6,11 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
 import { freePort } from '#infra/local/dynamodb-local.ts';
 import { readRunningStack, stackRecordPath } from '#infra/local/gateway.ts';
 import { signLocalToken } from '#infra/local/issuer.ts';
+import cdkJson from '../../cdk.json' with { type: 'json' };
 import { uniqueSub } from '../support/events.ts';
 import { uniquePetId } from './http.ts';
 
@@ -43,13 +44,18 @@ interface Started {
  * Runs `node infra/local/start.ts` (or `npm start`, as a developer or a supervisor runs it) on a
  * free port and waits for the line announcing its base URL.
  */
-async function startCommand(via: 'node' | 'npm' = 'node'): Promise<Started> {
+async function startCommand(
+  via: 'node' | 'npm' = 'node',
+  extraArgs: readonly string[] = [],
+): Promise<Started> {
   const port = await freePort();
   const stateDir = await mkdtemp(join(tmpdir(), 'start-command-'));
   tempDirs.push(stateDir);
   const { DYNAMODB_LOCAL_PATH: _, ...env } = process.env;
   const [command, args] =
-    via === 'npm' ? ['npm', ['start', '--silent']] : [process.execPath, ['infra/local/start.ts']];
+    via === 'npm'
+      ? ['npm', ['start', '--silent', '--', ...extraArgs]]
+      : [process.execPath, ['infra/local/start.ts', ...extraArgs]];
   const child = spawn(command, args, {
     cwd: repoRoot,
     env: { ...env, PORT: String(port), LOCAL_STATE_DIR: stateDir },
@@ -141,11 +147,43 @@ describe('npm start', () => {
     child.kill('SIGTERM');
     const [code, signal] = await exited;
     expect({ code, signal }, output()).toEqual({ code: 0, signal: null });
+    // The functions' request lines carry a stage, as deployed (the templates set STAGE).
+    expect(output()).toMatch(/"stage":"local","message":"request"/);
 
     expect(isRunning(javaPid)).toBe(false);
     expect(await answers(dynamodbEndpoint)).toBe(false);
     expect(await answers(baseUrl)).toBe(false);
     expect(existsSync(stackRecordPath(stateDir, port))).toBe(false);
+  });
+
+  it('--bundled serves from the bundles, marks cold starts, and counts them per function on stop', {
+    timeout: 90_000,
+  }, async () => {
+    const { child, port, stateDir, baseUrl, output } = await startCommand('node', [
+      '--bundled',
+      '--dynamodb-endpoint',
+      inject('env').DYNAMODB_ENDPOINT as string,
+    ]);
+    expect(output()).toMatch(/Functions: +bundled, from wallet-catalog-\S+-service in /);
+    const token = await signLocalToken({ sub: uniqueSub(), scope: 'read:pets', port, stateDir });
+    for (let i = 0; i < 2; i++) {
+      const missing = await fetch(`${baseUrl}/api/v3/pet/${uniquePetId()}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(missing.status).toBe(404);
+    }
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    expect(await exited).toEqual([0, null]);
+    // The first call started the authorizer's and the function's environments; the second found them warm.
+    expect(output()).toMatch(
+      /GET \/api\/v3\/pet\/\d+ 404 getPetById \d+ ms \S+ cold: authorizer,getPetById\n/,
+    );
+    expect(output()).toMatch(/GET \/api\/v3\/pet\/\d+ 404 getPetById \d+ ms \S+\n/);
+    // Bundled, each function sees its template's STAGE, not the gateway's.
+    expect(output()).toContain(`"stage":"${cdkJson.context.stage}","message":"request"`);
+    expect(output()).toMatch(/getPetById +2 invocations, 1 cold starts/);
+    expect(output()).toMatch(/authorizer +1 invocations, 1 cold starts/);
   });
 
   it('leaves no DynamoDB Local behind even when killed outright', { timeout: 90_000 }, async () => {

@@ -4,14 +4,22 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { defaultServiceSettings, walletEnvironment } from '#infra/environment.ts';
 import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
-import { guardDynamoDbLocal, startLocalStack } from '#infra/local/gateway.ts';
+import { type BundledOptions, guardDynamoDbLocal, startLocalStack } from '#infra/local/gateway.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** Environment every test worker runs with: DynamoDB Local endpoint, table names, settings. */
     env: Record<string, string>;
     /** The local gateway the end-to-end tests call over HTTP, and where its issuer keeps its keys. */
-    gateway: { baseUrl: string; port: number; stateDir: string; corsAllowedOrigin: string };
+    gateway: {
+      baseUrl: string;
+      port: number;
+      stateDir: string;
+      /** The one origin its CORS allows, so that the suite sees CORS headers. */
+      corsAllowedOrigin: string;
+      /** How it runs the functions: from the sources in its process, or their bundles from cdk.out. */
+      mode: 'in-process' | 'bundled';
+    };
   }
 }
 
@@ -22,13 +30,20 @@ const E2E_ALLOWED_ORIGIN = 'https://app.example.com';
  * One DynamoDB Local for the whole run; tests isolate their data by unique keys. The local
  * gateway of the end-to-end tests uses it too, with tables of its own, and a throw-away state
  * directory so that the run neither reads nor overwrites the developer's issuer keys.
+ * `bundled`: the gateway runs the synthesized bundles (the `bundled` project, see vitest.config.ts).
  */
-export default async function setup(project: TestProject) {
+export async function setupWithGateway(project: TestProject, bundled?: BundledOptions) {
   const dynamo = await startDynamoDbLocal();
   // A run killed outright (Ctrl+C twice, a closed pipe) must not leave Java running.
   const guard = guardDynamoDbLocal(dynamo.endpoint);
   const stateDir = await mkdtemp(join(tmpdir(), 'wallet-catalog-e2e-'));
   const stop = async () => {
+    if (gateway?.mode === 'bundled') {
+      const stats = Object.entries(gateway.functionStats()).filter(([, figures]) => figures.invocations > 0);
+      console.log(
+        `Bundled gateway, invocations/cold starts: ${stats.map(([name, figures]) => `${name} ${figures.invocations}/${figures.coldStarts}`).join(', ')}`,
+      );
+    }
     await gateway?.stop();
     await dynamo.stop();
     guard.dismiss();
@@ -44,18 +59,20 @@ export default async function setup(project: TestProject) {
       DYNAMODB_ENDPOINT: dynamo.endpoint,
     };
     // The gateway's functions run in this process, where no test owns their lines: keep them quiet.
+    // (Bundled, their lines go to `onLog`, which drops them.)
     process.env.TELEMETRY_OUTPUT = 'off';
     // Port 0: runs side by side with `npm start` and with each other.
     gateway = await startLocalStack({
       port: 0,
       stateDir,
       dynamodbEndpoint: dynamo.endpoint,
-      tablePrefix: `e2e-${process.pid}`,
+      tablePrefix: `e2e-${process.pid}${bundled ? '-bundled' : ''}`,
       // CORS on, for one origin, so that the suite sees its headers; off is the default of a stage.
       corsAllowedOrigins: [E2E_ALLOWED_ORIGIN],
+      ...(bundled === undefined ? {} : { bundled }),
     });
     for (const [name, message] of Object.entries(gateway.loadErrors)) {
-      console.warn(`local gateway: functions/${name}/handler.ts failed to load: ${message}`);
+      console.warn(`local gateway (${gateway.mode}): ${name} failed to load: ${message}`);
     }
     project.provide('env', env);
     project.provide('gateway', {
@@ -63,10 +80,15 @@ export default async function setup(project: TestProject) {
       port: gateway.port,
       stateDir,
       corsAllowedOrigin: E2E_ALLOWED_ORIGIN,
+      mode: gateway.mode,
     });
   } catch (error) {
     await stop();
     throw error;
   }
   return stop;
+}
+
+export default function setup(project: TestProject) {
+  return setupWithGateway(project);
 }

@@ -9,8 +9,9 @@
  * Nothing of the project is imported besides the message types: the bundle must run on its own.
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { registerHooks } from 'node:module';
+import { join, resolve, sep } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
 import { type EnvironmentMessage, type InvokeMessage, type LambdaError, toLambdaError } from './protocol.ts';
 
@@ -33,6 +34,35 @@ const send = (message: EnvironmentMessage, then?: () => void): void => {
 
 const maxRssKb = (): number => process.resourceUsage().maxRSS;
 
+/**
+ * The runtime's own copy of the AWS SDK for JavaScript v3, which Lambda's Node.js runtimes
+ * provide outside the task root: a bundle may leave these packages out and still load on Lambda.
+ */
+const RUNTIME_PROVIDED = /^(@aws-sdk|@smithy)\//;
+
+/**
+ * Confines module resolution to the task root, as Lambda's file system does: the bundles of
+ * `cdk.out` sit inside the repository, where Node would find an import the bundle left out (a
+ * dependency marked external by mistake) in the project's `node_modules` and load it, while on
+ * Lambda, with nothing but the bundle in `/var/task`, the same import fails the init.
+ */
+function confineResolution(taskRoot: string): void {
+  const root = resolve(taskRoot) + sep;
+  registerHooks({
+    resolve(specifier, context, nextResolve) {
+      const resolved = nextResolve(specifier, context);
+      if (!resolved.url.startsWith('file:') || RUNTIME_PROVIDED.test(specifier)) return resolved;
+      if (fileURLToPath(resolved.url).startsWith(root)) return resolved;
+      const parent = context.parentURL?.startsWith('file:') ? fileURLToPath(context.parentURL) : root;
+      const error = new Error(
+        `Cannot find ${specifier.startsWith('.') || specifier.startsWith('/') ? 'module' : 'package'} '${specifier}' imported from ${parent}`,
+      ) as NodeJS.ErrnoException;
+      error.code = 'ERR_MODULE_NOT_FOUND';
+      throw error;
+    },
+  });
+}
+
 /** Imports the handler module and finds the export, failing as Lambda's runtime fails. */
 async function loadHandler(): Promise<Handler> {
   const spec = process.env._HANDLER ?? '';
@@ -48,6 +78,7 @@ async function loadHandler(): Promise<Handler> {
   if (file === undefined) {
     throw new RuntimeError('Runtime.ImportModuleError', `Error: Cannot find module '${moduleName}'`);
   }
+  confineResolution(taskRoot);
   let module: Record<string, unknown>;
   try {
     module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;

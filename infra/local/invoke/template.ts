@@ -4,9 +4,10 @@
  * `cdk.out` is reused while it is newer than every input of the synthesis, and synthesized again
  * (`cdk synth -q`, the same command a deploy runs) otherwise.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { PROJECT_ROOT } from '#infra/bundling.ts';
 import { routes } from '#shared/routes.ts';
 
@@ -55,24 +56,40 @@ export function isFresh(cdkOut: string, stage: string): boolean {
   return synthesized > inputs && statSync(template).mtimeMs >= inputs;
 }
 
+/** The `cdk synth` command line and its options, for {@link synthesize} and {@link synthesizeAsync}. */
+function synthCommand(cdkOut: string, stage: string) {
+  const args = [
+    join(PROJECT_ROOT, 'node_modules', 'aws-cdk', 'bin', 'cdk'),
+    'synth',
+    '-q',
+    '-c',
+    `stage=${stage}`,
+    // The stage's own stacks even where cdk.json configures a pipeline (which would hold them nested).
+    '-c',
+    'pipeline:connectionArn=',
+    '--output',
+    cdkOut,
+  ];
+  // cdk.json runs the app with `node`: this Node (the project's 24), not an older one on the PATH.
+  const env = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}` };
+  return { args, options: { cwd: PROJECT_ROOT, env } };
+}
+
 /** Runs `cdk synth -q -c stage=<stage> -c pipeline:connectionArn=` into `cdkOut`, with the project's own CDK CLI. */
 export function synthesize(cdkOut: string, stage: string): void {
-  execFileSync(
-    process.execPath,
-    [
-      join(PROJECT_ROOT, 'node_modules', 'aws-cdk', 'bin', 'cdk'),
-      'synth',
-      '-q',
-      '-c',
-      `stage=${stage}`,
-      // The stage's own stacks even where cdk.json configures a pipeline (which would hold them nested).
-      '-c',
-      'pipeline:connectionArn=',
-      '--output',
-      cdkOut,
-    ],
-    { cwd: PROJECT_ROOT, stdio: ['ignore', 'ignore', 'inherit'] },
-  );
+  const { args, options } = synthCommand(cdkOut, stage);
+  execFileSync(process.execPath, args, { ...options, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+/** {@link synthesize} without blocking the event loop (a running server keeps answering); rejects with CDK's output. */
+export async function synthesizeAsync(cdkOut: string, stage: string): Promise<void> {
+  const { args, options } = synthCommand(cdkOut, stage);
+  try {
+    await promisify(execFile)(process.execPath, args, { ...options, maxBuffer: 64 * 1024 * 1024 });
+  } catch (error) {
+    const { stderr } = error as { stderr?: string };
+    throw new Error(`cdk synth failed: ${stderr?.trim() || (error as Error).message}`);
+  }
 }
 
 interface CfnResource {

@@ -10,6 +10,8 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tables } from '#shared/dynamodb/tables.ts';
+import { CORS_ORIGINS_ENV } from '#shared/http/cors.ts';
+import { routes } from '#shared/routes.ts';
 import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from '../dynamodb-local.ts';
 import { JWKS_PATH, LOCAL_AUDIENCE, loadOrCreateLocalKeys, localIssuerUrl } from '../issuer.ts';
 import { readRunningStack } from '../stack-record.ts';
@@ -112,6 +114,13 @@ export function resolveEnvironment(
       throw new Error(`${fn.name}: cannot resolve ${name} (${JSON.stringify(value)}) locally`);
     }
     env[name] = resolved;
+  }
+  // The browser origins are the local gateway's, which answers the preflight requests: a stage's
+  // list would make the function's CORS headers disagree with them.
+  delete env[CORS_ORIGINS_ENV];
+  const origins = local[CORS_ORIGINS_ENV];
+  if (origins !== undefined && routes.some((route) => route.operationId === fn.name)) {
+    env[CORS_ORIGINS_ENV] = origins;
   }
   if (needsTables(fn)) {
     const endpoint = local.DYNAMODB_ENDPOINT;

@@ -37,6 +37,7 @@ export function proxyEvent(input: ProxyEventInput): APIGatewayProxyEvent {
   const { headers, multiValueHeaders } = eventHeaders(input.headers ?? []);
   const { query, multiValueQuery } = eventQuery(input.query ?? null);
   const now = input.now ?? new Date();
+  const domainName = input.domainName ?? '127.0.0.1';
   return {
     resource,
     path,
@@ -53,8 +54,9 @@ export function proxyEvent(input: ProxyEventInput): APIGatewayProxyEvent {
       accountId: deployment.accountId,
       apiId: deployment.apiId,
       authorizer: input.authorizer ?? null,
-      domainName: input.domainName ?? '127.0.0.1',
-      domainPrefix: '127',
+      domainName,
+      // API Gateway's first label of the host: the API id on an execute-api name.
+      domainPrefix: domainName.split('.')[0] ?? domainName,
       extendedRequestId: requestId,
       httpMethod: method,
       identity: callerIdentity(input.sourceIp ?? '127.0.0.1', input.userAgent ?? null),

@@ -15,7 +15,7 @@ import cdkJson from '../../../cdk.json' with { type: 'json' };
 import { LOCAL_AWS_ENV } from '../dynamodb-local.ts';
 import { defaultPort, signLocalToken } from '../issuer.ts';
 import { localStateDir } from '../state.ts';
-import { EXAMPLE_SUB, eventFileName, TOKEN_PLACEHOLDER } from './events.ts';
+import { EXAMPLE_SUB, eventFileName, TOKEN_EXP_PLACEHOLDER, TOKEN_PLACEHOLDER } from './events.ts';
 import { localResources, resolveEnvironment } from './local-resources.ts';
 import { createBundlePool, formatReport } from './pool.ts';
 import {
@@ -87,7 +87,9 @@ async function main(): Promise<number> {
           port: local.issuerPort,
           stateDir,
         }));
-      eventText = eventText.replaceAll(TOKEN_PLACEHOLDER, token);
+      eventText = eventText
+        .replaceAll(TOKEN_PLACEHOLDER, token)
+        .replaceAll(TOKEN_EXP_PLACEHOLDER, String(expiryOf(token)));
     }
     const event: unknown = JSON.parse(eventText);
     const pool = createBundlePool({
@@ -115,6 +117,15 @@ async function main(): Promise<number> {
   } finally {
     await local.close();
   }
+}
+
+/** A JWT's `exp` (unverified: the authorizer's answer an event stands for already checked it). */
+function expiryOf(token: string): number {
+  const payload = token.split('.')[1];
+  const exp =
+    payload === undefined ? undefined : JSON.parse(Buffer.from(payload, 'base64url').toString()).exp;
+  if (typeof exp !== 'number') throw new Error('--token is not a JWT with a numeric exp');
+  return exp;
 }
 
 try {

@@ -7,6 +7,7 @@
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { methodArnFor } from '#shared/auth/policy.ts';
 import { type OperationId, type Route, routes } from '#shared/routes.ts';
+import { proxyEvent } from '../proxy-event.ts';
 
 /**
  * Stands for a bearer token in an event file: `npm run invoke` replaces it with a token of the
@@ -15,6 +16,9 @@ import { type OperationId, type Route, routes } from '#shared/routes.ts';
  */
 export const TOKEN_PLACEHOLDER = '<local-token>';
 
+/** Stands for that token's `exp` in the authorizer's context, replaced along with it. */
+export const TOKEN_EXP_PLACEHOLDER = '<local-token-exp>';
+
 /** The caller of every example; `npm run wallet:fund -- --address alice` gives it money. */
 export const EXAMPLE_SUB = 'alice';
 
@@ -22,8 +26,10 @@ const ACCOUNT_ID = '123456789012';
 const REGION = 'us-east-1';
 const API_ID = 'abcdef1234';
 const STAGE = 'dev';
+const SOURCE_IP = '203.0.113.10';
+const USER_AGENT = 'curl/8.5.0';
 // Fixed, so that generating again writes the same bytes.
-const REQUEST_TIME_EPOCH = Date.UTC(2026, 0, 1, 12, 0, 0);
+const REQUEST_TIME = new Date(Date.UTC(2026, 0, 1, 12, 0, 0));
 
 /** What varies per operation; a route not named here gets a request without body or parameters. */
 const REQUESTS: Partial<
@@ -55,7 +61,7 @@ const REQUESTS: Partial<
 export const eventFileName = (name: string): string =>
   `${name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}.json`;
 
-function proxyEvent(route: Route): APIGatewayProxyEvent {
+function routeEvent(route: Route): APIGatewayProxyEvent {
   const request = REQUESTS[route.operationId as OperationId] ?? {};
   // A path parameter without an example value takes its own name as value.
   const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] ?? '');
@@ -65,74 +71,47 @@ function proxyEvent(route: Route): APIGatewayProxyEvent {
       : Object.fromEntries(names.map((name) => [name, request.pathParameters?.[name] ?? name]));
   const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => pathParameters?.[name] ?? name);
   const body = request.body === undefined ? null : JSON.stringify(request.body);
+  const host = `${API_ID}.execute-api.${REGION}.amazonaws.com`;
   const headers: Record<string, string> = {
     Accept: 'application/json',
-    Host: `${API_ID}.execute-api.${REGION}.amazonaws.com`,
-    'User-Agent': 'curl/8.5.0',
-    'X-Forwarded-For': '203.0.113.10',
+    Host: host,
+    'User-Agent': USER_AGENT,
+    'X-Forwarded-For': SOURCE_IP,
     'X-Forwarded-Port': '443',
     'X-Forwarded-Proto': 'https',
     ...(route.scopes === null ? {} : { Authorization: `Bearer ${TOKEN_PLACEHOLDER}` }),
     ...(body === null ? {} : { 'Content-Type': 'application/json' }),
     ...request.headers,
   };
-  const requestId = `00000000-0000-4000-8000-${String(routes.indexOf(route as never) + 1).padStart(12, '0')}`;
-  return {
-    resource: route.path,
+  const event = proxyEvent({
+    method: route.method,
     path,
-    httpMethod: route.method,
+    resource: route.path,
     headers,
-    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
     pathParameters,
-    stageVariables: null,
     body,
-    isBase64Encoded: false,
-    requestContext: {
-      accountId: ACCOUNT_ID,
-      apiId: API_ID,
-      // What the gateway passes on from the authorizer's answer (`shared/auth/policy.ts`).
-      authorizer:
-        route.scopes === null
-          ? null
-          : {
-              principalId: EXAMPLE_SUB,
-              sub: EXAMPLE_SUB,
-              scope: route.scopes.join(' '),
-              integrationLatency: 0,
-            },
-      domainName: headers.Host,
-      domainPrefix: API_ID,
-      extendedRequestId: 'AbCdEfGhIjKlMnO=',
-      httpMethod: route.method,
-      identity: {
-        accessKey: null,
-        accountId: null,
-        apiKey: null,
-        apiKeyId: null,
-        caller: null,
-        clientCert: null,
-        cognitoAuthenticationProvider: null,
-        cognitoAuthenticationType: null,
-        cognitoIdentityId: null,
-        cognitoIdentityPoolId: null,
-        principalOrgId: null,
-        sourceIp: '203.0.113.10',
-        user: null,
-        userAgent: 'curl/8.5.0',
-        userArn: null,
-      },
-      path: `/${STAGE}${path}`,
-      protocol: 'HTTP/1.1',
-      requestId,
-      requestTime: '01/Jan/2026:12:00:00 +0000',
-      requestTimeEpoch: REQUEST_TIME_EPOCH,
-      resourceId: 'abc123',
-      resourcePath: route.path,
-      stage: STAGE,
-    },
-  };
+    // What the gateway passes on from the authorizer's answer (`functions/authorizer`): the token's
+    // `exp` too, which the functions check on every call, cache hit or not.
+    authorizer:
+      route.scopes === null
+        ? null
+        : {
+            principalId: EXAMPLE_SUB,
+            sub: EXAMPLE_SUB,
+            scope: route.scopes.join(' '),
+            exp: TOKEN_EXP_PLACEHOLDER,
+            integrationLatency: 0,
+          },
+    requestId: `00000000-0000-4000-8000-${String(routes.indexOf(route as never) + 1).padStart(12, '0')}`,
+    resourceId: 'abc123',
+    sourceIp: SOURCE_IP,
+    userAgent: USER_AGENT,
+    domainName: host,
+    deployment: { accountId: ACCOUNT_ID, apiId: API_ID, stage: STAGE },
+    now: REQUEST_TIME,
+  });
+  // On an execute-api host the request context's path starts with the stage.
+  return { ...event, requestContext: { ...event.requestContext, path: `/${STAGE}${path}` } };
 }
 
 function authorizerEvent(): APIGatewayTokenAuthorizerEvent {
@@ -154,7 +133,7 @@ function authorizerEvent(): APIGatewayTokenAuthorizerEvent {
 export function exampleEvents(): Record<string, unknown> {
   return {
     [eventFileName('authorizer')]: authorizerEvent(),
-    ...Object.fromEntries(routes.map((route) => [eventFileName(route.operationId), proxyEvent(route)])),
+    ...Object.fromEntries(routes.map((route) => [eventFileName(route.operationId), routeEvent(route)])),
   };
 }
 

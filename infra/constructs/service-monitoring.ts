@@ -21,7 +21,7 @@ import type { ProjectFunction } from '#infra/constructs/project-function.ts';
 import { AUTHORIZER_ROUTE, METRICS_NAMESPACE } from '#shared/observability/telemetry.ts';
 import { type OperationId, type Route, routes, type TableName } from '#shared/routes.ts';
 
-/** The route whose EMF lines carry the transfer metrics (shared/wallet/wallet.ts). */
+/** The route whose EMF lines carry the transfer metrics (functions/send-money/http-adapter.ts). */
 const TRANSFER_ROUTE: OperationId = 'sendMoney';
 
 /** What every alarm name of a stage starts with; the alarm topic lets exactly these publish. */

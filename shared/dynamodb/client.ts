@@ -11,15 +11,23 @@ import { traceDynamoDb } from '../observability/xray.ts';
 export const REQUEST_TIMEOUT_MS = 2_000;
 const CONNECTION_TIMEOUT_MS = 1_000;
 
+/** Where the client sends its requests: DynamoDB Local or a fault proxy; unset on AWS. */
+export interface DocumentClientOptions {
+  readonly endpoint?: string | undefined;
+}
+
 /**
- * Creates the DocumentClient a repository module keeps for its lifetime (created at load, reused
- * by every invocation). `DYNAMODB_ENDPOINT` points it at DynamoDB Local; unset on AWS.
+ * Creates the DocumentClient a function's composition root keeps for its lifetime (created at
+ * cold start, reused by every invocation). Without options, `DYNAMODB_ENDPOINT` points it at
+ * DynamoDB Local (unset on AWS); a test passes the endpoint of its own fault proxy instead.
  *
  * The SDK makes one attempt per call: {@link withRetries} is the only retry layer (see
  * docs/decisions/dynamodb-retries.md), otherwise its 3 attempts would each hide the SDK's 3.
  */
-export function createDocumentClient(): DynamoDBDocumentClient {
-  const endpoint = optionalEnv('DYNAMODB_ENDPOINT');
+export function createDocumentClient(
+  options: DocumentClientOptions = { endpoint: optionalEnv('DYNAMODB_ENDPOINT') },
+): DynamoDBDocumentClient {
+  const { endpoint } = options;
   const client = new DynamoDBClient({
     ...(endpoint ? { endpoint } : {}),
     maxAttempts: 1,

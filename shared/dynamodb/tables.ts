@@ -22,7 +22,7 @@ export const tables: Readonly<Record<TableName, TableDefinition>> = {
     partitionKey: { name: 'pk', type: 'S' },
     timeToLiveAttribute: 'expiresAt',
     description:
-      'Single-table wallet ledger: WALLET#<address> balances, TRANSFER#<id> and DEPOSIT#<id> immutable records, IDEMPOTENCY#<sub>#<key> records (TTL)',
+      'Single-table wallet ledger: WALLET#<address> balances, TRANSFER#<id> and DEPOSIT#<id> immutable records, IDEMPOTENCY#[sub,key] records (TTL)',
   },
 };
 

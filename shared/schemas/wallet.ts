@@ -27,10 +27,20 @@ const addressSchema = {
 /** A wallet address alone: compiled into `validateAddress`, which the authorizer checks `sub` with. */
 export const addressOnlySchema = { $id: 'Address', ...addressSchema } as const;
 
-/** An amount at the edge: an exact decimal in the currency's major unit (its precision is checked on the raw JSON text). */
+/**
+ * An amount asked for: a JSON number. Its value (greater than 0, precision, size, length of its
+ * text) is decided once, on the JSON text as sent, by `parseAmount` in the send function's edge:
+ * the parsed body holds a float, which cannot tell `0.1` from `0.10000000000000001`.
+ */
+const requestedAmountSchema = {
+  type: 'number',
+  description: `Amount in the major unit of the currency, greater than 0, with at most its number of decimals (e.g. 12.34 USD), written in at most ${MAX_AMOUNT_TEXT_LENGTH} characters of JSON number text, and at most the per-transfer maximum of the deployment`,
+} as const;
+
+/** An amount answered: an exact decimal in the currency's major unit. */
 const amountSchema = {
   type: 'number',
-  description: `Amount in the major unit of the currency, with at most its number of decimals (e.g. 12.34 USD), written in at most ${MAX_AMOUNT_TEXT_LENGTH} characters of JSON number text, and at most the per-transfer maximum of the deployment`,
+  description: 'Amount in the major unit of the currency, exact (e.g. 12.34 USD)',
   exclusiveMinimum: 0,
 } as const;
 
@@ -40,7 +50,7 @@ export const sendRequestSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['toAddress', 'amount'],
-  properties: { toAddress: addressSchema, amount: amountSchema },
+  properties: { toAddress: addressSchema, amount: requestedAmountSchema },
 } as const;
 
 export type SendRequest = FromSchema<typeof sendRequestSchema>;

@@ -2,8 +2,13 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { defaultRetryPolicy } from '#shared/dynamodb/retry.ts';
+import { loadWalletSettings } from '#shared/wallet/settings.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
 import { mentions, routeThroughFaultProxy, storedItem } from '../support/faults.ts';
+import { fund } from '../support/wallet.ts';
 
 /*
  * The bank test (test/e2e/bank.test.ts) with DynamoDB misbehaving beneath the SDK: concurrent
@@ -17,11 +22,13 @@ import { mentions, routeThroughFaultProxy, storedItem } from '../support/faults.
 const upstream = new DynamoDBClient({ endpoint: process.env.DYNAMODB_ENDPOINT });
 afterAll(() => upstream.destroy());
 
-// The proxy first, then the modules that create their DynamoDB client at load.
+// The function, built through its composition root on a client that goes through the proxy.
 const proxy = await routeThroughFaultProxy();
-const { handler: send } = await import('#functions/send-money/handler.ts');
-const { fund } = await import('../support/wallet.ts');
-const { defaultRetryPolicy } = await import('#shared/dynamodb/retry.ts');
+const send = createSendMoneyHandler({
+  client: createDocumentClient({ endpoint: proxy.endpoint }),
+  tableName: process.env.WALLETS_TABLE_NAME as string,
+  settings: loadWalletSettings(),
+});
 
 const WALLETS = 5;
 const INITIAL_MINOR = 100_00;

@@ -1,13 +1,22 @@
 import { describe, expect, it } from 'vitest';
+import { createGetBalanceHandler } from '#functions/get-balance/handler.ts';
+import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { loadWalletSettings } from '#shared/wallet/settings.ts';
 import type { Fault } from '../support/dynamodb-fault-proxy.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
 import { mentions, routeThroughFaultProxy, storedItem } from '../support/faults.ts';
+import { fund } from '../support/wallet.ts';
 
-// The proxy first, then the modules that create their DynamoDB client at load.
+// The functions, built through their composition roots on a client that goes through the proxy.
 const proxy = await routeThroughFaultProxy();
-const { handler: send } = await import('#functions/send-money/handler.ts');
-const { handler: balance } = await import('#functions/get-balance/handler.ts');
-const { fund } = await import('../support/wallet.ts');
+const through = {
+  client: createDocumentClient({ endpoint: proxy.endpoint }),
+  tableName: process.env.WALLETS_TABLE_NAME as string,
+  settings: loadWalletSettings(),
+};
+const send = createSendMoneyHandler(through);
+const balance = createGetBalanceHandler(through);
 
 const sendAs = (sub: string, body: unknown, headers: Record<string, string> = {}) =>
   invoke(

@@ -69,6 +69,44 @@ const contracts: Record<OperationId, OperationContract> = {
       },
     ],
   },
+  listTransfers: {
+    success: {
+      status: 200,
+      schema: 'TransferHistoryPage',
+      description:
+        'Your transfers and deposits, newest first, each with the balance after it. Pass nextCursor as cursor for the next page; a page continues below the last one, so movements arriving meanwhile never shift or repeat items',
+    },
+    errors: [400, 503],
+    parameters: [
+      {
+        name: 'limit',
+        in: 'query',
+        required: false,
+        schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+        description: 'Items per page',
+      },
+      {
+        name: 'cursor',
+        in: 'query',
+        required: false,
+        schema: { type: 'string', maxLength: 200 },
+        description: "The previous page's nextCursor; another caller's or an edited cursor is a 400",
+      },
+    ],
+  },
+  getTransfer: {
+    success: { status: 200, schema: 'TransferDetails', description: 'The transfer or deposit' },
+    errors: [404, 503],
+    parameters: [
+      {
+        name: 'transferId',
+        in: 'path',
+        required: true,
+        schema: { type: 'string', maxLength: 64 },
+        description: 'The id a transfer or a history item names; 404 unless you are one of its two parties',
+      },
+    ],
+  },
   getOpenApi: { success: { status: 200, description: 'This OpenAPI 3.1 document' }, errors: [] },
   getApiDocs: {
     success: { status: 200, description: 'The reference page', mediaTypes: ['text/html'] },

@@ -92,3 +92,71 @@ export const transferSchema = {
 } as const;
 
 export type Transfer = FromSchema<typeof transferSchema>;
+
+/** The exact balance of a wallet after a movement. */
+const balanceAfterSchema = {
+  type: 'number',
+  description:
+    "The wallet's balance just after this movement, exact decimal in the major unit of the currency",
+} as const;
+
+/** The kinds of movement: a transfer between two wallets, or a deposit (wallet:fund) from outside. */
+const movementKindSchema = { type: 'string', enum: ['transfer', 'deposit'] } as const;
+
+/** One line of `GET /api/wallet/transfers`. */
+const transferHistoryItemSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['transferId', 'direction', 'kind', 'amount', 'currency', 'createdAt', 'balanceAfter'],
+  properties: {
+    transferId: {
+      type: 'string',
+      description: 'Looks the movement up at /api/wallet/transfers/{transferId}',
+    },
+    direction: { type: 'string', enum: ['in', 'out'], description: 'Money into or out of your wallet' },
+    kind: movementKindSchema,
+    counterparty: { ...addressSchema, description: 'The other wallet of a transfer; absent for a deposit' },
+    amount: amountSchema,
+    currency: { type: 'string' },
+    createdAt: { type: 'string', format: 'date-time' },
+    balanceAfter: balanceAfterSchema,
+  },
+} as const;
+
+/** Response of `GET /api/wallet/transfers`. */
+export const transferHistoryPageSchema = {
+  $id: 'TransferHistoryPage',
+  type: 'object',
+  additionalProperties: false,
+  required: ['items'],
+  properties: {
+    items: { type: 'array', maxItems: 100, items: transferHistoryItemSchema },
+    nextCursor: {
+      type: 'string',
+      maxLength: 200,
+      description: 'Pass as `cursor` for the next (older) page; absent on the last page',
+    },
+  },
+} as const;
+
+export type TransferHistoryPage = FromSchema<typeof transferHistoryPageSchema>;
+
+/** Response of `GET /api/wallet/transfers/{transferId}`. */
+export const transferDetailsSchema = {
+  $id: 'TransferDetails',
+  type: 'object',
+  additionalProperties: false,
+  required: ['transferId', 'kind', 'toAddress', 'amount', 'currency', 'status', 'createdAt'],
+  properties: {
+    transferId: { type: 'string' },
+    kind: movementKindSchema,
+    fromAddress: { ...addressSchema, description: 'The paying wallet; absent for a deposit' },
+    toAddress: addressSchema,
+    amount: amountSchema,
+    currency: { type: 'string' },
+    status: { type: 'string', enum: ['completed'] },
+    createdAt: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+export type TransferDetails = FromSchema<typeof transferDetailsSchema>;

@@ -1,28 +1,27 @@
+import { randomUUID } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
+  BatchGetCommand,
+  type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
   TransactWriteCommand,
-  type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { withRetries } from '../dynamodb/retry.ts';
+import { TemporarilyUnavailableError } from '../errors.ts';
+import {
+  accountKey,
+  depositKey,
+  type EntryRecord,
+  entryKey,
+  ISSUANCE_ACCOUNT,
+  idempotencyKey,
+  transferKey,
+  walletAccount,
+  walletKey,
+} from './ledger-keys.ts';
 import { MAX_BALANCE_MINOR } from './money.ts';
-
-/*
- * Single-table layout (partition key `pk` only):
- *   WALLET#<address>           balance (minor units), updatedAt         mutable, one per address;
- *                              exists once the wallet is open: money is only ever sent to one
- *   TRANSFER#<transferId>      the transfer, immutable, kept forever    written once, conditionally
- *   DEPOSIT#<depositId>        a funding credit, immutable              written once, conditionally
- *   IDEMPOTENCY#["sub","key"]  the transfer the key made               expiresAt (DynamoDB TTL)
- */
-const walletKey = (address: string) => `WALLET#${address}`;
-const transferKey = (transferId: string) => `TRANSFER#${transferId}`;
-const depositKey = (depositId: string) => `DEPOSIT#${depositId}`;
-// JSON keeps (sub, key) unambiguous whatever characters either holds.
-const idempotencyKey = (sub: string, key: string) => `IDEMPOTENCY#${JSON.stringify([sub, key])}`;
 
 /** A wallet as stored. */
 export interface WalletRecord {
@@ -31,7 +30,7 @@ export interface WalletRecord {
   readonly updatedAt?: string;
 }
 
-/** A transfer as stored: immutable once written. */
+/** A transfer as asked for and as answered: immutable once written. */
 export interface TransferRecord {
   readonly transferId: string;
   readonly fromAddress: string;
@@ -83,6 +82,35 @@ function cancellationReasons(error: unknown): CancellationReason[] | undefined {
   return (error as { CancellationReasons?: CancellationReason[] }).CancellationReasons;
 }
 
+/**
+ * How often a movement is re-read and re-tried when another one changed one of its accounts
+ * between the read and the transaction, and for how long at most: a hot account (the issuance
+ * account under many deposits) clears in a few tries; past that the caller gets a 503.
+ */
+const VERSION_ATTEMPTS = 12;
+const VERSION_DEADLINE_MS = 3_000;
+const pause = (attempt: number) =>
+  new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(100, 5 * 2 ** attempt)));
+
+/** An account as read before a movement: what its transaction's condition expects to find. */
+interface AccountState {
+  readonly exists: boolean;
+  readonly balance: bigint;
+  readonly seq: number;
+}
+
+const stateOf = (item: Record<string, unknown> | undefined): AccountState => ({
+  exists: item !== undefined,
+  balance: BigInt((item?.balance as number | bigint | undefined) ?? 0),
+  seq: (item?.seq as number | undefined) ?? 0,
+});
+
+/** A number the DocumentClient writes exactly: a bigint only beyond 2^53. */
+const exact = (value: bigint): number | bigint =>
+  value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= BigInt(Number.MIN_SAFE_INTEGER)
+    ? Number(value)
+    : value;
+
 /** Where the wallet ledger lives: one DocumentClient per container, and the table's physical name. */
 export interface WalletTableAccess {
   readonly client: DynamoDBDocumentClient;
@@ -94,6 +122,90 @@ export type WalletRepository = ReturnType<typeof createWalletRepository>;
 
 /** The repository over one table, through one client: built once by a composition root. */
 export function createWalletRepository({ client, tableName }: WalletTableAccess) {
+  /** Items by key, strongly consistent, in one BatchGetItem (plus one per unprocessed remainder). */
+  async function readMany(keys: readonly string[]): Promise<Map<string, Record<string, unknown>>> {
+    const found = new Map<string, Record<string, unknown>>();
+    let pending: { pk: string }[] = keys.map((pk) => ({ pk }));
+    while (pending.length > 0) {
+      const request = pending;
+      const { Responses, UnprocessedKeys } = await withRetries(() =>
+        client.send(
+          new BatchGetCommand({ RequestItems: { [tableName]: { Keys: request, ConsistentRead: true } } }),
+        ),
+      );
+      for (const item of Responses?.[tableName] ?? []) found.set(item.pk as string, item);
+      pending = (UnprocessedKeys?.[tableName]?.Keys as { pk: string }[] | undefined) ?? [];
+    }
+    return found;
+  }
+
+  /**
+   * The two updates of a movement's accounts: each on condition that it still holds what was
+   * read, so that its entry's seq and running balance are exact, and no movement is lost.
+   */
+  function accountUpdate(account: string, before: AccountState, deltaMinor: bigint, now: string) {
+    // A wallet opened before entries existed has no seq: it is at 0 all the same.
+    const versioned = before.exists
+      ? 'balance = :before AND (seq = :seq OR attribute_not_exists(seq))'
+      : 'attribute_not_exists(pk)';
+    return {
+      Update: {
+        TableName: tableName,
+        Key: { pk: accountKey(account) },
+        UpdateExpression:
+          'SET balance = :after, seq = :next, updatedAt = :now, kind = :kind, openedAt = if_not_exists(openedAt, :now)',
+        ConditionExpression: versioned,
+        ExpressionAttributeValues: {
+          ...(before.exists ? { ':before': exact(before.balance), ':seq': before.seq } : {}),
+          ':after': exact(before.balance + deltaMinor),
+          ':next': before.seq + 1,
+          ':now': now,
+          ':kind': account === ISSUANCE_ACCOUNT ? 'issuance' : 'wallet',
+        },
+      },
+    };
+  }
+
+  /** The two entries of a movement from `from` to `to`, each with its account's balance after it. */
+  function entryPuts(
+    movement: {
+      transferId: string;
+      transferKind: 'transfer' | 'deposit';
+      amountMinor: number;
+      currency: string;
+      createdAt: string;
+    },
+    from: { account: string; state: AccountState },
+    to: { account: string; state: AccountState },
+  ) {
+    const amount = BigInt(movement.amountMinor);
+    const side = (
+      self: typeof from,
+      other: typeof from,
+      direction: 'in' | 'out',
+      delta: bigint,
+    ): EntryRecord => ({
+      account: self.account,
+      seq: self.state.seq + 1,
+      transferId: movement.transferId,
+      transferKind: movement.transferKind,
+      direction,
+      amountMinor: movement.amountMinor,
+      balanceAfter: exact(self.state.balance + delta),
+      counterpartyAccount: other.account,
+      counterpartySeq: other.state.seq + 1,
+      currency: movement.currency,
+      createdAt: movement.createdAt,
+    });
+    return [side(from, to, 'out', -amount), side(to, from, 'in', amount)].map((entry) => ({
+      Put: {
+        TableName: tableName,
+        Item: { pk: entryKey(entry.account, entry.seq), kind: 'entry', ...entry },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    }));
+  }
+
   /** Reads a wallet with a strongly consistent read; `undefined` for an address with no open wallet. */
   async function readWallet(address: string): Promise<WalletRecord | undefined> {
     const { Item } = await withRetries(() =>
@@ -103,9 +215,7 @@ export function createWalletRepository({ client, tableName }: WalletTableAccess)
     );
     return Item
       ? {
-          // Exact at any size: the DocumentClient reads an integer beyond 2^53 as a bigint (no
-          // wrapNumbers needed), a smaller one as an exact number; a balance stored before the cap
-          // existed may be that large.
+          // Exact at any size: the DocumentClient reads an integer beyond 2^53 as a bigint.
           balanceMinor: BigInt(Item.balance as number | bigint),
           updatedAt: Item.updatedAt as string | undefined,
         }
@@ -122,7 +232,7 @@ export function createWalletRepository({ client, tableName }: WalletTableAccess)
         client.send(
           new PutCommand({
             TableName: tableName,
-            Item: { pk: walletKey(address), kind: 'wallet', balance: 0, openedAt },
+            Item: { pk: walletKey(address), kind: 'wallet', balance: 0, seq: 0, openedAt },
             ConditionExpression: 'attribute_not_exists(pk)',
           }),
         ),
@@ -134,159 +244,217 @@ export function createWalletRepository({ client, tableName }: WalletTableAccess)
   }
 
   /**
-   * Moves money in ONE TransactWriteItems, with no read before it: debit the sender on condition
-   * that the balance covers the amount, credit the recipient on condition that its wallet is open
-   * and stays within {@link MAX_BALANCE_MINOR}, write the immutable transfer record, and, with an
-   * Idempotency-Key, claim the key in the same transaction, which is what makes a repeated request
-   * move money once, even when both arrive together.
+   * Moves money as ONE TransactWriteItems after one strongly consistent BatchGetItem of the two
+   * wallets (and the key's record): the read gives each side's running balance and next seq, the
+   * transaction writes both accounts on condition that they are unchanged since, the transfer
+   * record, the two entries and, with an Idempotency-Key, the key's claim, which is what makes a
+   * repeated request move money once, even when both arrive together. Six items, a few kB: far
+   * inside the 100-item and 4 MB limits of a transaction.
    *
-   * The ClientRequestToken is the transfer's id, so a retry of a commit whose response was lost is a
-   * no-op; our bounded retries (conflicts, throttling, timeouts, network errors) resend the very same
-   * input. A later request with the same key is a new transaction, stopped by the key's record.
+   * The ClientRequestToken makes a retry of a commit whose response was lost a no-op; our bounded
+   * retries resend the very same input. Another movement that changed an account in between
+   * cancels the transaction: then the accounts are read again and a new transaction is built.
    */
   async function commitTransfer(transfer: TransferRecord, claim?: IdempotencyClaim): Promise<CommitOutcome> {
-    const now = transfer.createdAt;
-    const input: TransactWriteCommandInput = {
-      ClientRequestToken: transfer.transferId,
-      TransactItems: [
-        {
-          Update: {
-            TableName: tableName,
-            Key: { pk: walletKey(transfer.fromAddress) },
-            UpdateExpression: 'SET balance = balance - :amount, updatedAt = :now',
-            ConditionExpression: 'balance >= :amount',
-            ExpressionAttributeValues: { ':amount': transfer.amountMinor, ':now': now },
-            // Tells a sender with no wallet (nothing returned) from one with too little.
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          },
-        },
-        {
-          Update: {
-            TableName: tableName,
-            Key: { pk: walletKey(transfer.toAddress) },
-            UpdateExpression: 'ADD balance :amount SET updatedAt = :now',
-            // Money only goes where its owner can spend it, and never past the cap.
-            ConditionExpression: 'attribute_exists(pk) AND balance <= :room',
-            ExpressionAttributeValues: {
-              ':amount': transfer.amountMinor,
-              ':room': MAX_BALANCE_MINOR - transfer.amountMinor,
-              ':now': now,
-            },
-            // Tells an unknown recipient (nothing returned) from one at the cap.
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          },
-        },
-        {
-          Put: {
-            TableName: tableName,
-            Item: { pk: transferKey(transfer.transferId), kind: 'transfer', ...transfer },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-        ...(claim
-          ? [
-              {
-                Put: {
-                  TableName: tableName,
-                  Item: {
-                    pk: idempotencyKey(claim.sub, claim.key),
-                    kind: 'idempotency',
-                    transfer,
-                    expiresAt: claim.expiresAt,
-                  },
-                  // An expired record that TTL has not swept yet frees the key all the same.
-                  ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :nowEpoch',
-                  ExpressionAttributeValues: { ':nowEpoch': Math.floor(Date.parse(now) / 1000) },
-                  ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
-                },
-              },
-            ]
-          : []),
-      ],
-    };
+    const from = walletAccount(transfer.fromAddress);
+    const to = walletAccount(transfer.toAddress);
+    const amount = BigInt(transfer.amountMinor);
+    const started = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      const keys = [walletKey(transfer.fromAddress), walletKey(transfer.toAddress)];
+      if (claim) keys.push(idempotencyKey(claim.sub, claim.key));
+      const read = await readMany(keys);
+      const claimed = claim && read.get(idempotencyKey(claim.sub, claim.key));
+      if (claimed && (claimed.expiresAt as number) >= Math.floor(Date.parse(transfer.createdAt) / 1000)) {
+        const original = claimed.transfer as TransferRecord;
+        return original.transferId === transfer.transferId
+          ? { kind: 'committed' }
+          : { kind: 'key-used', transfer: original };
+      }
+      const sender = stateOf(read.get(walletKey(transfer.fromAddress)));
+      const recipient = stateOf(read.get(walletKey(transfer.toAddress)));
+      // The sender's balance first: a caller who cannot pay learns nothing about the recipient.
+      if (!sender.exists || sender.balance < amount) {
+        return { kind: 'insufficient-funds', senderHasWallet: sender.exists };
+      }
+      if (!recipient.exists) return { kind: 'unknown-recipient' };
+      if (recipient.balance + amount > BigInt(MAX_BALANCE_MINOR)) return { kind: 'recipient-limit' };
 
-    try {
-      await withRetries(() => client.send(new TransactWriteCommand(input)));
-      return { kind: 'committed' };
-    } catch (error) {
-      const reasons = cancellationReasons(error);
-      if (reasons) {
-        const keyReason = reasons[3];
+      const now = transfer.createdAt;
+      const record = {
+        pk: transferKey(transfer.transferId),
+        kind: 'transfer',
+        transferKind: 'transfer',
+        ...transfer,
+        fromSeq: sender.seq + 1,
+        toSeq: recipient.seq + 1,
+      };
+      const input = {
+        // A fresh token per version: DynamoDB refuses a token reused with other parameters.
+        ClientRequestToken: attempt === 1 ? transfer.transferId : randomUUID(),
+        TransactItems: [
+          accountUpdate(from, sender, -amount, now),
+          accountUpdate(to, recipient, amount, now),
+          {
+            Put: {
+              TableName: tableName,
+              Item: record,
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          ...entryPuts(
+            { ...transfer, transferKind: 'transfer' },
+            { account: from, state: sender },
+            { account: to, state: recipient },
+          ),
+          ...(claim
+            ? [
+                {
+                  Put: {
+                    TableName: tableName,
+                    Item: {
+                      pk: idempotencyKey(claim.sub, claim.key),
+                      kind: 'idempotency',
+                      transfer,
+                      expiresAt: claim.expiresAt,
+                    },
+                    // An expired record may linger until TTL deletes it: the key is free all the same.
+                    ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :nowEpoch',
+                    ExpressionAttributeValues: { ':nowEpoch': Math.floor(Date.parse(now) / 1000) },
+                    ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+                  },
+                },
+              ]
+            : []),
+        ],
+      };
+      try {
+        await withRetries(() => client.send(new TransactWriteCommand(input)));
+        return { kind: 'committed' };
+      } catch (error) {
+        const reasons = cancellationReasons(error);
+        if (!reasons) throw error;
+        const keyReason = reasons[5];
         if (claim && keyReason?.Code === 'ConditionalCheckFailed' && keyReason.Item) {
           // Cancellation reasons come as DynamoDB sees them: the DocumentClient does not translate errors.
-          return { kind: 'key-used', transfer: unmarshall(keyReason.Item).transfer as TransferRecord };
+          const original = unmarshall(keyReason.Item).transfer as TransferRecord;
+          if (original.transferId !== transfer.transferId) return { kind: 'key-used', transfer: original };
+          return { kind: 'committed' };
         }
         // Our own transfer id exists only if an earlier attempt of this very call committed.
         if (reasons[2]?.Code === 'ConditionalCheckFailed') return { kind: 'committed' };
-        // The sender's balance first: a caller who cannot pay learns nothing about the recipient.
-        if (reasons[0]?.Code === 'ConditionalCheckFailed') {
-          return { kind: 'insufficient-funds', senderHasWallet: reasons[0].Item !== undefined };
+        const moved =
+          reasons[0]?.Code === 'ConditionalCheckFailed' || reasons[1]?.Code === 'ConditionalCheckFailed';
+        if (!moved) throw error;
+        if (attempt >= VERSION_ATTEMPTS || Date.now() - started > VERSION_DEADLINE_MS) {
+          throw new TemporarilyUnavailableError('The wallets are busy; retry the request', 1, {
+            cause: error,
+          });
         }
-        if (reasons[1]?.Code === 'ConditionalCheckFailed') {
-          return reasons[1].Item ? { kind: 'recipient-limit' } : { kind: 'unknown-recipient' };
-        }
+        await pause(attempt);
       }
-      throw error;
     }
   }
 
   /**
-   * Credits a wallet from outside the system (funding, which opens the wallet if need be) and
-   * records the deposit, atomically and once per deposit id: the deposit record is written on
+   * Credits a wallet from outside the system (funding, which opens the wallet if need be), in
+   * double entry: the issuance account is debited by the same amount, so that every balance,
+   * issuance included, sums to zero. Once per deposit id: the deposit's claim is written on
    * condition that the id is new, so re-running a funding that did commit changes nothing and
-   * returns the deposit recorded first. No ClientRequestToken: a re-run is a new request (another
-   * `createdAt`), which the token would refuse as a parameter mismatch instead of answering.
-   * Balances are read with {@link readWallet}.
+   * returns the deposit recorded first. One read of the three items, then one transaction.
    */
   async function recordDeposit(deposit: DepositRecord): Promise<DepositOutcome> {
     if (!Number.isSafeInteger(deposit.amountMinor) || deposit.amountMinor > MAX_BALANCE_MINOR) {
       return { kind: 'balance-limit' };
     }
-    try {
-      await withRetries(() =>
-        client.send(
-          new TransactWriteCommand({
-            TransactItems: [
-              {
-                Update: {
-                  TableName: tableName,
-                  Key: { pk: walletKey(deposit.address) },
-                  UpdateExpression: 'ADD balance :amount SET updatedAt = :now',
-                  ConditionExpression: 'attribute_not_exists(balance) OR balance <= :room',
-                  ExpressionAttributeValues: {
-                    ':amount': deposit.amountMinor,
-                    ':room': MAX_BALANCE_MINOR - deposit.amountMinor,
-                    ':now': deposit.createdAt,
+    const wallet = walletAccount(deposit.address);
+    const amount = BigInt(deposit.amountMinor);
+    const transferId = randomUUID();
+    const started = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      const read = await readMany([
+        walletKey(deposit.address),
+        accountKey(ISSUANCE_ACCOUNT),
+        depositKey(deposit.depositId),
+      ]);
+      const earlier = read.get(depositKey(deposit.depositId));
+      if (earlier) return recordedBefore(earlier, transferId);
+      const credited = stateOf(read.get(walletKey(deposit.address)));
+      const issuance = stateOf(read.get(accountKey(ISSUANCE_ACCOUNT)));
+      if (credited.balance + amount > BigInt(MAX_BALANCE_MINOR)) return { kind: 'balance-limit' };
+      const now = deposit.createdAt;
+      const movement = { transferId, transferKind: 'deposit' as const, ...deposit };
+      try {
+        await withRetries(() =>
+          client.send(
+            new TransactWriteCommand({
+              TransactItems: [
+                accountUpdate(wallet, credited, amount, now),
+                accountUpdate(ISSUANCE_ACCOUNT, issuance, -amount, now),
+                {
+                  Put: {
+                    TableName: tableName,
+                    Item: { pk: depositKey(deposit.depositId), kind: 'deposit', ...deposit, transferId },
+                    ConditionExpression: 'attribute_not_exists(pk)',
+                    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
                   },
                 },
-              },
-              {
-                Put: {
-                  TableName: tableName,
-                  Item: { pk: depositKey(deposit.depositId), kind: 'deposit', ...deposit },
-                  ConditionExpression: 'attribute_not_exists(pk)',
-                  ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+                {
+                  Put: {
+                    TableName: tableName,
+                    Item: {
+                      pk: transferKey(transferId),
+                      kind: 'transfer',
+                      transferKind: 'deposit',
+                      transferId,
+                      depositId: deposit.depositId,
+                      toAddress: deposit.address,
+                      amountMinor: deposit.amountMinor,
+                      currency: deposit.currency,
+                      createdAt: deposit.createdAt,
+                      fromSeq: issuance.seq + 1,
+                      toSeq: credited.seq + 1,
+                    },
+                    ConditionExpression: 'attribute_not_exists(pk)',
+                  },
                 },
-              },
-            ],
-          }),
-        ),
-      );
-      return { kind: 'recorded' };
-    } catch (error) {
-      const reasons = cancellationReasons(error);
-      const recorded = reasons?.[1];
-      if (recorded?.Code === 'ConditionalCheckFailed' && recorded.Item) {
-        const { depositId, address, amountMinor, currency, createdAt } = unmarshall(recorded.Item);
-        return {
-          kind: 'already-recorded',
-          deposit: { depositId, address, amountMinor, currency, createdAt },
-        };
+                ...entryPuts(
+                  movement,
+                  { account: ISSUANCE_ACCOUNT, state: issuance },
+                  { account: wallet, state: credited },
+                ),
+              ],
+            }),
+          ),
+        );
+        return { kind: 'recorded' };
+      } catch (error) {
+        const reasons = cancellationReasons(error);
+        if (!reasons) throw error;
+        const claimReason = reasons[2];
+        if (claimReason?.Code === 'ConditionalCheckFailed' && claimReason.Item) {
+          return recordedBefore(unmarshall(claimReason.Item), transferId);
+        }
+        if (reasons[3]?.Code === 'ConditionalCheckFailed') return { kind: 'recorded' };
+        const moved =
+          reasons[0]?.Code === 'ConditionalCheckFailed' || reasons[1]?.Code === 'ConditionalCheckFailed';
+        if (!moved) throw error;
+        if (attempt >= VERSION_ATTEMPTS || Date.now() - started > VERSION_DEADLINE_MS) {
+          throw new TemporarilyUnavailableError('The accounts are busy; retry the deposit', 1, {
+            cause: error,
+          });
+        }
+        await pause(attempt);
       }
-      if (reasons?.[0]?.Code === 'ConditionalCheckFailed') return { kind: 'balance-limit' };
-      throw error;
     }
   }
 
-  return { readWallet, openWallet, commitTransfer, recordDeposit };
+  /** The answer to a deposit id found recorded: our own earlier attempt, or another deposit. */
+  function recordedBefore(item: Record<string, unknown>, transferId: string): DepositOutcome {
+    if (item.transferId === transferId) return { kind: 'recorded' };
+    const { depositId, address, amountMinor, currency, createdAt } = item as unknown as DepositRecord;
+    return { kind: 'already-recorded', deposit: { depositId, address, amountMinor, currency, createdAt } };
+  }
+
+  return { readWallet, openWallet, commitTransfer, recordDeposit, readMany };
 }

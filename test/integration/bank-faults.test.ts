@@ -100,7 +100,9 @@ async function ledger(addresses: ReadonlySet<string>) {
   } while (ExclusiveStartKey);
   const names = (...values: unknown[]) => values.some((v) => addresses.has(v as string));
   return {
-    transfers: items.filter((i) => i.kind === 'transfer' && names(i.fromAddress, i.toAddress)) as {
+    transfers: items.filter(
+      (i) => i.kind === 'transfer' && i.transferKind !== 'deposit' && names(i.fromAddress, i.toAddress),
+    ) as {
       transferId: string;
       fromAddress: string;
       toAddress: string;

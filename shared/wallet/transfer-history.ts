@@ -1,7 +1,7 @@
 import { NotFoundError } from '../errors.ts';
 import { decodeCursor, encodeCursor, InvalidCursorError } from './history-cursor.ts';
 import type { HistoryRepository, MovementRecord } from './history-repository.ts';
-import { addressOfAccount, walletAccount } from './ledger-keys.ts';
+import { addressOfAccount, type EntryRecord, walletAccount } from './ledger-keys.ts';
 
 /** One line of a wallet's history. */
 export interface HistoryItem {
@@ -40,7 +40,7 @@ export interface TransferPage {
 export function makeListTransfers({ history }: { history: Pick<HistoryRepository, 'entries'> }) {
   return async ({ sub, limit, cursor }: ListTransfersCommand): Promise<TransferPage> => {
     const account = walletAccount(sub);
-    let rows;
+    let rows: EntryRecord[];
     if (cursor === undefined) {
       rows = await history.entries(account, limit);
     } else {

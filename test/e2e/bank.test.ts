@@ -50,6 +50,7 @@ async function ledger(addresses: ReadonlySet<string>) {
     transfers: items.filter(
       (i) =>
         i.kind === 'transfer' &&
+        i.transferKind !== 'deposit' &&
         (addresses.has(i.fromAddress as string) || addresses.has(i.toAddress as string)),
     ) as { transferId: string; fromAddress: string; toAddress: string; amountMinor: number }[],
     deposits: items.filter((i) => i.kind === 'deposit' && addresses.has(i.address as string)) as {

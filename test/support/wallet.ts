@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { inject } from 'vitest';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { createTableInput, tables } from '#shared/dynamodb/tables.ts';
 import { createWalletRepository, type WalletRepository } from '#shared/wallet/wallet-repository.ts';
 
 /**
@@ -32,3 +34,14 @@ export async function fund(address: string, amountMinor: number, wallets = walle
 /** Opens an empty wallet, as its owner's first call does, so that it can receive money. */
 export const open = (address: string, wallets = walletLedger()): Promise<void> =>
   wallets.openWallet(address, new Date().toISOString());
+
+/**
+ * A wallets table of its own on DynamoDB Local, laid out by `tables.ts` like the run's: for tests
+ * that audit a whole ledger (others' test data, some written raw on purpose, stays out of it).
+ */
+export async function createLedgerTable(): Promise<{ tableName: string; wallets: WalletRepository }> {
+  const tableName = `ledger-${randomUUID()}`;
+  const client = createDocumentClient({ endpoint: inject('env').DYNAMODB_ENDPOINT });
+  await client.send(new CreateTableCommand(createTableInput(tableName, tables.wallets)));
+  return { tableName, wallets: createWalletRepository({ client, tableName }) };
+}

@@ -13,11 +13,13 @@ import {
   RestApi,
   TokenAuthorizer,
 } from 'aws-cdk-lib/aws-apigateway';
+import { AlarmStatusWidget } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { ApplicationLogLevel } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
+import { LedgerAudit } from '#infra/constructs/ledger-audit.ts';
 import { ProjectFunction } from '#infra/constructs/project-function.ts';
 import { ServiceMonitoring } from '#infra/constructs/service-monitoring.ts';
 import {
@@ -27,6 +29,7 @@ import {
   type ServiceSettings,
 } from '#infra/environment.ts';
 import { BEARER_TOKEN_PATTERN } from '#shared/auth/bearer.ts';
+import { tables } from '#shared/dynamodb/tables.ts';
 import {
   GATEWAY_RESPONSE_CONTENT_TYPE,
   gatewayResponses,
@@ -75,6 +78,8 @@ export class ServiceStack extends Stack {
    */
   readonly executionLogs: LogGroup;
   readonly monitoring: ServiceMonitoring;
+  /** The scheduled audit of the wallet ledger and its alarm. */
+  readonly ledgerAudit: LedgerAudit;
   /** The base URL of the API stage, as an output the pipeline's smoke test reads. */
   readonly apiUrlOutput: CfnOutput;
 
@@ -136,7 +141,10 @@ export class ServiceStack extends Stack {
         logRetention: props.logRetention,
         applicationLogLevel: props.logLevel,
       });
-      if (route.data) fn.grantData(props.tables[route.data.table], route.data.actions);
+      if (route.data) {
+        const indexes = (tables[route.data.table].indexes ?? []).map((index) => index.name);
+        fn.grantData(props.tables[route.data.table], route.data.actions, indexes);
+      }
       const method = this.api.root
         .resourceForPath(route.path)
         .addMethod(
@@ -203,6 +211,16 @@ export class ServiceStack extends Stack {
       tables: props.tables,
       alarmTopic: props.alarmTopic,
     });
+    this.ledgerAudit = new LedgerAudit(this, 'LedgerAudit', {
+      stageName: props.stageName,
+      walletsTable: props.tables.wallets,
+      alarmTopic: props.alarmTopic,
+      logRetention: props.logRetention,
+      logLevel: props.logLevel,
+    });
+    this.monitoring.dashboard.addWidgets(
+      new AlarmStatusWidget({ title: 'Ledger audit', alarms: [this.ledgerAudit.alarm], width: 24 }),
+    );
   }
 
   #acknowledgeApiFindings(): void {

@@ -1,7 +1,7 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { withRetries } from '../dynamodb/retry.ts';
 import { type EntryRecord, HISTORY_INDEX, transferKey } from './ledger-keys.ts';
-import type { WalletTableAccess } from './wallet-repository.ts';
+import type { WalletTableAccess } from './ledger-writes.ts';
 
 /** A movement as stored: a transfer between two wallets, or a deposit from the issuance account. */
 export interface MovementRecord {

@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
+import { createAuditHandler, LedgerBreakError } from '#functions/wallet-audit/audit-function.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { auditTable } from '#shared/wallet/ledger-audit.ts';
 import { entryKey, walletAccount } from '#shared/wallet/ledger-keys.ts';
@@ -71,6 +72,7 @@ describe('the ledger audit', () => {
     expect(report.breaks).toEqual([]);
     expect(report).toMatchObject({ accounts: 4, transfers: 7, entries: 14, grandTotalMinor: 0n });
     expect(report.issuanceBalanceMinor).toBe(-15_001n);
+    expect(await createAuditHandler({ client, tableName, segments: 2 })()).toEqual({ breaks: 0 });
     const command = await auditCommand();
     expect(command.code).toBe(0);
     expect(JSON.parse(command.stdout.split('\n')[0] as string)).toMatchObject({
@@ -96,6 +98,8 @@ describe('the ledger audit', () => {
     expect(named).toEqual(expect.arrayContaining(['running-balance', 'entry-unpaired', 'transfer-mismatch']));
     expect(report.breaks.map((b) => b.invariant)).toContain('balance-vs-entries');
 
+    // The scheduled function fails, which is what its alarm watches.
+    await expect(createAuditHandler({ client, tableName, segments: 2 })()).rejects.toThrow(LedgerBreakError);
     const command = await auditCommand();
     expect(command.code).toBe(1);
     expect(command.stdout).toContain(`BREAK running-balance ${corrupted}`);

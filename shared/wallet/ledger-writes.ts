@@ -25,6 +25,7 @@ export function cancellationReasons(error: unknown): CancellationReason[] | unde
  */
 export const VERSION_ATTEMPTS = 12;
 export const VERSION_DEADLINE_MS = 3_000;
+// Also the latest a movement's transaction may start: 3 s + worstCaseCallMs (6.5 s) < the 10 s timeout.
 export const pause = (attempt: number) =>
   new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(100, 5 * 2 ** attempt)));
 

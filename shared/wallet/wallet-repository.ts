@@ -23,6 +23,10 @@ import {
 } from './ledger-writes.ts';
 import { MAX_BALANCE_MINOR } from './money.ts';
 
+/** Nothing was written, and another try soon may succeed: a 503 with Retry-After. */
+const busy = (message: string, cause?: unknown) =>
+  new TemporarilyUnavailableError(message, 1, cause === undefined ? undefined : { cause });
+
 /** A wallet as stored. */
 export interface WalletRecord {
   /** Exact whatever its size: balances are capped at {@link MAX_BALANCE_MINOR}, but older data may not be. */
@@ -156,6 +160,9 @@ export function createWalletRepository({ client, tableName }: WalletTableAccess)
       if (!recipient.exists) return { kind: 'unknown-recipient' };
       if (recipient.balance + amount > BigInt(MAX_BALANCE_MINOR)) return { kind: 'recipient-limit' };
 
+      // A transaction may take up to 6.5 s (worstCaseCallMs): started later than this, it could
+      // outlast the function's 10 s timeout. Nothing is written yet, so a 503 is safe to retry.
+      if (Date.now() - started > VERSION_DEADLINE_MS) throw busy('The wallets are busy; retry the request');
       const now = transfer.createdAt;
       const record = {
         pk: transferKey(transfer.transferId),
@@ -223,9 +230,7 @@ export function createWalletRepository({ client, tableName }: WalletTableAccess)
           reasons[0]?.Code === 'ConditionalCheckFailed' || reasons[1]?.Code === 'ConditionalCheckFailed';
         if (!moved) throw error;
         if (attempt >= VERSION_ATTEMPTS || Date.now() - started > VERSION_DEADLINE_MS) {
-          throw new TemporarilyUnavailableError('The wallets are busy; retry the request', 1, {
-            cause: error,
-          });
+          throw busy('The wallets are busy; retry the request', error);
         }
         await pause(attempt);
       }
@@ -258,6 +263,7 @@ export function createWalletRepository({ client, tableName }: WalletTableAccess)
       const credited = stateOf(read.get(walletKey(deposit.address)));
       const issuance = stateOf(read.get(accountKey(ISSUANCE_ACCOUNT)));
       if (credited.balance + amount > BigInt(MAX_BALANCE_MINOR)) return { kind: 'balance-limit' };
+      if (Date.now() - started > VERSION_DEADLINE_MS) throw busy('The accounts are busy; retry the deposit');
       const now = deposit.createdAt;
       const movement = { transferId, transferKind: 'deposit' as const, ...deposit };
       try {
@@ -316,9 +322,7 @@ export function createWalletRepository({ client, tableName }: WalletTableAccess)
           reasons[0]?.Code === 'ConditionalCheckFailed' || reasons[1]?.Code === 'ConditionalCheckFailed';
         if (!moved) throw error;
         if (attempt >= VERSION_ATTEMPTS || Date.now() - started > VERSION_DEADLINE_MS) {
-          throw new TemporarilyUnavailableError('The accounts are busy; retry the deposit', 1, {
-            cause: error,
-          });
+          throw busy('The accounts are busy; retry the deposit', error);
         }
         await pause(attempt);
       }

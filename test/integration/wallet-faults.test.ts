@@ -84,6 +84,20 @@ describe('send money under faults beneath the SDK', () => {
     },
   );
 
+  it('answers 503 without starting the transaction when the read before it took the time a transaction may need', async () => {
+    const [alice, bob] = await twoWallets();
+    // The read of both wallets stalls twice (two request timeouts) and then answers; a transaction
+    // started after that could stall three times more, past the function's 10 s timeout.
+    proxy.inject({ kind: 'stall' }, { operation: 'BatchGetItem', when: mentions(alice), times: 2 });
+    proxy.inject({ kind: 'stall' }, { operation: 'TransactWriteItems', when: mentions(alice) });
+    const response = await sendAs(alice, { toAddress: bob, amount: 1 });
+    expect(response.statusCode).toBe(503);
+    expect(response.headers?.['retry-after']).toMatch(/^\d+$/);
+    expect(proxy.requests('BatchGetItem', mentions(alice))).toHaveLength(3);
+    expect(transactions(alice)).toHaveLength(0);
+    expect(await balanceMinor(alice)).toBe(1_000);
+  });
+
   it('answers 503, not 500, for a balance read while connections to DynamoDB are reset', async () => {
     const [alice] = await twoWallets();
     proxy.inject({ kind: 'reset' }, { operation: 'GetItem', when: mentions(alice) });

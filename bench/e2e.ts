@@ -90,10 +90,11 @@ export async function measureEndToEnd(
     // The repository and client modules read their environment when loaded, as functions do.
     Object.assign(process.env, stack.env);
     const { createDocumentClient } = await import('#shared/dynamodb/client.ts');
-    const { openWallet, recordDeposit } = await import('#shared/wallet/wallet-repository.ts');
+    const { createWalletRepository } = await import('#shared/wallet/wallet-repository.ts');
     const client = createDocumentClient();
     const petsTable = stack.env[tables.pets.envVar] as string;
     const walletsTable = stack.env[tables.wallets.envVar] as string;
+    const { openWallet, recordDeposit } = createWalletRepository({ client, tableName: walletsTable });
 
     for (let worker = 0; worker < options.concurrency; worker++) {
       const sub = `bench-${worker}-${randomUUID()}`;

@@ -18,8 +18,11 @@ import { parseArgs } from 'node:util';
 import { defaultServiceSettings, walletEnvironment } from '#infra/environment.ts';
 import { defaultPort } from '#infra/local/issuer.ts';
 import { readRunningStack } from '#infra/local/stack-record.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { formatMinor, MAX_AMOUNT_TEXT_LENGTH, MAX_BALANCE_MINOR, parseAmount } from '#shared/wallet/money.ts';
+import { loadWalletSettings } from '#shared/wallet/settings.ts';
+import { createWalletRepository, type DepositOutcome } from '#shared/wallet/wallet-repository.ts';
 
 const USAGE = `Usage: npm run wallet:fund -- --address <address> --amount <decimal> [--deposit-id <id>]
        [--table <deployed table> [--region <region>] [--endpoint <url>]]
@@ -88,10 +91,12 @@ async function main(): Promise<void> {
     Object.assign(process.env, stack.env);
   }
 
-  // Loaded only now: the repository and settings read their environment at load, like a function.
-  const { loadWalletSettings } = await import('#shared/wallet/settings.ts');
-  const { readWallet, recordDeposit } = await import('#shared/wallet/wallet-repository.ts');
+  // The environment a function of that stack gets, read through the same getters.
   const settings = loadWalletSettings();
+  const { readWallet, recordDeposit } = createWalletRepository({
+    client: createDocumentClient(),
+    tableName: process.env[tables.wallets.envVar] as string,
+  });
   const { currency } = settings;
   const parsed = parseAmount(amount, currency, MAX_BALANCE_MINOR);
   if ('problem' in parsed) {
@@ -115,7 +120,7 @@ async function main(): Promise<void> {
     currency: currency.code,
     createdAt: new Date().toISOString(),
   };
-  let outcome: Awaited<ReturnType<typeof recordDeposit>>;
+  let outcome: DepositOutcome;
   try {
     outcome = await recordDeposit(deposit);
   } catch (error) {

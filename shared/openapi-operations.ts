@@ -141,6 +141,83 @@ export const operationContracts: Record<OperationId, OperationContract> = {
       },
     ],
   },
+  listTransfers: {
+    tag: 'wallet',
+    success: {
+      status: 200,
+      schema: 'TransferHistoryPage',
+      description:
+        'Your transfers and deposits, newest first, each with the balance after it. Pass nextCursor as cursor for the next page; a page continues below the last one, so movements arriving meanwhile never shift or repeat items',
+      example: {
+        items: [
+          {
+            transferId: '3f1c2a6e-8d4b-4c7e-9a51-2b7d9e0f6a13',
+            direction: 'out',
+            kind: 'transfer',
+            counterparty: BOB,
+            amount: 12.34,
+            currency: 'USD',
+            createdAt: '2026-01-02T03:04:05.678Z',
+            balanceAfter: 87.66,
+          },
+          {
+            transferId: '9a7b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d',
+            direction: 'in',
+            kind: 'deposit',
+            amount: 100,
+            currency: 'USD',
+            createdAt: '2026-01-01T00:00:00.000Z',
+            balanceAfter: 100,
+          },
+        ],
+      },
+    },
+    problems: ['invalid-parameter', 'temporarily-unavailable'],
+    parameters: [
+      {
+        name: 'limit',
+        in: 'query',
+        required: false,
+        schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+        description: 'Items per page',
+      },
+      {
+        name: 'cursor',
+        in: 'query',
+        required: false,
+        schema: { type: 'string', maxLength: 200 },
+        description: "The previous page's nextCursor; another caller's or an edited cursor is a 400",
+      },
+    ],
+  },
+  getTransfer: {
+    tag: 'wallet',
+    success: {
+      status: 200,
+      schema: 'TransferDetails',
+      description: 'The transfer or deposit',
+      example: {
+        transferId: '3f1c2a6e-8d4b-4c7e-9a51-2b7d9e0f6a13',
+        kind: 'transfer',
+        fromAddress: ALICE,
+        toAddress: BOB,
+        amount: 12.34,
+        currency: 'USD',
+        status: 'completed',
+        createdAt: '2026-01-02T03:04:05.678Z',
+      },
+    },
+    problems: ['not-found', 'temporarily-unavailable'],
+    parameters: [
+      {
+        name: 'transferId',
+        in: 'path',
+        required: true,
+        schema: { type: 'string', maxLength: 64 },
+        description: 'The id a transfer or a history item names; 404 unless you are one of its two parties',
+      },
+    ],
+  },
   getOpenApi: {
     tag: 'reference',
     success: { status: 200, description: 'This OpenAPI 3.1 document', example: { openapi: '3.1.0' } },

@@ -6,7 +6,7 @@ import { type HeaderUse, operationContracts } from './openapi-operations.ts';
 import { type OperationId, type Route, routes, SCOPES } from './routes.ts';
 import { schemas } from './schemas/index.ts';
 import { petSchema } from './schemas/pet.ts';
-import { amountSchema } from './schemas/wallet.ts';
+import { requestedAmountSchema } from './schemas/wallet.ts';
 import { MAX_AMOUNT_TEXT_LENGTH } from './wallet/money.ts';
 
 /** The money settings of the deployment the document describes (`infra/environment.ts`). */
@@ -19,7 +19,7 @@ export interface DocumentedMoney {
 /** `$id` identifies a schema to ajv; inside an OpenAPI document the component name does that. */
 function withoutIds(value: unknown, amount: object): unknown {
   // The amount as the function checks it, with this deployment's bounds (see `documentedAmount`).
-  if (value === amountSchema) return amount;
+  if (value === requestedAmountSchema) return amount;
   if (Array.isArray(value)) return value.map((item) => withoutIds(item, amount));
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(
@@ -39,7 +39,9 @@ function withoutIds(value: unknown, amount: object): unknown {
 function documentedAmount(money: DocumentedMoney) {
   const unit = 10 ** money.currencyDecimals;
   return {
-    ...amountSchema,
+    ...requestedAmountSchema,
+    // Checked on the JSON text, with the rest, by the send function's edge (`parseAmount`).
+    exclusiveMinimum: 0,
     maximum: money.maxTransferMinor / unit,
     description: `Amount in ${money.currency}, an exact decimal with at most ${money.currencyDecimals} decimals, more than 0 and at most ${money.maxTransferMinor / unit}, written in at most ${MAX_AMOUNT_TEXT_LENGTH} characters of JSON number text`,
     'x-decimals': money.currencyDecimals,

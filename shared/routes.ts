@@ -7,7 +7,7 @@
 export const SCOPES = {
   'write:pets': 'Add pets to the catalog',
   'read:pets': 'Read pets from the catalog',
-  'read:wallet': 'Read the balance of your own wallet',
+  'read:wallet': 'Read the balance and the history of your own wallet',
   'write:wallet': 'Send money from your own wallet',
 } as const;
 
@@ -66,9 +66,29 @@ export const routes = [
     path: '/api/wallet/send',
     functionDir: 'send-money',
     scopes: ['write:wallet'],
-    // TransactWriteItems is authorised per item action: its items are Updates and Puts only.
-    data: { table: 'wallets', actions: ['dynamodb:UpdateItem', 'dynamodb:PutItem'] },
+    // One BatchGetItem reads both wallets (and the key's record); TransactWriteItems is authorised
+    // per item action: its items are Updates and Puts only.
+    data: { table: 'wallets', actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'] },
     summary: "Send money from the caller's wallet to another address",
+  },
+  {
+    operationId: 'listTransfers',
+    method: 'GET',
+    path: '/api/wallet/transfers',
+    functionDir: 'list-transfers',
+    scopes: ['read:wallet'],
+    // One Query of the history index per page.
+    data: { table: 'wallets', actions: ['dynamodb:Query'] },
+    summary: "The caller's transfers and deposits, newest first, a page at a time",
+  },
+  {
+    operationId: 'getTransfer',
+    method: 'GET',
+    path: '/api/wallet/transfers/{transferId}',
+    functionDir: 'get-transfer',
+    scopes: ['read:wallet'],
+    data: { table: 'wallets', actions: ['dynamodb:GetItem'] },
+    summary: 'One transfer or deposit of the caller',
   },
   {
     operationId: 'getOpenApi',

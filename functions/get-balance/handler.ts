@@ -1,11 +1,47 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { requireEnv } from '#shared/config.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { tables } from '#shared/dynamodb/tables.ts';
 import { httpHandler } from '#shared/http/handler.ts';
-import { loadWalletSettings } from '#shared/wallet/settings.ts';
-import { getBalance } from '#shared/wallet/wallet.ts';
+import { makeGetBalance } from '#shared/wallet/get-balance.ts';
+import { moneyJson } from '#shared/wallet/money.ts';
+import { type Clock, systemClock } from '#shared/wallet/ports.ts';
+import { loadWalletSettings, type WalletSettings } from '#shared/wallet/settings.ts';
+import { createWalletRepository } from '#shared/wallet/wallet-repository.ts';
 
-const settings = loadWalletSettings();
+export interface GetBalanceFunctionDependencies {
+  readonly client: DynamoDBDocumentClient;
+  readonly tableName: string;
+  readonly settings: WalletSettings;
+  readonly clock?: Clock;
+}
+
+/** The composition root of `GET /api/wallet/balance`, and its edge: the balance as an exact decimal. */
+export function createGetBalanceHandler({
+  client,
+  tableName,
+  settings,
+  clock = systemClock,
+}: GetBalanceFunctionDependencies) {
+  const getBalance = makeGetBalance({ wallets: createWalletRepository({ client, tableName }), clock });
+  return httpHandler({
+    operationId: 'getBalance',
+    run: async ({ principal }) => {
+      const { address, balanceMinor, updatedAt } = await getBalance(principal.sub);
+      const body = {
+        address,
+        balance: moneyJson(balanceMinor, settings.currency),
+        currency: settings.currency.code,
+        ...(updatedAt ? { updatedAt } : {}),
+      };
+      return { statusCode: 200, body };
+    },
+  });
+}
 
 /** `GET /api/wallet/balance`: the balance of the caller's own wallet. */
-export const handler = httpHandler({
-  operationId: 'getBalance',
-  run: async ({ principal }) => ({ statusCode: 200, body: await getBalance(principal.sub, settings) }),
+export const handler = createGetBalanceHandler({
+  client: createDocumentClient(),
+  tableName: requireEnv(tables.wallets.envVar),
+  settings: loadWalletSettings(),
 });

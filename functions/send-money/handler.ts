@@ -1,27 +1,39 @@
-import { httpHandler } from '#shared/http/handler.ts';
-import { validateSendRequest } from '#shared/schemas/validators.generated.js';
-import type { SendRequest } from '#shared/schemas/wallet.ts';
-import { loadWalletSettings } from '#shared/wallet/settings.ts';
-import { sendMoney } from '#shared/wallet/wallet.ts';
+import { randomUUID } from 'node:crypto';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { requireEnv } from '#shared/config.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { tables } from '#shared/dynamodb/tables.ts';
+import { type Clock, type IdSource, systemClock } from '#shared/wallet/ports.ts';
+import { makeSendMoney } from '#shared/wallet/send-money.ts';
+import { loadWalletSettings, type WalletSettings } from '#shared/wallet/settings.ts';
+import { createWalletRepository } from '#shared/wallet/wallet-repository.ts';
+import { sendMoneyHttpHandler } from './http-adapter.ts';
 
-const settings = loadWalletSettings();
-const REPLAYED = { 'idempotent-replayed': 'true' } as const;
+export interface SendMoneyFunctionDependencies {
+  readonly client: DynamoDBDocumentClient;
+  readonly tableName: string;
+  readonly settings: WalletSettings;
+  readonly clock?: Clock;
+  readonly ids?: IdSource;
+}
+
+const randomIds: IdSource = { next: randomUUID };
+
+/** The composition root of `POST /api/wallet/send`: the edge, the use case and the ledger, wired. */
+export function createSendMoneyHandler({
+  client,
+  tableName,
+  settings,
+  clock = systemClock,
+  ids = randomIds,
+}: SendMoneyFunctionDependencies) {
+  const wallets = createWalletRepository({ client, tableName });
+  return sendMoneyHttpHandler({ sendMoney: makeSendMoney({ wallets, clock, ids, settings }), settings });
+}
 
 /** `POST /api/wallet/send`: moves money from the caller's wallet, exactly once per Idempotency-Key. */
-export const handler = httpHandler<SendRequest>({
-  operationId: 'sendMoney',
-  body: validateSendRequest,
-  run: async ({ principal, body, rawBody, header }) => {
-    const { transfer, replayed } = await sendMoney(
-      {
-        sub: principal.sub,
-        toAddress: body.toAddress,
-        rawBody: rawBody ?? '',
-        idempotencyKeyHeader: header('idempotency-key'),
-      },
-      settings,
-    );
-    // Tells a retrying client that this is the stored outcome of its earlier request.
-    return { statusCode: 200, body: transfer, ...(replayed ? { headers: REPLAYED } : {}) };
-  },
+export const handler = createSendMoneyHandler({
+  client: createDocumentClient(),
+  tableName: requireEnv(tables.wallets.envVar),
+  settings: loadWalletSettings(),
 });

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import type { Grant } from 'aws-cdk-lib/aws-iam';
+import { Grant } from 'aws-cdk-lib/aws-iam';
 import {
   ApplicationLogLevel,
   Architecture,
@@ -41,6 +41,11 @@ export interface ProjectFunctionProps {
    * @default none: the function shares the account's unreserved pool
    */
   readonly reservedConcurrency?: number | undefined;
+  /**
+   * For a function no API request waits on (the scheduled ledger audit).
+   * @default ProjectFunction.TIMEOUT
+   */
+  readonly timeout?: Duration;
 }
 
 /**
@@ -83,7 +88,7 @@ export class ProjectFunction extends Construct {
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       memorySize: ProjectFunction.MEMORY_MB,
-      timeout: ProjectFunction.TIMEOUT,
+      timeout: props.timeout ?? ProjectFunction.TIMEOUT,
       tracing: Tracing.ACTIVE,
       loggingFormat: LoggingFormat.JSON,
       applicationLogLevelV2: props.applicationLogLevel ?? ApplicationLogLevel.INFO,
@@ -104,10 +109,20 @@ export class ProjectFunction extends Construct {
    * the one table its route names. A second call is refused, because a function touching two
    * tables would contradict the route table.
    */
-  grantData(table: ITable, actions: readonly string[]): Grant {
+  grantData(table: ITable, actions: readonly string[], queriedIndexes: readonly string[] = []): Grant {
     if (this.#dataGrant) throw new Error(`${this.node.path} already has its data grant`);
     if (actions.length === 0) throw new Error(`${this.node.path}: a data grant needs at least one action`);
-    this.#dataGrant = table.grant(this.function, ...actions);
+    // Not table.grant(): on a table with indexes it adds `<table>/index/*` to every grant. Only a
+    // function that queries gets the indexes, and only those named.
+    const queries = actions.includes('dynamodb:Query');
+    this.#dataGrant = Grant.addToPrincipal({
+      grantee: this.function,
+      actions: [...actions],
+      resourceArns: [
+        table.tableArn,
+        ...(queries ? queriedIndexes.map((index) => `${table.tableArn}/index/${index}`) : []),
+      ],
+    });
     return this.#dataGrant;
   }
 

@@ -16,7 +16,7 @@ import type { ProjectFunction } from '#infra/constructs/project-function.ts';
 import { AUTHORIZER_ROUTE } from '#shared/observability/telemetry.ts';
 import type { OperationId, TableName } from '#shared/routes.ts';
 
-/** The route whose EMF lines carry the transfer metrics (shared/wallet/wallet.ts). */
+/** The route whose EMF lines carry the transfer metrics (functions/send-money/http-adapter.ts). */
 const TRANSFER_ROUTE: OperationId = 'sendMoney';
 
 /** What the dashboard shows: the resources and alarms ServiceMonitoring watches. */

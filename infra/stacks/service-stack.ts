@@ -16,6 +16,7 @@ import {
   SecurityPolicy,
   TokenAuthorizer,
 } from 'aws-cdk-lib/aws-apigateway';
+import { AlarmStatusWidget } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { ApplicationLogLevel } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -24,6 +25,7 @@ import type { Construct } from 'constructs';
 import type { ProbeSettings } from '#infra/config/deployment-config.ts';
 import { CallerRateLimitAcl } from '#infra/constructs/caller-rate-limit.ts';
 import { addHttpEdges } from '#infra/constructs/http-edges.ts';
+import { LedgerAudit } from '#infra/constructs/ledger-audit.ts';
 import { ProjectFunction } from '#infra/constructs/project-function.ts';
 import { ServiceMonitoring } from '#infra/constructs/service-monitoring.ts';
 import { SyntheticProbe } from '#infra/constructs/synthetic-probe.ts';
@@ -35,6 +37,7 @@ import {
   type ServiceSettings,
 } from '#infra/environment.ts';
 import { BEARER_TOKEN_PATTERN } from '#shared/auth/bearer.ts';
+import { tables } from '#shared/dynamodb/tables.ts';
 import {
   GATEWAY_RESPONSE_CONTENT_TYPE,
   gatewayResponses,
@@ -103,6 +106,8 @@ export class ServiceStack extends Stack {
   readonly monitoring: ServiceMonitoring;
   readonly callerRateLimit: CallerRateLimitAcl;
   readonly probe: SyntheticProbe;
+  /** The scheduled audit of the wallet ledger and its alarm. */
+  readonly ledgerAudit: LedgerAudit;
   /** The base URL of the API stage, as an output the pipeline's smoke test reads. */
   readonly apiUrlOutput: CfnOutput;
 
@@ -172,7 +177,10 @@ export class ServiceStack extends Stack {
         applicationLogLevel: props.logLevel,
         reservedConcurrency: props.reservedConcurrency,
       });
-      if (route.data) fn.grantData(props.tables[route.data.table], route.data.actions);
+      if (route.data) {
+        const indexes = (tables[route.data.table].indexes ?? []).map((index) => index.name);
+        fn.grantData(props.tables[route.data.table], route.data.actions, indexes);
+      }
       const method = this.api.root.resourceForPath(route.path).addMethod(
         route.method,
         // Test-invoke runs a method without its authorizer: dev only.
@@ -254,6 +262,16 @@ export class ServiceStack extends Stack {
       alarmTopic: props.alarmTopic,
       probe: this.probe.function,
     });
+    this.ledgerAudit = new LedgerAudit(this, 'LedgerAudit', {
+      stageName: props.stageName,
+      walletsTable: props.tables.wallets,
+      alarmTopic: props.alarmTopic,
+      logRetention: props.logRetention,
+      logLevel: props.logLevel,
+    });
+    this.monitoring.dashboard.addWidgets(
+      new AlarmStatusWidget({ title: 'Ledger audit', alarms: [this.ledgerAudit.alarm], width: 24 }),
+    );
   }
 
   #acknowledgeApiFindings(declaresAccountLogRole: boolean): void {

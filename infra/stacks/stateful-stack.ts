@@ -1,5 +1,12 @@
 import { Annotations, ArnFormat, CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, type ITable, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  AttributeType,
+  BillingMode,
+  type ITable,
+  ProjectionType,
+  Table,
+  TableEncryption,
+} from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
@@ -8,7 +15,7 @@ import type { Construct } from 'constructs';
 import type { BackupSettings } from '#infra/config/deployment-config.ts';
 import { alarmNamePrefix } from '#infra/constructs/alarm-thresholds.ts';
 import { LedgerBackup } from '#infra/constructs/ledger-backup.ts';
-import { tables } from '#shared/dynamodb/tables.ts';
+import { type KeyAttribute, tables } from '#shared/dynamodb/tables.ts';
 import type { TableName } from '#shared/routes.ts';
 
 /** Properties of the {@link StatefulStack}. */
@@ -50,11 +57,12 @@ export class StatefulStack extends Stack {
     const table = (name: TableName): ITable => {
       const definition = tables[name];
       const tableId = `${name[0]?.toUpperCase()}${name.slice(1)}Table`;
+      const attribute = (key: KeyAttribute) => ({
+        name: key.name,
+        type: key.type === 'S' ? AttributeType.STRING : AttributeType.NUMBER,
+      });
       const resource = new Table(this, tableId, {
-        partitionKey: {
-          name: definition.partitionKey.name,
-          type: definition.partitionKey.type === 'S' ? AttributeType.STRING : AttributeType.NUMBER,
-        },
+        partitionKey: attribute(definition.partitionKey),
         billingMode: BillingMode.PAY_PER_REQUEST,
         pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
         encryption: TableEncryption.AWS_MANAGED,
@@ -62,6 +70,14 @@ export class StatefulStack extends Stack {
         removalPolicy,
         ...(definition.timeToLiveAttribute ? { timeToLiveAttribute: definition.timeToLiveAttribute } : {}),
       });
+      for (const index of definition.indexes ?? []) {
+        resource.addGlobalSecondaryIndex({
+          indexName: index.name,
+          partitionKey: attribute(index.partitionKey),
+          sortKey: attribute(index.sortKey),
+          projectionType: ProjectionType.ALL,
+        });
+      }
       // The physical name, for running the functions outside the stack (sam local, scripts); the
       // description names the variable it goes into.
       new CfnOutput(this, `${tableId}Name`, {

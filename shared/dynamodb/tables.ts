@@ -1,11 +1,26 @@
-import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import type { AttributeDefinition, CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import type { TableName } from '../routes.ts';
+
+/** A key attribute: its name and DynamoDB type. */
+export interface KeyAttribute {
+  readonly name: string;
+  readonly type: 'S' | 'N';
+}
+
+/** A global secondary index projecting every attribute, keyed by a partition and a sort key. */
+export interface IndexDefinition {
+  readonly name: string;
+  readonly partitionKey: KeyAttribute;
+  readonly sortKey: KeyAttribute;
+}
 
 /** A table's key schema and settings: read by CDK and by the DynamoDB Local set-up alike. */
 export interface TableDefinition {
   /** Environment variable through which a function learns the table's physical name. */
   readonly envVar: string;
-  readonly partitionKey: { readonly name: string; readonly type: 'S' | 'N' };
+  readonly partitionKey: KeyAttribute;
+  /** Global secondary indexes (projection ALL), e.g. the wallet ledger's history of entries. */
+  readonly indexes?: readonly IndexDefinition[];
   /** Attribute holding an epoch-seconds expiry that DynamoDB TTL deletes after. */
   readonly timeToLiveAttribute?: string;
   readonly description: string;
@@ -20,19 +35,48 @@ export const tables: Readonly<Record<TableName, TableDefinition>> = {
   wallets: {
     envVar: 'WALLETS_TABLE_NAME',
     partitionKey: { name: 'pk', type: 'S' },
+    // Only entries carry `account`: the index is sparse, one item per side of a movement. Layout
+    // in shared/wallet/ledger-keys.ts.
+    indexes: [
+      {
+        name: 'history',
+        partitionKey: { name: 'account', type: 'S' },
+        sortKey: { name: 'seq', type: 'N' },
+      },
+    ],
     timeToLiveAttribute: 'expiresAt',
     description:
-      'Single-table wallet ledger: WALLET#<address> balances, TRANSFER#<id> and DEPOSIT#<id> immutable records, IDEMPOTENCY#<sub>#<key> records (TTL)',
+      'Double-entry wallet ledger: WALLET#<address> and ACCOUNT#ISSUANCE balances, ENTRY#[account,seq] entries (index history), TRANSFER#<id> and DEPOSIT#<id> immutable records, IDEMPOTENCY#[sub,key] records (TTL)',
   },
 };
 
 /** The CreateTable request for a definition: what DynamoDB Local is given for each table. */
 export function createTableInput(physicalName: string, definition: TableDefinition): CreateTableCommandInput {
   const { name, type } = definition.partitionKey;
+  const attributes = new Map<string, AttributeDefinition>([
+    [name, { AttributeName: name, AttributeType: type }],
+  ]);
+  for (const index of definition.indexes ?? []) {
+    for (const key of [index.partitionKey, index.sortKey]) {
+      attributes.set(key.name, { AttributeName: key.name, AttributeType: key.type });
+    }
+  }
   return {
     TableName: physicalName,
     BillingMode: 'PAY_PER_REQUEST',
-    AttributeDefinitions: [{ AttributeName: name, AttributeType: type }],
+    AttributeDefinitions: [...attributes.values()],
     KeySchema: [{ AttributeName: name, KeyType: 'HASH' }],
+    ...(definition.indexes?.length
+      ? {
+          GlobalSecondaryIndexes: definition.indexes.map((index) => ({
+            IndexName: index.name,
+            KeySchema: [
+              { AttributeName: index.partitionKey.name, KeyType: 'HASH' as const },
+              { AttributeName: index.sortKey.name, KeyType: 'RANGE' as const },
+            ],
+            Projection: { ProjectionType: 'ALL' as const },
+          })),
+        }
+      : {}),
   };
 }

@@ -34,6 +34,8 @@ export interface HttpRequest<TBody> {
   /** A header by its lower-case name, whatever case the client used. */
   header(lowerCaseName: string): string | undefined;
   readonly pathParameters: Readonly<Record<string, string | undefined>>;
+  /** The query string's parameters (the last value of a repeated one, as API Gateway gives it). */
+  readonly query: Readonly<Record<string, string | undefined>>;
   readonly requestId: string;
 }
 
@@ -232,6 +234,7 @@ export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody
         rawBody: event[RAW_BODY] ?? null,
         header: (name) => headerOf(event.headers, name),
         pathParameters: event.pathParameters ?? {},
+        query: event.queryStringParameters ?? {},
         requestId: event.requestContext.requestId,
       });
       if (result.outcome !== undefined) setOutcome(result.outcome);

@@ -1,6 +1,13 @@
 import { problemSchema } from './common.ts';
 import { petSchema } from './pet.ts';
-import { addressOnlySchema, balanceSchema, sendRequestSchema, transferSchema } from './wallet.ts';
+import {
+  addressOnlySchema,
+  balanceSchema,
+  sendRequestSchema,
+  transferDetailsSchema,
+  transferHistoryPageSchema,
+  transferSchema,
+} from './wallet.ts';
 
 /** Every top-level named schema (Category and Tag travel inside Pet): compiled into standalone validators at build time and published as OpenAPI components. */
 export const schemas = [
@@ -9,6 +16,8 @@ export const schemas = [
   sendRequestSchema,
   balanceSchema,
   transferSchema,
+  transferHistoryPageSchema,
+  transferDetailsSchema,
   addressOnlySchema,
 ] as const;
 

@@ -28,12 +28,19 @@ const addressSchema = {
 export const addressOnlySchema = { $id: 'Address', ...addressSchema } as const;
 
 /**
- * An amount at the edge: an exact decimal in the currency's major unit (its precision is checked
- * on the raw JSON text). The OpenAPI document adds the deployment's bounds (`shared/openapi.ts`).
+ * An amount asked for: a JSON number. Its value (greater than 0, precision, size, length of its
+ * text) is decided once, on the JSON text as sent, by `parseAmount` in the send function's edge:
+ * the parsed body holds a float, which cannot tell `0.1` from `0.10000000000000001`.
  */
-export const amountSchema = {
+export const requestedAmountSchema = {
   type: 'number',
-  description: `Amount in the major unit of the currency, with at most its number of decimals (e.g. 12.34 USD), written in at most ${MAX_AMOUNT_TEXT_LENGTH} characters of JSON number text, and at most the per-transfer maximum of the deployment`,
+  description: `Amount in the major unit of the currency, greater than 0, with at most its number of decimals (e.g. 12.34 USD), written in at most ${MAX_AMOUNT_TEXT_LENGTH} characters of JSON number text, and at most the per-transfer maximum of the deployment`,
+} as const;
+
+/** An amount answered: an exact decimal in the currency's major unit. */
+const amountSchema = {
+  type: 'number',
+  description: 'Amount in the major unit of the currency, exact (e.g. 12.34 USD)',
   exclusiveMinimum: 0,
 } as const;
 
@@ -43,7 +50,7 @@ export const sendRequestSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['toAddress', 'amount'],
-  properties: { toAddress: addressSchema, amount: amountSchema },
+  properties: { toAddress: addressSchema, amount: requestedAmountSchema },
 } as const;
 
 export type SendRequest = FromSchema<typeof sendRequestSchema>;
@@ -85,3 +92,71 @@ export const transferSchema = {
 } as const;
 
 export type Transfer = FromSchema<typeof transferSchema>;
+
+/** The exact balance of a wallet after a movement. */
+const balanceAfterSchema = {
+  type: 'number',
+  description:
+    "The wallet's balance just after this movement, exact decimal in the major unit of the currency",
+} as const;
+
+/** The kinds of movement: a transfer between two wallets, or a deposit (wallet:fund) from outside. */
+const movementKindSchema = { type: 'string', enum: ['transfer', 'deposit'] } as const;
+
+/** One line of `GET /api/wallet/transfers`. */
+const transferHistoryItemSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['transferId', 'direction', 'kind', 'amount', 'currency', 'createdAt', 'balanceAfter'],
+  properties: {
+    transferId: {
+      type: 'string',
+      description: 'Looks the movement up at /api/wallet/transfers/{transferId}',
+    },
+    direction: { type: 'string', enum: ['in', 'out'], description: 'Money into or out of your wallet' },
+    kind: movementKindSchema,
+    counterparty: { ...addressSchema, description: 'The other wallet of a transfer; absent for a deposit' },
+    amount: amountSchema,
+    currency: { type: 'string' },
+    createdAt: { type: 'string', format: 'date-time' },
+    balanceAfter: balanceAfterSchema,
+  },
+} as const;
+
+/** Response of `GET /api/wallet/transfers`. */
+export const transferHistoryPageSchema = {
+  $id: 'TransferHistoryPage',
+  type: 'object',
+  additionalProperties: false,
+  required: ['items'],
+  properties: {
+    items: { type: 'array', maxItems: 100, items: transferHistoryItemSchema },
+    nextCursor: {
+      type: 'string',
+      maxLength: 200,
+      description: 'Pass as `cursor` for the next (older) page; absent on the last page',
+    },
+  },
+} as const;
+
+export type TransferHistoryPage = FromSchema<typeof transferHistoryPageSchema>;
+
+/** Response of `GET /api/wallet/transfers/{transferId}`. */
+export const transferDetailsSchema = {
+  $id: 'TransferDetails',
+  type: 'object',
+  additionalProperties: false,
+  required: ['transferId', 'kind', 'toAddress', 'amount', 'currency', 'status', 'createdAt'],
+  properties: {
+    transferId: { type: 'string' },
+    kind: movementKindSchema,
+    fromAddress: { ...addressSchema, description: 'The paying wallet; absent for a deposit' },
+    toAddress: addressSchema,
+    amount: amountSchema,
+    currency: { type: 'string' },
+    status: { type: 'string', enum: ['completed'] },
+    createdAt: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+export type TransferDetails = FromSchema<typeof transferDetailsSchema>;

@@ -1,33 +1,31 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import {
-  GetCommand,
-  PutCommand,
-  TransactWriteCommand,
-  type TransactWriteCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { requireEnv } from '../config.ts';
-import { createDocumentClient } from '../dynamodb/client.ts';
 import { withRetries } from '../dynamodb/retry.ts';
-import { tables } from '../dynamodb/tables.ts';
+import { TemporarilyUnavailableError } from '../errors.ts';
+import {
+  accountKey,
+  depositKey,
+  ISSUANCE_ACCOUNT,
+  idempotencyKey,
+  transferKey,
+  walletAccount,
+  walletKey,
+} from './ledger-keys.ts';
+import {
+  cancellationReasons,
+  createLedgerWrites,
+  pause,
+  stateOf,
+  VERSION_ATTEMPTS,
+  VERSION_DEADLINE_MS,
+  type WalletTableAccess,
+} from './ledger-writes.ts';
 import { MAX_BALANCE_MINOR } from './money.ts';
 
-const client = createDocumentClient();
-const tableName = requireEnv(tables.wallets.envVar);
-
-/*
- * Single-table layout (partition key `pk` only):
- *   WALLET#<address>           balance (minor units), updatedAt         mutable, one per address;
- *                              exists once the wallet is open: money is only ever sent to one
- *   TRANSFER#<transferId>      the transfer, immutable, kept forever    written once, conditionally
- *   DEPOSIT#<depositId>        a funding credit, immutable              written once, conditionally
- *   IDEMPOTENCY#["sub","key"]  request hash + the original transfer     expiresAt (DynamoDB TTL)
- */
-const walletKey = (address: string) => `WALLET#${address}`;
-const transferKey = (transferId: string) => `TRANSFER#${transferId}`;
-const depositKey = (depositId: string) => `DEPOSIT#${depositId}`;
-// JSON keeps (sub, key) unambiguous whatever characters either holds.
-const idempotencyKey = (sub: string, key: string) => `IDEMPOTENCY#${JSON.stringify([sub, key])}`;
+/** Nothing was written, and another try soon may succeed: a 503 with Retry-After. */
+const busy = (message: string, cause?: unknown) =>
+  new TemporarilyUnavailableError(message, 1, cause === undefined ? undefined : { cause });
 
 /** A wallet as stored. */
 export interface WalletRecord {
@@ -36,7 +34,7 @@ export interface WalletRecord {
   readonly updatedAt?: string;
 }
 
-/** A transfer as stored: immutable once written. */
+/** A transfer as asked for and as answered: immutable once written. */
 export interface TransferRecord {
   readonly transferId: string;
   readonly fromAddress: string;
@@ -65,152 +63,6 @@ export type CommitOutcome =
   /** The key was used before: the transfer it made. */
   | { readonly kind: 'key-used'; readonly transfer: TransferRecord };
 
-/** Reads a wallet with a strongly consistent read; `undefined` for an address with no open wallet. */
-export async function readWallet(address: string): Promise<WalletRecord | undefined> {
-  const { Item } = await withRetries(() =>
-    client.send(
-      new GetCommand({ TableName: tableName, Key: { pk: walletKey(address) }, ConsistentRead: true }),
-    ),
-  );
-  return Item
-    ? {
-        // Exact at any size: the DocumentClient reads an integer beyond 2^53 as a bigint (no
-        // wrapNumbers needed), a smaller one as an exact number; a balance stored before the cap
-        // existed may be that large.
-        balanceMinor: BigInt(Item.balance as number | bigint),
-        updatedAt: Item.updatedAt as string | undefined,
-      }
-    : undefined;
-}
-
-/**
- * Opens an empty wallet at `address` unless one is open already (then nothing changes): from
- * then on the address can receive money. One conditional write, once per address.
- */
-export async function openWallet(address: string, openedAt: string): Promise<void> {
-  try {
-    await withRetries(() =>
-      client.send(
-        new PutCommand({
-          TableName: tableName,
-          Item: { pk: walletKey(address), kind: 'wallet', balance: 0, openedAt },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
-      ),
-    );
-  } catch (error) {
-    // Opened meanwhile (a deposit, or another request of the owner): open is all we wanted.
-    if ((error as Error | undefined)?.name !== 'ConditionalCheckFailedException') throw error;
-  }
-}
-
-/**
- * Moves money in ONE TransactWriteItems, with no read before it: debit the sender on condition
- * that the balance covers the amount, credit the recipient on condition that its wallet is open
- * and stays within {@link MAX_BALANCE_MINOR}, write the immutable transfer record, and, with an
- * Idempotency-Key, claim the key in the same transaction, which is what makes a repeated request
- * move money once, even when both arrive together.
- *
- * The ClientRequestToken is the transfer's id, so a retry of a commit whose response was lost is a
- * no-op; our bounded retries (conflicts, throttling, timeouts, network errors) resend the very same
- * input. A later request with the same key is a new transaction, stopped by the key's record.
- */
-export async function commitTransfer(
-  transfer: TransferRecord,
-  claim?: IdempotencyClaim,
-): Promise<CommitOutcome> {
-  const now = transfer.createdAt;
-  const input: TransactWriteCommandInput = {
-    ClientRequestToken: transfer.transferId,
-    TransactItems: [
-      {
-        Update: {
-          TableName: tableName,
-          Key: { pk: walletKey(transfer.fromAddress) },
-          UpdateExpression: 'SET balance = balance - :amount, updatedAt = :now',
-          ConditionExpression: 'balance >= :amount',
-          ExpressionAttributeValues: { ':amount': transfer.amountMinor, ':now': now },
-          // Tells a sender with no wallet (nothing returned) from one with too little.
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        },
-      },
-      {
-        Update: {
-          TableName: tableName,
-          Key: { pk: walletKey(transfer.toAddress) },
-          UpdateExpression: 'ADD balance :amount SET updatedAt = :now',
-          // Money only goes where its owner can spend it, and never past the cap.
-          ConditionExpression: 'attribute_exists(pk) AND balance <= :room',
-          ExpressionAttributeValues: {
-            ':amount': transfer.amountMinor,
-            ':room': MAX_BALANCE_MINOR - transfer.amountMinor,
-            ':now': now,
-          },
-          // Tells an unknown recipient (nothing returned) from one at the cap.
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        },
-      },
-      {
-        Put: {
-          TableName: tableName,
-          Item: { pk: transferKey(transfer.transferId), kind: 'transfer', ...transfer },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
-      ...(claim
-        ? [
-            {
-              Put: {
-                TableName: tableName,
-                Item: {
-                  pk: idempotencyKey(claim.sub, claim.key),
-                  kind: 'idempotency',
-                  transfer,
-                  expiresAt: claim.expiresAt,
-                },
-                // An expired record that TTL has not swept yet frees the key all the same.
-                ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :nowEpoch',
-                ExpressionAttributeValues: { ':nowEpoch': Math.floor(Date.parse(now) / 1000) },
-                ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
-              },
-            },
-          ]
-        : []),
-    ],
-  };
-
-  try {
-    await withRetries(() => client.send(new TransactWriteCommand(input)));
-    return { kind: 'committed' };
-  } catch (error) {
-    const reasons = cancellationReasons(error);
-    if (reasons) {
-      const keyReason = reasons[3];
-      if (claim && keyReason?.Code === 'ConditionalCheckFailed' && keyReason.Item) {
-        // Cancellation reasons come as DynamoDB sees them: the DocumentClient does not translate errors.
-        return { kind: 'key-used', transfer: unmarshall(keyReason.Item).transfer as TransferRecord };
-      }
-      // Our own transfer id exists only if an earlier attempt of this very call committed.
-      if (reasons[2]?.Code === 'ConditionalCheckFailed') return { kind: 'committed' };
-      // The sender's balance first: a caller who cannot pay learns nothing about the recipient.
-      if (reasons[0]?.Code === 'ConditionalCheckFailed') {
-        return { kind: 'insufficient-funds', senderHasWallet: reasons[0].Item !== undefined };
-      }
-      if (reasons[1]?.Code === 'ConditionalCheckFailed') {
-        return reasons[1].Item ? { kind: 'recipient-limit' } : { kind: 'unknown-recipient' };
-      }
-    }
-    throw error;
-  }
-}
-
-type CancellationReason = { Code?: string; Item?: Record<string, AttributeValue> };
-
-function cancellationReasons(error: unknown): CancellationReason[] | undefined {
-  if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') return undefined;
-  return (error as { CancellationReasons?: CancellationReason[] }).CancellationReasons;
-}
-
 /** A funding credit from outside the system, immutable once recorded. */
 export interface DepositRecord {
   readonly depositId: string;
@@ -227,57 +79,263 @@ export type DepositOutcome =
   /** The credit would take the balance past {@link MAX_BALANCE_MINOR}; nothing changed. */
   | { readonly kind: 'balance-limit' };
 
-/**
- * Credits a wallet from outside the system (funding, which opens the wallet if need be) and
- * records the deposit, atomically and once per deposit id: the deposit record is written on
- * condition that the id is new, so re-running a funding that did commit changes nothing and
- * returns the deposit recorded first. No ClientRequestToken: a re-run is a new request (another
- * `createdAt`), which the token would refuse as a parameter mismatch instead of answering.
- * Balances are read with {@link readWallet}.
- */
-export async function recordDeposit(deposit: DepositRecord): Promise<DepositOutcome> {
-  if (!Number.isSafeInteger(deposit.amountMinor) || deposit.amountMinor > MAX_BALANCE_MINOR) {
-    return { kind: 'balance-limit' };
-  }
-  try {
-    await withRetries(() =>
+/** The wallet ledger on its DynamoDB table: every read and write the wallet use cases make. */
+export type WalletRepository = ReturnType<typeof createWalletRepository>;
+
+/** The repository over one table, through one client: built once by a composition root. */
+export function createWalletRepository({ client, tableName }: WalletTableAccess) {
+  const { readMany, accountUpdate, entryPuts } = createLedgerWrites({ client, tableName });
+
+  /** Reads a wallet with a strongly consistent read; `undefined` for an address with no open wallet. */
+  async function readWallet(address: string): Promise<WalletRecord | undefined> {
+    const { Item } = await withRetries(() =>
       client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: tableName,
-                Key: { pk: walletKey(deposit.address) },
-                UpdateExpression: 'ADD balance :amount SET updatedAt = :now',
-                ConditionExpression: 'attribute_not_exists(balance) OR balance <= :room',
-                ExpressionAttributeValues: {
-                  ':amount': deposit.amountMinor,
-                  ':room': MAX_BALANCE_MINOR - deposit.amountMinor,
-                  ':now': deposit.createdAt,
-                },
-              },
-            },
-            {
-              Put: {
-                TableName: tableName,
-                Item: { pk: depositKey(deposit.depositId), kind: 'deposit', ...deposit },
-                ConditionExpression: 'attribute_not_exists(pk)',
-                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-              },
-            },
-          ],
-        }),
+        new GetCommand({ TableName: tableName, Key: { pk: walletKey(address) }, ConsistentRead: true }),
       ),
     );
-    return { kind: 'recorded' };
-  } catch (error) {
-    const reasons = cancellationReasons(error);
-    const recorded = reasons?.[1];
-    if (recorded?.Code === 'ConditionalCheckFailed' && recorded.Item) {
-      const { depositId, address, amountMinor, currency, createdAt } = unmarshall(recorded.Item);
-      return { kind: 'already-recorded', deposit: { depositId, address, amountMinor, currency, createdAt } };
-    }
-    if (reasons?.[0]?.Code === 'ConditionalCheckFailed') return { kind: 'balance-limit' };
-    throw error;
+    return Item
+      ? {
+          // Exact at any size: the DocumentClient reads an integer beyond 2^53 as a bigint.
+          balanceMinor: BigInt(Item.balance as number | bigint),
+          updatedAt: Item.updatedAt as string | undefined,
+        }
+      : undefined;
   }
+
+  /**
+   * Opens an empty wallet at `address` unless one is open already (then nothing changes): from
+   * then on the address can receive money. One conditional write, once per address.
+   */
+  async function openWallet(address: string, openedAt: string): Promise<void> {
+    try {
+      await withRetries(() =>
+        client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: { pk: walletKey(address), kind: 'wallet', balance: 0, seq: 0, openedAt },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          }),
+        ),
+      );
+    } catch (error) {
+      // Opened meanwhile (a deposit, or another request of the owner): open is all we wanted.
+      if ((error as Error | undefined)?.name !== 'ConditionalCheckFailedException') throw error;
+    }
+  }
+
+  /**
+   * Moves money as ONE TransactWriteItems after one strongly consistent BatchGetItem of the two
+   * wallets (and the key's record): the read gives each side's running balance and next seq, the
+   * transaction writes both accounts on condition that they are unchanged since, the transfer
+   * record, the two entries and, with an Idempotency-Key, the key's claim, which is what makes a
+   * repeated request move money once, even when both arrive together. Six items, a few kB: far
+   * inside the 100-item and 4 MB limits of a transaction.
+   *
+   * The ClientRequestToken makes a retry of a commit whose response was lost a no-op; our bounded
+   * retries resend the very same input. Another movement that changed an account in between
+   * cancels the transaction: then the accounts are read again and a new transaction is built.
+   */
+  async function commitTransfer(transfer: TransferRecord, claim?: IdempotencyClaim): Promise<CommitOutcome> {
+    const from = walletAccount(transfer.fromAddress);
+    const to = walletAccount(transfer.toAddress);
+    const amount = BigInt(transfer.amountMinor);
+    const started = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      const keys = [walletKey(transfer.fromAddress), walletKey(transfer.toAddress)];
+      if (claim) keys.push(idempotencyKey(claim.sub, claim.key));
+      const read = await readMany(keys);
+      const claimed = claim && read.get(idempotencyKey(claim.sub, claim.key));
+      if (claimed && (claimed.expiresAt as number) >= Math.floor(Date.parse(transfer.createdAt) / 1000)) {
+        const original = claimed.transfer as TransferRecord;
+        return original.transferId === transfer.transferId
+          ? { kind: 'committed' }
+          : { kind: 'key-used', transfer: original };
+      }
+      const sender = stateOf(read.get(walletKey(transfer.fromAddress)));
+      const recipient = stateOf(read.get(walletKey(transfer.toAddress)));
+      // The sender's balance first: a caller who cannot pay learns nothing about the recipient.
+      if (!sender.exists || sender.balance < amount) {
+        return { kind: 'insufficient-funds', senderHasWallet: sender.exists };
+      }
+      if (!recipient.exists) return { kind: 'unknown-recipient' };
+      if (recipient.balance + amount > BigInt(MAX_BALANCE_MINOR)) return { kind: 'recipient-limit' };
+
+      // A transaction may take up to 6.5 s (worstCaseCallMs): started later than this, it could
+      // outlast the function's 10 s timeout. Nothing is written yet, so a 503 is safe to retry.
+      if (Date.now() - started > VERSION_DEADLINE_MS) throw busy('The wallets are busy; retry the request');
+      const now = transfer.createdAt;
+      const record = {
+        pk: transferKey(transfer.transferId),
+        kind: 'transfer',
+        transferKind: 'transfer',
+        ...transfer,
+        fromSeq: sender.seq + 1,
+        toSeq: recipient.seq + 1,
+      };
+      const input = {
+        // A fresh token per version: DynamoDB refuses a token reused with other parameters.
+        ClientRequestToken: attempt === 1 ? transfer.transferId : randomUUID(),
+        TransactItems: [
+          accountUpdate(from, sender, -amount, now),
+          accountUpdate(to, recipient, amount, now),
+          {
+            Put: {
+              TableName: tableName,
+              Item: record,
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          ...entryPuts(
+            { ...transfer, transferKind: 'transfer' },
+            { account: from, state: sender },
+            { account: to, state: recipient },
+          ),
+          ...(claim
+            ? [
+                {
+                  Put: {
+                    TableName: tableName,
+                    Item: {
+                      pk: idempotencyKey(claim.sub, claim.key),
+                      kind: 'idempotency',
+                      transfer,
+                      expiresAt: claim.expiresAt,
+                    },
+                    // An expired record may linger until TTL deletes it: the key is free all the same.
+                    ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :nowEpoch',
+                    ExpressionAttributeValues: { ':nowEpoch': Math.floor(Date.parse(now) / 1000) },
+                    ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+                  },
+                },
+              ]
+            : []),
+        ],
+      };
+      try {
+        await withRetries(() => client.send(new TransactWriteCommand(input)));
+        return { kind: 'committed' };
+      } catch (error) {
+        const reasons = cancellationReasons(error);
+        if (!reasons) throw error;
+        const keyReason = reasons[5];
+        if (claim && keyReason?.Code === 'ConditionalCheckFailed' && keyReason.Item) {
+          // Cancellation reasons come as DynamoDB sees them: the DocumentClient does not translate errors.
+          const original = unmarshall(keyReason.Item).transfer as TransferRecord;
+          if (original.transferId !== transfer.transferId) return { kind: 'key-used', transfer: original };
+          return { kind: 'committed' };
+        }
+        // Our own transfer id exists only if an earlier attempt of this very call committed.
+        if (reasons[2]?.Code === 'ConditionalCheckFailed') return { kind: 'committed' };
+        const moved =
+          reasons[0]?.Code === 'ConditionalCheckFailed' || reasons[1]?.Code === 'ConditionalCheckFailed';
+        if (!moved) throw error;
+        if (attempt >= VERSION_ATTEMPTS || Date.now() - started > VERSION_DEADLINE_MS) {
+          throw busy('The wallets are busy; retry the request', error);
+        }
+        await pause(attempt);
+      }
+    }
+  }
+
+  /**
+   * Credits a wallet from outside the system (funding, which opens the wallet if need be), in
+   * double entry: the issuance account is debited by the same amount, so that every balance,
+   * issuance included, sums to zero. Once per deposit id: the deposit's claim is written on
+   * condition that the id is new, so re-running a funding that did commit changes nothing and
+   * returns the deposit recorded first. One read of the three items, then one transaction.
+   */
+  async function recordDeposit(deposit: DepositRecord): Promise<DepositOutcome> {
+    if (!Number.isSafeInteger(deposit.amountMinor) || deposit.amountMinor > MAX_BALANCE_MINOR) {
+      return { kind: 'balance-limit' };
+    }
+    const wallet = walletAccount(deposit.address);
+    const amount = BigInt(deposit.amountMinor);
+    const transferId = randomUUID();
+    const started = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      const read = await readMany([
+        walletKey(deposit.address),
+        accountKey(ISSUANCE_ACCOUNT),
+        depositKey(deposit.depositId),
+      ]);
+      const earlier = read.get(depositKey(deposit.depositId));
+      if (earlier) return recordedBefore(earlier, transferId);
+      const credited = stateOf(read.get(walletKey(deposit.address)));
+      const issuance = stateOf(read.get(accountKey(ISSUANCE_ACCOUNT)));
+      if (credited.balance + amount > BigInt(MAX_BALANCE_MINOR)) return { kind: 'balance-limit' };
+      if (Date.now() - started > VERSION_DEADLINE_MS) throw busy('The accounts are busy; retry the deposit');
+      const now = deposit.createdAt;
+      const movement = { transferId, transferKind: 'deposit' as const, ...deposit };
+      try {
+        await withRetries(() =>
+          client.send(
+            new TransactWriteCommand({
+              TransactItems: [
+                accountUpdate(wallet, credited, amount, now),
+                accountUpdate(ISSUANCE_ACCOUNT, issuance, -amount, now),
+                {
+                  Put: {
+                    TableName: tableName,
+                    Item: { pk: depositKey(deposit.depositId), kind: 'deposit', ...deposit, transferId },
+                    ConditionExpression: 'attribute_not_exists(pk)',
+                    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+                  },
+                },
+                {
+                  Put: {
+                    TableName: tableName,
+                    Item: {
+                      pk: transferKey(transferId),
+                      kind: 'transfer',
+                      transferKind: 'deposit',
+                      transferId,
+                      depositId: deposit.depositId,
+                      toAddress: deposit.address,
+                      amountMinor: deposit.amountMinor,
+                      currency: deposit.currency,
+                      createdAt: deposit.createdAt,
+                      fromSeq: issuance.seq + 1,
+                      toSeq: credited.seq + 1,
+                    },
+                    ConditionExpression: 'attribute_not_exists(pk)',
+                  },
+                },
+                ...entryPuts(
+                  movement,
+                  { account: ISSUANCE_ACCOUNT, state: issuance },
+                  { account: wallet, state: credited },
+                ),
+              ],
+            }),
+          ),
+        );
+        return { kind: 'recorded' };
+      } catch (error) {
+        const reasons = cancellationReasons(error);
+        if (!reasons) throw error;
+        const claimReason = reasons[2];
+        if (claimReason?.Code === 'ConditionalCheckFailed' && claimReason.Item) {
+          return recordedBefore(unmarshall(claimReason.Item), transferId);
+        }
+        if (reasons[3]?.Code === 'ConditionalCheckFailed') return { kind: 'recorded' };
+        const moved =
+          reasons[0]?.Code === 'ConditionalCheckFailed' || reasons[1]?.Code === 'ConditionalCheckFailed';
+        if (!moved) throw error;
+        if (attempt >= VERSION_ATTEMPTS || Date.now() - started > VERSION_DEADLINE_MS) {
+          throw busy('The accounts are busy; retry the deposit', error);
+        }
+        await pause(attempt);
+      }
+    }
+  }
+
+  /** The answer to a deposit id found recorded: our own earlier attempt, or another deposit. */
+  function recordedBefore(item: Record<string, unknown>, transferId: string): DepositOutcome {
+    if (item.transferId === transferId) return { kind: 'recorded' };
+    const { depositId, address, amountMinor, currency, createdAt } = item as unknown as DepositRecord;
+    return { kind: 'already-recorded', deposit: { depositId, address, amountMinor, currency, createdAt } };
+  }
+
+  return { readWallet, openWallet, commitTransfer, recordDeposit, readMany };
 }
+export type { WalletTableAccess } from './ledger-writes.ts';

@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { randomInt, randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
@@ -50,6 +52,7 @@ async function ledger(addresses: ReadonlySet<string>) {
     transfers: items.filter(
       (i) =>
         i.kind === 'transfer' &&
+        i.transferKind !== 'deposit' &&
         (addresses.has(i.fromAddress as string) || addresses.has(i.toAddress as string)),
     ) as { transferId: string; fromAddress: string; toAddress: string; amountMinor: number }[],
     deposits: items.filter((i) => i.kind === 'deposit' && addresses.has(i.address as string)) as {
@@ -57,6 +60,46 @@ async function ledger(addresses: ReadonlySet<string>) {
       amountMinor: number;
     }[],
   };
+}
+
+/** A wallet's history over GET /api/wallet/transfers, newest first, in pages of 25. */
+async function historyOf(wallet: Wallet) {
+  const lines: { signedCents: number; balanceAfterCents: number }[] = [];
+  let cursor: string | undefined;
+  do {
+    const query = new URLSearchParams({ limit: '25', ...(cursor ? { cursor } : {}) });
+    const response = await call('GET', `/api/wallet/transfers?${query}`, { token: wallet.token });
+    expect(response.status).toBe(200);
+    const page = response.json as {
+      items: { direction: string; amount: number; balanceAfter: number }[];
+      nextCursor?: string;
+    };
+    for (const item of page.items) {
+      lines.push({
+        signedCents: item.direction === 'in' ? cents(item.amount) : -cents(item.amount),
+        balanceAfterCents: cents(item.balanceAfter),
+      });
+    }
+    cursor = page.nextCursor;
+  } while (cursor);
+  return lines;
+}
+
+/** `npm run wallet:audit` on the e2e stack's table: its exit code and output. */
+async function auditCommand(): Promise<{ code: number; stdout: string }> {
+  const stack = await readRunningStack(gateway.port, gateway.stateDir);
+  if (!stack) throw new Error('The e2e stack is not running');
+  const args = ['scripts/wallet-audit.ts', '--table', stack.env.WALLETS_TABLE_NAME as string];
+  args.push('--endpoint', stack.dynamodbEndpoint, '--region', 'us-east-1');
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, args, {
+      env: { ...process.env, ...stack.env },
+    });
+    return { code: 0, stdout };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string };
+    return { code: failed.code, stdout: failed.stdout };
+  }
 }
 
 async function inParallel<T>(
@@ -133,7 +176,18 @@ describe('bank', () => {
         transfers.filter((t) => t.fromAddress === wallet.sub).reduce((sum, t) => sum + t.amountMinor, 0);
       expect(balances[i]).toBeGreaterThanOrEqual(0);
       expect(balances[i]).toBe(expected);
+      // Its history, page by page over HTTP, explains the balance line by line.
+      const lines = await historyOf(wallet);
+      expect(lines.reduce((sum, line) => sum + line.signedCents, 0)).toBe(balances[i]);
+      expect(lines[0]?.balanceAfterCents).toBe(balances[i]);
     }
+    // And the books of the whole stack balance: npm run wallet:audit exits 0.
+    const audit = await auditCommand();
+    expect(audit.code, audit.stdout).toBe(0);
+    expect(JSON.parse(audit.stdout.split('\n')[0] as string)).toMatchObject({
+      breaks: 0,
+      grandTotalMinor: '0',
+    });
   });
 
   it('lets exactly one of 10 concurrent sends of 60 from a balance of 100 through', async () => {

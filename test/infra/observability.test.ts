@@ -110,6 +110,7 @@ describe('alarms', () => {
         `${t}-table-throttled-requests`,
         `${t}-table-transaction-conflicts`,
       ]),
+      'ledger-audit-failed',
     ].map((name) => `wallet-catalog-dev-${name}`);
     expect(
       alarms()
@@ -286,8 +287,10 @@ describe('alarms', () => {
 
   it('DynamoDB: system errors and throttled requests per table, summed over the operations its grants allow', () => {
     expect(tableOperations('wallets')).toEqual([
+      'BatchGetItem',
       'GetItem',
       'PutItem',
+      'Query',
       'TransactGetItems',
       'TransactWriteItems',
       'UpdateItem',
@@ -414,8 +417,8 @@ describe('alarm topic', () => {
 describe('logs', () => {
   it('keeps every log group of the service for the retention of the stage: functions, access and execution logs', () => {
     const groups = Object.values(service.findResources('AWS::Logs::LogGroup'));
-    // One per function (authorizer and probe included), access logs, execution logs.
-    expect(groups).toHaveLength(routeTable.length + 2 + 2);
+    // One per function (authorizer, probe and ledger audit included), access logs, execution logs.
+    expect(groups).toHaveLength(routeTable.length + 3 + 2);
     for (const group of groups) expect(group.Properties.RetentionInDays).toBe(14);
     const prod = Template.fromStack(buildServiceApp({ stage: 'prod' }).service);
     prod.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
@@ -436,8 +439,8 @@ describe('tracing', () => {
   it('traces the API stage and every function with X-Ray', () => {
     service.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: true });
     const functions = Object.values(service.findResources('AWS::Lambda::Function'));
-    // The routes', the authorizer and the synthetic probe.
-    expect(functions).toHaveLength(routeTable.length + 2);
+    // The routes', the authorizer, the synthetic probe and the ledger audit.
+    expect(functions).toHaveLength(routeTable.length + 3);
     for (const fn of functions) expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
   });
 });

@@ -5,7 +5,11 @@ import { readConfig } from '#infra/config/deployment-config.ts';
 import type { ProjectFunction } from '#infra/constructs/project-function.ts';
 import { defaultServiceSettings } from '#infra/environment.ts';
 import { BEARER_TOKEN_PATTERN } from '#shared/auth/bearer.ts';
-import { tables } from '#shared/dynamodb/tables.ts';
+import { createTableInput, tables } from '#shared/dynamodb/tables.ts';
+
+const byName = (a: { AttributeName?: string }, b: { AttributeName?: string }) =>
+  String(a.AttributeName).localeCompare(String(b.AttributeName));
+
 import { gatewayResponses, gatewayResponseTemplate } from '#shared/http/gateway-responses.ts';
 import { type OperationId, type Route, routes, type TableName } from '#shared/routes.ts';
 import cdkJson from '../../cdk.json' with { type: 'json' };
@@ -248,13 +252,30 @@ describe('data access', () => {
     expect(actionsOf(grant('getPetById'))).toEqual(['dynamodb:GetItem']);
     expect(actionsOf(grant('getBalance'))).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
     expect(JSON.stringify(grant('getBalance').Resource)).toMatch(tableReference('wallets', 'Arn'));
-    expect(actionsOf(grant('sendMoney'))).toEqual(['dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    expect(actionsOf(grant('sendMoney'))).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+    ]);
+    expect(JSON.stringify(grant('sendMoney').Resource)).not.toContain('index');
+    expect(actionsOf(grant('getTransfer'))).toEqual(['dynamodb:GetItem']);
+    // The history query reaches the table's history index by name, and no other function any index.
+    expect(actionsOf(grant('listTransfers'))).toEqual(['dynamodb:Query']);
+    expect(JSON.stringify(grant('listTransfers').Resource)).toContain('/index/history');
+    // The scheduled audit reads, and only reads.
+    const audit = statementsOf(built.service.ledgerAudit.function).find((s) =>
+      actionsOf(s).some((a) => a.startsWith('dynamodb:')),
+    );
+    expect(audit && actionsOf(audit)).toEqual(['dynamodb:BatchGetItem', 'dynamodb:Scan']);
     const everyAction = Object.values(service.findResources('AWS::IAM::Policy')).flatMap((policy) =>
       (policy.Properties.PolicyDocument.Statement as Statement[]).flatMap(actionsOf),
     );
-    for (const broad of ['dynamodb:*', 'dynamodb:Scan', 'dynamodb:Query', 'dynamodb:DeleteItem', '*']) {
+    for (const broad of ['dynamodb:*', 'dynamodb:DeleteItem', '*']) {
       expect(everyAction).not.toContain(broad);
     }
+    expect(everyAction.filter((a) => a === 'dynamodb:Scan')).toHaveLength(1);
+    expect(everyAction.filter((a) => a === 'dynamodb:Query')).toHaveLength(1);
+    expect(JSON.stringify(service.toJSON())).not.toContain('/index/*');
   });
 
   it('gives the authorizer and the public function no DynamoDB access at all', () => {
@@ -280,14 +301,22 @@ describe('tables', () => {
         Properties: {
           BillingMode: 'PAY_PER_REQUEST',
           KeySchema: [{ AttributeName: definition.partitionKey.name, KeyType: 'HASH' }],
-          AttributeDefinitions: [
+          AttributeDefinitions: expect.arrayContaining([
             { AttributeName: definition.partitionKey.name, AttributeType: definition.partitionKey.type },
-          ],
+          ]),
           PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
           SSESpecification: { SSEEnabled: true },
         },
       });
       expect(resource.Properties.TableName, 'names are generated, never hard-coded').toBeUndefined();
+      // The indexes of the definition, as DynamoDB Local gets them (createTableInput).
+      const local = createTableInput('local', definition);
+      expect(resource.Properties.GlobalSecondaryIndexes ?? []).toEqual(
+        (local.GlobalSecondaryIndexes ?? []).map((index) => expect.objectContaining(index)),
+      );
+      expect([...resource.Properties.AttributeDefinitions].sort(byName)).toEqual(
+        [...(local.AttributeDefinitions ?? [])].sort(byName),
+      );
     }
   });
 

@@ -2,8 +2,15 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createListTransfersHandler } from '#functions/list-transfers/handler.ts';
+import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { defaultRetryPolicy } from '#shared/dynamodb/retry.ts';
+import { auditTable } from '#shared/wallet/ledger-audit.ts';
+import { loadWalletSettings } from '#shared/wallet/settings.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
 import { mentions, routeThroughFaultProxy, storedItem } from '../support/faults.ts';
+import { createLedgerTable, fund } from '../support/wallet.ts';
 
 /*
  * The bank test (test/e2e/bank.test.ts) with DynamoDB misbehaving beneath the SDK: concurrent
@@ -17,11 +24,19 @@ import { mentions, routeThroughFaultProxy, storedItem } from '../support/faults.
 const upstream = new DynamoDBClient({ endpoint: process.env.DYNAMODB_ENDPOINT });
 afterAll(() => upstream.destroy());
 
-// The proxy first, then the modules that create their DynamoDB client at load.
+// The functions, built through their composition roots on a client that goes through the proxy,
+// on a table of this test alone: the audit at the end covers the whole ledger.
 const proxy = await routeThroughFaultProxy();
-const { handler: send } = await import('#functions/send-money/handler.ts');
-const { fund } = await import('../support/wallet.ts');
-const { defaultRetryPolicy } = await import('#shared/dynamodb/retry.ts');
+const { tableName, wallets: ledgerWallets } = await createLedgerTable();
+const through = {
+  client: createDocumentClient({ endpoint: proxy.endpoint }),
+  tableName,
+  settings: loadWalletSettings(),
+};
+const send = createSendMoneyHandler(through);
+const listTransfers = createListTransfersHandler(through);
+const direct = createDocumentClient({ endpoint: process.env.DYNAMODB_ENDPOINT });
+afterAll(() => direct.destroy());
 
 const WALLETS = 5;
 const INITIAL_MINOR = 100_00;
@@ -78,7 +93,27 @@ async function inParallel<T>(count: number, concurrency: number, task: (i: numbe
 }
 
 const balanceMinor = async (address: string) =>
-  ((await storedItem(process.env.WALLETS_TABLE_NAME, { pk: `WALLET#${address}` }))?.balance as number) ?? 0;
+  ((await storedItem(tableName, { pk: `WALLET#${address}` }))?.balance as number) ?? 0;
+
+/** A wallet's whole history over the list route, page by page: its signed amounts, in cents, and the newest balance after. */
+async function history(sub: string) {
+  const items: { direction: string; amount: number; balanceAfter: number }[] = [];
+  let cursor: string | undefined;
+  do {
+    const response = await invoke(listTransfers, {
+      ...apiEvent({ sub, scopes: ['read:wallet'], path: '/api/wallet/transfers' }),
+      queryStringParameters: { limit: '7', ...(cursor ? { cursor } : {}) },
+    });
+    expect(response.statusCode).toBe(200);
+    items.push(...response.json.items);
+    cursor = response.json.nextCursor;
+  } while (cursor);
+  const cents = (n: number) => Math.round(n * 100);
+  return {
+    sum: items.reduce((sum, i) => sum + (i.direction === 'in' ? cents(i.amount) : -cents(i.amount)), 0),
+    newest: cents(items[0]?.balanceAfter ?? 0),
+  };
+}
 
 /** The ledger records (transfers, deposits) naming one of `addresses`, read from DynamoDB Local itself. */
 async function ledger(addresses: ReadonlySet<string>) {
@@ -86,14 +121,16 @@ async function ledger(addresses: ReadonlySet<string>) {
   let ExclusiveStartKey: Record<string, never> | undefined;
   do {
     const page = await upstream.send(
-      new ScanCommand({ TableName: process.env.WALLETS_TABLE_NAME, ConsistentRead: true, ExclusiveStartKey }),
+      new ScanCommand({ TableName: tableName, ConsistentRead: true, ExclusiveStartKey }),
     );
     items.push(...(page.Items ?? []).map((item) => unmarshall(item)));
     ExclusiveStartKey = page.LastEvaluatedKey as typeof ExclusiveStartKey;
   } while (ExclusiveStartKey);
   const names = (...values: unknown[]) => values.some((v) => addresses.has(v as string));
   return {
-    transfers: items.filter((i) => i.kind === 'transfer' && names(i.fromAddress, i.toAddress)) as {
+    transfers: items.filter(
+      (i) => i.kind === 'transfer' && i.transferKind !== 'deposit' && names(i.fromAddress, i.toAddress),
+    ) as {
       transferId: string;
       fromAddress: string;
       toAddress: string;
@@ -112,7 +149,7 @@ const sometimes = (p: number) => () => Math.random() < p;
 describe('bank under DynamoDB faults', () => {
   it('conserves money, never overdraws, answers no 5xx but 503, and moves money once per key', async () => {
     const wallets = Array.from({ length: WALLETS }, () => uniqueSub('bank'));
-    await Promise.all(wallets.map((address) => fund(address, INITIAL_MINOR)));
+    await Promise.all(wallets.map((address) => fund(address, INITIAL_MINOR, ledgerWallets)));
     const ours = (request: { body: string }) => wallets.some((address) => request.body.includes(address));
 
     // One transfer of this run whose every answer is lost: its client sees 503 and must retry.
@@ -198,6 +235,16 @@ describe('bank under DynamoDB faults', () => {
         transfers.filter((t) => t.fromAddress === address).reduce((sum, t) => sum + t.amountMinor, 0);
       expect(balances[i]).toBeGreaterThanOrEqual(0);
       expect(balances[i]).toBe(expected);
+    }
+
+    // The books balance (every invariant of the double entry), and each wallet's history, read
+    // page by page, sums to its balance.
+    const audit = await auditTable(direct, tableName, 3);
+    expect(audit.breaks).toEqual([]);
+    expect(audit.grandTotalMinor).toBe(0n);
+    expect(audit.issuanceBalanceMinor).toBe(BigInt(-WALLETS * INITIAL_MINOR));
+    for (const [i, address] of wallets.entries()) {
+      expect(await history(address)).toEqual({ sum: balances[i], newest: balances[i] });
     }
   });
 });

@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   DeleteCommand,
   DynamoDBDocumentClient,
   GetCommand,
@@ -28,6 +29,7 @@ import { fund, open } from '../support/wallet.ts';
 const real = new DynamoDBClient({ endpoint: process.env.DYNAMODB_ENDPOINT });
 const spy = mockClient(DynamoDBDocumentClient);
 const commands = [
+  BatchGetCommand,
   GetCommand,
   PutCommand,
   UpdateCommand,
@@ -52,6 +54,8 @@ const ACTION_OF: Readonly<Record<string, string>> = {
   PutCommand: 'dynamodb:PutItem',
   UpdateCommand: 'dynamodb:UpdateItem',
   DeleteCommand: 'dynamodb:DeleteItem',
+  BatchGetCommand: 'dynamodb:BatchGetItem',
+  QueryCommand: 'dynamodb:Query',
   Get: 'dynamodb:GetItem',
   Put: 'dynamodb:PutItem',
   Update: 'dynamodb:UpdateItem',
@@ -133,7 +137,7 @@ describe("DynamoDB round trips per request, each exactly covered by its route's 
     expect(sent).toEqual(['GetCommand']);
   });
 
-  it('send: one transaction', async () => {
+  it('send: one consistent read of both wallets, then one transaction (double entry needs the running balances)', async () => {
     const [alice, bob] = [uniqueSub('alice'), uniqueSub()];
     await Promise.all([fund(alice, 100), open(bob)]);
     const sent = await roundTripsOf('sendMoney', () =>
@@ -147,6 +151,6 @@ describe("DynamoDB round trips per request, each exactly covered by its route's 
         }),
       ),
     );
-    expect(sent).toEqual(['TransactWriteCommand']);
+    expect(sent).toEqual(['BatchGetCommand', 'TransactWriteCommand']);
   });
 });

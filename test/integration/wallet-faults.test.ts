@@ -1,13 +1,22 @@
 import { describe, expect, it } from 'vitest';
+import { createGetBalanceHandler } from '#functions/get-balance/handler.ts';
+import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { loadWalletSettings } from '#shared/wallet/settings.ts';
 import type { Fault } from '../support/dynamodb-fault-proxy.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
 import { mentions, routeThroughFaultProxy, storedItem } from '../support/faults.ts';
+import { fund } from '../support/wallet.ts';
 
-// The proxy first, then the modules that create their DynamoDB client at load.
+// The functions, built through their composition roots on a client that goes through the proxy.
 const proxy = await routeThroughFaultProxy();
-const { handler: send } = await import('#functions/send-money/handler.ts');
-const { handler: balance } = await import('#functions/get-balance/handler.ts');
-const { fund } = await import('../support/wallet.ts');
+const through = {
+  client: createDocumentClient({ endpoint: proxy.endpoint }),
+  tableName: process.env.WALLETS_TABLE_NAME as string,
+  settings: loadWalletSettings(),
+};
+const send = createSendMoneyHandler(through);
+const balance = createGetBalanceHandler(through);
 
 const sendAs = (sub: string, body: unknown, headers: Record<string, string> = {}) =>
   invoke(
@@ -74,6 +83,20 @@ describe('send money under faults beneath the SDK', () => {
       expect(await balanceMinor(bob)).toBe(1);
     },
   );
+
+  it('answers 503 without starting the transaction when the read before it took the time a transaction may need', async () => {
+    const [alice, bob] = await twoWallets();
+    // The read of both wallets stalls twice (two request timeouts) and then answers; a transaction
+    // started after that could stall three times more, past the function's 10 s timeout.
+    proxy.inject({ kind: 'stall' }, { operation: 'BatchGetItem', when: mentions(alice), times: 2 });
+    proxy.inject({ kind: 'stall' }, { operation: 'TransactWriteItems', when: mentions(alice) });
+    const response = await sendAs(alice, { toAddress: bob, amount: 1 });
+    expect(response.statusCode).toBe(503);
+    expect(response.headers?.['retry-after']).toMatch(/^\d+$/);
+    expect(proxy.requests('BatchGetItem', mentions(alice))).toHaveLength(3);
+    expect(transactions(alice)).toHaveLength(0);
+    expect(await balanceMinor(alice)).toBe(1_000);
+  });
 
   it('answers 503, not 500, for a balance read while connections to DynamoDB are reset', async () => {
     const [alice] = await twoWallets();

@@ -4,9 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { handler as getBalance } from '#functions/get-balance/handler.ts';
 import { handler as send } from '#functions/send-money/handler.ts';
 import { MAX_BALANCE_MINOR } from '#shared/wallet/money.ts';
-import { readWallet, recordDeposit } from '#shared/wallet/wallet-repository.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
-import { fund, open } from '../support/wallet.ts';
+import { fund, open, walletLedger } from '../support/wallet.ts';
+
+const { readWallet, recordDeposit } = walletLedger();
 
 const documentClient = DynamoDBDocumentClient.from(
   new DynamoDBClient({ endpoint: process.env.DYNAMODB_ENDPOINT }),

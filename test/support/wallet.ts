@@ -1,9 +1,27 @@
 import { randomUUID } from 'node:crypto';
-import { openWallet, recordDeposit } from '#shared/wallet/wallet-repository.ts';
+import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
+import { inject } from 'vitest';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { createTableInput, tables } from '#shared/dynamodb/tables.ts';
+import { createWalletRepository, type WalletRepository } from '#shared/wallet/wallet-repository.ts';
+
+/**
+ * The wallet ledger of the test run's table, straight on DynamoDB Local (never through a fault
+ * proxy): built when first asked for, so no test depends on when this module was imported.
+ */
+let direct: WalletRepository | undefined;
+export function walletLedger(): WalletRepository {
+  direct ??= createWalletRepository({
+    // The run's own settings, whatever a fault test did to this file's environment since.
+    client: createDocumentClient({ endpoint: inject('env').DYNAMODB_ENDPOINT }),
+    tableName: inject('env').WALLETS_TABLE_NAME as string,
+  });
+  return direct;
+}
 
 /** Funds a wallet through the same repository code as `npm run wallet:fund` (which opens it). */
-export async function fund(address: string, amountMinor: number): Promise<void> {
-  const outcome = await recordDeposit({
+export async function fund(address: string, amountMinor: number, wallets = walletLedger()): Promise<void> {
+  const outcome = await wallets.recordDeposit({
     depositId: randomUUID(),
     address,
     amountMinor,
@@ -14,4 +32,16 @@ export async function fund(address: string, amountMinor: number): Promise<void> 
 }
 
 /** Opens an empty wallet, as its owner's first call does, so that it can receive money. */
-export const open = (address: string): Promise<void> => openWallet(address, new Date().toISOString());
+export const open = (address: string, wallets = walletLedger()): Promise<void> =>
+  wallets.openWallet(address, new Date().toISOString());
+
+/**
+ * A wallets table of its own on DynamoDB Local, laid out by `tables.ts` like the run's: for tests
+ * that audit a whole ledger (others' test data, some written raw on purpose, stays out of it).
+ */
+export async function createLedgerTable(): Promise<{ tableName: string; wallets: WalletRepository }> {
+  const tableName = `ledger-${randomUUID()}`;
+  const client = createDocumentClient({ endpoint: inject('env').DYNAMODB_ENDPOINT });
+  await client.send(new CreateTableCommand(createTableInput(tableName, tables.wallets)));
+  return { tableName, wallets: createWalletRepository({ client, tableName }) };
+}

@@ -2,11 +2,11 @@ import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { parseIdempotencyKey } from '#functions/send-money/http-adapter.ts';
 import { defaultServiceSettings } from '#infra/environment.ts';
 import { openApiJson } from '#shared/openapi.generated.js';
 import { validatePet } from '#shared/schemas/validators.generated.js';
 import { formatMinor, parseAmount } from '#shared/wallet/money.ts';
-import { parseIdempotencyKey } from '#shared/wallet/wallet.ts';
 
 type Json = Record<string, unknown>;
 const document = JSON.parse(openApiJson) as Json;

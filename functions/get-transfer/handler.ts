@@ -1,0 +1,50 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { requireEnv } from '#shared/config.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { tables } from '#shared/dynamodb/tables.ts';
+import { NotFoundError } from '#shared/errors.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { createHistoryRepository } from '#shared/wallet/history-repository.ts';
+import { moneyJson } from '#shared/wallet/money.ts';
+import { loadWalletSettings, type WalletSettings } from '#shared/wallet/settings.ts';
+import { makeGetTransfer } from '#shared/wallet/transfer-history.ts';
+
+export interface GetTransferFunctionDependencies {
+  readonly client: DynamoDBDocumentClient;
+  readonly tableName: string;
+  readonly settings: WalletSettings;
+}
+
+/** Transfer ids are UUIDs: anything else names no transfer, and costs no read. */
+const TRANSFER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The composition root of `GET /api/wallet/transfers/{transferId}`, and its edge. */
+export function createGetTransferHandler({ client, tableName, settings }: GetTransferFunctionDependencies) {
+  const getTransfer = makeGetTransfer({ history: createHistoryRepository({ client, tableName }) });
+  return httpHandler({
+    operationId: 'getTransfer',
+    run: async ({ principal, pathParameters }) => {
+      const transferId = pathParameters.transferId ?? '';
+      if (!TRANSFER_ID.test(transferId)) throw new NotFoundError('No transfer of yours has this id');
+      const movement = await getTransfer({ sub: principal.sub, transferId });
+      const body = {
+        transferId: movement.transferId,
+        kind: movement.transferKind,
+        ...(movement.fromAddress === undefined ? {} : { fromAddress: movement.fromAddress }),
+        toAddress: movement.toAddress,
+        amount: moneyJson(movement.amountMinor, settings.currency),
+        currency: movement.currency,
+        status: 'completed' as const,
+        createdAt: movement.createdAt,
+      };
+      return { statusCode: 200, body };
+    },
+  });
+}
+
+/** `GET /api/wallet/transfers/{transferId}`: one movement, for its two parties only. */
+export const handler = createGetTransferHandler({
+  client: createDocumentClient(),
+  tableName: requireEnv(tables.wallets.envVar),
+  settings: loadWalletSettings(),
+});

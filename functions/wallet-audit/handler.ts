@@ -1,0 +1,11 @@
+import { requireEnv, requireIntegerEnv } from '#shared/config.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { tables } from '#shared/dynamodb/tables.ts';
+import { createAuditHandler } from './audit-function.ts';
+
+/** The composition root of the scheduled ledger audit: its settings read once, at cold start. */
+export const handler = createAuditHandler({
+  client: createDocumentClient(),
+  tableName: requireEnv(tables.wallets.envVar),
+  segments: requireIntegerEnv('AUDIT_SEGMENTS'),
+});

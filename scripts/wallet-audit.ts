@@ -1,0 +1,95 @@
+/**
+ * `npm run wallet:audit [-- --segments <n>]`: proves the wallet books balance. Checks every
+ * invariant of the double-entry ledger (shared/wallet/ledger-audit.ts): each balance equals the
+ * sum of its entries and its last running balance, each transfer has exactly its two matching
+ * entries, the grand total is zero, no balance is negative except the issuance account's. Prints
+ * a one-line JSON summary, then one line per break; read-only.
+ *
+ * Exit codes: 0 the books balance; 1 at least one break (each named); 2 invalid arguments or the
+ * table could not be read.
+ *
+ * By default it audits the local stack that `npm start` runs on PORT (default 3000). With
+ * `--table <name> [--region <r>] [--endpoint <url>]` it audits a deployed table (or another
+ * DynamoDB Local table) with the default AWS credentials.
+ */
+import { parseArgs } from 'node:util';
+import { defaultPort } from '#infra/local/issuer.ts';
+import { readRunningStack } from '#infra/local/stack-record.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { tables } from '#shared/dynamodb/tables.ts';
+import { auditTable } from '#shared/wallet/ledger-audit.ts';
+
+const USAGE = `Usage: npm run wallet:audit -- [--segments <1-64>] [--table <table> [--region <region>] [--endpoint <url>]]`;
+
+function fail(message: string): never {
+  process.stderr.write(`${message}\n${USAGE}\n`);
+  process.exit(2);
+}
+
+async function main(): Promise<void> {
+  let values: Record<string, string | undefined>;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        table: { type: 'string' },
+        region: { type: 'string' },
+        endpoint: { type: 'string' },
+        segments: { type: 'string' },
+      },
+      strict: true,
+    }));
+  } catch (error) {
+    fail((error as Error).message);
+  }
+  const segments = Number(values.segments ?? '4');
+  if (!Number.isInteger(segments) || segments < 1 || segments > 64) fail('--segments must be 1 to 64');
+
+  let tableName: string;
+  let endpoint: string | undefined;
+  if (values.table) {
+    const region = values.region ?? process.env.AWS_REGION;
+    if (!region) fail('--region (or AWS_REGION) is required with --table');
+    process.env.AWS_REGION = region;
+    tableName = values.table;
+    endpoint = values.endpoint;
+  } else {
+    const stack = await readRunningStack(defaultPort());
+    if (!stack) {
+      fail(`No local stack runs on port ${defaultPort()}: start one with \`npm start\`, or pass --table`);
+    }
+    Object.assign(process.env, stack.env);
+    tableName = stack.env[tables.wallets.envVar] as string;
+    endpoint = stack.dynamodbEndpoint;
+  }
+
+  const client = createDocumentClient({ endpoint });
+  const started = performance.now();
+  let report: Awaited<ReturnType<typeof auditTable>>;
+  try {
+    report = await auditTable(client, tableName, segments);
+  } catch (error) {
+    process.stderr.write(
+      `wallet:audit could not read ${tableName}: ${(error as Error).name}: ${(error as Error).message}\n`,
+    );
+    process.exit(2);
+  }
+  const { breaks, ...summary } = report;
+  process.stdout.write(
+    `${JSON.stringify({
+      table: tableName,
+      segments,
+      ...summary,
+      grandTotalMinor: String(summary.grandTotalMinor),
+      issuanceBalanceMinor: String(summary.issuanceBalanceMinor),
+      breaks: breaks.length,
+      elapsedMs: Math.round(performance.now() - started),
+      verdict: breaks.length === 0 ? 'the books balance' : 'BROKEN',
+    })}\n`,
+  );
+  for (const item of breaks)
+    process.stdout.write(`BREAK ${item.invariant} ${item.subject}: ${item.detail}\n`);
+  client.destroy();
+  process.exit(breaks.length === 0 ? 0 : 1);
+}
+
+await main();

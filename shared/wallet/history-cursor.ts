@@ -1,0 +1,60 @@
+import { createHash } from 'node:crypto';
+import { InvalidParameterError } from '../errors.ts';
+
+/** A cursor that is not one this service gave to this caller: a 400, through InvalidParameterError's mapping. */
+export class InvalidCursorError extends InvalidParameterError {
+  constructor() {
+    super('cursor is not a cursor of your transfers: start again without one');
+  }
+}
+
+/** Where a page of history starts: the last entry the previous page showed. */
+export interface HistoryPosition {
+  readonly seq: number;
+  readonly transferId: string;
+}
+
+/** The longest cursor accepted: what this service writes is under 100 characters. */
+export const MAX_CURSOR_LENGTH = 200;
+
+/**
+ * Binds a cursor to its owner without a secret: a short hash of the address. It does not hide
+ * anything (the cursor only ever reads its owner's own history); it tells a cursor of another
+ * caller from a cursor of one's own, which is refused rather than silently read from.
+ */
+const ownerTag = (address: string): string =>
+  createHash('sha256').update(address).digest('base64url').slice(0, 16);
+
+/** The opaque cursor of a position in `address`'s history. */
+export function encodeCursor(address: string, position: HistoryPosition): string {
+  return Buffer.from(JSON.stringify([position.seq, position.transferId, ownerTag(address)])).toString(
+    'base64url',
+  );
+}
+
+/**
+ * The position a cursor names, if it is a well-formed cursor of `address`; otherwise an
+ * {@link InvalidCursorError}. Whether that position really holds that transfer is checked by the
+ * page's own query (see `makeListTransfers`): an edited cursor fails there.
+ */
+export function decodeCursor(address: string, cursor: string): HistoryPosition {
+  if (cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw new InvalidCursorError();
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw new InvalidCursorError();
+  }
+  if (!Array.isArray(decoded) || decoded.length !== 3) throw new InvalidCursorError();
+  const [seq, transferId, tag] = decoded as unknown[];
+  if (
+    !Number.isSafeInteger(seq) ||
+    (seq as number) < 2 ||
+    typeof transferId !== 'string' ||
+    transferId.length > 64 ||
+    tag !== ownerTag(address)
+  ) {
+    throw new InvalidCursorError();
+  }
+  return { seq: seq as number, transferId };
+}

@@ -1,0 +1,108 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
+import { createAuditHandler, LedgerBreakError } from '#functions/wallet-audit/audit-function.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { auditTable } from '#shared/wallet/ledger-audit.ts';
+import { entryKey, walletAccount } from '#shared/wallet/ledger-keys.ts';
+import { loadWalletSettings } from '#shared/wallet/settings.ts';
+import type { WalletRepository } from '#shared/wallet/wallet-repository.ts';
+import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
+import { createLedgerTable, fund } from '../support/wallet.ts';
+
+const client = createDocumentClient({ endpoint: process.env.DYNAMODB_ENDPOINT });
+let tableName: string;
+let wallets: WalletRepository;
+const [alice, bob, carol] = [uniqueSub('alice'), uniqueSub('bob'), uniqueSub('carol')];
+
+/** `npm run wallet:audit` on this file's table: its exit code and output. */
+async function auditCommand(): Promise<{ code: number; stdout: string }> {
+  const args = [
+    'scripts/wallet-audit.ts',
+    '--table',
+    tableName,
+    '--endpoint',
+    process.env.DYNAMODB_ENDPOINT as string,
+  ];
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      ...args,
+      '--region',
+      'us-east-1',
+      '--segments',
+      '3',
+    ]);
+    return { code: 0, stdout };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string };
+    return { code: failed.code, stdout: failed.stdout };
+  }
+}
+
+beforeAll(async () => {
+  ({ tableName, wallets } = await createLedgerTable());
+  await Promise.all([fund(alice, 10_000, wallets), fund(bob, 5_000, wallets), fund(carol, 1, wallets)]);
+  const send = createSendMoneyHandler({ client, tableName, settings: loadWalletSettings() });
+  const transfers: [string, string, string][] = [
+    [alice, bob, '12.34'],
+    [bob, carol, '0.01'],
+    [carol, alice, '0.02'],
+    [alice, carol, '1.00'],
+  ];
+  for (const [from, to, amount] of transfers) {
+    const response = await invoke(
+      send,
+      apiEvent({
+        sub: from,
+        scopes: ['write:wallet'],
+        method: 'POST',
+        path: '/api/wallet/send',
+        rawBody: `{"toAddress":"${to}","amount":${amount}}`,
+      }),
+    );
+    expect(response.statusCode).toBe(200);
+  }
+});
+
+describe('the ledger audit', () => {
+  it('finds the books balanced: every invariant holds, the grand total is 0, issuance is minus all issued', async () => {
+    const report = await auditTable(client, tableName, 3);
+    expect(report.breaks).toEqual([]);
+    expect(report).toMatchObject({ accounts: 4, transfers: 7, entries: 14, grandTotalMinor: 0n });
+    expect(report.issuanceBalanceMinor).toBe(-15_001n);
+    expect(await createAuditHandler({ client, tableName, segments: 2 })()).toEqual({ breaks: 0 });
+    const command = await auditCommand();
+    expect(command.code).toBe(0);
+    expect(JSON.parse(command.stdout.split('\n')[0] as string)).toMatchObject({
+      verdict: 'the books balance',
+      breaks: 0,
+    });
+  });
+
+  it('fails, naming the entry, once one entry is corrupted', async () => {
+    // Bob's third entry (deposit, 12.34 in, then this 0.01 to carol) claims to have moved 0.02.
+    const corrupted = entryKey(walletAccount(bob), 3);
+    await client.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: { pk: corrupted },
+        UpdateExpression: 'SET amountMinor = :wrong',
+        ConditionExpression: 'amountMinor = :right',
+        ExpressionAttributeValues: { ':wrong': 2, ':right': 1 },
+      }),
+    );
+    const report = await auditTable(client, tableName, 2);
+    const named = report.breaks.filter((b) => b.subject === corrupted).map((b) => b.invariant);
+    expect(named).toEqual(expect.arrayContaining(['running-balance', 'entry-unpaired', 'transfer-mismatch']));
+    expect(report.breaks.map((b) => b.invariant)).toContain('balance-vs-entries');
+
+    // The scheduled function fails, which is what its alarm watches.
+    await expect(createAuditHandler({ client, tableName, segments: 2 })()).rejects.toThrow(LedgerBreakError);
+    const command = await auditCommand();
+    expect(command.code).toBe(1);
+    expect(command.stdout).toContain(`BREAK running-balance ${corrupted}`);
+    expect(JSON.parse(command.stdout.split('\n')[0] as string).verdict).toBe('BROKEN');
+  });
+});

@@ -1,0 +1,225 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { handler as getBalance } from '#functions/get-balance/handler.ts';
+import { handler as getTransfer } from '#functions/get-transfer/handler.ts';
+import { handler as listTransfers } from '#functions/list-transfers/handler.ts';
+import { handler as send } from '#functions/send-money/handler.ts';
+import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
+import { fund, open } from '../support/wallet.ts';
+
+interface Item {
+  transferId: string;
+  direction: 'in' | 'out';
+  kind: 'transfer' | 'deposit';
+  counterparty?: string;
+  amount: number;
+  currency: string;
+  createdAt: string;
+  balanceAfter: number;
+}
+
+const sendAs = (sub: string, toAddress: string, amount: string) =>
+  invoke(
+    send,
+    apiEvent({
+      sub,
+      scopes: ['write:wallet'],
+      method: 'POST',
+      path: '/api/wallet/send',
+      rawBody: `{"toAddress":${JSON.stringify(toAddress)},"amount":${amount}}`,
+    }),
+  );
+
+const page = (sub: string, query: Record<string, string> = {}) =>
+  invoke(listTransfers, {
+    ...apiEvent({ sub, scopes: ['read:wallet'], path: '/api/wallet/transfers' }),
+    queryStringParameters: query,
+  });
+
+const lookUp = (sub: string, transferId: string) =>
+  invoke(
+    getTransfer,
+    apiEvent({
+      sub,
+      scopes: ['read:wallet'],
+      path: `/api/wallet/transfers/${transferId}`,
+      resource: '/api/wallet/transfers/{transferId}',
+      pathParameters: { transferId },
+    }),
+  );
+
+/** Every item of a wallet's history, page by page. */
+async function wholeHistory(sub: string, limit: number, between?: () => Promise<unknown>): Promise<Item[]> {
+  const items: Item[] = [];
+  let cursor: string | undefined;
+  do {
+    const response = await page(sub, { limit: String(limit), ...(cursor ? { cursor } : {}) });
+    expect(response.statusCode).toBe(200);
+    expect(response.json.items.length).toBeLessThanOrEqual(limit);
+    items.push(...response.json.items);
+    cursor = response.json.nextCursor;
+    await between?.();
+  } while (cursor);
+  return items;
+}
+
+/** Each line's balance is the next older line's balance plus or minus its own amount (in cents). */
+function expectUnbrokenChain(items: readonly Item[]) {
+  const cents = (n: number) => Math.round(n * 100);
+  for (let i = 0; i < items.length - 1; i++) {
+    const [newer, older] = [items[i] as Item, items[i + 1] as Item];
+    const signed = newer.direction === 'in' ? cents(newer.amount) : -cents(newer.amount);
+    expect(cents(newer.balanceAfter), JSON.stringify({ newer, older })).toBe(
+      cents(older.balanceAfter) + signed,
+    );
+  }
+  const first = items.at(-1) as Item;
+  expect(cents(first.balanceAfter)).toBe(
+    first.direction === 'in' ? cents(first.amount) : -cents(first.amount),
+  );
+}
+
+describe('GET /api/wallet/transfers', () => {
+  it("lists the caller's movements newest first, each with the balance after it, summing to the balance", async () => {
+    const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
+    await fund(alice, 10_000);
+    await open(bob);
+    expect((await sendAs(alice, bob, '12.34')).statusCode).toBe(200);
+    expect((await sendAs(alice, bob, '0.66')).statusCode).toBe(200);
+    expect((await sendAs(bob, alice, '1.00')).statusCode).toBe(200);
+
+    const response = await page(alice);
+    expect(response.statusCode).toBe(200);
+    expect(response.json.nextCursor).toBeUndefined();
+    const items = response.json.items as Item[];
+    expect(items.map((i) => [i.kind, i.direction, i.counterparty, i.amount, i.balanceAfter])).toEqual([
+      ['transfer', 'in', bob, 1, 88],
+      ['transfer', 'out', bob, 0.66, 87],
+      ['transfer', 'out', bob, 12.34, 87.66],
+      ['deposit', 'in', undefined, 100, 100],
+    ]);
+    expect(response.body).toContain('"balanceAfter":87.00');
+    const balance = (await invoke(getBalance, apiEvent({ sub: alice, scopes: ['read:wallet'] }))).json
+      .balance;
+    expect(items[0]?.balanceAfter).toBe(balance);
+    expectUnbrokenChain(items);
+  });
+
+  it('pages without duplicates or gaps while transfers keep arriving, and ends with a last page without cursor', async () => {
+    const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
+    await fund(alice, 100_000);
+    await open(bob);
+    for (let i = 1; i <= 9; i++) expect((await sendAs(alice, bob, `${i}.00`)).statusCode).toBe(200);
+    // 10 movements so far (a deposit and 9 transfers); more arrive after every page.
+    const arriving: Promise<unknown>[] = [];
+    const items = await wholeHistory(alice, 3, async () => {
+      arriving.push(sendAs(alice, bob, '0.01'), sendAs(bob, alice, '0.01'));
+    });
+    await Promise.all(arriving);
+    const ids = items.map((i) => i.transferId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(items.at(-1)?.kind).toBe('deposit');
+    expect(items.length).toBeGreaterThanOrEqual(10);
+    expectUnbrokenChain(items);
+  });
+
+  it('answers a page of exactly the remaining items with no cursor', async () => {
+    const alice = uniqueSub('alice');
+    await fund(alice, 100);
+    await fund(alice, 200);
+    const first = await page(alice, { limit: '1' });
+    expect(first.json.items).toHaveLength(1);
+    const last = await page(alice, { limit: '1', cursor: first.json.nextCursor });
+    expect(last.json.items).toHaveLength(1);
+    expect(last.json.nextCursor).toBeUndefined();
+    expect((await page(alice, { limit: '2' })).json.nextCursor).toBeUndefined();
+    expect((await page(uniqueSub('nobody'))).json).toEqual({ items: [] });
+  });
+
+  it.each([['0'], ['101'], ['-1'], ['1.5'], ['ten'], ['1e2'], ['0100']])(
+    'refuses limit=%s with 400',
+    async (limit) => {
+      const response = await page(uniqueSub(), { limit });
+      expect(response.statusCode).toBe(400);
+      expect(response.json.type).toMatch(/invalid-parameter$/);
+    },
+  );
+
+  it('accepts limit=100', async () => {
+    expect((await page(uniqueSub(), { limit: '100' })).statusCode).toBe(200);
+  });
+
+  it("refuses an edited cursor, another caller's cursor and garbage with 400, reading nothing of anyone", async () => {
+    const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
+    await fund(alice, 1_000);
+    await fund(bob, 1_000);
+    for (const amount of ['1.00', '2.00', '3.00']) await sendAs(alice, bob, amount);
+    const cursor = (await page(alice, { limit: '1' })).json.nextCursor as string;
+    expect((await page(alice, { limit: '1', cursor })).statusCode).toBe(200);
+
+    const [seq, transferId, tag] = JSON.parse(Buffer.from(cursor, 'base64url').toString());
+    const forge = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const refused = [
+      forge([seq - 1, transferId, tag]),
+      forge([seq, randomUUID(), tag]),
+      forge([seq, transferId, 'x'.repeat(16)]),
+      `${cursor}A`,
+      'not a cursor',
+      'x'.repeat(5000),
+    ];
+    for (const bad of refused) {
+      const response = await page(alice, { cursor: bad });
+      expect(response.statusCode, bad).toBe(400);
+      expect(response.json.type).toMatch(/invalid-parameter$/);
+    }
+    // Bob's entry at the same position is the very same transfer: only the binding tells them apart.
+    const foreign = await page(bob, { cursor });
+    expect(foreign.statusCode).toBe(400);
+  });
+
+  it('refuses a token without read:wallet', async () => {
+    const response = await invoke(listTransfers, apiEvent({ scopes: ['write:wallet'] }));
+    expect(response.statusCode).toBe(403);
+  });
+});
+
+describe('GET /api/wallet/transfers/{transferId}', () => {
+  it('shows a transfer to both its parties and to nobody else (404)', async () => {
+    const [alice, bob, eve] = [uniqueSub('alice'), uniqueSub('bob'), uniqueSub('eve')];
+    await fund(alice, 1_000);
+    await open(bob);
+    const sent = await sendAs(alice, bob, '2.50');
+    const { transferId } = sent.json;
+    for (const party of [alice, bob]) {
+      const response = await lookUp(party, transferId);
+      expect(response.statusCode).toBe(200);
+      expect(response.json).toEqual({
+        transferId,
+        kind: 'transfer',
+        fromAddress: alice,
+        toAddress: bob,
+        amount: 2.5,
+        currency: 'USD',
+        status: 'completed',
+        createdAt: sent.json.createdAt,
+      });
+    }
+    const other = await lookUp(eve, transferId);
+    expect(other.statusCode).toBe(404);
+    expect((await lookUp(alice, randomUUID())).json).toEqual({
+      ...other.json,
+      requestId: expect.any(String),
+    });
+    expect((await lookUp(alice, 'not-an-id')).statusCode).toBe(404);
+  });
+
+  it('shows a deposit to the wallet it credited, without a payer', async () => {
+    const alice = uniqueSub('alice');
+    await fund(alice, 700);
+    const [item] = (await page(alice)).json.items as Item[];
+    const response = await lookUp(alice, item?.transferId as string);
+    expect(response.statusCode).toBe(200);
+    expect(response.json).toMatchObject({ kind: 'deposit', toAddress: alice, amount: 7 });
+    expect(response.json).not.toHaveProperty('fromAddress');
+  });
+});

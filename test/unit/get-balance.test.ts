@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { makeGetBalance } from '#shared/wallet/get-balance.ts';
+import { InMemoryWallets } from './fakes/in-memory-wallets.ts';
+
+const clock = { now: () => Date.parse('2026-11-24T10:00:00.000Z') };
+
+describe('get balance (use case)', () => {
+  it('reads the balance of the caller, exact', async () => {
+    const wallets = new InMemoryWallets();
+    wallets.wallets.set('alice', { balanceMinor: 9_007_199_254_740_993n, updatedAt: 'then' });
+    expect(await makeGetBalance({ wallets, clock })('alice')).toEqual({
+      address: 'alice',
+      balanceMinor: 9_007_199_254_740_993n,
+      updatedAt: 'then',
+    });
+  });
+
+  it("opens a new caller's wallet, which then reads 0", async () => {
+    const wallets = new InMemoryWallets();
+    const getBalance = makeGetBalance({ wallets, clock });
+    expect(await getBalance('newcomer')).toEqual({
+      address: 'newcomer',
+      balanceMinor: 0n,
+      updatedAt: undefined,
+    });
+    expect(wallets.wallets.has('newcomer')).toBe(true);
+  });
+});

@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import {
+  IdempotencyKeyReuseError,
+  InsufficientFundsError,
+  RecipientLimitError,
+  UnknownRecipientError,
+} from '#shared/errors.ts';
+import { MAX_BALANCE_MINOR } from '#shared/wallet/money.ts';
+import { makeSendMoney } from '#shared/wallet/send-money.ts';
+import type { WalletSettings } from '#shared/wallet/settings.ts';
+import { InMemoryWallets } from './fakes/in-memory-wallets.ts';
+
+const settings: WalletSettings = {
+  currency: { code: 'USD', decimals: 2 },
+  maxTransferMinor: 1_000_000_00,
+  idempotencyTtlSeconds: 86_400,
+};
+const NOW = Date.parse('2026-11-24T10:00:00.000Z');
+
+function bank(balances: Record<string, number>) {
+  const wallets = new InMemoryWallets();
+  for (const [address, minor] of Object.entries(balances)) {
+    wallets.wallets.set(address, { balanceMinor: BigInt(minor) });
+  }
+  let n = 0;
+  const send = makeSendMoney({
+    wallets,
+    clock: { now: () => NOW },
+    ids: { next: () => `transfer-${++n}` },
+    settings,
+  });
+  const balance = (address: string) => wallets.wallets.get(address)?.balanceMinor;
+  return { wallets, send, balance };
+}
+
+describe('send money (use case)', () => {
+  it('moves the amount and answers the transfer it made, stamped by the clock and named by the id source', async () => {
+    const { send, balance } = bank({ alice: 1_000, bob: 0 });
+    const result = await send({ sub: 'alice', toAddress: 'bob', amountMinor: 250 });
+    expect(result).toEqual({
+      replayed: false,
+      transfer: {
+        transferId: 'transfer-1',
+        fromAddress: 'alice',
+        toAddress: 'bob',
+        amountMinor: 250,
+        currency: 'USD',
+        createdAt: '2026-11-24T10:00:00.000Z',
+      },
+    });
+    expect([balance('alice'), balance('bob')]).toEqual([750n, 250n]);
+  });
+
+  it('refuses an amount the balance does not cover, moving nothing', async () => {
+    const { send, balance } = bank({ alice: 100, bob: 0 });
+    await expect(send({ sub: 'alice', toAddress: 'bob', amountMinor: 101 })).rejects.toThrow(
+      InsufficientFundsError,
+    );
+    expect([balance('alice'), balance('bob')]).toEqual([100n, 0n]);
+  });
+
+  it('opens the wallet of a sender who had none when refusing it', async () => {
+    const { send, balance } = bank({ bob: 0 });
+    await expect(send({ sub: 'carol', toAddress: 'bob', amountMinor: 1 })).rejects.toThrow(
+      InsufficientFundsError,
+    );
+    expect(balance('carol')).toBe(0n);
+  });
+
+  it('refuses an address with no open wallet', async () => {
+    const { send, balance } = bank({ alice: 100 });
+    await expect(send({ sub: 'alice', toAddress: 'nobody', amountMinor: 1 })).rejects.toThrow(
+      UnknownRecipientError,
+    );
+    expect(balance('alice')).toBe(100n);
+  });
+
+  it('refuses a credit past the most a wallet holds', async () => {
+    const { send } = bank({ alice: 100, rich: MAX_BALANCE_MINOR });
+    await expect(send({ sub: 'alice', toAddress: 'rich', amountMinor: 1 })).rejects.toThrow(
+      RecipientLimitError,
+    );
+  });
+
+  it('replays the first transfer for a repeated key, moving money once', async () => {
+    const { send, balance } = bank({ alice: 1_000, bob: 0 });
+    const command = { sub: 'alice', toAddress: 'bob', amountMinor: 100, idempotencyKey: 'k1' };
+    const first = await send(command);
+    const again = await send(command);
+    expect(again).toEqual({ replayed: true, transfer: first.transfer });
+    expect(balance('alice')).toBe(900n);
+  });
+
+  it('refuses a key reused for another amount or recipient', async () => {
+    const { send } = bank({ alice: 1_000, bob: 0, carol: 0 });
+    await send({ sub: 'alice', toAddress: 'bob', amountMinor: 100, idempotencyKey: 'k1' });
+    await expect(
+      send({ sub: 'alice', toAddress: 'bob', amountMinor: 101, idempotencyKey: 'k1' }),
+    ).rejects.toThrow(IdempotencyKeyReuseError);
+    await expect(
+      send({ sub: 'alice', toAddress: 'carol', amountMinor: 100, idempotencyKey: 'k1' }),
+    ).rejects.toThrow(IdempotencyKeyReuseError);
+  });
+
+  it("keeps one caller's key apart from another's", async () => {
+    const { send, balance } = bank({ alice: 1_000, bob: 1_000, carol: 0 });
+    await send({ sub: 'alice', toAddress: 'carol', amountMinor: 100, idempotencyKey: 'same' });
+    const bobs = await send({ sub: 'bob', toAddress: 'carol', amountMinor: 100, idempotencyKey: 'same' });
+    expect(bobs.replayed).toBe(false);
+    expect(balance('carol')).toBe(200n);
+  });
+});

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidParameterError, NotFoundError } from '#shared/errors.ts';
+import { encodeCursor } from '#shared/wallet/history-cursor.ts';
+import type { MovementRecord } from '#shared/wallet/history-repository.ts';
+import { type EntryRecord, ISSUANCE_ACCOUNT, walletAccount } from '#shared/wallet/ledger-keys.ts';
+import { makeGetTransfer, makeListTransfers } from '#shared/wallet/transfer-history.ts';
+
+/** A history of `count` entries of alice (1 a deposit, then transfers with bob), in memory. */
+function historyOf(count: number) {
+  const entries: EntryRecord[] = Array.from({ length: count }, (_, i) => ({
+    account: walletAccount('alice'),
+    seq: i + 1,
+    transferId: `t${i + 1}`,
+    transferKind: i === 0 ? 'deposit' : 'transfer',
+    direction: i === 0 ? 'in' : 'out',
+    amountMinor: i === 0 ? 10_000 : 1,
+    balanceAfter: 10_000 - i,
+    counterpartyAccount: i === 0 ? ISSUANCE_ACCOUNT : walletAccount('bob'),
+    counterpartySeq: i + 1,
+    currency: 'USD',
+    createdAt: `2026-11-24T10:00:${String(i).padStart(2, '0')}.000Z`,
+  }));
+  const queries: number[] = [];
+  const history = {
+    async entries(account: string, limit: number, atOrBelow?: number) {
+      queries.push(limit);
+      return entries
+        .filter((e) => e.account === account && (atOrBelow === undefined || e.seq <= atOrBelow))
+        .sort((a, b) => b.seq - a.seq)
+        .slice(0, limit);
+    },
+  };
+  return { list: makeListTransfers({ history }), queries };
+}
+
+describe('list transfers (use case)', () => {
+  it('pages newest first, one query a page, and says there is more exactly when there is', async () => {
+    const { list, queries } = historyOf(5);
+    const first = await list({ sub: 'alice', limit: 2 });
+    expect(first.items.map((i) => i.transferId)).toEqual(['t5', 't4']);
+    const second = await list({ sub: 'alice', limit: 2, cursor: first.nextCursor });
+    expect(second.items.map((i) => i.transferId)).toEqual(['t3', 't2']);
+    const last = await list({ sub: 'alice', limit: 2, cursor: second.nextCursor });
+    expect(last.items.map((i) => i.transferId)).toEqual(['t1']);
+    expect(last.nextCursor).toBeUndefined();
+    expect(queries).toHaveLength(3);
+    expect(last.items[0]).toMatchObject({ kind: 'deposit', direction: 'in', counterparty: undefined });
+    expect(second.items[0]).toMatchObject({
+      kind: 'transfer',
+      counterparty: 'bob',
+      balanceAfterMinor: 9_998n,
+    });
+  });
+
+  it('refuses a cursor of another caller or one naming another transfer at its position', async () => {
+    const { list } = historyOf(5);
+    await expect(
+      list({ sub: 'alice', limit: 2, cursor: encodeCursor('bob', { seq: 4, transferId: 't4' }) }),
+    ).rejects.toThrow(InvalidParameterError);
+    await expect(
+      list({ sub: 'alice', limit: 2, cursor: encodeCursor('alice', { seq: 4, transferId: 't3' }) }),
+    ).rejects.toThrow(InvalidParameterError);
+    const fine = await list({
+      sub: 'alice',
+      limit: 2,
+      cursor: encodeCursor('alice', { seq: 4, transferId: 't4' }),
+    });
+    expect(fine.items.map((i) => i.transferId)).toEqual(['t3', 't2']);
+  });
+});
+
+describe('get transfer (use case)', () => {
+  const movement: MovementRecord = {
+    transferId: 't1',
+    transferKind: 'transfer',
+    fromAddress: 'alice',
+    toAddress: 'bob',
+    amountMinor: 5,
+    currency: 'USD',
+    createdAt: '2026-11-24T10:00:00.000Z',
+  };
+  const get = makeGetTransfer({ history: { movement: async (id) => (id === 't1' ? movement : undefined) } });
+
+  it('shows a movement to its two parties', async () => {
+    expect(await get({ sub: 'alice', transferId: 't1' })).toBe(movement);
+    expect(await get({ sub: 'bob', transferId: 't1' })).toBe(movement);
+  });
+
+  it('tells anyone else, as for an unknown id, that there is no such transfer', async () => {
+    await expect(get({ sub: 'eve', transferId: 't1' })).rejects.toThrow(NotFoundError);
+    await expect(get({ sub: 'alice', transferId: 't2' })).rejects.toThrow(NotFoundError);
+  });
+});

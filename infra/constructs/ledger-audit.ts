@@ -9,8 +9,8 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { tables } from '#shared/dynamodb/tables.ts';
-import { ProjectFunction } from './project-function.ts';
 import { alarmNamePrefix } from './alarm-thresholds.ts';
+import { ProjectFunction } from './project-function.ts';
 
 export interface LedgerAuditProps {
   readonly stageName: string;

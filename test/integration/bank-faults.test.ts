@@ -9,7 +9,7 @@ import { defaultRetryPolicy } from '#shared/dynamodb/retry.ts';
 import { auditTable } from '#shared/wallet/ledger-audit.ts';
 import { loadWalletSettings } from '#shared/wallet/settings.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
-import { mentions, routeThroughFaultProxy, storedItem } from '../support/faults.ts';
+import { mentions, startFaultProxy, storedItem } from '../support/faults.ts';
 import { createLedgerTable, fund } from '../support/wallet.ts';
 
 /*
@@ -26,7 +26,7 @@ afterAll(() => upstream.destroy());
 
 // The functions, built through their composition roots on a client that goes through the proxy,
 // on a table of this test alone: the audit at the end covers the whole ledger.
-const proxy = await routeThroughFaultProxy();
+const proxy = await startFaultProxy();
 const { tableName, wallets: ledgerWallets } = await createLedgerTable();
 const through = {
   client: createDocumentClient({ endpoint: proxy.endpoint }),

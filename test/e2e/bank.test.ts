@@ -5,7 +5,7 @@ import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { localClient } from '#infra/local/dynamodb-local.ts';
-import { readRunningStack } from '#infra/local/gateway.ts';
+import { readRunningStack } from '#infra/local/stack-record.ts';
 import { uniqueSub } from '../support/events.ts';
 import { call, fundViaCli, gateway, openWallet, tokenFor } from './http.ts';
 

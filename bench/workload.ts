@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import { callerIdentity } from '#infra/local/gateway.ts';
+import { callerIdentity } from '#infra/local/proxy-event.ts';
 import { methodArnFor } from '#shared/auth/policy.ts';
 import { SCOPES } from '#shared/routes.ts';
 import type { Pet } from '#shared/schemas/pet.ts';

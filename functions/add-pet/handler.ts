@@ -3,6 +3,7 @@ import { requireEnv } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { createPetIds } from '#shared/pets/pet-id.ts';
 import { createPetRepository } from '#shared/pets/pet-repository.ts';
 import { type AddPetCommand, makeAddPet } from '#shared/pets/pets.ts';
@@ -27,4 +28,6 @@ export function createHandler({ client }: AddPetAdapters) {
 }
 
 /** Built once per container: the client and its connections serve every invocation. */
-export const handler = createHandler({ client: createDocumentClient() });
+export const handler = createHandler({
+  client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
+});

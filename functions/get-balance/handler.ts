@@ -3,6 +3,7 @@ import { requireEnv } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { makeGetBalance } from '#shared/wallet/get-balance.ts';
 import { moneyJson } from '#shared/wallet/money.ts';
 import { type Clock, systemClock } from '#shared/wallet/ports.ts';
@@ -41,7 +42,7 @@ export function createGetBalanceHandler({
 
 /** `GET /api/wallet/balance`: the balance of the caller's own wallet. */
 export const handler = createGetBalanceHandler({
-  client: createDocumentClient(),
+  client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
   tableName: requireEnv(tables.wallets.envVar),
   settings: loadWalletSettings(),
 });

@@ -4,6 +4,7 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { safeIntegerParameter } from '#shared/http/parameters.ts';
+import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { createPetRepository } from '#shared/pets/pet-repository.ts';
 import { petRepresentation } from '#shared/pets/pet-representation.ts';
 import { makeGetPet } from '#shared/pets/pets.ts';
@@ -28,4 +29,6 @@ export function createHandler({ client }: GetPetAdapters) {
 }
 
 /** Built once per container: the client and its connections serve every invocation. */
-export const handler = createHandler({ client: createDocumentClient() });
+export const handler = createHandler({
+  client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
+});

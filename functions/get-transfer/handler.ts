@@ -4,6 +4,7 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { NotFoundError } from '#shared/errors.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { createHistoryRepository } from '#shared/wallet/history-repository.ts';
 import { moneyJson } from '#shared/wallet/money.ts';
 import { loadWalletSettings, type WalletSettings } from '#shared/wallet/settings.ts';
@@ -44,7 +45,7 @@ export function createGetTransferHandler({ client, tableName, settings }: GetTra
 
 /** `GET /api/wallet/transfers/{transferId}`: one movement, for its two parties only. */
 export const handler = createGetTransferHandler({
-  client: createDocumentClient(),
+  client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
   tableName: requireEnv(tables.wallets.envVar),
   settings: loadWalletSettings(),
 });

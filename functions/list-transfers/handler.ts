@@ -4,6 +4,7 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { InvalidParameterError } from '#shared/errors.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { createHistoryRepository } from '#shared/wallet/history-repository.ts';
 import { moneyJson } from '#shared/wallet/money.ts';
 import { loadWalletSettings, type WalletSettings } from '#shared/wallet/settings.ts';
@@ -62,7 +63,7 @@ export function createListTransfersHandler({
 
 /** `GET /api/wallet/transfers`: the caller's movements, newest first. */
 export const handler = createListTransfersHandler({
-  client: createDocumentClient(),
+  client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
   tableName: requireEnv(tables.wallets.envVar),
   settings: loadWalletSettings(),
 });

@@ -3,6 +3,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { requireEnv } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
+import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { type Clock, type IdSource, systemClock } from '#shared/wallet/ports.ts';
 import { makeSendMoney } from '#shared/wallet/send-money.ts';
 import { loadWalletSettings, type WalletSettings } from '#shared/wallet/settings.ts';
@@ -33,7 +34,7 @@ export function createSendMoneyHandler({
 
 /** `POST /api/wallet/send`: moves money from the caller's wallet, exactly once per Idempotency-Key. */
 export const handler = createSendMoneyHandler({
-  client: createDocumentClient(),
+  client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
   tableName: requireEnv(tables.wallets.envVar),
   settings: loadWalletSettings(),
 });

@@ -52,6 +52,12 @@ export interface DeploymentConfig {
   /** The AWS Backup plan of the wallet table; `undefined` leaves it to point-in-time recovery alone. */
   readonly backup: BackupSettings | undefined;
   readonly probe: ProbeSettings;
+  /**
+   * The ADOT Node.js Lambda layer every function runs under, its DynamoDB calls then traced as
+   * OpenTelemetry spans (docs/decisions/tracing.md); `undefined`, the default, keeps the X-Ray
+   * subsegments.
+   */
+  readonly adotLayerArn: string | undefined;
 }
 
 /** The AWS Backup plan of the ledger (docs/decisions/ and the README runbook say how to restore). */
@@ -135,12 +141,16 @@ export function readConfig(scope: IConstruct, stage?: string): DeploymentConfig 
         context.optionalString('probe:credentialsSecret', /^[\w/+=.@-]{1,512}$/) ??
         `wallet-catalog/${name}/probe-client`,
     },
+    adotLayerArn: context.optionalString('tracing:adotLayerArn', LAYER_VERSION_ARN),
   };
   context.assertOverridesRead();
   return config;
 }
 
 const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
+
+/** A layer version's ARN, version included: a function pins the layer it was tested with. */
+const LAYER_VERSION_ARN = /^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:layer:[\w-]+:\d+$/;
 
 const positiveOrNone = (value: number): number | undefined => (value === 0 ? undefined : value);
 

@@ -5,6 +5,7 @@ import { Grant } from 'aws-cdk-lib/aws-iam';
 import {
   ApplicationLogLevel,
   Architecture,
+  type ILayerVersion,
   LoggingFormat,
   Runtime,
   SystemLogLevel,
@@ -103,6 +104,21 @@ export class ProjectFunction extends Construct {
     });
     this.#acknowledgeExecutionRoleFindings();
   }
+
+  /**
+   * Runs the function under the ADOT Node.js layer (the optimised `AWSOpenTelemetryDistroJs`
+   * family): Lambda starts it through the layer's wrapper, which registers the OpenTelemetry SDK
+   * (ESM handlers included, through Node's module hooks) before the handler loads; the handler
+   * sees the wrapper's path and traces DynamoDB with OpenTelemetry spans instead of X-Ray
+   * subsegments (shared/observability/tracing.ts).
+   */
+  runUnderAdotLayer(layer: ILayerVersion): void {
+    this.function.addLayers(layer);
+    this.function.addEnvironment('AWS_LAMBDA_EXEC_WRAPPER', ProjectFunction.ADOT_EXEC_WRAPPER);
+  }
+
+  /** The ADOT layers' wrapper script, which `tracingFromEnvironment` recognises. */
+  static readonly ADOT_EXEC_WRAPPER = '/opt/otel-instrument';
 
   /**
    * Grants the function the given DynamoDB actions on the table and nothing else: the one grant of

@@ -42,13 +42,6 @@ import { RequestPipeline } from './request-pipeline.ts';
 import { type RunningStack, stackRecordPath, writeStackRecord } from './stack-record.ts';
 import { localStateDir } from './state.ts';
 
-export type { AccessLogEntry } from './access-log.ts';
-export { guardDynamoDbLocal } from './dynamodb-guard.ts';
-export type { BundledOptions, FunctionStats } from './invoke/bundled-functions.ts';
-export { callerIdentity } from './proxy-event.ts';
-export { MAX_BODY_BYTES } from './request-body.ts';
-export { type RunningStack, readRunningStack, stackRecordPath } from './stack-record.ts';
-
 export interface LocalStackOptions {
   /** TCP port of the gateway; 0 for any free one. {@link defaultPort} when absent. */
   readonly port?: number;

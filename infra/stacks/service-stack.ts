@@ -18,7 +18,7 @@ import {
 } from 'aws-cdk-lib/aws-apigateway';
 import { AlarmStatusWidget } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import type { ApplicationLogLevel } from 'aws-cdk-lib/aws-lambda';
+import { type ApplicationLogLevel, LayerVersion } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
@@ -82,6 +82,8 @@ export interface ServiceStackProps extends StackProps {
   /** Whether this stack declares the account-wide API Gateway logging role (one stage per account does). */
   readonly declaresAccountLogRole: boolean;
   readonly probe: ProbeSettings;
+  /** The ADOT Lambda layer every function of the stack runs under; none when `undefined`. */
+  readonly adotLayerArn?: string | undefined;
 }
 
 /**
@@ -272,6 +274,15 @@ export class ServiceStack extends Stack {
     this.monitoring.dashboard.addWidgets(
       new AlarmStatusWidget({ title: 'Ledger audit', alarms: [this.ledgerAudit.alarm], width: 24 }),
     );
+    if (props.adotLayerArn !== undefined) this.#runUnderAdotLayer(props.adotLayerArn);
+  }
+
+  /** Every function of the stack, whichever construct made it, under the one ADOT layer. */
+  #runUnderAdotLayer(layerVersionArn: string): void {
+    const layer = LayerVersion.fromLayerVersionArn(this, 'AdotLayer', layerVersionArn);
+    for (const construct of this.node.findAll()) {
+      if (construct instanceof ProjectFunction) construct.runUnderAdotLayer(layer);
+    }
   }
 
   #acknowledgeApiFindings(declaresAccountLogRole: boolean): void {

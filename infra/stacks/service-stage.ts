@@ -49,6 +49,7 @@ export function createServiceStacks(scope: Construct, config: DeploymentConfig):
     reservedConcurrency: config.reservedConcurrency,
     declaresAccountLogRole: config.declaresAccountLogRole,
     probe: config.probe,
+    adotLayerArn: config.adotLayerArn,
   });
   return { stateful, service };
 }

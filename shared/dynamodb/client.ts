@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { optionalEnv } from '../config.ts';
-import { traceDynamoDb } from '../observability/xray.ts';
+import { type DynamoDbTracing, NO_TRACING, traceDynamoDb } from '../observability/tracing.ts';
 
 /**
  * How long one request to DynamoDB may take, connection included, before it fails with a
@@ -15,6 +15,8 @@ const CONNECTION_TIMEOUT_MS = 1_000;
 export interface DocumentClientOptions {
   /** DynamoDB Local, or a fault-injecting proxy in front of it; `DYNAMODB_ENDPOINT` when absent. */
   readonly endpoint?: string;
+  /** How its calls are traced: none unless given (a composition root passes `tracingFromEnvironment()`). */
+  readonly tracing?: DynamoDbTracing;
 }
 
 /**
@@ -40,6 +42,6 @@ export function createDocumentClient(options: DocumentClientOptions = {}): Dynam
       socketTimeout: REQUEST_TIMEOUT_MS,
     },
   });
-  traceDynamoDb(client);
+  traceDynamoDb(client, options.tracing ?? NO_TRACING);
   return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
 }

@@ -7,7 +7,7 @@ import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
  * OpenTelemetry SDK, the X-Ray propagator and an exporter before the handler loads, and the spans
  * made here through the API go wherever it sends them. The path that outlives the X-Ray daemon's
  * end of support (25 Feb 2027; docs/decisions/tracing.md). Only the API is bundled (≈ 9 KiB), and
- * ./xray.ts imports this module only under the layer.
+ * ./tracing.ts imports this module only under the layer.
  */
 
 const tracer = trace.getTracer('wallet-catalog-api');

@@ -6,22 +6,23 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
  * DynamoDB calls as X-Ray subsegments, without the X-Ray SDK (about 1 MB and a measurable cold
  * start): a middleware times each operation and sends one subsegment document over UDP to the
  * X-Ray daemon Lambda runs beside the function, under the invocation's trace. Nothing happens
- * when the invocation is not sampled or no daemon is configured (locally, in tests). Under the
- * ADOT Lambda layer the calls become OpenTelemetry spans instead (./opentelemetry.ts), the path
- * that outlives the X-Ray daemon (docs/decisions/tracing.md).
+ * when the invocation is not sampled. ./tracing.ts chooses between this, OpenTelemetry spans under
+ * the ADOT Lambda layer (./opentelemetry.ts, the path that outlives the X-Ray daemon:
+ * docs/decisions/tracing.md) and nothing.
  */
 
 const HEADER = '{"format":"json","version":1}\n';
 
-/** Lambda sets this to a layer's wrapper script; the ADOT layers' is `/opt/otel-instrument`. */
-const underOpenTelemetryLayer = process.env.AWS_LAMBDA_EXEC_WRAPPER?.endsWith('/otel-instrument') ?? false;
-// Imported only under the layer, so that nowhere else does a cold start evaluate the OpenTelemetry
-// API (imported eagerly it measured +0.7 % and +9 % of get-balance's import CPU in two paired runs).
-const openTelemetry = underOpenTelemetryLayer ? await import('./opentelemetry.ts') : undefined;
-const daemon = parseDaemonAddress(process.env.AWS_XRAY_DAEMON_ADDRESS);
 let socket: Socket | undefined;
 
-function parseDaemonAddress(value: string | undefined): { host: string; port: number } | undefined {
+/** Where the X-Ray daemon listens for segment documents (UDP). */
+export interface XRayDaemon {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** The daemon of `AWS_XRAY_DAEMON_ADDRESS`, as Lambda sets it; undefined when unset or unreadable. */
+export function parseDaemonAddress(value: string | undefined): XRayDaemon | undefined {
   // "host:port", or Lambda's "udp:host:port tcp:host:port" form.
   const udp = value?.split(' ').find((part) => !part.startsWith('tcp:')) ?? '';
   const match = /^(?:udp:)?([^:]+):(\d+)$/.exec(udp);
@@ -39,8 +40,7 @@ function currentTrace(): { traceId: string; parentId: string } | undefined {
     : undefined;
 }
 
-function send(document: object): void {
-  if (!daemon) return;
+function send(daemon: XRayDaemon, document: object): void {
   if (!socket) {
     // Loaded on first use, not at cold start: most local and test runs never trace.
     const { createSocket } = process.getBuiltinModule('node:dgram') as typeof import('node:dgram');
@@ -51,16 +51,8 @@ function send(document: object): void {
   socket.send(HEADER + JSON.stringify(document), daemon.port, daemon.host, () => undefined);
 }
 
-/**
- * Adds the tracing middleware to a DynamoDB client: OpenTelemetry spans under the ADOT layer,
- * X-Ray subsegments over UDP otherwise (no-op without a daemon address).
- */
-export function traceDynamoDb(client: DynamoDBClient): void {
-  if (openTelemetry) {
-    openTelemetry.traceDynamoDbWithOpenTelemetry(client);
-    return;
-  }
-  if (!daemon) return;
+/** Adds the subsegment middleware to a DynamoDB client, sending to `daemon`. */
+export function traceDynamoDbWithXRay(client: DynamoDBClient, daemon: XRayDaemon): void {
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const trace = currentTrace();
@@ -78,7 +70,7 @@ export function traceDynamoDb(client: DynamoDBClient): void {
         errorName = (error as Error).name;
         throw error;
       } finally {
-        send({
+        send(daemon, {
           type: 'subsegment',
           name: 'DynamoDB',
           namespace: 'aws',

@@ -1,11 +1,17 @@
 import { execFile } from 'node:child_process';
 import { randomInt, randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import { ScanCommand } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { localClient } from '#infra/local/dynamodb-local.ts';
-import { readRunningStack } from '#infra/local/gateway.ts';
+import { readRunningStack } from '#infra/local/stack-record.ts';
+import {
+  cents,
+  type HistoryLine,
+  historyTotals,
+  inParallel,
+  ledgerBalance,
+  ledgerRecords,
+} from '../support/bank.ts';
 import { uniqueSub } from '../support/events.ts';
 import { call, fundViaCli, gateway, openWallet, tokenFor } from './http.ts';
 
@@ -25,8 +31,6 @@ interface Wallet {
   readonly token: string;
 }
 
-const cents = (decimal: number) => Math.round(decimal * 100);
-
 async function balanceCents(wallet: Wallet): Promise<number> {
   const response = await call('GET', '/api/wallet/balance', { token: wallet.token });
   expect(response.status).toBe(200);
@@ -38,48 +42,23 @@ async function ledger(addresses: ReadonlySet<string>) {
   const stack = await readRunningStack(gateway.port, gateway.stateDir);
   if (!stack) throw new Error('The e2e stack is not running');
   const client = localClient(stack.dynamodbEndpoint);
-  const items: Record<string, unknown>[] = [];
-  let ExclusiveStartKey: Record<string, never> | undefined;
-  do {
-    const page = await client.send(
-      new ScanCommand({ TableName: stack.env.WALLETS_TABLE_NAME, ConsistentRead: true, ExclusiveStartKey }),
-    );
-    items.push(...(page.Items ?? []).map((item) => unmarshall(item)));
-    ExclusiveStartKey = page.LastEvaluatedKey as typeof ExclusiveStartKey;
-  } while (ExclusiveStartKey);
-  client.destroy();
-  return {
-    transfers: items.filter(
-      (i) =>
-        i.kind === 'transfer' &&
-        i.transferKind !== 'deposit' &&
-        (addresses.has(i.fromAddress as string) || addresses.has(i.toAddress as string)),
-    ) as { transferId: string; fromAddress: string; toAddress: string; amountMinor: number }[],
-    deposits: items.filter((i) => i.kind === 'deposit' && addresses.has(i.address as string)) as {
-      address: string;
-      amountMinor: number;
-    }[],
-  };
+  try {
+    return await ledgerRecords(client, stack.env.WALLETS_TABLE_NAME as string, addresses);
+  } finally {
+    client.destroy();
+  }
 }
 
 /** A wallet's history over GET /api/wallet/transfers, newest first, in pages of 25. */
-async function historyOf(wallet: Wallet) {
-  const lines: { signedCents: number; balanceAfterCents: number }[] = [];
+async function historyOf(wallet: Wallet): Promise<HistoryLine[]> {
+  const lines: HistoryLine[] = [];
   let cursor: string | undefined;
   do {
     const query = new URLSearchParams({ limit: '25', ...(cursor ? { cursor } : {}) });
     const response = await call('GET', `/api/wallet/transfers?${query}`, { token: wallet.token });
     expect(response.status).toBe(200);
-    const page = response.json as {
-      items: { direction: string; amount: number; balanceAfter: number }[];
-      nextCursor?: string;
-    };
-    for (const item of page.items) {
-      lines.push({
-        signedCents: item.direction === 'in' ? cents(item.amount) : -cents(item.amount),
-        balanceAfterCents: cents(item.balanceAfter),
-      });
-    }
+    const page = response.json as { items: HistoryLine[]; nextCursor?: string };
+    lines.push(...page.items);
     cursor = page.nextCursor;
   } while (cursor);
   return lines;
@@ -100,24 +79,6 @@ async function auditCommand(): Promise<{ code: number; stdout: string }> {
     const failed = error as { code: number; stdout: string };
     return { code: failed.code, stdout: failed.stdout };
   }
-}
-
-async function inParallel<T>(
-  count: number,
-  concurrency: number,
-  task: (i: number) => Promise<T>,
-): Promise<T[]> {
-  const results: T[] = new Array(count);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < count) {
-        const i = next++;
-        results[i] = await task(i);
-      }
-    }),
-  );
-  return results;
 }
 
 describe('bank', () => {
@@ -164,22 +125,16 @@ describe('bank', () => {
     }
 
     const addresses = new Set(wallets.map((w) => w.sub));
-    const { transfers, deposits } = await ledger(addresses);
-    expect(new Set(transfers.map((t) => t.transferId))).toEqual(completed);
+    const records = await ledger(addresses);
+    expect(new Set(records.transfers.map((t) => t.transferId))).toEqual(completed);
 
     const balances = await Promise.all(wallets.map(balanceCents));
     expect(balances.reduce((a, b) => a + b, 0)).toBe(WALLETS * INITIAL_CENTS);
     for (const [i, wallet] of wallets.entries()) {
-      const expected =
-        deposits.filter((d) => d.address === wallet.sub).reduce((sum, d) => sum + d.amountMinor, 0) +
-        transfers.filter((t) => t.toAddress === wallet.sub).reduce((sum, t) => sum + t.amountMinor, 0) -
-        transfers.filter((t) => t.fromAddress === wallet.sub).reduce((sum, t) => sum + t.amountMinor, 0);
       expect(balances[i]).toBeGreaterThanOrEqual(0);
-      expect(balances[i]).toBe(expected);
+      expect(balances[i]).toBe(ledgerBalance(records, wallet.sub));
       // Its history, page by page over HTTP, explains the balance line by line.
-      const lines = await historyOf(wallet);
-      expect(lines.reduce((sum, line) => sum + line.signedCents, 0)).toBe(balances[i]);
-      expect(lines[0]?.balanceAfterCents).toBe(balances[i]);
+      expect(historyTotals(await historyOf(wallet))).toEqual({ sum: balances[i], newest: balances[i] });
     }
     // And the books of the whole stack balance: npm run wallet:audit exits 0.
     const audit = await auditCommand();

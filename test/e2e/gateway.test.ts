@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '#infra/local/dynamodb-local.ts';
-import { MAX_BODY_BYTES } from '#infra/local/gateway.ts';
 import { MAX_REQUEST_BYTES } from '#infra/local/invoke/protocol.ts';
 import { LOCAL_AUDIENCE, signLocalToken } from '#infra/local/issuer.ts';
+import { MAX_BODY_BYTES } from '#infra/local/request-body.ts';
 import { uniqueSub } from '../support/events.ts';
 import { call, expectProblem, gateway, tokenFor, uniquePetId } from './http.ts';
 

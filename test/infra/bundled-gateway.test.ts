@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { esbuildOptions, PROJECT_ROOT } from '#infra/bundling.ts';
-import { type AccessLogEntry, type LocalStack, startLocalStack } from '#infra/local/gateway.ts';
+import type { AccessLogEntry } from '#infra/local/access-log.ts';
+import { type LocalStack, startLocalStack } from '#infra/local/gateway.ts';
 import { serviceStackName } from '#infra/local/invoke/template.ts';
 
 // The bundled gateway (`npm start -- --bundled`, and the `bundled` test project) in front of a

@@ -6,6 +6,7 @@ import {
   API_THROTTLED_METRIC,
   tableOperations,
 } from '#infra/constructs/alarm-thresholds.ts';
+import { ProjectFunction } from '#infra/constructs/project-function.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { METRICS_NAMESPACE } from '#shared/observability/telemetry.ts';
 import { type OperationId, type Route, routes, type TableName } from '#shared/routes.ts';
@@ -442,5 +443,46 @@ describe('tracing', () => {
     // The routes', the authorizer, the synthetic probe and the ledger audit.
     expect(functions).toHaveLength(routeTable.length + 3);
     for (const fn of functions) expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
+  });
+});
+
+describe('tracing', () => {
+  const ADOT_LAYER = 'arn:aws:lambda:us-east-1:615299751070:layer:AWSOpenTelemetryDistroJs:8';
+
+  /** Each function of the service stack the project built, with its properties in the template. */
+  function projectFunctions(overrides: Record<string, unknown> = {}) {
+    const { built, service } = synthesize(overrides);
+    const resources = service.findResources('AWS::Lambda::Function');
+    const functions = built.service.node.findAll().filter((c) => c instanceof ProjectFunction);
+    expect(functions.length).toBeGreaterThan(routes.length);
+    return functions.map((fn) => {
+      const properties = resources[logicalId(built.service, fn.function)]?.Properties as {
+        Layers?: unknown[];
+        Environment: { Variables: Record<string, unknown> };
+        TracingConfig: { Mode: string };
+      };
+      return { path: fn.node.path, ...properties };
+    });
+  }
+
+  it('is X-Ray alone by default: no ADOT layer, no wrapper', () => {
+    for (const fn of projectFunctions()) {
+      expect(fn.TracingConfig.Mode, fn.path).toBe('Active');
+      expect(fn.Layers, fn.path).toBeUndefined();
+      expect(fn.Environment.Variables, fn.path).not.toHaveProperty('AWS_LAMBDA_EXEC_WRAPPER');
+    }
+  });
+
+  it('runs every function under the ADOT layer and its wrapper when tracing:adotLayerArn is set', () => {
+    for (const fn of projectFunctions({ 'tracing:adotLayerArn': ADOT_LAYER })) {
+      expect(fn.Layers, fn.path).toEqual([ADOT_LAYER]);
+      expect(fn.Environment.Variables.AWS_LAMBDA_EXEC_WRAPPER, fn.path).toBe('/opt/otel-instrument');
+    }
+  });
+
+  it('refuses a tracing:adotLayerArn that is not a layer version ARN', () => {
+    for (const arn of ['arn:aws:lambda:us-east-1:615299751070:layer:AWSOpenTelemetryDistroJs', 'otel']) {
+      expect(() => buildServiceApp({ 'tracing:adotLayerArn': arn })).toThrow(/tracing:adotLayerArn/);
+    }
   });
 });

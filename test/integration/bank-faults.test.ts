@@ -1,6 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createListTransfersHandler } from '#functions/list-transfers/handler.ts';
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
@@ -8,8 +7,15 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { defaultRetryPolicy } from '#shared/dynamodb/retry.ts';
 import { auditTable } from '#shared/wallet/ledger-audit.ts';
 import { loadWalletSettings } from '#shared/wallet/settings.ts';
+import {
+  type HistoryLine,
+  historyTotals,
+  inParallel,
+  ledgerBalance,
+  ledgerRecords,
+} from '../support/bank.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
-import { mentions, routeThroughFaultProxy, storedItem } from '../support/faults.ts';
+import { mentions, startFaultProxy, storedItem } from '../support/faults.ts';
 import { createLedgerTable, fund } from '../support/wallet.ts';
 
 /*
@@ -26,7 +32,7 @@ afterAll(() => upstream.destroy());
 
 // The functions, built through their composition roots on a client that goes through the proxy,
 // on a table of this test alone: the audit at the end covers the whole ledger.
-const proxy = await routeThroughFaultProxy();
+const proxy = await startFaultProxy();
 const { tableName, wallets: ledgerWallets } = await createLedgerTable();
 const through = {
   client: createDocumentClient({ endpoint: proxy.endpoint }),
@@ -78,26 +84,12 @@ async function sendRetrying(from: string, to: string, amount: string, key: strin
   return answers;
 }
 
-async function inParallel<T>(count: number, concurrency: number, task: (i: number) => Promise<T>) {
-  const results: T[] = new Array(count);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < count) {
-        const i = next++;
-        results[i] = await task(i);
-      }
-    }),
-  );
-  return results;
-}
-
 const balanceMinor = async (address: string) =>
   ((await storedItem(tableName, { pk: `WALLET#${address}` }))?.balance as number) ?? 0;
 
-/** A wallet's whole history over the list route, page by page: its signed amounts, in cents, and the newest balance after. */
-async function history(sub: string) {
-  const items: { direction: string; amount: number; balanceAfter: number }[] = [];
+/** A wallet's whole history over the list route, page by page. */
+async function history(sub: string): Promise<HistoryLine[]> {
+  const items: HistoryLine[] = [];
   let cursor: string | undefined;
   do {
     const response = await invoke(listTransfers, {
@@ -108,39 +100,7 @@ async function history(sub: string) {
     items.push(...response.json.items);
     cursor = response.json.nextCursor;
   } while (cursor);
-  const cents = (n: number) => Math.round(n * 100);
-  return {
-    sum: items.reduce((sum, i) => sum + (i.direction === 'in' ? cents(i.amount) : -cents(i.amount)), 0),
-    newest: cents(items[0]?.balanceAfter ?? 0),
-  };
-}
-
-/** The ledger records (transfers, deposits) naming one of `addresses`, read from DynamoDB Local itself. */
-async function ledger(addresses: ReadonlySet<string>) {
-  const items: Record<string, unknown>[] = [];
-  let ExclusiveStartKey: Record<string, never> | undefined;
-  do {
-    const page = await upstream.send(
-      new ScanCommand({ TableName: tableName, ConsistentRead: true, ExclusiveStartKey }),
-    );
-    items.push(...(page.Items ?? []).map((item) => unmarshall(item)));
-    ExclusiveStartKey = page.LastEvaluatedKey as typeof ExclusiveStartKey;
-  } while (ExclusiveStartKey);
-  const names = (...values: unknown[]) => values.some((v) => addresses.has(v as string));
-  return {
-    transfers: items.filter(
-      (i) => i.kind === 'transfer' && i.transferKind !== 'deposit' && names(i.fromAddress, i.toAddress),
-    ) as {
-      transferId: string;
-      fromAddress: string;
-      toAddress: string;
-      amountMinor: number;
-    }[],
-    deposits: items.filter((i) => i.kind === 'deposit' && names(i.address)) as {
-      address: string;
-      amountMinor: number;
-    }[],
-  };
+  return items;
 }
 
 /** True for a share `p` of the calls. */
@@ -222,19 +182,15 @@ describe('bank under DynamoDB faults', () => {
 
     // Money moved once per completed transfer: the ledger holds exactly the transfers answered 200.
     const addresses = new Set(wallets);
-    const { transfers, deposits } = await ledger(addresses);
-    expect(new Set(transfers.map((t) => t.transferId))).toEqual(completed);
-    expect(transfers).toHaveLength(completed.size);
+    const records = await ledgerRecords(upstream, tableName, addresses);
+    expect(new Set(records.transfers.map((t) => t.transferId))).toEqual(completed);
+    expect(records.transfers).toHaveLength(completed.size);
 
     const balances = await Promise.all(wallets.map(balanceMinor));
     expect(balances.reduce((a, b) => a + b, 0)).toBe(WALLETS * INITIAL_MINOR);
     for (const [i, address] of wallets.entries()) {
-      const expected =
-        deposits.filter((d) => d.address === address).reduce((sum, d) => sum + d.amountMinor, 0) +
-        transfers.filter((t) => t.toAddress === address).reduce((sum, t) => sum + t.amountMinor, 0) -
-        transfers.filter((t) => t.fromAddress === address).reduce((sum, t) => sum + t.amountMinor, 0);
       expect(balances[i]).toBeGreaterThanOrEqual(0);
-      expect(balances[i]).toBe(expected);
+      expect(balances[i]).toBe(ledgerBalance(records, address));
     }
 
     // The books balance (every invariant of the double entry), and each wallet's history, read
@@ -244,7 +200,7 @@ describe('bank under DynamoDB faults', () => {
     expect(audit.grandTotalMinor).toBe(0n);
     expect(audit.issuanceBalanceMinor).toBe(BigInt(-WALLETS * INITIAL_MINOR));
     for (const [i, address] of wallets.entries()) {
-      expect(await history(address)).toEqual({ sum: balances[i], newest: balances[i] });
+      expect(historyTotals(await history(address))).toEqual({ sum: balances[i], newest: balances[i] });
     }
   });
 });

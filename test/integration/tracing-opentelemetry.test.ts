@@ -1,7 +1,12 @@
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGetBalanceHandler } from '#functions/get-balance/handler.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
+import { loadWalletSettings } from '#shared/wallet/settings.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
+import { open } from '../support/wallet.ts';
 
 /*
  * Under the ADOT Lambda layer, whose wrapper registers an OpenTelemetry SDK before the handler
@@ -9,20 +14,21 @@ import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
  * DynamoDB Local as Lambda would run it.
  */
 const exporter = new InMemorySpanExporter();
-let handler: typeof import('#functions/get-balance/handler.ts').handler;
-let open: typeof import('../support/wallet.ts').open;
+let handler: ReturnType<typeof createGetBalanceHandler>;
 
 beforeAll(async () => {
   trace.setGlobalTracerProvider(
     new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] }),
   );
-  process.env.AWS_LAMBDA_EXEC_WRAPPER = '/opt/otel-instrument';
-  // Loaded only now: like a Lambda, the function chooses its tracing at cold start.
-  ({ handler } = await import('#functions/get-balance/handler.ts'));
-  ({ open } = await import('../support/wallet.ts'));
+  // Built as its composition root builds it under the layer, whose wrapper Lambda names.
+  const tracing = await tracingFromEnvironment({ AWS_LAMBDA_EXEC_WRAPPER: '/opt/otel-instrument' });
+  handler = createGetBalanceHandler({
+    client: createDocumentClient({ tracing }),
+    tableName: process.env.WALLETS_TABLE_NAME as string,
+    settings: loadWalletSettings(),
+  });
 });
 afterAll(() => {
-  delete process.env.AWS_LAMBDA_EXEC_WRAPPER;
   trace.disable();
 });
 

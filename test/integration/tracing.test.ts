@@ -1,6 +1,10 @@
 import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGetBalanceHandler } from '#functions/get-balance/handler.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
+import { loadWalletSettings } from '#shared/wallet/settings.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
 
 /*
@@ -9,19 +13,24 @@ import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
  */
 const daemon = createSocket('udp4');
 const received: string[] = [];
-let handler: typeof import('#functions/get-balance/handler.ts').handler;
+let handler: ReturnType<typeof createGetBalanceHandler>;
 
 beforeAll(async () => {
   daemon.on('message', (message) => received.push(message.toString()));
   daemon.bind(0, '127.0.0.1');
   await once(daemon, 'listening');
-  process.env.AWS_XRAY_DAEMON_ADDRESS = `127.0.0.1:${daemon.address().port}`;
-  // Loaded only now: like a Lambda, the function reads the daemon's address at cold start.
-  ({ handler } = await import('#functions/get-balance/handler.ts'));
+  // Built as its composition root builds it on Lambda, from the daemon address Lambda sets.
+  const tracing = await tracingFromEnvironment({
+    AWS_XRAY_DAEMON_ADDRESS: `udp:127.0.0.1:${daemon.address().port} tcp:127.0.0.1:2000`,
+  });
+  handler = createGetBalanceHandler({
+    client: createDocumentClient({ tracing }),
+    tableName: process.env.WALLETS_TABLE_NAME as string,
+    settings: loadWalletSettings(),
+  });
 });
 afterAll(() => {
   daemon.close();
-  delete process.env.AWS_XRAY_DAEMON_ADDRESS;
   delete process.env._X_AMZN_TRACE_ID;
 });
 

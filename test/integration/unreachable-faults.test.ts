@@ -1,5 +1,9 @@
 import { createServer } from 'node:net';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { createGetBalanceHandler } from '#functions/get-balance/handler.ts';
+import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { loadWalletSettings } from '#shared/wallet/settings.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
 
 /*
@@ -7,11 +11,6 @@ import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
  * network error with no HTTP status, which must end in a 503 with Retry-After like any passing
  * fault, never a 500.
  */
-
-const realEndpoint = process.env.DYNAMODB_ENDPOINT;
-afterAll(() => {
-  process.env.DYNAMODB_ENDPOINT = realEndpoint;
-});
 
 /** An endpoint where connections are refused: a port just freed. */
 async function refusingEndpoint(): Promise<string> {
@@ -22,15 +21,14 @@ async function refusingEndpoint(): Promise<string> {
   return `http://127.0.0.1:${port}`;
 }
 
-/** The handlers as a cold start with DYNAMODB_ENDPOINT = `endpoint` loads them. */
-async function handlersAt(endpoint: string) {
-  process.env.DYNAMODB_ENDPOINT = endpoint;
-  vi.resetModules();
-  const [send, balance] = await Promise.all([
-    import('#functions/send-money/handler.ts'),
-    import('#functions/get-balance/handler.ts'),
-  ]);
-  return { send: send.handler, balance: balance.handler };
+/** The functions, built through their composition roots on a client of `endpoint`. */
+function handlersAt(endpoint: string) {
+  const dependencies = {
+    client: createDocumentClient({ endpoint }),
+    tableName: process.env.WALLETS_TABLE_NAME as string,
+    settings: loadWalletSettings(),
+  };
+  return { send: createSendMoneyHandler(dependencies), balance: createGetBalanceHandler(dependencies) };
 }
 
 describe('DynamoDB unreachable', () => {
@@ -38,7 +36,7 @@ describe('DynamoDB unreachable', () => {
     ['refuses connections', refusingEndpoint],
     ['has a name that does not resolve', async () => 'http://dynamodb.invalid:8000'],
   ])('answers 503 problem+json with Retry-After, not 500, when DynamoDB %s', async (_name, endpoint) => {
-    const { send, balance } = await handlersAt(await endpoint());
+    const { send, balance } = handlersAt(await endpoint());
     const sub = uniqueSub();
     const responses = [
       await invoke(

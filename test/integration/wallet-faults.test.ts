@@ -5,11 +5,11 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { loadWalletSettings } from '#shared/wallet/settings.ts';
 import type { Fault } from '../support/dynamodb-fault-proxy.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
-import { mentions, routeThroughFaultProxy, storedItem } from '../support/faults.ts';
+import { mentions, startFaultProxy, storedItem } from '../support/faults.ts';
 import { fund } from '../support/wallet.ts';
 
 // The functions, built through their composition roots on a client that goes through the proxy.
-const proxy = await routeThroughFaultProxy();
+const proxy = await startFaultProxy();
 const through = {
   client: createDocumentClient({ endpoint: proxy.endpoint }),
   tableName: process.env.WALLETS_TABLE_NAME as string,

@@ -46,17 +46,6 @@ export async function startFaultProxy(): Promise<DynamoDbFaultProxy> {
 export const proxiedClient = (proxy: DynamoDbFaultProxy): DynamoDBDocumentClient =>
   createDocumentClient({ endpoint: proxy.endpoint });
 
-/**
- * {@link startFaultProxy}, and DYNAMODB_ENDPOINT of this test file pointed at it, for handlers
- * not yet built through a factory (imported dynamically after this call).
- * @deprecated Build the function with `createHandler({ client: proxiedClient(proxy) })` instead.
- */
-export async function routeThroughFaultProxy(): Promise<DynamoDbFaultProxy> {
-  const proxy = await startFaultProxy();
-  process.env.DYNAMODB_ENDPOINT = proxy.endpoint;
-  return proxy;
-}
-
 /** Selects the requests whose body mentions `text` (a test's unique address or id). */
 export const mentions =
   (text: string) =>

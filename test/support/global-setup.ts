@@ -3,8 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { defaultServiceSettings, walletEnvironment } from '#infra/environment.ts';
+import { guardDynamoDbLocal } from '#infra/local/dynamodb-guard.ts';
 import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
-import { type BundledOptions, guardDynamoDbLocal, startLocalStack } from '#infra/local/gateway.ts';
+import { startLocalStack } from '#infra/local/gateway.ts';
+import type { BundledOptions } from '#infra/local/invoke/bundled-functions.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -15,7 +15,7 @@ export interface AddPetAdapters {
 }
 
 /** The composition root of `POST /api/v3/pet` (Petstore `addPet`): 200 with the stored pet. */
-export function createHandler({ client }: AddPetAdapters) {
+export function createAddPetHandler({ client }: AddPetAdapters) {
   const addPet = makeAddPet({
     pets: createPetRepository({ client, tableName: requireEnv(tables.pets.envVar) }),
     ids: createPetIds(),
@@ -28,6 +28,6 @@ export function createHandler({ client }: AddPetAdapters) {
 }
 
 /** Built once per container: the client and its connections serve every invocation. */
-export const handler = createHandler({
+export const handler = createAddPetHandler({
   client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
 });

@@ -15,7 +15,7 @@ export interface GetPetAdapters {
 }
 
 /** The composition root of `GET /api/v3/pet/{petId}` (Petstore `getPetById`): 200, or 404 when absent. */
-export function createHandler({ client }: GetPetAdapters) {
+export function createGetPetHandler({ client }: GetPetAdapters) {
   const getPet = makeGetPet({
     pets: createPetRepository({ client, tableName: requireEnv(tables.pets.envVar) }),
   });
@@ -29,6 +29,6 @@ export function createHandler({ client }: GetPetAdapters) {
 }
 
 /** Built once per container: the client and its connections serve every invocation. */
-export const handler = createHandler({
+export const handler = createGetPetHandler({
   client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
 });

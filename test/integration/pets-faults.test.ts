@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createHandler as createAddPet } from '#functions/add-pet/handler.ts';
-import { createHandler as createGetPet } from '#functions/get-pet/handler.ts';
+import { createAddPetHandler as createAddPet } from '#functions/add-pet/handler.ts';
+import { createGetPetHandler as createGetPet } from '#functions/get-pet/handler.ts';
 import { apiEvent, invoke } from '../support/events.ts';
 import { mentions, proxiedClient, startFaultProxy, storedItem } from '../support/faults.ts';
 

@@ -1,8 +1,8 @@
 import { randomInt } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createHandler as createAddPet } from '#functions/add-pet/handler.ts';
+import { createAddPetHandler as createAddPet } from '#functions/add-pet/handler.ts';
 import { createGetBalanceHandler } from '#functions/get-balance/handler.ts';
-import { createHandler as createGetPet } from '#functions/get-pet/handler.ts';
+import { createGetPetHandler as createGetPet } from '#functions/get-pet/handler.ts';
 import { createGetTransferHandler } from '#functions/get-transfer/handler.ts';
 import { createListTransfersHandler } from '#functions/list-transfers/handler.ts';
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';

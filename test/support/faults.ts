@@ -7,7 +7,7 @@ import { DynamoDbFaultProxy, type ProxiedRequest } from './dynamodb-fault-proxy.
 /*
  * Fault tests route the functions through a DynamoDbFaultProxy: a test file starts one with
  * startFaultProxy() and builds each function through its composition root with a client pointed
- * at it, `createHandler({ client: proxiedClient(proxy) })`. Nothing changes the environment, so
+ * at it, `createAddPetHandler({ client: proxiedClient(proxy) })`. Nothing changes the environment, so
  * neither import order nor other test files matter.
  */
 

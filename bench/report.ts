@@ -4,6 +4,7 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os';
+import { routes as routeTable } from '#shared/routes.ts';
 import type { Bundle } from './build.ts';
 import type { ColdInit } from './cold.ts';
 import type { RouteEndToEnd } from './e2e.ts';
@@ -272,7 +273,8 @@ export function costModel(results: Results, memoryMb: number, authorizerCacheTtl
     const { wru, rru } = capacityUnits(name);
     const dynamodb = wru * PRICES.writeRequestUnitsPerMillion + rru * PRICES.readRequestUnitsPerMillion;
     const logs = (((warm?.logBytesPerInvocation ?? 0) * 1e6) / 2 ** 30) * PRICES.logsIngestionPerGb;
-    const authorized = name !== 'openapi';
+    // Public routes (the API document and its reference page) have no authorizer in front.
+    const authorized = routeTable.find((r) => r.functionDir === name)?.scopes !== null;
     const fixed =
       PRICES.apiGatewayPerMillion +
       PRICES.lambdaRequestsPerMillion +

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { assets } from '#functions/api-docs-asset/assets.generated.js';
 import { callerIdentity } from '#infra/local/gateway.ts';
 import { methodArnFor } from '#shared/auth/policy.ts';
 import { SCOPES } from '#shared/routes.ts';
@@ -198,6 +199,18 @@ export function routeRequest(
       };
     case 'openapi':
       return { method: 'GET', path: '/api/openapi.json', resource: '/api/openapi.json' };
+    case 'api-docs':
+      return { method: 'GET', path: '/api/docs', resource: '/api/docs' };
+    case 'api-docs-asset': {
+      // The page's script, the largest asset: its name carries a hash of the content.
+      const asset = [...assets.keys()].find((name) => name.endsWith('.js')) ?? '';
+      return {
+        method: 'GET',
+        path: `/api/docs/${asset}`,
+        resource: '/api/docs/{asset}',
+        pathParameters: { asset },
+      };
+    }
     default:
       throw new Error(`No request defined for functions/${functionDir}`);
   }

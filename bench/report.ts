@@ -317,7 +317,7 @@ export function costModel(results: Results, memoryMb: number, authorizerCacheTtl
     '',
     `- Billed duration = measured in-process time (warm column) + DynamoDB calls × ${ROUND_TRIP_MS[0]}–${ROUND_TRIP_MS[1]} ms, rounded up to whole ms; ${memoryMb} MB from \`ProjectFunction.MEMORY_MB\`.`,
     `- Authorizer: one invocation (${authorizerBilledMs} ms billed: its measured signature check) per token per ${authorizerCacheTtlSeconds} s cache period, assuming ${REQUESTS_PER_CACHED_POLICY} requests per token in that period (worst case, 1 request: ${(authorizerPerMillion * REQUESTS_PER_CACHED_POLICY).toFixed(3)} USD per million).`,
-    '- DynamoDB: items are under 1 KB; strongly consistent reads cost 1 RRU; the transfer writes 4 items in one transaction, 2 WRU each.',
+    '- DynamoDB: items are under 1 KB; strongly consistent reads cost 1 RRU (an absent item too); a transfer reads 3 items (both wallets, the Idempotency-Key) in one BatchGetItem, then writes 6 items in one transaction, 2 WRU each, plus 2 history-index writes; a history page is one eventually consistent Query of 20 entries (≈ 8 KB, 1 RRU).',
     '- Logs: the request log line each function writes (measured on stdout), at CloudWatch Logs ingestion prices.',
   ].join('\n');
 }

@@ -112,16 +112,29 @@ interface Ledger {
   readonly accounts: Map<string, Account>;
   readonly entries: Map<string, Entry>;
   readonly transfers: Map<string, Transfer>;
+  /** Account names, interned. */
+  readonly names: Map<string, string>;
 }
 
-const compactEntry = (item: Item): Entry => ({
-  account: item.account as string,
+/**
+ * One copy of each account name, however many entries name it (as theirs or as counterparty):
+ * the account names are most of an entry's bytes. O(accounts), like the accounts themselves.
+ */
+function interned(names: Map<string, string>, name: string): string {
+  const known = names.get(name);
+  if (known !== undefined) return known;
+  names.set(name, name);
+  return name;
+}
+
+const compactEntry = (item: Item, names: Map<string, string>): Entry => ({
+  account: interned(names, item.account as string),
   seq: item.seq as number,
   transferId: item.transferId as string,
   direction: item.direction as Entry['direction'],
   amountMinor: item.amountMinor as number,
   balanceAfter: item.balanceAfter as number | bigint,
-  counterpartyAccount: item.counterpartyAccount as string,
+  counterpartyAccount: interned(names, item.counterpartyAccount as string),
   counterpartySeq: item.counterpartySeq as number,
 });
 
@@ -146,7 +159,7 @@ function ingest(ledger: Ledger, item: Item): void {
       balance: BigInt((item.balance as number | bigint | undefined) ?? 0),
       seq: (item.seq as number | undefined) ?? 0,
     });
-  } else if (item.kind === 'entry') ledger.entries.set(pk, compactEntry(item));
+  } else if (item.kind === 'entry') ledger.entries.set(pk, compactEntry(item, ledger.names));
   else if (item.kind === 'transfer') ledger.transfers.set(pk, compactTransfer(item));
 }
 
@@ -159,7 +172,13 @@ export async function scanLedger(
   tableName: string,
   segments: number,
 ): Promise<Ledger> {
-  const ledger: Ledger = { itemsScanned: 0, accounts: new Map(), entries: new Map(), transfers: new Map() };
+  const ledger: Ledger = {
+    itemsScanned: 0,
+    accounts: new Map(),
+    entries: new Map(),
+    transfers: new Map(),
+    names: new Map(),
+  };
   await Promise.all(
     Array.from({ length: segments }, async (_, segment) => {
       let ExclusiveStartKey: Item | undefined;
@@ -203,6 +222,7 @@ export async function auditLedger(
   ledger: Ledger,
 ): Promise<AuditReport> {
   const { accounts, entries, transfers } = ledger;
+  const entryOf = (item: Item) => compactEntry(item, ledger.names);
 
   let fetchedAfterScan = 0;
   /** Items by key: from the scan, else one consistent BatchGetItem per 100 keys. */
@@ -240,7 +260,7 @@ export async function auditLedger(
     (function* () {
       for (const [account, { seq }] of accounts) for (let k = 1; k <= seq; k++) yield entryKey(account, k);
     })(),
-    compactEntry,
+    entryOf,
   );
   for (const [account, state] of accounts) {
     let running = 0n;
@@ -290,7 +310,7 @@ export async function auditLedger(
   await fetch(
     entries,
     keysOf(inCut, (e) => [entryKey(e.counterpartyAccount, e.counterpartySeq)]),
-    compactEntry,
+    entryOf,
   );
   await fetch(
     transfers,
@@ -329,7 +349,7 @@ export async function auditLedger(
     const from = t.transferKind === 'deposit' ? ISSUANCE_ACCOUNT : `W#${t.fromAddress}`;
     return [entryKey(from, t.fromSeq ?? 0), entryKey(`W#${t.toAddress}`, t.toSeq ?? 0)];
   };
-  await fetch(entries, keysOf(transfers.values(), sideKeys), compactEntry);
+  await fetch(entries, keysOf(transfers.values(), sideKeys), entryOf);
   for (const [key, transfer] of transfers) {
     const [out, into] = sideKeys(transfer).map((k) => entries.get(k as string));
     const matches = (e: Entry | undefined, direction: string) =>

@@ -15,6 +15,10 @@ import {
  * they are immutable, so one the scan passed before it existed is fetched by key, strongly
  * consistent, before anything is called broken. A movement whose one side is within its account's
  * cut and the other not is in flight for the audit: the grand total leaves that side out.
+ *
+ * Memory: each page is filed as it arrives into compact records of the audited attributes (account
+ * names interned), ≈ 4–6 KB per wallet of 10 movements; still one record per entry and transfer,
+ * not yet per account (docs/decisions/double-entry-ledger.md has the measurement and the bound).
  */
 
 /** One broken invariant, named so an operator can find the item. */

@@ -12,11 +12,12 @@ import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { freePort } from '#infra/local/dynamodb-local.ts';
 import { signLocalToken } from '#infra/local/issuer.ts';
 import { readRunningStack } from '#infra/local/stack-record.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
+import { HISTORY_INDEX, walletAccount } from '#shared/wallet/ledger-keys.ts';
 import { CALLER_HEADER, checkFloors, floorOperations } from './floor.ts';
 import { KeepAliveConnection } from './keep-alive-client.ts';
 import { percentile } from './stats.ts';
@@ -62,6 +63,8 @@ interface Caller {
   readonly sub: string;
   readonly token: string;
   readonly petId: number;
+  /** Its funding deposit: the movement get-transfer reads. */
+  readonly transferId: string;
   readonly connection: KeepAliveConnection;
   /** Its kept-alive connection to the floor server. */
   readonly floorConnection: KeepAliveConnection;
@@ -110,10 +113,25 @@ export async function measureEndToEnd(
       await openWallet(`recipient-of-${sub}`, new Date().toISOString());
       const petId = nextBenchPetId();
       await client.send(new PutCommand({ TableName: petsTable, Item: fullPet(petId) }));
+      // The deposit's id, from the caller's one entry so far (the history index is eventual).
+      let transferId: string | undefined;
+      while (transferId === undefined) {
+        const { Items } = await client.send(
+          new QueryCommand({
+            TableName: walletsTable,
+            IndexName: HISTORY_INDEX,
+            KeyConditionExpression: 'account = :a',
+            ExpressionAttributeValues: { ':a': walletAccount(sub) },
+            Limit: 1,
+          }),
+        );
+        transferId = Items?.[0]?.transferId as string | undefined;
+      }
       callers.push({
         sub,
         token,
         petId,
+        transferId,
         connection: new KeepAliveConnection('127.0.0.1', port),
         floorConnection: new KeepAliveConnection('127.0.0.1', floorPort),
       });
@@ -188,7 +206,7 @@ export async function measureEndToEnd(
  * but a 200 fails the benchmark.
  */
 async function callRoute(name: string, caller: Caller, connection: KeepAliveConnection): Promise<void> {
-  const spec = routeRequest(name, caller.sub, caller.token);
+  const spec = routeRequest(name, caller.sub, caller.token, caller.transferId);
   const path = name === 'get-pet' ? `/api/v3/pet/${caller.petId}` : spec.path;
   const headers: Record<string, string> = {
     accept: 'application/json',

@@ -21,12 +21,19 @@ const operations = floorOperations(
 );
 
 /** The route of a request, as the gateway's route table would find it: method and path. */
-function routeOf(method: string | undefined, path: string): { name: string; petId: number } | undefined {
-  if (method === 'POST' && path === '/api/v3/pet') return { name: 'add-pet', petId: 0 };
+function routeOf(
+  method: string | undefined,
+  path: string,
+): { name: string; petId: number; transferId: string } | undefined {
+  const none = { petId: 0, transferId: '' };
+  if (method === 'POST' && path === '/api/v3/pet') return { name: 'add-pet', ...none };
   if (method === 'GET' && path.startsWith('/api/v3/pet/'))
-    return { name: 'get-pet', petId: Number(path.slice('/api/v3/pet/'.length)) };
-  if (method === 'GET' && path === '/api/wallet/balance') return { name: 'get-balance', petId: 0 };
-  if (method === 'POST' && path === '/api/wallet/send') return { name: 'send-money', petId: 0 };
+    return { name: 'get-pet', ...none, petId: Number(path.slice('/api/v3/pet/'.length)) };
+  if (method === 'GET' && path === '/api/wallet/balance') return { name: 'get-balance', ...none };
+  if (method === 'POST' && path === '/api/wallet/send') return { name: 'send-money', ...none };
+  if (method === 'GET' && path === '/api/wallet/transfers') return { name: 'list-transfers', ...none };
+  if (method === 'GET' && path.startsWith('/api/wallet/transfers/'))
+    return { name: 'get-transfer', ...none, transferId: path.slice('/api/wallet/transfers/'.length) };
   return undefined;
 }
 
@@ -41,7 +48,7 @@ const server = createServer((request, response) => {
       response.writeHead(404, { 'content-length': 0 }).end();
       return;
     }
-    operation({ sub, petId: route.petId }).then(
+    operation({ sub, petId: route.petId, transferId: route.transferId }).then(
       () => response.writeHead(200, { 'content-type': 'application/json', 'content-length': 2 }).end('{}'),
       (error: unknown) => {
         const body = String(error);

@@ -5,13 +5,21 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { DYNAMODB_CALLS, fullPet, nextBenchPetId } from './workload.ts';
 
 /** Whose items a floor call touches: each benchmark worker has its own wallet and pet. */
 export interface FloorCaller {
   readonly sub: string;
   readonly petId: number;
+  /** One of its movements (its funding deposit), for get-transfer. */
+  readonly transferId: string;
 }
 
 /** Names the caller whose items a request to the floor server touches (the gateway reads it from the token). */
@@ -51,7 +59,8 @@ export function floorOperations(
         }),
       );
     },
-    // The transaction of `commitTransfer` with an Idempotency-Key, item for item.
+    // The read and the transaction of `commitTransfer` with an Idempotency-Key, item for item: the
+    // running balances and seqs come from the read, so the floor writes a ledger the audit accepts.
     'send-money': async (caller) => {
       const transfer = {
         transferId: randomUUID(),
@@ -63,49 +72,131 @@ export function floorOperations(
       };
       const now = transfer.createdAt;
       const nowEpoch = Math.floor(Date.now() / 1000);
+      const from = `W#${transfer.fromAddress}`;
+      const to = `W#${transfer.toAddress}`;
+      const claimKey = `IDEMPOTENCY#${JSON.stringify([caller.sub, randomUUID()])}`;
+      const { Responses } = await client.send(
+        new BatchGetCommand({
+          RequestItems: {
+            [walletsTable]: {
+              Keys: [
+                { pk: `WALLET#${transfer.fromAddress}` },
+                { pk: `WALLET#${transfer.toAddress}` },
+                { pk: claimKey },
+              ],
+              ConsistentRead: true,
+            },
+          },
+        }),
+      );
+      const read = new Map((Responses?.[walletsTable] ?? []).map((item) => [item.pk as string, item]));
+      const stateOf = (pk: string) => {
+        const item = read.get(pk);
+        return { balance: Number(item?.balance ?? 0), seq: Number(item?.seq ?? 0) };
+      };
+      const sender = stateOf(`WALLET#${transfer.fromAddress}`);
+      const recipient = stateOf(`WALLET#${transfer.toAddress}`);
+      const amount = transfer.amountMinor;
+      const accountUpdate = (pk: string, before: typeof sender, after: number, kind: string) => ({
+        Update: {
+          TableName: walletsTable,
+          Key: { pk },
+          UpdateExpression:
+            'SET balance = :after, seq = :next, updatedAt = :now, kind = :kind, openedAt = if_not_exists(openedAt, :now)',
+          ConditionExpression: 'balance = :before AND (seq = :seq OR attribute_not_exists(seq))',
+          ExpressionAttributeValues: {
+            ':before': before.balance,
+            ':seq': before.seq,
+            ':after': after,
+            ':next': before.seq + 1,
+            ':now': now,
+            ':kind': kind,
+          },
+        },
+      });
+      const entry = (
+        account: string,
+        self: typeof sender,
+        other: string,
+        otherSeq: number,
+        direction: 'in' | 'out',
+        after: number,
+      ) => ({
+        Put: {
+          TableName: walletsTable,
+          Item: {
+            pk: `ENTRY#${JSON.stringify([account, self.seq + 1])}`,
+            kind: 'entry',
+            account,
+            seq: self.seq + 1,
+            transferId: transfer.transferId,
+            transferKind: 'transfer',
+            direction,
+            amountMinor: amount,
+            balanceAfter: after,
+            counterpartyAccount: other,
+            counterpartySeq: otherSeq,
+            currency: transfer.currency,
+            createdAt: now,
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      });
       await client.send(
         new TransactWriteCommand({
           ClientRequestToken: transfer.transferId,
           TransactItems: [
-            {
-              Update: {
-                TableName: walletsTable,
-                Key: { pk: `WALLET#${transfer.fromAddress}` },
-                UpdateExpression: 'SET balance = balance - :amount, updatedAt = :now',
-                ConditionExpression: 'balance >= :amount',
-                ExpressionAttributeValues: { ':amount': transfer.amountMinor, ':now': now },
-              },
-            },
-            {
-              Update: {
-                TableName: walletsTable,
-                Key: { pk: `WALLET#${transfer.toAddress}` },
-                UpdateExpression: 'ADD balance :amount SET updatedAt = :now',
-                ExpressionAttributeValues: { ':amount': transfer.amountMinor, ':now': now },
-              },
-            },
-            {
-              Put: {
-                TableName: walletsTable,
-                Item: { pk: `TRANSFER#${transfer.transferId}`, kind: 'transfer', ...transfer },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            },
+            accountUpdate(`WALLET#${transfer.fromAddress}`, sender, sender.balance - amount, 'wallet'),
+            accountUpdate(`WALLET#${transfer.toAddress}`, recipient, recipient.balance + amount, 'wallet'),
             {
               Put: {
                 TableName: walletsTable,
                 Item: {
-                  pk: `IDEMPOTENCY#${JSON.stringify([caller.sub, randomUUID()])}`,
-                  kind: 'idempotency',
-                  transfer,
-                  expiresAt: nowEpoch + 86_400,
+                  pk: `TRANSFER#${transfer.transferId}`,
+                  kind: 'transfer',
+                  transferKind: 'transfer',
+                  ...transfer,
+                  fromSeq: sender.seq + 1,
+                  toSeq: recipient.seq + 1,
                 },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+            entry(from, sender, to, recipient.seq + 1, 'out', sender.balance - amount),
+            entry(to, recipient, from, sender.seq + 1, 'in', recipient.balance + amount),
+            {
+              Put: {
+                TableName: walletsTable,
+                Item: { pk: claimKey, kind: 'idempotency', transfer, expiresAt: nowEpoch + 86_400 },
                 ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :nowEpoch',
                 ExpressionAttributeValues: { ':nowEpoch': nowEpoch },
                 ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
               },
             },
           ],
+        }),
+      );
+    },
+    // `history.entries`: the first page (20) of the caller's history index, newest first.
+    'list-transfers': async (caller) => {
+      await client.send(
+        new QueryCommand({
+          TableName: walletsTable,
+          IndexName: 'history',
+          KeyConditionExpression: 'account = :a',
+          ExpressionAttributeValues: { ':a': `W#${caller.sub}` },
+          ScanIndexForward: false,
+          Limit: 20,
+        }),
+      );
+    },
+    // `history.movement`: one movement by id, strongly consistent.
+    'get-transfer': async (caller) => {
+      await client.send(
+        new GetCommand({
+          TableName: walletsTable,
+          Key: { pk: `TRANSFER#${caller.transferId}` },
+          ConsistentRead: true,
         }),
       );
     },

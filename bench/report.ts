@@ -4,6 +4,7 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os';
+import { routes as routeTable } from '#shared/routes.ts';
 import type { Bundle } from './build.ts';
 import type { ColdInit } from './cold.ts';
 import type { RouteEndToEnd } from './e2e.ts';
@@ -234,10 +235,18 @@ const ROUND_TRIP_MS = [5, 10] as const;
  */
 const REQUESTS_PER_CACHED_POLICY = 10;
 
-/** Request units of one successful request: every item is under 1 KB; transactional writes count double. */
+/**
+ * Request units of one successful request. Every item is under 1 KB (entry ≈ 400 B, transfer ≈
+ * 350 B, wallet ≈ 170 B, measured on a local ledger); transactional writes count double; a
+ * consistent read of a missing item costs a unit like a found one.
+ */
 function capacityUnits(name: string): { wru: number; rru: number } {
-  // The transfer writes 4 items (debit, credit, transfer record, Idempotency-Key) in one transaction.
-  if (name === 'send-money') return { wru: 4 * 2, rru: 0 };
+  // Read: both wallets and the Idempotency-Key's (absent) record, consistent. Write: 6 items in one
+  // transaction (2 accounts, the transfer, 2 entries, the key's claim), plus the history index's
+  // copy of each entry (standard writes).
+  if (name === 'send-money') return { wru: 6 * 2 + 2, rru: 3 };
+  // One eventually consistent Query of a full page: 20 entries ≈ 8 KB, two 4 KB units at half price.
+  if (name === 'list-transfers') return { wru: 0, rru: 1 };
   const calls = DYNAMODB_CALLS[name] ?? [];
   return {
     wru: calls.filter((c) => c === 'PutItem').length,
@@ -264,7 +273,8 @@ export function costModel(results: Results, memoryMb: number, authorizerCacheTtl
     const { wru, rru } = capacityUnits(name);
     const dynamodb = wru * PRICES.writeRequestUnitsPerMillion + rru * PRICES.readRequestUnitsPerMillion;
     const logs = (((warm?.logBytesPerInvocation ?? 0) * 1e6) / 2 ** 30) * PRICES.logsIngestionPerGb;
-    const authorized = name !== 'openapi';
+    // Public routes (the API document and its reference page) have no authorizer in front.
+    const authorized = routeTable.find((r) => r.functionDir === name)?.scopes !== null;
     const fixed =
       PRICES.apiGatewayPerMillion +
       PRICES.lambdaRequestsPerMillion +
@@ -307,7 +317,7 @@ export function costModel(results: Results, memoryMb: number, authorizerCacheTtl
     '',
     `- Billed duration = measured in-process time (warm column) + DynamoDB calls × ${ROUND_TRIP_MS[0]}–${ROUND_TRIP_MS[1]} ms, rounded up to whole ms; ${memoryMb} MB from \`ProjectFunction.MEMORY_MB\`.`,
     `- Authorizer: one invocation (${authorizerBilledMs} ms billed: its measured signature check) per token per ${authorizerCacheTtlSeconds} s cache period, assuming ${REQUESTS_PER_CACHED_POLICY} requests per token in that period (worst case, 1 request: ${(authorizerPerMillion * REQUESTS_PER_CACHED_POLICY).toFixed(3)} USD per million).`,
-    '- DynamoDB: items are under 1 KB; strongly consistent reads cost 1 RRU; the transfer writes 4 items in one transaction, 2 WRU each.',
+    '- DynamoDB: items are under 1 KB; strongly consistent reads cost 1 RRU (an absent item too); a transfer reads 3 items (both wallets, the Idempotency-Key) in one BatchGetItem, then writes 6 items in one transaction, 2 WRU each, plus 2 history-index writes; a history page is one eventually consistent Query of 20 entries (≈ 8 KB, 1 RRU).',
     '- Logs: the request log line each function writes (measured on stdout), at CloudWatch Logs ingestion prices.',
   ].join('\n');
 }

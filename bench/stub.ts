@@ -9,24 +9,88 @@ export const SMITHY_CLIENTS = 'wallet-catalog.bench.smithy-clients';
 
 const METADATA = { httpStatusCode: 200, requestId: 'BENCH0REQUEST0ID', attempts: 1, totalRetryDelay: 0 };
 const PET_ITEM = fullPet(2 ** 52 + 1);
-const WALLET_ITEM = { pk: 'WALLET#bench', balance: 1_234_567, updatedAt: '2025-06-01T12:00:00.000Z' };
+const WALLET_ITEM = {
+  pk: 'WALLET#bench',
+  kind: 'wallet',
+  balance: 1_234_567,
+  seq: 41,
+  updatedAt: '2025-06-01T12:00:00.000Z',
+};
+const CREATED_AT = '2025-06-01T12:00:00.000Z';
+
+/** A page of `account`'s history as the index holds it: 20 entries, newest first. */
+function historyPage(account: string) {
+  return Array.from({ length: 20 }, (_, i) => ({
+    pk: `ENTRY#${JSON.stringify([account, 41 - i])}`,
+    kind: 'entry',
+    account,
+    seq: 41 - i,
+    transferId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    transferKind: 'transfer',
+    direction: i % 2 === 0 ? 'out' : 'in',
+    amountMinor: 1234,
+    balanceAfter: 1_234_567 - i * 1234,
+    counterpartyAccount: 'W#someone-else',
+    counterpartySeq: 7 + i,
+    currency: 'USD',
+    createdAt: CREATED_AT,
+  }));
+}
+
+/** A movement to the caller (`BENCH_SUB`), whatever the id asked for. */
+const transferItem = (pk: string) => ({
+  pk,
+  kind: 'transfer',
+  transferKind: 'transfer',
+  transferId: pk.slice('TRANSFER#'.length),
+  fromAddress: 'someone-else',
+  toAddress: process.env.BENCH_SUB ?? 'bench',
+  amountMinor: 1234,
+  currency: 'USD',
+  createdAt: CREATED_AT,
+  fromSeq: 8,
+  toSeq: 41,
+});
 
 /** How many commands the stub answered; the benchmark checks the round trips per request with it. */
 export const stubCalls = { count: 0 };
 
 interface Sendable {
-  readonly input?: { readonly Key?: Record<string, unknown> };
+  readonly input?: {
+    readonly Key?: Record<string, unknown>;
+    readonly RequestItems?: Record<string, { readonly Keys?: readonly { readonly pk?: string }[] }>;
+    readonly IndexName?: string;
+    readonly ExpressionAttributeValues?: Record<string, unknown>;
+  };
 }
 
 /**
  * What DynamoDB would answer through the DocumentClient: an item for a GetItem (a pet for the pets
- * table's `id` key, a wallet for the wallets table's `pk`), only metadata for writes.
+ * table's `id` key, a transfer to the caller or a wallet for the wallets table's `pk`), the
+ * wallets of a BatchGetItem (no idempotency record: the key is new), a page of history for a
+ * Query, only metadata for writes.
  */
 function stubSend(command: Sendable): Promise<unknown> {
   stubCalls.count++;
-  const key = command.input?.Key;
+  const { Key: key, RequestItems, IndexName, ExpressionAttributeValues } = command.input ?? {};
   if (key?.id !== undefined) return Promise.resolve({ Item: PET_ITEM, $metadata: METADATA });
+  if (typeof key?.pk === 'string' && key.pk.startsWith('TRANSFER#'))
+    return Promise.resolve({ Item: transferItem(key.pk), $metadata: METADATA });
   if (key?.pk !== undefined) return Promise.resolve({ Item: WALLET_ITEM, $metadata: METADATA });
+  if (RequestItems) {
+    const Responses = Object.fromEntries(
+      Object.entries(RequestItems).map(([table, { Keys = [] }]) => [
+        table,
+        Keys.filter((k) => k.pk?.startsWith('WALLET#')).map((k) => ({ ...WALLET_ITEM, pk: k.pk })),
+      ]),
+    );
+    return Promise.resolve({ Responses, UnprocessedKeys: {}, $metadata: METADATA });
+  }
+  if (IndexName !== undefined)
+    return Promise.resolve({
+      Items: historyPage(String(ExpressionAttributeValues?.[':a'])),
+      $metadata: METADATA,
+    });
   return Promise.resolve({ $metadata: METADATA });
 }
 

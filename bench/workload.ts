@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { assets } from '#functions/api-docs-asset/assets.generated.js';
 import { callerIdentity } from '#infra/local/proxy-event.ts';
 import { methodArnFor } from '#shared/auth/policy.ts';
 import { SCOPES } from '#shared/routes.ts';
@@ -138,8 +139,19 @@ export function proxyEvent(request: ProxyRequest): APIGatewayProxyEvent {
   };
 }
 
-/** One request of each route, by function folder; `sub` is the caller, `token` its access token. */
-export function routeRequest(functionDir: string, sub: string, token: string): ProxyRequest {
+/** The movement the benchmark's get-transfer reads when the caller names none: the stub answers any id. */
+export const BENCH_TRANSFER_ID = '00000000-0000-4000-8000-000000000000';
+
+/**
+ * One request of each route, by function folder; `sub` is the caller, `token` its access token,
+ * `transferId` one of the caller's movements (its funding deposit in the end-to-end benchmark).
+ */
+export function routeRequest(
+  functionDir: string,
+  sub: string,
+  token: string,
+  transferId = BENCH_TRANSFER_ID,
+): ProxyRequest {
   switch (functionDir) {
     case 'add-pet':
       return {
@@ -173,8 +185,32 @@ export function routeRequest(functionDir: string, sub: string, token: string): P
         sub,
         token,
       };
+    case 'list-transfers':
+      // The first page at the default size (20): the caller's sends fill it by the time it is measured.
+      return { method: 'GET', path: '/api/wallet/transfers', resource: '/api/wallet/transfers', sub, token };
+    case 'get-transfer':
+      return {
+        method: 'GET',
+        path: `/api/wallet/transfers/${transferId}`,
+        resource: '/api/wallet/transfers/{transferId}',
+        pathParameters: { transferId },
+        sub,
+        token,
+      };
     case 'openapi':
       return { method: 'GET', path: '/api/openapi.json', resource: '/api/openapi.json' };
+    case 'api-docs':
+      return { method: 'GET', path: '/api/docs', resource: '/api/docs' };
+    case 'api-docs-asset': {
+      // The page's script, the largest asset: its name carries a hash of the content.
+      const asset = [...assets.keys()].find((name) => name.endsWith('.js')) ?? '';
+      return {
+        method: 'GET',
+        path: `/api/docs/${asset}`,
+        resource: '/api/docs/{asset}',
+        pathParameters: { asset },
+      };
+    }
     default:
       throw new Error(`No request defined for functions/${functionDir}`);
   }
@@ -185,12 +221,15 @@ export function routeRequest(functionDir: string, sub: string, token: string): P
  * asserts): the floor the end-to-end benchmark compares with, and the round trips of the cost model.
  */
 export const DYNAMODB_CALLS: Readonly<
-  Record<string, readonly ('GetItem' | 'PutItem' | 'TransactWriteItems')[]>
+  Record<string, readonly ('GetItem' | 'PutItem' | 'BatchGetItem' | 'Query' | 'TransactWriteItems')[]>
 > = {
   authorizer: [],
   'add-pet': ['PutItem'],
   'get-pet': ['GetItem'],
   'get-balance': ['GetItem'],
-  'send-money': ['TransactWriteItems'],
+  // The running balances need the two accounts (and the key's claim) read before the transaction.
+  'send-money': ['BatchGetItem', 'TransactWriteItems'],
+  'list-transfers': ['Query'],
+  'get-transfer': ['GetItem'],
   openapi: [],
 };

@@ -20,9 +20,10 @@ import { defaultPort } from '#infra/local/issuer.ts';
 import { readRunningStack } from '#infra/local/stack-record.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
+import { createDepositLedger, type DepositOutcome } from '#shared/wallet/deposit-ledger.ts';
 import { formatMinor, MAX_AMOUNT_TEXT_LENGTH, MAX_BALANCE_MINOR, parseAmount } from '#shared/wallet/money.ts';
 import { loadWalletSettings } from '#shared/wallet/settings.ts';
-import { createWalletRepository, type DepositOutcome } from '#shared/wallet/wallet-repository.ts';
+import { createWalletReader } from '#shared/wallet/wallet-reader.ts';
 
 const USAGE = `Usage: npm run wallet:fund -- --address <address> --amount <decimal> [--deposit-id <id>]
        [--table <deployed table> [--region <region>] [--endpoint <url>]]
@@ -93,10 +94,9 @@ async function main(): Promise<void> {
 
   // The environment a function of that stack gets, read through the same getters.
   const settings = loadWalletSettings();
-  const { readWallet, recordDeposit } = createWalletRepository({
-    client: createDocumentClient(),
-    tableName: process.env[tables.wallets.envVar] as string,
-  });
+  const ledger = { client: createDocumentClient(), tableName: process.env[tables.wallets.envVar] as string };
+  const { readWallet } = createWalletReader(ledger);
+  const { recordDeposit } = createDepositLedger(ledger);
   const { currency } = settings;
   const parsed = parseAmount(amount, currency, MAX_BALANCE_MINOR);
   if ('problem' in parsed) {

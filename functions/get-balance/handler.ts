@@ -8,6 +8,7 @@ import { makeGetBalance } from '#shared/wallet/get-balance.ts';
 import { moneyJson } from '#shared/wallet/money.ts';
 import { type Clock, systemClock } from '#shared/wallet/ports.ts';
 import { loadWalletSettings, type WalletSettings } from '#shared/wallet/settings.ts';
+import { createWalletReader } from '#shared/wallet/wallet-reader.ts';
 import { createWalletRepository } from '#shared/wallet/wallet-repository.ts';
 
 export interface GetBalanceFunctionDependencies {
@@ -24,7 +25,9 @@ export function createGetBalanceHandler({
   settings,
   clock = systemClock,
 }: GetBalanceFunctionDependencies) {
-  const getBalance = makeGetBalance({ wallets: createWalletRepository({ client, tableName }), clock });
+  const access = { client, tableName };
+  const wallets = { ...createWalletReader(access), ...createWalletRepository(access) };
+  const getBalance = makeGetBalance({ wallets, clock });
   return httpHandler({
     operationId: 'getBalance',
     run: async ({ principal }) => {

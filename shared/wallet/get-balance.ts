@@ -1,5 +1,6 @@
 import { isoTimestamp } from '../time.ts';
 import type { Clock } from './ports.ts';
+import type { WalletReader } from './wallet-reader.ts';
 import type { WalletRepository } from './wallet-repository.ts';
 
 /** The balance of a wallet in minor units, exact at any size. */
@@ -10,7 +11,7 @@ export interface BalanceView {
 }
 
 export interface GetBalanceDependencies {
-  readonly wallets: Pick<WalletRepository, 'readWallet' | 'openWallet'>;
+  readonly wallets: WalletReader & Pick<WalletRepository, 'openWallet'>;
   readonly clock: Clock;
 }
 

@@ -1,6 +1,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { withRetries } from '../dynamodb/retry.ts';
+import { TemporarilyUnavailableError } from '../errors.ts';
 import { accountKey, type EntryRecord, entryKey, ISSUANCE_ACCOUNT } from './ledger-keys.ts';
 
 /* The building blocks of a movement's read and transaction, shared by transfers and deposits. */
@@ -23,6 +24,10 @@ export function cancellationReasons(error: unknown): CancellationReason[] | unde
  * between the read and the transaction, and for how long at most: a hot account (the issuance
  * account under many deposits) clears in a few tries; past that the caller gets a 503.
  */
+/** Nothing was written, and another try soon may succeed: a 503 with Retry-After. */
+export const busy = (message: string, cause?: unknown) =>
+  new TemporarilyUnavailableError(message, 1, cause === undefined ? undefined : { cause });
+
 export const VERSION_ATTEMPTS = 12;
 export const VERSION_DEADLINE_MS = 3_000;
 // Also the latest a movement's transaction may start: 3 s + worstCaseCallMs (6.5 s) < the 10 s timeout.

@@ -8,13 +8,12 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { auditTable } from '#shared/wallet/ledger-audit.ts';
 import { entryKey, walletAccount } from '#shared/wallet/ledger-keys.ts';
 import { loadWalletSettings } from '#shared/wallet/settings.ts';
-import type { WalletRepository } from '#shared/wallet/wallet-repository.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
-import { createLedgerTable, fund } from '../support/wallet.ts';
+import { createLedgerTable, fund, type TestLedger } from '../support/wallet.ts';
 
 const client = createDocumentClient({ endpoint: process.env.DYNAMODB_ENDPOINT });
 let tableName: string;
-let wallets: WalletRepository;
+let wallets: TestLedger;
 const [alice, bob, carol] = [uniqueSub('alice'), uniqueSub('bob'), uniqueSub('carol')];
 
 /** `npm run wallet:audit` on this file's table: its exit code and output. */

@@ -3,15 +3,29 @@ import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { inject } from 'vitest';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { createTableInput, tables } from '#shared/dynamodb/tables.ts';
+import { createDepositLedger } from '#shared/wallet/deposit-ledger.ts';
+import { createWalletReader, type WalletReader } from '#shared/wallet/wallet-reader.ts';
 import { createWalletRepository, type WalletRepository } from '#shared/wallet/wallet-repository.ts';
+
+/** A wallet ledger with its deposits: what the functions use, and what `wallet:fund` adds. */
+export type TestLedger = WalletReader & WalletRepository & ReturnType<typeof createDepositLedger>;
+
+const ledgerOf = (access: {
+  client: ReturnType<typeof createDocumentClient>;
+  tableName: string;
+}): TestLedger => ({
+  ...createWalletReader(access),
+  ...createWalletRepository(access),
+  ...createDepositLedger(access),
+});
 
 /**
  * The wallet ledger of the test run's table, straight on DynamoDB Local (never through a fault
  * proxy): built when first asked for, so no test depends on when this module was imported.
  */
-let direct: WalletRepository | undefined;
-export function walletLedger(): WalletRepository {
-  direct ??= createWalletRepository({
+let direct: TestLedger | undefined;
+export function walletLedger(): TestLedger {
+  direct ??= ledgerOf({
     // The run's own settings, whatever a fault test did to this file's environment since.
     client: createDocumentClient({ endpoint: inject('env').DYNAMODB_ENDPOINT }),
     tableName: inject('env').WALLETS_TABLE_NAME as string,
@@ -39,9 +53,9 @@ export const open = (address: string, wallets = walletLedger()): Promise<void> =
  * A wallets table of its own on DynamoDB Local, laid out by `tables.ts` like the run's: for tests
  * that audit a whole ledger (others' test data, some written raw on purpose, stays out of it).
  */
-export async function createLedgerTable(): Promise<{ tableName: string; wallets: WalletRepository }> {
+export async function createLedgerTable(): Promise<{ tableName: string; wallets: TestLedger }> {
   const tableName = `ledger-${randomUUID()}`;
   const client = createDocumentClient({ endpoint: inject('env').DYNAMODB_ENDPOINT });
   await client.send(new CreateTableCommand(createTableInput(tableName, tables.wallets)));
-  return { tableName, wallets: createWalletRepository({ client, tableName }) };
+  return { tableName, wallets: ledgerOf({ client, tableName }) };
 }

@@ -1,10 +1,6 @@
 import { MAX_BALANCE_MINOR } from '#shared/wallet/money.ts';
-import type {
-  CommitOutcome,
-  IdempotencyClaim,
-  TransferRecord,
-  WalletRecord,
-} from '#shared/wallet/wallet-repository.ts';
+import type { WalletRecord } from '#shared/wallet/wallet-reader.ts';
+import type { CommitOutcome, IdempotencyClaim, TransferRecord } from '#shared/wallet/wallet-repository.ts';
 
 /**
  * The wallet ledger in memory, with the repository's contract (all or nothing per commit, open

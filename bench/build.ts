@@ -4,7 +4,8 @@
  */
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { pathToFileURL } from 'node:url';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { build, type Plugin } from 'esbuild';
 import { esbuildOptions } from '#infra/bundling.ts';
 import { SMITHY_CLIENTS } from './stub.ts';
@@ -26,6 +27,31 @@ export interface Bundle {
   readonly instrumentationBytes: number;
   /** How many copies of the SDK `Client` the bundle holds (0 for bundles without the SDK). */
   readonly smithyClients: number;
+  /** For a function serving static files: what it serves (see `StaticAssets` in ./targets.ts). */
+  readonly served?: ServedAssets;
+}
+
+/** The files a static-asset function serves, measured from the module it serves them from. */
+export interface ServedAssets {
+  /** The sum of each file's gzip size, as stored in the module (gzip -9). */
+  readonly gzipBytes: number;
+  /** The largest answer's body as it crosses the Lambda response limit: the text, JSON-escaped. */
+  readonly largestResponseBytes: number;
+}
+
+async function measureServedAssets(module: string): Promise<ServedAssets> {
+  const { assets } = (await import(pathToFileURL(module).href)) as {
+    assets: ReadonlyMap<string, { readonly gzipBase64: string }>;
+  };
+  let gzipBytes = 0;
+  let largestResponseBytes = 0;
+  for (const { gzipBase64 } of assets.values()) {
+    const gzip = Buffer.from(gzipBase64, 'base64');
+    gzipBytes += gzip.length;
+    const body = JSON.stringify(gunzipSync(gzip).toString('utf8'));
+    largestResponseBytes = Math.max(largestResponseBytes, Buffer.byteLength(body));
+  }
+  return { gzipBytes, largestResponseBytes };
 }
 
 /**
@@ -79,6 +105,7 @@ export async function buildBundles(targets: readonly Target[], outDir: string): 
         gzipBytes: gzipSync(code).length,
         instrumentationBytes: instrumented.length - code.length,
         smithyClients: counter.loads,
+        ...(target.staticAssets ? { served: await measureServedAssets(target.staticAssets.module) } : {}),
       };
     }),
   );

@@ -14,6 +14,10 @@ import { DYNAMODB_CALLS } from './workload.ts';
 /** The budgets of the issue; a run exits non-zero when one is missed. */
 export const BUDGETS = {
   bundleRatio: 1.15,
+  /** A static-asset function's bundle, gzipped, over the gzip of the files it serves. */
+  staticAssetsOverServedGzip: 1.1,
+  /** Lambda's limit on a synchronous invocation's response payload. */
+  lambdaResponseBytes: 6 * 1024 * 1024,
   coldInitRatio: 1.1,
   warmOverheadUs: 10,
   endToEndP50Ratio: 1.25,
@@ -74,6 +78,7 @@ type Check = { name: string; value: number; pass: boolean; note?: string };
 const fmt = (value: number | undefined, digits = 1) =>
   value === undefined || Number.isNaN(value) ? '—' : value.toFixed(digits);
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(2)} MiB`;
 const mark = (pass: boolean) => (pass ? '✓' : '✗');
 
 /** Each budget over every function it covers. */
@@ -84,9 +89,24 @@ export function verdicts(results: Results): Verdict[] {
   if (!baselineBundle || !baselineCold) throw new Error('The baseline was not measured');
   const functions = bundles.filter((b) => b.target.kind === 'function');
 
-  const bundleChecks: Check[] = functions.map((b) => {
-    const value = b.rawBytes / baselineBundle.rawBytes;
-    return { name: b.target.name, value, pass: value <= BUDGETS.bundleRatio };
+  const bundleChecks: Check[] = functions
+    .filter((b) => b.served === undefined)
+    .map((b) => {
+      const value = b.rawBytes / baselineBundle.rawBytes;
+      return { name: b.target.name, value, pass: value <= BUDGETS.bundleRatio };
+    });
+  const staticChecks: Check[] = functions.flatMap((b) => {
+    if (b.served === undefined) return [];
+    const value = b.gzipBytes / b.served.gzipBytes;
+    const fits = b.served.largestResponseBytes <= BUDGETS.lambdaResponseBytes;
+    return [
+      {
+        name: b.target.name,
+        value,
+        pass: value <= BUDGETS.staticAssetsOverServedGzip && fits,
+        note: `${b.target.staticAssets?.reason}; largest answer ${mib(b.served.largestResponseBytes)} of ${mib(BUDGETS.lambdaResponseBytes)}${fits ? '' : ' ✗'}`,
+      },
+    ];
   });
   const coldChecks: Check[] = functions.map((b) => {
     const init = cold.find((c) => c.name === b.target.name);
@@ -132,6 +152,11 @@ export function verdicts(results: Results): Verdict[] {
   });
   return [
     verdict(`Bundle ≤ ${BUDGETS.bundleRatio} × baseline`, bundleChecks, (v) => `${v.toFixed(3)}×`),
+    verdict(
+      `Static-asset bundle, gzipped, ≤ ${BUDGETS.staticAssetsOverServedGzip} × the gzip of the files it serves, largest answer ≤ Lambda's 6 MiB response limit`,
+      staticChecks,
+      (v) => `${v.toFixed(3)}×`,
+    ),
     verdict(
       `Cold init ≤ ${BUDGETS.coldInitRatio} × baseline, nothing fetched at init`,
       coldChecks,
@@ -187,7 +212,9 @@ export function resultsTable(results: Results): string {
     return [
       label,
       `${kib(bundle.rawBytes)} / ${kib(bundle.gzipBytes)}`,
-      `${bundleRatio.toFixed(3)}${isFunction ? ` ${mark(bundleRatio <= BUDGETS.bundleRatio)}` : ''}`,
+      bundle.served
+        ? `${bundleRatio.toFixed(3)}, static assets: gzip ${(bundle.gzipBytes / bundle.served.gzipBytes).toFixed(3)}× the served files' ${mark(bundle.gzipBytes / bundle.served.gzipBytes <= BUDGETS.staticAssetsOverServedGzip && bundle.served.largestResponseBytes <= BUDGETS.lambdaResponseBytes)}`
+        : `${bundleRatio.toFixed(3)}${isFunction ? ` ${mark(bundleRatio <= BUDGETS.bundleRatio)}` : ''}`,
       `${fmt(init?.medianMs, 1)} ms`,
       `${initRatio.toFixed(3)}${isFunction ? ` ${mark(initRatio <= BUDGETS.coldInitRatio)}` : ''}${
         init && isFunction ? ` (${init.ratioInterval[0].toFixed(2)}–${init.ratioInterval[1].toFixed(2)})` : ''

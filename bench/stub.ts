@@ -18,8 +18,23 @@ const WALLET_ITEM = {
 };
 const CREATED_AT = '2025-06-01T12:00:00.000Z';
 
-/** A page of `account`'s history as the index holds it: 20 entries, newest first. */
+/**
+ * A page of `account`'s history as the index holds it: 20 entries, newest first. Built once per
+ * account and answered as is, like the pet and the wallet above: building it (20 objects, a
+ * `JSON.stringify` and a `padStart` each) took 3.4 µs, which the benchmark charged to
+ * list-transfers as if its own code had spent it.
+ */
+const historyPages = new Map<string, ReturnType<typeof buildHistoryPage>>();
 function historyPage(account: string) {
+  let page = historyPages.get(account);
+  if (page === undefined) {
+    page = buildHistoryPage(account);
+    historyPages.set(account, page);
+  }
+  return page;
+}
+
+function buildHistoryPage(account: string) {
   return Array.from({ length: 20 }, (_, i) => ({
     pk: `ENTRY#${JSON.stringify([account, 41 - i])}`,
     kind: 'entry',

@@ -4,11 +4,12 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { InvalidParameterError } from '#shared/errors.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import { jsonText } from '#shared/http/problem.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { createHistoryRepository } from '#shared/wallet/history-repository.ts';
-import { moneyJson } from '#shared/wallet/money.ts';
 import { loadWalletSettings, type WalletSettings } from '#shared/wallet/settings.ts';
 import { makeListTransfers } from '#shared/wallet/transfer-history.ts';
+import { transferPageJson } from './page-json.ts';
 
 export interface ListTransfersFunctionDependencies {
   readonly client: DynamoDBDocumentClient;
@@ -34,7 +35,6 @@ export function createListTransfersHandler({
   settings,
 }: ListTransfersFunctionDependencies) {
   const listTransfers = makeListTransfers({ history: createHistoryRepository({ client, tableName }) });
-  const money = (minor: number | bigint) => moneyJson(minor, settings.currency);
   return httpHandler({
     operationId: 'listTransfers',
     run: async ({ principal, query }) => {
@@ -43,20 +43,7 @@ export function createListTransfersHandler({
         limit: limitOf(query.limit),
         cursor: query.cursor,
       });
-      const body = {
-        items: page.items.map((item) => ({
-          transferId: item.transferId,
-          direction: item.direction,
-          kind: item.kind,
-          ...(item.counterparty === undefined ? {} : { counterparty: item.counterparty }),
-          amount: money(item.amountMinor),
-          currency: item.currency,
-          createdAt: item.createdAt,
-          balanceAfter: money(item.balanceAfterMinor),
-        })),
-        ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
-      };
-      return { statusCode: 200, body };
+      return { statusCode: 200, body: jsonText(transferPageJson(page, settings.currency)) };
     },
   });
 }

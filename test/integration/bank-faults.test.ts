@@ -14,7 +14,7 @@ import {
   ledgerBalance,
   ledgerRecords,
 } from '../support/bank.ts';
-import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
+import { apiEvent, invoke, sendEvent, uniqueSub } from '../support/events.ts';
 import { mentions, startFaultProxy, storedItem } from '../support/faults.ts';
 import { createLedgerTable, fund } from '../support/wallet.ts';
 
@@ -60,14 +60,7 @@ interface Answer {
 async function sendOnce(from: string, to: string, amount: string, key: string): Promise<Answer> {
   const response = await invoke(
     send,
-    apiEvent({
-      sub: from,
-      scopes: ['write:wallet'],
-      method: 'POST',
-      path: '/api/wallet/send',
-      rawBody: `{"toAddress":"${to}","amount":${amount}}`,
-      headers: { 'Content-Type': 'application/json', 'Idempotency-Key': key },
-    }),
+    sendEvent(from, `{"toAddress":"${to}","amount":${amount}}`, { 'Idempotency-Key': key }),
   );
   return {
     status: response.statusCode,

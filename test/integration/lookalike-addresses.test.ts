@@ -1,24 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { handler as getBalance } from '#functions/get-balance/handler.ts';
 import { handler as send } from '#functions/send-money/handler.ts';
-import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
+import { apiEvent, invoke, sendEvent, uniqueSub } from '../support/events.ts';
 import { fund } from '../support/wallet.ts';
 
 const balanceOf = async (sub: string): Promise<unknown> =>
   (await invoke(getBalance, apiEvent({ sub, scopes: ['read:wallet'], path: '/api/wallet/balance' }))).json
     .balance;
 
-const sendAs = (sub: string, toAddress: string) =>
-  invoke(
-    send,
-    apiEvent({
-      sub,
-      scopes: ['write:wallet'],
-      method: 'POST',
-      path: '/api/wallet/send',
-      body: { toAddress, amount: 1 },
-    }),
-  );
+const sendAs = (sub: string, toAddress: string) => invoke(send, sendEvent(sub, { toAddress, amount: 1 }));
 
 /**
  * Each one written into the middle of an address that looks the same, or nearly, on screen. The

@@ -4,7 +4,7 @@ import { createGetBalanceHandler } from '#functions/get-balance/handler.ts';
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { loadWalletSettings } from '#shared/wallet/settings.ts';
-import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
+import { apiEvent, invoke, sendEvent, uniqueSub } from '../support/events.ts';
 
 /*
  * DynamoDB down: nothing listens at the endpoint, or its name does not resolve. The SDK gets a
@@ -43,16 +43,7 @@ describe('DynamoDB unreachable', () => {
         balance,
         apiEvent({ sub, scopes: ['read:wallet'], method: 'GET', path: '/api/wallet/balance' }),
       ),
-      await invoke(
-        send,
-        apiEvent({
-          sub,
-          scopes: ['write:wallet'],
-          method: 'POST',
-          path: '/api/wallet/send',
-          body: { toAddress: uniqueSub(), amount: 1 },
-        }),
-      ),
+      await invoke(send, sendEvent(sub, { toAddress: uniqueSub(), amount: 1 })),
     ];
     for (const response of responses) {
       expect(response.statusCode).toBe(503);

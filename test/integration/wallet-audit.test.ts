@@ -8,7 +8,7 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { auditTable } from '#shared/wallet/ledger-audit.ts';
 import { entryKey, walletAccount } from '#shared/wallet/ledger-keys.ts';
 import { loadWalletSettings } from '#shared/wallet/settings.ts';
-import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
+import { invoke, sendEvent, uniqueSub } from '../support/events.ts';
 import { createLedgerTable, fund, type TestLedger } from '../support/wallet.ts';
 
 const client = createDocumentClient({ endpoint: process.env.DYNAMODB_ENDPOINT });
@@ -51,16 +51,7 @@ beforeAll(async () => {
     [alice, carol, '1.00'],
   ];
   for (const [from, to, amount] of transfers) {
-    const response = await invoke(
-      send,
-      apiEvent({
-        sub: from,
-        scopes: ['write:wallet'],
-        method: 'POST',
-        path: '/api/wallet/send',
-        rawBody: `{"toAddress":"${to}","amount":${amount}}`,
-      }),
-    );
+    const response = await invoke(send, sendEvent(from, `{"toAddress":"${to}","amount":${amount}}`));
     expect(response.statusCode).toBe(200);
   }
 });

@@ -4,7 +4,7 @@ import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { loadWalletSettings } from '#shared/wallet/settings.ts';
 import type { Fault } from '../support/dynamodb-fault-proxy.ts';
-import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
+import { apiEvent, invoke, sendEvent, uniqueSub } from '../support/events.ts';
 import { mentions, startFaultProxy, storedItem } from '../support/faults.ts';
 import { fund } from '../support/wallet.ts';
 
@@ -19,10 +19,7 @@ const send = createSendMoneyHandler(through);
 const balance = createGetBalanceHandler(through);
 
 const sendAs = (sub: string, body: unknown, headers: Record<string, string> = {}) =>
-  invoke(
-    send,
-    apiEvent({ sub, scopes: ['write:wallet'], method: 'POST', path: '/api/wallet/send', body, headers }),
-  );
+  invoke(send, sendEvent(sub, body, headers));
 
 const balanceOf = (sub: string) =>
   invoke(balance, apiEvent({ sub, scopes: ['read:wallet'], method: 'GET', path: '/api/wallet/balance' }));

@@ -4,7 +4,7 @@ import { handler as getBalance } from '#functions/get-balance/handler.ts';
 import { handler as getTransfer } from '#functions/get-transfer/handler.ts';
 import { handler as listTransfers } from '#functions/list-transfers/handler.ts';
 import { handler as send } from '#functions/send-money/handler.ts';
-import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
+import { apiEvent, invoke, sendEvent, uniqueSub } from '../support/events.ts';
 import { fund, open } from '../support/wallet.ts';
 
 interface Item {
@@ -19,16 +19,7 @@ interface Item {
 }
 
 const sendAs = (sub: string, toAddress: string, amount: string) =>
-  invoke(
-    send,
-    apiEvent({
-      sub,
-      scopes: ['write:wallet'],
-      method: 'POST',
-      path: '/api/wallet/send',
-      rawBody: `{"toAddress":${JSON.stringify(toAddress)},"amount":${amount}}`,
-    }),
-  );
+  invoke(send, sendEvent(sub, `{"toAddress":${JSON.stringify(toAddress)},"amount":${amount}}`));
 
 const page = (sub: string, query: Record<string, string> = {}) =>
   invoke(listTransfers, {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { handler as getBalance } from '#functions/get-balance/handler.ts';
 import { handler as send } from '#functions/send-money/handler.ts';
 import { MAX_BALANCE_MINOR } from '#shared/wallet/money.ts';
-import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
+import { apiEvent, invoke, sendEvent, uniqueSub } from '../support/events.ts';
 import { fund, open, walletLedger } from '../support/wallet.ts';
 
 const { readWallet, recordDeposit } = walletLedger();
@@ -23,17 +23,7 @@ const balanceOf = async (sub: string) => {
 };
 
 const sendAs = (sub: string, body: unknown, headers: Record<string, string> = {}) =>
-  invoke(
-    send,
-    apiEvent({
-      sub,
-      scopes: ['write:wallet'],
-      method: 'POST',
-      path: '/api/wallet/send',
-      ...(typeof body === 'string' ? { rawBody: body } : { body }),
-      headers,
-    }),
-  );
+  invoke(send, sendEvent(sub, body, headers));
 
 describe('wallet balance', () => {
   it('reads 0 in the deployment currency for a wallet that never received money', async () => {

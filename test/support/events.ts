@@ -85,3 +85,17 @@ export async function invoke(handler: Handler, event: APIGatewayProxyEvent) {
   const contentType = response.headers?.['content-type'];
   return { ...response, contentType, json: response.body ? JSON.parse(response.body) : undefined };
 }
+
+/**
+ * The event of `POST /api/wallet/send` from `sub` (with `write:wallet`): `body` sent as is when a
+ * string (to control the amount's exact JSON text), JSON-encoded otherwise.
+ */
+export const sendEvent = (sub: string, body: unknown, headers: Record<string, string> = {}) =>
+  apiEvent({
+    sub,
+    scopes: ['write:wallet'],
+    method: 'POST',
+    path: '/api/wallet/send',
+    ...(typeof body === 'string' ? { rawBody: body } : { body }),
+    headers,
+  });

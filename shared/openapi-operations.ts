@@ -133,8 +133,9 @@ export const operationContracts: Record<OperationId, OperationContract> = {
         name: 'Idempotency-Key',
         in: 'header',
         required: false,
-        // What the function accepts once an optional pair of quotes (a structured-field string) is removed.
-        schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[!-~]{1,255}$' },
+        // What the function accepts once an optional pair of quotes (a structured-field string) is
+        // removed: so never `""`, the empty key.
+        schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^(?!""$)[!-~]{1,255}$' },
         description:
           'Makes the request safe to retry: the same key with the same body returns the original transfer and moves money once; with another body, 422. 1 to 255 visible ASCII characters, optionally in double quotes. Kept for at least 24 hours.',
         example: 'b5e0c8f2-transfer-42',

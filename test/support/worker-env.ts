@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { inject } from 'vitest';
 
 // Runs before each test file is imported, so handler modules read this at their "cold start".
@@ -5,3 +6,8 @@ Object.assign(process.env, inject('env'));
 
 // The functions' log lines go through console, so vitest shows them only for the tests that fail.
 process.env.TELEMETRY_OUTPUT = 'console';
+
+// Property tests draw new inputs on every run, which is how they find what examples miss; CI pins
+// the seed (FC_SEED in .ci/run) so that a red build is reproducible and a green one stays green.
+// A failure prints its seed: `FC_SEED=<seed> npm test` replays it.
+if (process.env.FC_SEED) fc.configureGlobal({ seed: Number(process.env.FC_SEED) });

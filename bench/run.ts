@@ -16,11 +16,11 @@ import { ProjectFunction } from '#infra/constructs/project-function.ts';
 import { loadOrCreateLocalKeys, signLocalToken } from '#infra/local/issuer.ts';
 import { type Bundle, buildBundles } from './build.ts';
 import { measureColdInit } from './cold.ts';
+import { costModel } from './cost-model.ts';
 import { measureEndToEnd } from './e2e.ts';
 import { startJwksServer } from './jwks-server.ts';
 import {
   coldStartEstimates,
-  costModel,
   describeMachine,
   type Results,
   resultsTable,

@@ -1,0 +1,109 @@
+/** The cost model of BENCHMARKS.md: USD per million requests of each route, from a run's figures. */
+import { routes as routeTable } from '#shared/routes.ts';
+import type { Results } from './report.ts';
+import { DYNAMODB_CALLS } from './workload.ts';
+
+export const PRICES = {
+  apiGatewayPerMillion: 3.5,
+  lambdaRequestsPerMillion: 0.2,
+  lambdaArmPerGbSecond: 0.0000133334,
+  writeRequestUnitsPerMillion: 0.625,
+  readRequestUnitsPerMillion: 0.125,
+  logsIngestionPerGb: 0.5,
+} as const;
+
+/** DynamoDB latency per round trip from Lambda in the same region: the low and high assumption. */
+const ROUND_TRIP_MS = [5, 10] as const;
+
+/**
+ * Requests each token makes within one authorizer cache period: how far the authorizer's cost is
+ * amortised. 1 would be one request per token per five minutes, the worst case.
+ */
+const REQUESTS_PER_CACHED_POLICY = 10;
+
+/**
+ * Request units of one successful request. Every item is under 1 KB (entry ≈ 400 B, transfer ≈
+ * 350 B, wallet ≈ 170 B, measured on a local ledger); transactional writes count double; a
+ * consistent read of a missing item costs a unit like a found one.
+ */
+function capacityUnits(name: string): { wru: number; rru: number } {
+  // Read: both wallets and the Idempotency-Key's (absent) record, consistent. Write: 6 items in one
+  // transaction (2 accounts, the transfer, 2 entries, the key's claim), plus the history index's
+  // copy of each entry (standard writes).
+  if (name === 'send-money') return { wru: 6 * 2 + 2, rru: 3 };
+  // One eventually consistent Query of a full page: 20 entries ≈ 8 KB, two 4 KB units at half price.
+  if (name === 'list-transfers') return { wru: 0, rru: 1 };
+  const calls = DYNAMODB_CALLS[name] ?? [];
+  return {
+    wru: calls.filter((c) => c === 'PutItem').length,
+    rru: calls.filter((c) => c === 'GetItem').length,
+  };
+}
+
+/** USD per million requests of each route, low and high DynamoDB latency; Markdown table and notes. */
+export function costModel(results: Results, memoryMb: number, authorizerCacheTtlSeconds: number): string {
+  const gb = memoryMb / 1024;
+  const authorizer = results.warm.find((w) => w.name === 'authorizer');
+  // Billed in whole milliseconds; the authorizer's work is its signature check and nothing else.
+  const authorizerBilledMs = Math.max(1, Math.ceil((authorizer?.functionUs ?? 1000) / 1000));
+  const authorizerPerMillion =
+    (PRICES.lambdaRequestsPerMillion + (authorizerBilledMs / 1000) * gb * PRICES.lambdaArmPerGbSecond * 1e6) /
+    REQUESTS_PER_CACHED_POLICY;
+  const routes = results.endToEnd.map((r) => r.name);
+  const rows = routes.map((name) => {
+    const warm = results.warm.find((w) => w.name === name);
+    const roundTrips = (DYNAMODB_CALLS[name] ?? []).length;
+    const inProcessMs = (warm?.functionUs ?? 0) / 1000;
+    const billed = ROUND_TRIP_MS.map((rt) => Math.max(1, Math.ceil(inProcessMs + roundTrips * rt)));
+    const compute = billed.map((ms) => (ms / 1000) * gb * PRICES.lambdaArmPerGbSecond * 1e6);
+    const { wru, rru } = capacityUnits(name);
+    const dynamodb = wru * PRICES.writeRequestUnitsPerMillion + rru * PRICES.readRequestUnitsPerMillion;
+    const logs = (((warm?.logBytesPerInvocation ?? 0) * 1e6) / 2 ** 30) * PRICES.logsIngestionPerGb;
+    // Public routes (the API document and its reference page) have no authorizer in front.
+    const authorized = routeTable.find((r) => r.functionDir === name)?.scopes !== null;
+    const fixed =
+      PRICES.apiGatewayPerMillion +
+      PRICES.lambdaRequestsPerMillion +
+      dynamodb +
+      logs +
+      (authorized ? authorizerPerMillion : 0);
+    const totals = compute.map((c) => fixed + c);
+    return [
+      name,
+      String(roundTrips),
+      `${billed[0]}–${billed[1]} ms`,
+      PRICES.apiGatewayPerMillion.toFixed(2),
+      PRICES.lambdaRequestsPerMillion.toFixed(2),
+      `${(compute[0] ?? 0).toFixed(3)}–${(compute[1] ?? 0).toFixed(3)}`,
+      authorized ? authorizerPerMillion.toFixed(3) : '—',
+      `${dynamodb.toFixed(3)} (${wru} WRU, ${rru} RRU)`,
+      `${logs.toFixed(3)} (${Math.round(warm?.logBytesPerInvocation ?? 0)} B)`,
+      `**${(totals[0] ?? 0).toFixed(2)}–${(totals[1] ?? 0).toFixed(2)}**`,
+    ];
+  });
+  const header = [
+    'Route',
+    'DynamoDB calls',
+    'Billed duration',
+    'API Gateway',
+    'Lambda requests',
+    `Lambda compute (${memoryMb} MB arm64)`,
+    'Authorizer (amortised)',
+    'DynamoDB on-demand',
+    'Logs ingested',
+    'Total',
+  ];
+  const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
+  return [
+    `USD per million requests; the range is DynamoDB at ${ROUND_TRIP_MS[0]} ms and at ${ROUND_TRIP_MS[1]} ms per round trip.`,
+    '',
+    line(header),
+    line(header.map(() => '---')),
+    ...rows.map(line),
+    '',
+    `- Billed duration = measured in-process time (warm column) + DynamoDB calls × ${ROUND_TRIP_MS[0]}–${ROUND_TRIP_MS[1]} ms, rounded up to whole ms; ${memoryMb} MB from \`ProjectFunction.MEMORY_MB\`.`,
+    `- Authorizer: one invocation (${authorizerBilledMs} ms billed: its measured signature check) per token per ${authorizerCacheTtlSeconds} s cache period, assuming ${REQUESTS_PER_CACHED_POLICY} requests per token in that period (worst case, 1 request: ${(authorizerPerMillion * REQUESTS_PER_CACHED_POLICY).toFixed(3)} USD per million).`,
+    '- DynamoDB: items are under 1 KB; strongly consistent reads cost 1 RRU (an absent item too); a transfer reads 3 items (both wallets, the Idempotency-Key) in one BatchGetItem, then writes 6 items in one transaction, 2 WRU each, plus 2 history-index writes; a history page is one eventually consistent Query of 20 entries (≈ 8 KB, 1 RRU).',
+    '- Logs: the request log line each function writes (measured on stdout), at CloudWatch Logs ingestion prices.',
+  ].join('\n');
+}

@@ -141,21 +141,16 @@ export const transferHistoryPageSchema = {
 
 export type TransferHistoryPage = FromSchema<typeof transferHistoryPageSchema>;
 
-/** Response of `GET /api/wallet/transfers/{transferId}`. */
+/** Response of `GET /api/wallet/transfers/{transferId}`: the transfer as `POST /api/wallet/send` answers it, or a deposit. */
 export const transferDetailsSchema = {
   $id: 'TransferDetails',
   type: 'object',
   additionalProperties: false,
   required: ['transferId', 'kind', 'toAddress', 'amount', 'currency', 'status', 'createdAt'],
   properties: {
-    transferId: { type: 'string' },
+    ...transferSchema.properties,
     kind: movementKindSchema,
     fromAddress: { ...addressSchema, description: 'The paying wallet; absent for a deposit' },
-    toAddress: addressSchema,
-    amount: amountSchema,
-    currency: { type: 'string' },
-    status: { type: 'string', enum: ['completed'] },
-    createdAt: { type: 'string', format: 'date-time' },
   },
 } as const;
 

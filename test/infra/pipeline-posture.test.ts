@@ -1,18 +1,9 @@
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createPipelineApp, type PipelineApp } from '#infra/app.ts';
+import type { PipelineApp } from '#infra/app.ts';
 import { NO_APPROVER_WARNING } from '#infra/pipeline/pipeline-stack.ts';
 import lock from '../../package-lock.json' with { type: 'json' };
-import { type Json, logicalId, testContext } from '../support/cdk.ts';
-
-const CONNECTION_ARN =
-  'arn:aws:codeconnections:eu-west-1:123456789012:connection/0b0c1d2e-1111-2222-3333-444455556666';
-
-function build(context: Json = {}): PipelineApp {
-  return createPipelineApp({
-    context: testContext({ 'pipeline:connectionArn': CONNECTION_ARN, ...context }),
-  });
-}
+import { buildPipelineApp as build, type Json, logicalId } from '../support/cdk.ts';
 
 let built: PipelineApp;
 let template: Template;

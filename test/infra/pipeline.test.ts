@@ -9,7 +9,11 @@ import { SYNTH_COMMANDS } from '#infra/pipeline/pipeline-stack.ts';
 import { smokeTestCommands } from '#infra/pipeline/smoke-test.ts';
 import cdkJson from '../../cdk.json' with { type: 'json' };
 import lock from '../../package-lock.json' with { type: 'json' };
-import { testContext } from '../support/cdk.ts';
+import {
+  buildPipelineApp as build,
+  PIPELINE_CONNECTION_ARN as CONNECTION_ARN,
+  testContext,
+} from '../support/cdk.ts';
 
 type Json = Record<string, unknown>;
 interface Action {
@@ -21,16 +25,6 @@ interface Action {
 interface PipelineStage {
   Name: string;
   Actions: Action[];
-}
-
-const CONNECTION_ARN =
-  'arn:aws:codeconnections:eu-west-1:123456789012:connection/0b0c1d2e-1111-2222-3333-444455556666';
-
-/** The app as `cdk synth` builds it once cdk.json names a connection, minus asset bundling. */
-function build(context: Json = {}): PipelineApp {
-  return createPipelineApp({
-    context: testContext({ 'pipeline:connectionArn': CONNECTION_ARN, ...context }),
-  });
 }
 
 let built: PipelineApp;

@@ -1,6 +1,6 @@
 import type { CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { createServiceApp, type ServiceApp } from '#infra/app.ts';
+import { createPipelineApp, createServiceApp, type PipelineApp, type ServiceApp } from '#infra/app.ts';
 import cdkJson from '../../cdk.json' with { type: 'json' };
 
 export type Json = Record<string, unknown>;
@@ -15,6 +15,16 @@ export const testContext = (overrides: Json = {}): Json => ({
 /** The service app as `cdk synth` builds it from cdk.json (the dev stage, with its `stages.dev` overrides). */
 export const buildServiceApp = (overrides: Json = {}): ServiceApp =>
   createServiceApp({ context: testContext(overrides) });
+
+/** A CodeConnections connection ARN, the one context value that makes `cdk synth` build the pipeline. */
+export const PIPELINE_CONNECTION_ARN =
+  'arn:aws:codeconnections:eu-west-1:123456789012:connection/0b0c1d2e-1111-2222-3333-444455556666';
+
+/** The app as `cdk synth` builds it once cdk.json names a connection, minus asset bundling. */
+export const buildPipelineApp = (overrides: Json = {}): PipelineApp =>
+  createPipelineApp({
+    context: testContext({ 'pipeline:connectionArn': PIPELINE_CONNECTION_ARN, ...overrides }),
+  });
 
 /** The service app and the templates of its two stacks. */
 export function synthesize(overrides: Json = {}): {

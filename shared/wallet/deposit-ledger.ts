@@ -11,12 +11,11 @@ import {
   walletKey,
 } from './ledger-keys.ts';
 import {
+  awaitNextVersion,
   busy,
   cancellationReasons,
   createLedgerWrites,
-  pause,
   stateOf,
-  VERSION_ATTEMPTS,
   VERSION_DEADLINE_MS,
   type WalletTableAccess,
 } from './ledger-writes.ts';
@@ -127,13 +126,11 @@ export function createDepositLedger({ client, tableName }: WalletTableAccess) {
           return recordedBefore(unmarshall(claimReason.Item), transferId);
         }
         if (reasons[3]?.Code === 'ConditionalCheckFailed') return { kind: 'recorded' };
-        const moved =
-          reasons[0]?.Code === 'ConditionalCheckFailed' || reasons[1]?.Code === 'ConditionalCheckFailed';
-        if (!moved) throw error;
-        if (attempt >= VERSION_ATTEMPTS || Date.now() - started > VERSION_DEADLINE_MS) {
-          throw busy('The accounts are busy; retry the deposit', error);
-        }
-        await pause(attempt);
+        await awaitNextVersion(reasons, error, {
+          attempt,
+          started,
+          message: 'The accounts are busy; retry the deposit',
+        });
       }
     }
   }

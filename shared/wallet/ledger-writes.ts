@@ -34,6 +34,24 @@ export const VERSION_DEADLINE_MS = 3_000;
 export const pause = (attempt: number) =>
   new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(100, 5 * 2 ** attempt)));
 
+/**
+ * After a cancelled movement: when one of its two accounts (the transaction's items 0 and 1)
+ * changed since it was read, waits before the next read and build; throws `busy(message)` once
+ * the attempts or the deadline run out, and `error` itself when something else cancelled it.
+ */
+export async function awaitNextVersion(
+  reasons: readonly CancellationReason[],
+  error: unknown,
+  progress: { readonly attempt: number; readonly started: number; readonly message: string },
+): Promise<void> {
+  const moved =
+    reasons[0]?.Code === 'ConditionalCheckFailed' || reasons[1]?.Code === 'ConditionalCheckFailed';
+  if (!moved) throw error;
+  const { attempt, started, message } = progress;
+  if (attempt >= VERSION_ATTEMPTS || Date.now() - started > VERSION_DEADLINE_MS) throw busy(message, error);
+  await pause(attempt);
+}
+
 /** An account as read before a movement: what its transaction's condition expects to find. */
 export interface AccountState {
   readonly exists: boolean;

@@ -4,12 +4,11 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { withRetries } from '../dynamodb/retry.ts';
 import { idempotencyKey, transferKey, walletAccount, walletKey } from './ledger-keys.ts';
 import {
+  awaitNextVersion,
   busy,
   cancellationReasons,
   createLedgerWrites,
-  pause,
   stateOf,
-  VERSION_ATTEMPTS,
   VERSION_DEADLINE_MS,
   type WalletTableAccess,
 } from './ledger-writes.ts';
@@ -175,13 +174,11 @@ export function createWalletRepository({ client, tableName }: WalletTableAccess)
         }
         // Our own transfer id exists only if an earlier attempt of this very call committed.
         if (reasons[2]?.Code === 'ConditionalCheckFailed') return { kind: 'committed' };
-        const moved =
-          reasons[0]?.Code === 'ConditionalCheckFailed' || reasons[1]?.Code === 'ConditionalCheckFailed';
-        if (!moved) throw error;
-        if (attempt >= VERSION_ATTEMPTS || Date.now() - started > VERSION_DEADLINE_MS) {
-          throw busy('The wallets are busy; retry the request', error);
-        }
-        await pause(attempt);
+        await awaitNextVersion(reasons, error, {
+          attempt,
+          started,
+          message: 'The wallets are busy; retry the request',
+        });
       }
     }
   }

@@ -66,7 +66,7 @@ async function main(): Promise<void> {
   const started = performance.now();
   let report: Awaited<ReturnType<typeof auditTable>>;
   try {
-    report = await auditTable(client, tableName, segments);
+    report = await auditTable(client, tableName, { segments });
   } catch (error) {
     process.stderr.write(
       `wallet:audit could not read ${tableName}: ${(error as Error).name}: ${(error as Error).message}\n`,

@@ -20,7 +20,7 @@ export interface AuditFunctionDependencies {
  */
 export function createAuditHandler({ client, tableName, segments }: AuditFunctionDependencies) {
   return async (): Promise<{ breaks: number }> => {
-    const { breaks, ...summary } = await auditTable(client, tableName, segments);
+    const { breaks, ...summary } = await auditTable(client, tableName, { segments });
     const fields = {
       ...summary,
       grandTotalMinor: String(summary.grandTotalMinor),

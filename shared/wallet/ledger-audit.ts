@@ -1,42 +1,47 @@
-import { BatchGetCommand, type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { withRetries } from '../dynamodb/retry.ts';
 import {
-  accountKey as accountKeyOf,
-  type EntryRecord,
-  entryKey,
-  ISSUANCE_ACCOUNT,
-  transferKey,
-} from './ledger-keys.ts';
+  AccountTally,
+  impossibleBalance,
+  type Prefix,
+  provenPrefix,
+  readAccountOn,
+} from './audit/accounts.ts';
+import type { AuditBreak, Broken } from './audit/breaks.ts';
+import { Fingerprint, IN_ENTRY, MovementSums, OUT_ENTRY, TRANSFER_RECORD } from './audit/fingerprints.ts';
+import { AUDIT_RETRY_POLICY, createKeyReader } from './audit/key-reader.ts';
+import { checkMovements } from './audit/movements.ts';
+import {
+  accountOfKey,
+  auditedProjection,
+  compactEntry,
+  compactTransfer,
+  type Entry,
+  type Item,
+  movementOfEntry,
+  movementOfTransfer,
+  Names,
+  signed,
+  type Transfer,
+} from './audit/records.ts';
+import { accountKey, ISSUANCE_ACCOUNT } from './ledger-keys.ts';
+
+export type { AuditBreak } from './audit/breaks.ts';
 
 /*
- * The audit of the wallet ledger: every invariant of double entry, checked on a live table.
+ * The audit of the wallet ledger: every invariant of double entry, checked on a live table, in
+ * memory that grows with the number of accounts, not of entries.
  *
- * A Scan is no snapshot: movements commit while it runs. So each account is audited up to the
- * seq the scan saw it at (its "cut"): its entries 1..seq committed no later than that read, and
- * they are immutable, so one the scan passed before it existed is fetched by key, strongly
- * consistent, before anything is called broken. A movement whose one side is within its account's
- * cut and the other not is in flight for the audit: the grand total leaves that side out.
- *
- * Memory: each page is filed as it arrives into compact records of the audited attributes (account
- * names interned), ≈ 4–6 KB per wallet of 10 movements; still one record per entry and transfer,
- * not yet per account (docs/decisions/double-entry-ledger.md has the measurement and the bound).
+ * Main course: one Scan (parallel segments) files each item as it arrives. A movement created
+ * before the horizon (`settledBefore`, by default 5 minutes before the audit starts) committed
+ * before the scan began, so all its items are there to be seen: its entries are folded into their
+ * account's chain fingerprint, and all three of its items into its bucket's movement sums; no
+ * item is kept. Movements created since are kept as compact records and checked item by item.
+ * Then each account's chain is proven up to the last entry the scan saw without a gap, and read on
+ * by key (consistent) to its current seq where the scan passed entries too early; every break is
+ * named by an exact read. A bucket of movements whose sums differ is scanned again for just its
+ * movements, which are checked item by item to name the break.
  */
-
-/** One broken invariant, named so an operator can find the item. */
-export interface AuditBreak {
-  readonly invariant:
-    | 'entry-missing'
-    | 'running-balance'
-    | 'balance-vs-entries'
-    | 'negative-balance'
-    | 'entry-unpaired'
-    | 'transfer-mismatch'
-    | 'transfer-entries'
-    | 'entry-orphan'
-    | 'grand-total';
-  /** The item's key (or "ledger" for the grand total). */
-  readonly subject: string;
-  readonly detail: string;
-}
 
 export interface AuditReport {
   readonly itemsScanned: number;
@@ -47,339 +52,195 @@ export interface AuditReport {
   readonly grandTotalMinor: bigint;
   /** Minus everything ever issued. */
   readonly issuanceBalanceMinor: bigint;
-  /** Items fetched by key after the scan (entries or transfers committed while it ran). */
+  /** Movements created before this were checked by fingerprint; later ones item by item. */
+  readonly settledBefore: string;
+  /** Entries and transfers kept as records (created since the horizon, or read again by key). */
+  readonly itemsKept: number;
+  /** Accounts read again by key: moved during the scan, or broken. */
+  readonly accountsReread: number;
+  /** Items read by key after the scan. */
   readonly fetchedAfterScan: number;
+  /** Full scans made: 2 when a bucket of settled movements did not balance and had to be named. */
+  readonly scans: number;
   readonly breaks: readonly AuditBreak[];
 }
 
-interface Account {
-  readonly key: string;
-  readonly balance: bigint;
-  readonly seq: number;
-}
-type Item = Record<string, unknown>;
-/** Only what the audit checks of an entry: no currency, kind or timestamps. */
-type Entry = Pick<
-  EntryRecord,
-  | 'account'
-  | 'seq'
-  | 'transferId'
-  | 'direction'
-  | 'amountMinor'
-  | 'balanceAfter'
-  | 'counterpartyAccount'
-  | 'counterpartySeq'
->;
-/** Only what the audit checks of a transfer. */
-interface Transfer {
-  readonly transferId: string;
-  readonly transferKind: string;
-  readonly amountMinor: number;
-  readonly fromAddress?: string;
-  readonly toAddress: string;
-  readonly fromSeq?: number;
-  readonly toSeq?: number;
+export interface AuditOptions {
+  /** Parallel Scan segments. @default 4 */
+  readonly segments?: number;
+  /**
+   * Movements created before this are settled: checked by fingerprint. It must lie before the
+   * scan starts by more than a movement can take to commit (a send's transaction starts within
+   * 3 s of its createdAt and ends within the function's 10 s). @default 5 minutes before now
+   */
+  readonly settledBefore?: Date;
 }
 
-/*
- * The attributes the audit reads: every other one (currency, timestamps, idempotency records'
- * copies of transfers) is never unmarshalled. The read units are the same (a Scan is charged by
- * item size); the memory is not: the audit keeps one compact record per ledger item instead of
- * every item as read (measured in docs/decisions/double-entry-ledger.md).
- */
-const AUDITED = [
-  'pk',
-  'kind',
-  'balance',
-  'seq',
-  'account',
-  'transferId',
-  'transferKind',
-  'direction',
-  'amountMinor',
-  'balanceAfter',
-  'counterpartyAccount',
-  'counterpartySeq',
-  'fromAddress',
-  'toAddress',
-  'fromSeq',
-  'toSeq',
-] as const;
-const projection = {
-  ProjectionExpression: AUDITED.map((_, i) => `#a${i}`).join(', '),
-  ExpressionAttributeNames: Object.fromEntries(AUDITED.map((name, i) => [`#a${i}`, name])),
-};
+const SETTLING_MS = 5 * 60_000;
+/** Accounts read again at once after the scan: each is a short run of BatchGetItems. */
+const REREAD_CONCURRENCY = 8;
 
-/** The ledger as scanned: accounts, entries and transfers by item key, each compact. */
-interface Ledger {
-  itemsScanned: number;
-  readonly accounts: Map<string, Account>;
-  readonly entries: Map<string, Entry>;
-  readonly transfers: Map<string, Transfer>;
-  /** Account names, interned. */
-  readonly names: Map<string, string>;
-}
-
-/**
- * One copy of each account name, however many entries name it (as theirs or as counterparty):
- * the account names are most of an entry's bytes. O(accounts), like the accounts themselves.
- */
-function interned(names: Map<string, string>, name: string): string {
-  const known = names.get(name);
-  if (known !== undefined) return known;
-  names.set(name, name);
-  return name;
-}
-
-const compactEntry = (item: Item, names: Map<string, string>): Entry => ({
-  account: interned(names, item.account as string),
-  seq: item.seq as number,
-  transferId: item.transferId as string,
-  direction: item.direction as Entry['direction'],
-  amountMinor: item.amountMinor as number,
-  balanceAfter: item.balanceAfter as number | bigint,
-  counterpartyAccount: interned(names, item.counterpartyAccount as string),
-  counterpartySeq: item.counterpartySeq as number,
-});
-
-const compactTransfer = (item: Item): Transfer => ({
-  transferId: item.transferId as string,
-  transferKind: item.transferKind as string,
-  amountMinor: item.amountMinor as number,
-  fromAddress: item.fromAddress as string | undefined,
-  toAddress: item.toAddress as string,
-  fromSeq: item.fromSeq as number | undefined,
-  toSeq: item.toSeq as number | undefined,
-});
-
-/** Files one scanned item into the ledger, compact; items of no account, entry or transfer are dropped. */
-function ingest(ledger: Ledger, item: Item): void {
-  ledger.itemsScanned++;
-  const pk = item.pk as string;
-  const account = accountOfKey(pk);
-  if (account) {
-    ledger.accounts.set(account, {
-      key: pk,
-      balance: BigInt((item.balance as number | bigint | undefined) ?? 0),
-      seq: (item.seq as number | undefined) ?? 0,
-    });
-  } else if (item.kind === 'entry') ledger.entries.set(pk, compactEntry(item, ledger.names));
-  else if (item.kind === 'transfer') ledger.transfers.set(pk, compactTransfer(item));
-}
-
-/**
- * The ledger of the table, read by `segments` parallel Scan segments (strongly consistent), each
- * page filed as it arrives: no page or item outlives its compact record.
- */
-export async function scanLedger(
+/** Every item of the table, `segments` Scan segments in parallel, strongly consistent. */
+async function scanTable(
   client: DynamoDBDocumentClient,
   tableName: string,
   segments: number,
-): Promise<Ledger> {
-  const ledger: Ledger = {
-    itemsScanned: 0,
-    accounts: new Map(),
-    entries: new Map(),
-    transfers: new Map(),
-    names: new Map(),
-  };
+  file: (item: Item) => void,
+): Promise<void> {
   await Promise.all(
     Array.from({ length: segments }, async (_, segment) => {
       let ExclusiveStartKey: Item | undefined;
       do {
-        const page = await client.send(
-          new ScanCommand({
-            TableName: tableName,
-            Segment: segment,
-            TotalSegments: segments,
-            ConsistentRead: true,
-            ExclusiveStartKey,
-            ...projection,
-          }),
+        const page = await withRetries(
+          () =>
+            client.send(
+              new ScanCommand({
+                TableName: tableName,
+                Segment: segment,
+                TotalSegments: segments,
+                ConsistentRead: true,
+                ExclusiveStartKey,
+                ...auditedProjection,
+              }),
+            ),
+          AUDIT_RETRY_POLICY,
         );
-        for (const item of page.Items ?? []) ingest(ledger, item);
+        for (const item of page.Items ?? []) file(item);
         ExclusiveStartKey = page.LastEvaluatedKey;
       } while (ExclusiveStartKey);
     }),
   );
-  return ledger;
 }
 
-/** The keys each of `items` names, generated one item at a time. */
-function* keysOf<T>(items: Iterable<T>, keys: (item: T) => readonly string[]): Generator<string> {
-  for (const item of items) yield* keys(item);
-}
-
-const signed = (entry: Entry): bigint =>
-  entry.direction === 'in' ? BigInt(entry.amountMinor) : -BigInt(entry.amountMinor);
-
-/** The account of an account item's key. */
-function accountOfKey(pk: string): string | undefined {
-  if (pk === 'ACCOUNT#ISSUANCE') return ISSUANCE_ACCOUNT;
-  return pk.startsWith('WALLET#') ? `W#${pk.slice('WALLET#'.length)}` : undefined;
-}
-
-/** Audits a scanned ledger, fetching by key (consistent) what the scan may have passed too early. */
-export async function auditLedger(
-  client: DynamoDBDocumentClient,
-  tableName: string,
-  ledger: Ledger,
-): Promise<AuditReport> {
-  const { accounts, entries, transfers } = ledger;
-  const entryOf = (item: Item) => compactEntry(item, ledger.names);
-
-  let fetchedAfterScan = 0;
-  /** Items by key: from the scan, else one consistent BatchGetItem per 100 keys. */
-  async function fetch<T>(store: Map<string, T>, keys: Iterable<string>, compact: (item: Item) => T) {
-    // Filtered as generated: the keys of a whole ledger are never held at once, only those missing.
-    const wanted = new Set<string>();
-    for (const key of keys) if (!store.has(key)) wanted.add(key);
-    const missing = [...wanted];
-    for (let i = 0; i < missing.length; i += 100) {
-      let pending = missing.slice(i, i + 100).map((pk) => ({ pk }));
-      while (pending.length > 0) {
-        const { Responses, UnprocessedKeys } = await client.send(
-          new BatchGetCommand({
-            RequestItems: { [tableName]: { Keys: pending, ConsistentRead: true, ...projection } },
-          }),
-        );
-        for (const found of Responses?.[tableName] ?? []) {
-          store.set(found.pk as string, compact(found));
-          fetchedAfterScan++;
-        }
-        pending = (UnprocessedKeys?.[tableName]?.Keys as { pk: string }[] | undefined) ?? [];
-      }
-    }
-  }
-
-  const breaks: AuditBreak[] = [];
-  const broken = (invariant: AuditBreak['invariant'], subject: string, detail: string) =>
-    breaks.push({ invariant, subject, detail });
-  const seenSeq = (account: string) => accounts.get(account)?.seq ?? 0;
-
-  // Entries within each account's cut, and the counterparts and transfers they name.
-  const inCut: Entry[] = [];
-  await fetch(
-    entries,
-    (function* () {
-      for (const [account, { seq }] of accounts) for (let k = 1; k <= seq; k++) yield entryKey(account, k);
-    })(),
-    entryOf,
-  );
-  for (const [account, state] of accounts) {
-    let running = 0n;
-    for (let seq = 1; seq <= state.seq; seq++) {
-      const key = entryKey(account, seq);
-      const entry = entries.get(key);
-      if (!entry) {
-        broken('entry-missing', key, `${state.key} is at seq ${state.seq} but has no entry ${seq}`);
-        continue;
-      }
-      inCut.push(entry);
-      running += signed(entry);
-      if (BigInt(entry.balanceAfter) !== running) {
-        broken(
-          'running-balance',
-          key,
-          `balanceAfter ${entry.balanceAfter} but the entries up to it sum to ${running}`,
-        );
-      }
-    }
-    if (running !== state.balance) {
-      broken(
-        'balance-vs-entries',
-        state.key,
-        `balance ${state.balance} but its ${state.seq} entries sum to ${running}`,
-      );
-    }
-    if (account !== ISSUANCE_ACCOUNT && state.balance < 0n) {
-      broken('negative-balance', state.key, `balance ${state.balance}`);
-    }
-    if (account === ISSUANCE_ACCOUNT && state.balance > 0n) {
-      broken('negative-balance', state.key, `the issuance account holds ${state.balance}, more than nothing`);
-    }
-  }
-  // An entry of an account the scan did not see: opened since, or an orphan (read its account to tell).
-  const unseen = new Map<string, Item>();
-  const strays = [...entries].filter(([, entry]) => !accounts.has(entry.account));
-  await fetch(
-    unseen,
-    strays.map(([, entry]) => accountKeyOf(entry.account)),
-    (item) => item,
-  );
-  for (const [key, entry] of strays) {
-    if (!unseen.has(accountKeyOf(entry.account))) broken('entry-orphan', key, `no account ${entry.account}`);
-  }
-
-  await fetch(
-    entries,
-    keysOf(inCut, (e) => [entryKey(e.counterpartyAccount, e.counterpartySeq)]),
-    entryOf,
-  );
-  await fetch(
-    transfers,
-    keysOf(inCut, (e) => [transferKey(e.transferId)]),
-    compactTransfer,
-  );
-  let inFlight = 0n;
-  for (const entry of inCut) {
-    const key = entryKey(entry.account, entry.seq);
-    const otherKey = entryKey(entry.counterpartyAccount, entry.counterpartySeq);
-    const other = entries.get(otherKey);
-    if (
-      !other ||
-      other.transferId !== entry.transferId ||
-      other.amountMinor !== entry.amountMinor ||
-      other.direction === entry.direction ||
-      other.counterpartyAccount !== entry.account ||
-      other.counterpartySeq !== entry.seq
-    ) {
-      broken('entry-unpaired', key, `its other side ${otherKey} is ${other ? 'not its mirror' : 'missing'}`);
-    } else if (entry.counterpartySeq > seenSeq(entry.counterpartyAccount)) {
-      inFlight += signed(entry);
-    }
-    const transfer = transfers.get(transferKey(entry.transferId));
-    const side = entry.direction === 'out' ? transfer?.fromSeq : transfer?.toSeq;
-    if (!transfer || transfer.amountMinor !== entry.amountMinor || side !== entry.seq) {
-      broken(
-        'transfer-mismatch',
-        key,
-        `transfer ${entry.transferId} ${transfer ? 'does not match it' : 'is missing'}`,
-      );
-    }
-  }
-  // Every transfer has exactly its two entries, whatever the cut (entries commit with it).
-  const sideKeys = (t: Transfer) => {
-    const from = t.transferKind === 'deposit' ? ISSUANCE_ACCOUNT : `W#${t.fromAddress}`;
-    return [entryKey(from, t.fromSeq ?? 0), entryKey(`W#${t.toAddress}`, t.toSeq ?? 0)];
+/** Runs `task` on every item, `limit` at a time. */
+async function eachLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>) {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await task(items[next++] as T);
   };
-  await fetch(entries, keysOf(transfers.values(), sideKeys), entryOf);
-  for (const [key, transfer] of transfers) {
-    const [out, into] = sideKeys(transfer).map((k) => entries.get(k as string));
-    const matches = (e: Entry | undefined, direction: string) =>
-      e?.transferId === transfer.transferId &&
-      e.direction === direction &&
-      e.amountMinor === transfer.amountMinor;
-    if (!matches(out, 'out') || !matches(into, 'in')) {
-      broken('transfer-entries', key, 'does not have exactly its two matching entries');
-    }
-  }
-
-  const total = [...accounts.values()].reduce((sum, a) => sum + a.balance, 0n) - inFlight;
-  if (total !== 0n) broken('grand-total', 'ledger', `balances sum to ${total}, not 0`);
-  return {
-    itemsScanned: ledger.itemsScanned,
-    accounts: accounts.size,
-    entries: entries.size,
-    transfers: transfers.size,
-    grandTotalMinor: total,
-    issuanceBalanceMinor: accounts.get(ISSUANCE_ACCOUNT)?.balance ?? 0n,
-    fetchedAfterScan,
-    breaks,
-  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 /** Scans and audits a table: what `npm run wallet:audit` and the scheduled audit run. */
-export async function auditTable(client: DynamoDBDocumentClient, tableName: string, segments = 4) {
-  return auditLedger(client, tableName, await scanLedger(client, tableName, segments));
+export async function auditTable(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  { segments = 4, settledBefore = new Date(Date.now() - SETTLING_MS) }: AuditOptions = {},
+): Promise<AuditReport> {
+  const horizon = settledBefore.getTime();
+  const settled = (item: Item) => Date.parse(item.createdAt as string) < horizon;
+  const fp = new Fingerprint();
+  const names = new Names();
+  const sums = new MovementSums();
+  const tallies = new Map<string, AccountTally>();
+  const tally = (account: string) => {
+    const found = tallies.get(account);
+    if (found) return found;
+    const created = new AccountTally();
+    tallies.set(names.intern(account), created);
+    return created;
+  };
+  /** Movements created since the horizon: their entries and transfers, by key. */
+  const keptEntries = new Map<string, Entry>();
+  const keptTransfers = new Map<string, Transfer>();
+  const counts = { itemsScanned: 0, accounts: 0, entries: 0, transfers: 0 };
+
+  await scanTable(client, tableName, segments, (item) => {
+    counts.itemsScanned++;
+    const pk = item.pk as string;
+    const account = accountOfKey(pk);
+    if (account) {
+      counts.accounts++;
+      const state = tally(account);
+      state.cut = (item.seq as number | undefined) ?? 0;
+      state.balance = BigInt((item.balance as number | bigint | undefined) ?? 0);
+    } else if (item.kind === 'entry') {
+      counts.entries++;
+      const entry = compactEntry(item, names);
+      if (!settled(item)) keptEntries.set(pk, entry);
+      else {
+        tally(entry.account).fold(fp, entry);
+        sums.add(
+          entry.direction === 'out' ? OUT_ENTRY : IN_ENTRY,
+          entry.transferId,
+          fp.of(movementOfEntry(entry)),
+        );
+      }
+    } else if (item.kind === 'transfer') {
+      counts.transfers++;
+      const transfer = compactTransfer(item);
+      if (!settled(item)) keptTransfers.set(pk, transfer);
+      else sums.add(TRANSFER_RECORD, transfer.transferId, fp.of(movementOfTransfer(transfer)));
+    }
+  });
+
+  const breaks: AuditBreak[] = [];
+  const broken: Broken = (invariant, subject, detail) => breaks.push({ invariant, subject, detail });
+  const reader = createKeyReader(client, tableName);
+
+  // Each account: proven up to a prefix, then read on by key where the scan cannot vouch for it.
+  const keptByAccount = new Map<string, Entry[]>();
+  for (const entry of keptEntries.values()) {
+    const list = keptByAccount.get(entry.account) ?? [];
+    if (list.length === 0) keptByAccount.set(entry.account, list);
+    list.push(entry);
+    tally(entry.account);
+  }
+  const reread: [string, AccountTally, Prefix][] = [];
+  for (const [account, state] of tallies) {
+    const kept = (keptByAccount.get(account) ?? []).sort((a, b) => a.seq - b.seq);
+    const prefix = provenPrefix(state, kept, fp);
+    if (state.cut !== prefix.seq || state.balance !== prefix.balance) reread.push([account, state, prefix]);
+  }
+  keptByAccount.clear();
+  const readOn = { reader, names, broken, keptEntries, settled };
+  await eachLimited(reread, REREAD_CONCURRENCY, ([account, state, prefix]) =>
+    readAccountOn(account, state, prefix, readOn),
+  );
+  for (const [account, state] of tallies) {
+    const impossible = state.cut >= 0 ? impossibleBalance(account, state.balance) : undefined;
+    if (impossible) broken('negative-balance', accountKey(account), impossible);
+  }
+
+  // Movements since the horizon, item by item; and the settled ones' sums, bucket by bucket.
+  await checkMovements(keptEntries, keptTransfers, { reader, names, broken });
+  const unbalanced = sums.unbalanced();
+  let scans = 1;
+  if (unbalanced.size > 0) {
+    scans++;
+    const entries = new Map<string, Entry>();
+    const transfers = new Map<string, Transfer>();
+    await scanTable(client, tableName, segments, (item) => {
+      if (item.kind !== 'entry' && item.kind !== 'transfer') return;
+      if (!settled(item) || !unbalanced.has(sums.bucketOf(item.transferId as string))) return;
+      if (item.kind === 'entry') entries.set(item.pk as string, compactEntry(item, names));
+      else if (item.kind === 'transfer') transfers.set(item.pk as string, compactTransfer(item));
+    });
+    await checkMovements(entries, transfers, { reader, names, broken });
+  }
+
+  // The grand total, at each account's cut: a movement kept (recent) may be on one side of the
+  // cuts only; a settled one committed before the scan, so both its sides are within them.
+  const cutOf = (account: string) => tallies.get(account)?.cut ?? 0;
+  let inFlight = 0n;
+  for (const entry of keptEntries.values()) {
+    if (entry.seq <= cutOf(entry.account) && entry.counterpartySeq > cutOf(entry.counterpartyAccount)) {
+      inFlight += signed(entry);
+    }
+  }
+  let total = -inFlight;
+  for (const state of tallies.values()) if (state.cut >= 0) total += state.balance;
+  if (total !== 0n) broken('grand-total', 'ledger', `balances sum to ${total}, not 0`);
+
+  return {
+    ...counts,
+    grandTotalMinor: total,
+    issuanceBalanceMinor: tallies.get(ISSUANCE_ACCOUNT)?.balance ?? 0n,
+    settledBefore: settledBefore.toISOString(),
+    itemsKept: keptEntries.size + keptTransfers.size,
+    accountsReread: reread.length,
+    fetchedAfterScan: reader.fetched,
+    scans,
+    breaks,
+  };
 }

@@ -188,7 +188,7 @@ describe('bank under DynamoDB faults', () => {
 
     // The books balance (every invariant of the double entry), and each wallet's history, read
     // page by page, sums to its balance.
-    const audit = await auditTable(direct, tableName, 3);
+    const audit = await auditTable(direct, tableName, { segments: 3 });
     expect(audit.breaks).toEqual([]);
     expect(audit.grandTotalMinor).toBe(0n);
     expect(audit.issuanceBalanceMinor).toBe(BigInt(-WALLETS * INITIAL_MINOR));

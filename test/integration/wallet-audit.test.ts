@@ -2,19 +2,15 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
 import { createAuditHandler, LedgerBreakError } from '#functions/wallet-audit/audit-function.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { auditTable } from '#shared/wallet/ledger-audit.ts';
 import { entryKey, walletAccount } from '#shared/wallet/ledger-keys.ts';
-import { loadWalletSettings } from '#shared/wallet/settings.ts';
-import { invoke, sendEvent, uniqueSub } from '../support/events.ts';
-import { createLedgerTable, fund, type TestLedger } from '../support/wallet.ts';
+import { SEEDED_ISSUE_MINOR, type SeededLedger, seedLedger } from '../support/ledger.ts';
 
 const client = createDocumentClient({ endpoint: process.env.DYNAMODB_ENDPOINT });
+let ledger: SeededLedger;
 let tableName: string;
-let wallets: TestLedger;
-const [alice, bob, carol] = [uniqueSub('alice'), uniqueSub('bob'), uniqueSub('carol')];
 
 /** `npm run wallet:audit` on this file's table: its exit code and output. */
 async function auditCommand(): Promise<{ code: number; stdout: string }> {
@@ -41,27 +37,16 @@ async function auditCommand(): Promise<{ code: number; stdout: string }> {
 }
 
 beforeAll(async () => {
-  ({ tableName, wallets } = await createLedgerTable());
-  await Promise.all([fund(alice, 10_000, wallets), fund(bob, 5_000, wallets), fund(carol, 1, wallets)]);
-  const send = createSendMoneyHandler({ client, tableName, settings: loadWalletSettings() });
-  const transfers: [string, string, string][] = [
-    [alice, bob, '12.34'],
-    [bob, carol, '0.01'],
-    [carol, alice, '0.02'],
-    [alice, carol, '1.00'],
-  ];
-  for (const [from, to, amount] of transfers) {
-    const response = await invoke(send, sendEvent(from, `{"toAddress":"${to}","amount":${amount}}`));
-    expect(response.statusCode).toBe(200);
-  }
+  ledger = await seedLedger();
+  tableName = ledger.tableName;
 });
 
 describe('the ledger audit', () => {
   it('finds the books balanced: every invariant holds, the grand total is 0, issuance is minus all issued', async () => {
-    const report = await auditTable(client, tableName, 3);
+    const report = await auditTable(client, tableName, { segments: 3 });
     expect(report.breaks).toEqual([]);
     expect(report).toMatchObject({ accounts: 4, transfers: 7, entries: 14, grandTotalMinor: 0n });
-    expect(report.issuanceBalanceMinor).toBe(-15_001n);
+    expect(report.issuanceBalanceMinor).toBe(BigInt(-SEEDED_ISSUE_MINOR));
     expect(await createAuditHandler({ client, tableName, segments: 2 })()).toEqual({ breaks: 0 });
     const command = await auditCommand();
     expect(command.code).toBe(0);
@@ -73,7 +58,7 @@ describe('the ledger audit', () => {
 
   it('fails, naming the entry, once one entry is corrupted', async () => {
     // Bob's third entry (deposit, 12.34 in, then this 0.01 to carol) claims to have moved 0.02.
-    const corrupted = entryKey(walletAccount(bob), 3);
+    const corrupted = entryKey(walletAccount(ledger.bob), 3);
     await client.send(
       new UpdateCommand({
         TableName: tableName,
@@ -83,7 +68,7 @@ describe('the ledger audit', () => {
         ExpressionAttributeValues: { ':wrong': 2, ':right': 1 },
       }),
     );
-    const report = await auditTable(client, tableName, 2);
+    const report = await auditTable(client, tableName, { segments: 2 });
     const named = report.breaks.filter((b) => b.subject === corrupted).map((b) => b.invariant);
     expect(named).toEqual(expect.arrayContaining(['running-balance', 'entry-unpaired', 'transfer-mismatch']));
     expect(report.breaks.map((b) => b.invariant)).toContain('balance-vs-entries');

@@ -18,6 +18,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 export type Fault =
   /** Waits, then forwards. */
   | { readonly kind: 'delay'; readonly ms: number }
+  /** Waits until `until` settles, then forwards: DynamoDB sees the request after what the test did meanwhile. */
+  | { readonly kind: 'hold'; readonly until: Promise<unknown> }
   /** Resets the connection before forwarding: DynamoDB never sees the request. */
   | { readonly kind: 'reset' }
   /** Accepts the request and never answers (until the proxy closes). */
@@ -65,6 +67,7 @@ export class DynamoDbFaultProxy {
   readonly #server: ReturnType<typeof createServer>;
   readonly #upstream: URL;
   readonly #requests: ProxiedRequest[] = [];
+  readonly #answered: ProxiedRequest[] = [];
   #rules: ActiveRule[] = [];
 
   private constructor(server: ReturnType<typeof createServer>, upstream: URL) {
@@ -102,6 +105,13 @@ export class DynamoDbFaultProxy {
   /** The requests received so far, optionally only those for `operation` and accepted by `when`. */
   requests(operation?: string, when?: (request: ProxiedRequest) => boolean): ProxiedRequest[] {
     return this.#requests.filter(
+      (r) => (operation === undefined || r.operation === operation) && (when?.(r) ?? true),
+    );
+  }
+
+  /** The requests whose answer DynamoDB gave and the proxy passed on, filtered as {@link requests}. */
+  answered(operation?: string, when?: (request: ProxiedRequest) => boolean): ProxiedRequest[] {
+    return this.#answered.filter(
       (r) => (operation === undefined || r.operation === operation) && (when?.(r) ?? true),
     );
   }
@@ -152,6 +162,9 @@ export class DynamoDbFaultProxy {
       case 'delay':
         await sleep(fault.ms);
         break;
+      case 'hold':
+        await fault.until.catch(() => undefined);
+        break;
     }
 
     const sent =
@@ -165,6 +178,7 @@ export class DynamoDbFaultProxy {
     }
     res.writeHead(answer.status, answer.headers);
     res.end(answer.body);
+    this.#answered.push(request);
   }
 
   #take(request: ProxiedRequest): Fault | undefined {

@@ -33,14 +33,22 @@ export function walletLedger(): TestLedger {
   return direct;
 }
 
-/** Funds a wallet through the same repository code as `npm run wallet:fund` (which opens it). */
-export async function fund(address: string, amountMinor: number, wallets = walletLedger()): Promise<void> {
+/**
+ * Funds a wallet through the same repository code as `npm run wallet:fund` (which opens it),
+ * dated `createdAt` (now by default; earlier for a deposit the ledger audit counts as settled).
+ */
+export async function fund(
+  address: string,
+  amountMinor: number,
+  wallets = walletLedger(),
+  createdAt = new Date(),
+): Promise<void> {
   const outcome = await wallets.recordDeposit({
     depositId: randomUUID(),
     address,
     amountMinor,
     currency: 'USD',
-    createdAt: new Date().toISOString(),
+    createdAt: createdAt.toISOString(),
   });
   if (outcome.kind !== 'recorded') throw new Error(`Funding ${address} was refused: ${outcome.kind}`);
 }

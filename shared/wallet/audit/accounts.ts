@@ -1,0 +1,163 @@
+import { accountKey, entryKey, ISSUANCE_ACCOUNT } from '../ledger-keys.ts';
+import type { Broken } from './breaks.ts';
+import { addFingerprints, chainCloses, chainTerm, type Fingerprint } from './fingerprints.ts';
+import type { KeyReader } from './key-reader.ts';
+import { compactEntry, type Entry, type Item, type Names, signed } from './records.ts';
+
+/**
+ * What the audit keeps of one account while it scans: the account item as the scan saw it, and
+ * the entries it folded into a fingerprint instead of keeping them. A few numbers, whatever the
+ * account's history: the audit's memory grows with accounts, not with entries.
+ */
+export class AccountTally {
+  /** The account item's seq as scanned (its "cut"); -1 while the scan has not seen it. */
+  cut = -1;
+  balance = 0n;
+  /** Entries folded in: how many, the highest seq and its balance after, their chain terms' sum. */
+  folded = 0;
+  top = 0;
+  topBalance = 0n;
+  terms = 0n;
+
+  fold(fp: Fingerprint, entry: Entry): void {
+    this.folded++;
+    this.terms = addFingerprints(this.terms, chainTerm(fp, entry));
+    if (entry.seq > this.top) {
+      this.top = entry.seq;
+      this.topBalance = BigInt(entry.balanceAfter);
+    }
+  }
+}
+
+/** Where an account's entries are proven to chain up to: seq and balance after (0, 0: nothing). */
+export interface Prefix {
+  readonly seq: number;
+  readonly balance: bigint;
+}
+
+/**
+ * The longest run of entries 1..p the scan saw and the fingerprints prove chained, from the
+ * folded entries and the ones kept (`kept`, ascending by seq). The folded ones (settled, so
+ * committed before the scan began) sit at or below p; kept ones beyond p (committed while the
+ * scan ran) left a gap the scan passed too early, so the audit reads from p + 1 on by key. When the
+ * entries up to p do not chain, it proves nothing (0): the account is read again from its start.
+ */
+export function provenPrefix(tally: AccountTally, kept: readonly Entry[], fp: Fingerprint): Prefix {
+  let count = tally.folded;
+  let i = 0;
+  while (i < kept.length && (kept[i] as Entry).seq <= tally.top) {
+    count++;
+    i++;
+  }
+  let end: { seq: number; balance: bigint; kept: number } | undefined =
+    count === tally.top ? { seq: tally.top, balance: tally.topBalance, kept: i } : undefined;
+  for (; i < kept.length; i++) {
+    const entry = kept[i] as Entry;
+    count++;
+    if (count === entry.seq) end = { seq: entry.seq, balance: BigInt(entry.balanceAfter), kept: i + 1 };
+  }
+  if (!end) return { seq: 0, balance: 0n };
+  let terms = tally.terms;
+  for (let k = 0; k < end.kept; k++) terms = addFingerprints(terms, chainTerm(fp, kept[k] as Entry));
+  return chainCloses(fp, terms, end.seq, end.balance)
+    ? { seq: end.seq, balance: end.balance }
+    : { seq: 0, balance: 0n };
+}
+
+/** A balance no account may hold: below zero for a wallet, above zero for the issuance account. */
+export const impossibleBalance = (account: string, balance: bigint): string | undefined => {
+  if (account === ISSUANCE_ACCOUNT) {
+    return balance > 0n ? `the issuance account holds ${balance}, more than nothing` : undefined;
+  }
+  return balance < 0n ? `balance ${balance}` : undefined;
+};
+
+/**
+ * Missing entries in a row after which an account's read stops: a seq far beyond its entries
+ * (a corrupted account item) is one break, not billions of reads.
+ */
+const MISSING_RUN = 1_000;
+
+/**
+ * An account the scan cannot vouch for (it moved while the scan ran, or something is broken):
+ * its item read again, then its entries after the proven prefix, in order, by key, each checked
+ * against the running balance, so that every break is named. Entries the scan had not seen are
+ * kept for the movement checks; `state` ends at the account as read now.
+ */
+export async function readAccountOn(
+  account: string,
+  state: AccountTally,
+  prefix: Prefix,
+  {
+    reader,
+    names,
+    broken,
+    keptEntries,
+    settled,
+  }: {
+    reader: KeyReader;
+    names: Names;
+    broken: Broken;
+    keptEntries: Map<string, Entry>;
+    settled: (item: Item) => boolean;
+  },
+): Promise<void> {
+  const key = accountKey(account);
+  const item = (await reader.read([key])).get(key);
+  if (!item) {
+    // Entries of no account: name those the scan saw, and those it left a gap for below them.
+    const seen = [...keptEntries.values()].filter((e) => e.account === account).map((e) => e.seq);
+    const last = Math.min(Math.max(state.top, ...seen), state.folded + seen.length + MISSING_RUN);
+    for (const [entry] of await reader.read(seqs(account, 1, last))) {
+      broken('entry-orphan', entry, `no account ${account}`);
+    }
+    state.cut = -1;
+    return;
+  }
+  const seq = (item.seq as number | undefined) ?? 0;
+  const balance = BigInt((item.balance as number | bigint | undefined) ?? 0);
+  let from = prefix;
+  if (seq < prefix.seq) {
+    broken('entry-orphan', entryKey(account, prefix.seq), `${key} is at seq ${seq}, below its entries`);
+    from = { seq: 0, balance: 0n };
+  }
+  let running = from.balance;
+  let missingRun = 0;
+  reading: for (let start = from.seq + 1; start <= seq; start += 100) {
+    const end = Math.min(seq, start + 99);
+    const found = await reader.read(seqs(account, start, end));
+    for (let k = start; k <= end; k++) {
+      const entryItem = found.get(entryKey(account, k));
+      if (!entryItem) {
+        broken('entry-missing', entryKey(account, k), `${key} is at seq ${seq} but has no entry ${k}`);
+        if (++missingRun === MISSING_RUN) {
+          broken('entry-missing', key, `no entries ${k - MISSING_RUN + 1}..${k}: the rest to ${seq} unread`);
+          break reading;
+        }
+        continue;
+      }
+      missingRun = 0;
+      const entry = compactEntry(entryItem, names);
+      // Beyond the proven prefix the scan kept what it saw; what it missed is checked like it.
+      if (from.seq > 0 || !settled(entryItem)) keptEntries.set(entryKey(account, k), entry);
+      running += signed(entry);
+      if (BigInt(entry.balanceAfter) !== running) {
+        broken(
+          'running-balance',
+          entryKey(account, k),
+          `balanceAfter ${entry.balanceAfter} but the entries up to it sum to ${running}`,
+        );
+      }
+    }
+  }
+  if (running !== balance) {
+    broken('balance-vs-entries', key, `balance ${balance} but its ${seq} entries sum to ${running}`);
+  }
+  state.cut = seq;
+  state.balance = balance;
+}
+
+/** The keys of an account's entries `from`..`to`. */
+function* seqs(account: string, from: number, to: number): Generator<string> {
+  for (let k = from; k <= to; k++) yield entryKey(account, k);
+}

@@ -1,0 +1,128 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { type AuditReport, auditTable } from '#shared/wallet/ledger-audit.ts';
+import { transferKey } from '#shared/wallet/ledger-keys.ts';
+import { inParallel } from '../support/bank.ts';
+import type { ProxiedRequest } from '../support/dynamodb-fault-proxy.ts';
+import { uniqueSub } from '../support/events.ts';
+import { mentions, proxiedClient, startFaultProxy } from '../support/faults.ts';
+import { SEEDED_ISSUE_MINOR, type SeededLedger, seedLedger } from '../support/ledger.ts';
+import { fund } from '../support/wallet.ts';
+
+/*
+ * The audit on a live table: movements commit while it scans. The fault proxy holds the first
+ * Scan request of segment 0 until the test has made its transfers, after the other segments have
+ * been read: so the scan sees some of the new items and misses others, and some accounts as they
+ * were before and others after. The deposits are dated an hour ago, so they are settled (checked
+ * by fingerprint) while the transfers are checked item by item.
+ */
+
+const proxy = await startFaultProxy();
+const auditClient = proxiedClient(proxy);
+const direct = createDocumentClient({ endpoint: process.env.DYNAMODB_ENDPOINT });
+afterAll(() => {
+  auditClient.destroy();
+  direct.destroy();
+});
+
+const HOUR_AGO = new Date(Date.now() - 3_600_000);
+const SEGMENTS = 3;
+
+/** Audits `tableName` with `during()` run between the scan of segments 1 and 2 and that of segment 0. */
+async function auditWhile(tableName: string, during: () => Promise<void>): Promise<AuditReport> {
+  let release = () => {};
+  const until = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const segment = (n: number) => (r: ProxiedRequest) =>
+    mentions(tableName)(r) && new RegExp(`"Segment":${n}\\b`).test(r.body);
+  proxy.inject({ kind: 'hold', until }, { operation: 'Scan', when: segment(0), times: 1 });
+  const audit = auditTable(auditClient, tableName, { segments: SEGMENTS });
+  // DynamoDB has answered segments 1 and 2 (one page each: the table is small) before anything moves.
+  while (proxy.answered('Scan', segment(1)).length + proxy.answered('Scan', segment(2)).length < 2) {
+    await sleep(5);
+  }
+  try {
+    await during();
+  } finally {
+    release();
+  }
+  return audit;
+}
+
+const WALLETS = 12;
+const WALLET_MINOR = 100;
+
+/** Twelve wallets more, funded an hour ago, each with 1.00: settled too. */
+async function moreWallets(ledger: SeededLedger): Promise<string[]> {
+  const wallets = Array.from({ length: WALLETS }, () => uniqueSub('live'));
+  await Promise.all(wallets.map((address) => fund(address, WALLET_MINOR, ledger.wallets, HOUR_AGO)));
+  return wallets;
+}
+
+/**
+ * Twelve transfers, three at a time, of different amounts, each wallet paying once and being paid
+ * once: many accounts that move once, so that the scan sees some before and some after.
+ */
+const traffic = (ledger: SeededLedger, wallets: readonly string[]) => () =>
+  inParallel(WALLETS, 3, (i) =>
+    ledger.send(wallets[i] as string, wallets[(i + 5) % WALLETS] as string, ((i + 1) / 100).toFixed(2)),
+  ).then(() => undefined);
+
+/**
+ * Items a seeded ledger holds (accounts, entries, transfers, deposit claims); what a funded wallet
+ * adds (its account, its deposit's two entries, transfer record and claim); what a transfer adds.
+ */
+const SEEDED_ITEMS = 4 + 14 + 7 + 3;
+const ITEMS_PER_WALLET = 1 + 2 + 1 + 1;
+const ITEMS_PER_TRANSFER = 3;
+
+describe('the ledger audit on a live table', () => {
+  it('finds no break when movements commit while it scans, some seen and some not', async () => {
+    const ledger = await seedLedger(HOUR_AGO);
+    const wallets = await moreWallets(ledger);
+    const report = await auditWhile(ledger.tableName, traffic(ledger, wallets));
+    expect(report.breaks).toEqual([]);
+    expect(report.grandTotalMinor).toBe(0n);
+    expect(report.issuanceBalanceMinor).toBe(BigInt(-SEEDED_ISSUE_MINOR - WALLETS * WALLET_MINOR));
+    // The scan saw some of the transfers' items and missed others.
+    const before = SEEDED_ITEMS + WALLETS * ITEMS_PER_WALLET;
+    expect(report.itemsScanned).toBeGreaterThan(before);
+    expect(report.itemsScanned).toBeLessThan(before + WALLETS * ITEMS_PER_TRANSFER);
+
+    const quiet = await auditTable(direct, ledger.tableName);
+    expect(quiet.breaks).toEqual([]);
+    expect(quiet.accountsReread).toBe(0);
+  });
+
+  it('names a settled transfer record with no entries, written while transfers run', async () => {
+    const ledger = await seedLedger(HOUR_AGO);
+    const wallets = await moreWallets(ledger);
+    const bogus = transferKey(`bogus-${ledger.alice}`);
+    await direct.send(
+      new PutCommand({
+        TableName: ledger.tableName,
+        Item: {
+          pk: bogus,
+          kind: 'transfer',
+          transferKind: 'transfer',
+          transferId: `bogus-${ledger.alice}`,
+          fromAddress: ledger.alice,
+          toAddress: ledger.bob,
+          amountMinor: 700,
+          currency: 'USD',
+          createdAt: HOUR_AGO.toISOString(),
+          fromSeq: 2,
+          toSeq: 2,
+        },
+      }),
+    );
+    const report = await auditWhile(ledger.tableName, traffic(ledger, wallets));
+    expect(report.breaks).toEqual([
+      { invariant: 'transfer-entries', subject: bogus, detail: expect.any(String) },
+    ]);
+    expect(report.scans).toBe(2);
+  });
+});

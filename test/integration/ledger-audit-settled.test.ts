@@ -1,0 +1,152 @@
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { auditTable } from '#shared/wallet/ledger-audit.ts';
+import { entryKey, transferKey, walletAccount, walletKey } from '#shared/wallet/ledger-keys.ts';
+import { uniqueSub } from '../support/events.ts';
+import { SEEDED_ISSUE_MINOR, seedLedger } from '../support/ledger.ts';
+
+/*
+ * The audit of settled movements (created before its horizon): their items are folded into
+ * fingerprints, never kept, and a break among them is still named, by reading again only what
+ * the fingerprints cannot vouch for. Each test seeds a ledger table of its own and then audits it
+ * with a horizon after everything in it, so every movement counts as settled.
+ */
+
+const client = createDocumentClient({ endpoint: process.env.DYNAMODB_ENDPOINT });
+afterAll(() => client.destroy());
+
+const allSettled = () => ({ segments: 3, settledBefore: new Date(Date.now() + 60_000) });
+
+describe('the ledger audit of settled movements', () => {
+  it('proves balanced books from fingerprints alone: no item kept, none read again, one scan', async () => {
+    const { tableName } = await seedLedger();
+    const report = await auditTable(client, tableName, allSettled());
+    expect(report.breaks).toEqual([]);
+    expect(report).toMatchObject({
+      accounts: 4,
+      entries: 14,
+      transfers: 7,
+      grandTotalMinor: 0n,
+      issuanceBalanceMinor: BigInt(-SEEDED_ISSUE_MINOR),
+      itemsKept: 0,
+      accountsReread: 0,
+      fetchedAfterScan: 0,
+      scans: 1,
+    });
+    // The same table with its movements checked item by item comes to the same verdict.
+    const itemByItem = await auditTable(client, tableName, { settledBefore: new Date(0) });
+    expect(itemByItem.breaks).toEqual([]);
+    expect(itemByItem.itemsKept).toBe(21);
+  });
+
+  it('names a corrupted entry, reading again only its account and its bucket of movements', async () => {
+    const { tableName, bob } = await seedLedger();
+    const corrupted = entryKey(walletAccount(bob), 3);
+    await client.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: { pk: corrupted },
+        UpdateExpression: 'SET amountMinor = :wrong',
+        ConditionExpression: 'amountMinor = :right',
+        ExpressionAttributeValues: { ':wrong': 2, ':right': 1 },
+      }),
+    );
+    const report = await auditTable(client, tableName, allSettled());
+    const named = report.breaks.filter((b) => b.subject === corrupted).map((b) => b.invariant);
+    expect(named).toEqual(expect.arrayContaining(['running-balance', 'entry-unpaired', 'transfer-mismatch']));
+    expect(report.breaks).toContainEqual(
+      expect.objectContaining({ invariant: 'balance-vs-entries', subject: walletKey(bob) }),
+    );
+    expect(report.scans).toBe(2);
+    expect(report.accountsReread).toBe(1);
+  });
+
+  it('names a corrupted running balance, the one entry whose chain breaks', async () => {
+    const { tableName, alice } = await seedLedger();
+    const corrupted = entryKey(walletAccount(alice), 2);
+    await client.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: { pk: corrupted },
+        UpdateExpression: 'SET balanceAfter = balanceAfter + :cent',
+        ExpressionAttributeValues: { ':cent': 1 },
+      }),
+    );
+    const report = await auditTable(client, tableName, allSettled());
+    expect(report.breaks).toEqual([
+      expect.objectContaining({ invariant: 'running-balance', subject: corrupted }),
+    ]);
+    // The amounts still pair up: no movement needed reading again.
+    expect(report.scans).toBe(1);
+  });
+
+  it('names an entry gone missing, its mirror left unpaired and its transfer short of a side', async () => {
+    const { tableName, carol } = await seedLedger();
+    const gone = entryKey(walletAccount(carol), 2);
+    const { Attributes: removed } = await client.send(
+      new DeleteCommand({ TableName: tableName, Key: { pk: gone }, ReturnValues: 'ALL_OLD' }),
+    );
+    const report = await auditTable(client, tableName, allSettled());
+    const mirror = entryKey(removed?.counterpartyAccount as string, removed?.counterpartySeq as number);
+    expect(report.breaks).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ invariant: 'entry-missing', subject: gone }),
+        expect.objectContaining({ invariant: 'entry-unpaired', subject: mirror }),
+        expect.objectContaining({
+          invariant: 'transfer-entries',
+          subject: transferKey(removed?.transferId as string),
+        }),
+      ]),
+    );
+  });
+
+  it('names the entries of an account that does not exist', async () => {
+    const { tableName, alice } = await seedLedger();
+    const ghost = walletAccount(uniqueSub('ghost'));
+    const orphan = entryKey(ghost, 1);
+    await client.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: {
+          pk: orphan,
+          kind: 'entry',
+          account: ghost,
+          seq: 1,
+          transferId: 'made-up',
+          transferKind: 'transfer',
+          direction: 'in',
+          amountMinor: 500,
+          balanceAfter: 500,
+          counterpartyAccount: walletAccount(alice),
+          counterpartySeq: 1,
+          currency: 'USD',
+          createdAt: '2026-01-01T00:00:00.000Z',
+        },
+      }),
+    );
+    const report = await auditTable(client, tableName, allSettled());
+    expect(report.breaks).toContainEqual(
+      expect.objectContaining({ invariant: 'entry-orphan', subject: orphan }),
+    );
+  });
+
+  it('names a wallet whose balance went below zero', async () => {
+    const { tableName, carol } = await seedLedger();
+    await client.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: { pk: walletKey(carol) },
+        UpdateExpression: 'SET balance = :minus',
+        ExpressionAttributeValues: { ':minus': -1 },
+      }),
+    );
+    const report = await auditTable(client, tableName, allSettled());
+    expect(report.breaks).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ invariant: 'negative-balance', subject: walletKey(carol) }),
+        expect.objectContaining({ invariant: 'balance-vs-entries', subject: walletKey(carol) }),
+      ]),
+    );
+  });
+});

@@ -4,7 +4,7 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { auditTable } from '#shared/wallet/ledger-audit.ts';
 import { entryKey, transferKey, walletAccount, walletKey } from '#shared/wallet/ledger-keys.ts';
 import { uniqueSub } from '../support/events.ts';
-import { SEEDED_ISSUE_MINOR, seedLedger } from '../support/ledger.ts';
+import { misstateBobsPayment, SEEDED_ISSUE_MINOR, seedLedger } from '../support/ledger.ts';
 
 /*
  * The audit of settled movements (created before its horizon): their items are folded into
@@ -41,17 +41,9 @@ describe('the ledger audit of settled movements', () => {
   });
 
   it('names a corrupted entry, reading again only its account and its bucket of movements', async () => {
-    const { tableName, bob } = await seedLedger();
-    const corrupted = entryKey(walletAccount(bob), 3);
-    await client.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: { pk: corrupted },
-        UpdateExpression: 'SET amountMinor = :wrong',
-        ConditionExpression: 'amountMinor = :right',
-        ExpressionAttributeValues: { ':wrong': 2, ':right': 1 },
-      }),
-    );
+    const ledger = await seedLedger();
+    const { tableName, bob } = ledger;
+    const corrupted = await misstateBobsPayment(client, ledger);
     const report = await auditTable(client, tableName, allSettled());
     const named = report.breaks.filter((b) => b.subject === corrupted).map((b) => b.invariant);
     expect(named).toEqual(expect.arrayContaining(['running-balance', 'entry-unpaired', 'transfer-mismatch']));

@@ -1,12 +1,10 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAuditHandler, LedgerBreakError } from '#functions/wallet-audit/audit-function.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { auditTable } from '#shared/wallet/ledger-audit.ts';
-import { entryKey, walletAccount } from '#shared/wallet/ledger-keys.ts';
-import { SEEDED_ISSUE_MINOR, type SeededLedger, seedLedger } from '../support/ledger.ts';
+import { misstateBobsPayment, SEEDED_ISSUE_MINOR, type SeededLedger, seedLedger } from '../support/ledger.ts';
 
 const client = createDocumentClient({ endpoint: process.env.DYNAMODB_ENDPOINT });
 let ledger: SeededLedger;
@@ -57,17 +55,7 @@ describe('the ledger audit', () => {
   });
 
   it('fails, naming the entry, once one entry is corrupted', async () => {
-    // Bob's third entry (deposit, 12.34 in, then this 0.01 to carol) claims to have moved 0.02.
-    const corrupted = entryKey(walletAccount(ledger.bob), 3);
-    await client.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: { pk: corrupted },
-        UpdateExpression: 'SET amountMinor = :wrong',
-        ConditionExpression: 'amountMinor = :right',
-        ExpressionAttributeValues: { ':wrong': 2, ':right': 1 },
-      }),
-    );
+    const corrupted = await misstateBobsPayment(client, ledger);
     const report = await auditTable(client, tableName, { segments: 2 });
     const named = report.breaks.filter((b) => b.subject === corrupted).map((b) => b.invariant);
     expect(named).toEqual(expect.arrayContaining(['running-balance', 'entry-unpaired', 'transfer-mismatch']));

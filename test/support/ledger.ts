@@ -1,6 +1,8 @@
+import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { entryKey, walletAccount } from '#shared/wallet/ledger-keys.ts';
 import { loadWalletSettings } from '#shared/wallet/settings.ts';
 import { invoke, sendEvent, uniqueSub } from './events.ts';
 import { createLedgerTable, fund, type TestLedger } from './wallet.ts';
@@ -46,4 +48,22 @@ export async function seedLedger(fundedAt = new Date()): Promise<SeededLedger> {
   await send(carol, alice, '0.02');
   await send(alice, carol, '1.00');
   return { tableName, wallets, send, alice, bob, carol };
+}
+
+/**
+ * Corrupts a seeded ledger: bob's entry 3 (his 0.01 to carol) claims to have moved 0.02, so his
+ * running balance, its mirror and its transfer disagree with it. Returns the entry's key.
+ */
+export async function misstateBobsPayment(client: DynamoDBDocumentClient, ledger: SeededLedger) {
+  const corrupted = entryKey(walletAccount(ledger.bob), 3);
+  await client.send(
+    new UpdateCommand({
+      TableName: ledger.tableName,
+      Key: { pk: corrupted },
+      UpdateExpression: 'SET amountMinor = :wrong',
+      ConditionExpression: 'amountMinor = :right',
+      ExpressionAttributeValues: { ':wrong': 2, ':right': 1 },
+    }),
+  );
+  return corrupted;
 }

@@ -57,8 +57,16 @@ export const auditedProjection = {
   ExpressionAttributeNames: Object.fromEntries(AUDITED.map((name, i) => [`#a${i}`, name])),
 };
 
+/** How account names are stored: {@link Names}, or {@link UNINTERNED} for a record not kept. */
+export interface Interner {
+  intern(name: string): string;
+}
+
+/** For records folded and dropped at once: interning would only keep a second map of every account. */
+export const UNINTERNED: Interner = { intern: (name) => name };
+
 /** One copy of each account name, however many records name it: names are most of an entry's bytes. */
-export class Names {
+export class Names implements Interner {
   readonly #names = new Map<string, string>();
   intern(name: string): string {
     const known = this.#names.get(name);
@@ -68,7 +76,7 @@ export class Names {
   }
 }
 
-export const compactEntry = (item: Item, names: Names): Entry => ({
+export const compactEntry = (item: Item, names: Interner): Entry => ({
   account: names.intern(item.account as string),
   seq: item.seq as number,
   transferId: item.transferId as string,

@@ -18,6 +18,7 @@ import {
   compactTransfer,
   type Entry,
   type Item,
+  minorUnits,
   movementOfEntry,
   movementOfTransfer,
   Names,
@@ -163,7 +164,7 @@ export async function auditTable(
       counts.accounts++;
       const state = tally(account);
       state.cut = (item.seq as number | undefined) ?? 0;
-      state.balance = BigInt((item.balance as number | bigint | undefined) ?? 0);
+      state.balance = minorUnits(item.balance ?? 0);
     } else if (item.kind === 'entry') {
       counts.entries++;
       if (!settled(item)) keptEntries.set(pk, compactEntry(item, names));

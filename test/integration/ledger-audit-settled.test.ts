@@ -93,6 +93,26 @@ describe('the ledger audit of settled movements', () => {
     );
   });
 
+  it('names an entry whose amount and balance are no longer numbers, rather than stopping', async () => {
+    const { tableName, alice } = await seedLedger();
+    const mangled = entryKey(walletAccount(alice), 3);
+    await client.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: { pk: mangled },
+        UpdateExpression: 'SET amountMinor = :text REMOVE balanceAfter',
+        ExpressionAttributeValues: { ':text': 'two cents' },
+      }),
+    );
+    for (const settledBefore of [allSettled().settledBefore, new Date(0)]) {
+      const report = await auditTable(client, tableName, { segments: 3, settledBefore });
+      const named = report.breaks.filter((b) => b.subject === mangled).map((b) => b.invariant);
+      expect(named).toEqual(
+        expect.arrayContaining(['running-balance', 'entry-unpaired', 'transfer-mismatch']),
+      );
+    }
+  });
+
   it('names the entries of an account that does not exist', async () => {
     const { tableName, alice } = await seedLedger();
     const ghost = walletAccount(uniqueSub('ghost'));

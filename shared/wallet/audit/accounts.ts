@@ -2,7 +2,7 @@ import { accountKey, entryKey, ISSUANCE_ACCOUNT } from '../ledger-keys.ts';
 import type { Broken } from './breaks.ts';
 import { addFingerprints, chainCloses, chainTerm, type Fingerprint } from './fingerprints.ts';
 import type { KeyReader } from './key-reader.ts';
-import { compactEntry, type Entry, type Item, type Names, signed } from './records.ts';
+import { compactEntry, type Entry, type Item, minorUnits, type Names, signed } from './records.ts';
 
 /**
  * What the audit keeps of one account while it scans: the account item as the scan saw it, and
@@ -24,7 +24,7 @@ export class AccountTally {
     this.terms = addFingerprints(this.terms, chainTerm(fp, entry));
     if (entry.seq > this.top) {
       this.top = entry.seq;
-      this.topBalance = BigInt(entry.balanceAfter);
+      this.topBalance = minorUnits(entry.balanceAfter);
     }
   }
 }
@@ -54,7 +54,7 @@ export function provenPrefix(tally: AccountTally, kept: readonly Entry[], fp: Fi
   for (; i < kept.length; i++) {
     const entry = kept[i] as Entry;
     count++;
-    if (count === entry.seq) end = { seq: entry.seq, balance: BigInt(entry.balanceAfter), kept: i + 1 };
+    if (count === entry.seq) end = { seq: entry.seq, balance: minorUnits(entry.balanceAfter), kept: i + 1 };
   }
   if (!end) return { seq: 0, balance: 0n };
   let terms = tally.terms;
@@ -115,7 +115,7 @@ export async function readAccountOn(
     return;
   }
   const seq = (item.seq as number | undefined) ?? 0;
-  const balance = BigInt((item.balance as number | bigint | undefined) ?? 0);
+  const balance = minorUnits(item.balance ?? 0);
   let from = prefix;
   if (seq < prefix.seq) {
     broken('entry-orphan', entryKey(account, prefix.seq), `${key} is at seq ${seq}, below its entries`);
@@ -141,7 +141,7 @@ export async function readAccountOn(
       // Beyond the proven prefix the scan kept what it saw; what it missed is checked like it.
       if (from.seq > 0 || !settled(entryItem)) keptEntries.set(entryKey(account, k), entry);
       running += signed(entry);
-      if (BigInt(entry.balanceAfter) !== running) {
+      if (minorUnits(entry.balanceAfter) !== running) {
         broken(
           'running-balance',
           entryKey(account, k),

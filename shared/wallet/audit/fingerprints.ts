@@ -1,5 +1,5 @@
 import { hash, randomBytes } from 'node:crypto';
-import { type Entry, signed } from './records.ts';
+import { type Entry, minorUnits, signed } from './records.ts';
 
 /*
  * Multiset fingerprints: what lets the audit check every entry and transfer while keeping only a
@@ -32,7 +32,7 @@ const sub = (a: bigint, b: bigint) => BigInt.asUintN(64, a - b);
  * means there are n entries, and the largest, n, must be provided, so no entry lies beyond n.)
  */
 export const chainTerm = (fp: Fingerprint, entry: Entry): bigint => {
-  const after = BigInt(entry.balanceAfter);
+  const after = minorUnits(entry.balanceAfter);
   return sub(fp.of(`${entry.seq}:${after}`), fp.of(`${entry.seq - 1}:${after - signed(entry)}`));
 };
 

@@ -103,9 +103,18 @@ export function accountOfKey(pk: string): string | undefined {
   return pk.startsWith('WALLET#') ? `W#${pk.slice('WALLET#'.length)}` : undefined;
 }
 
+/**
+ * A stored amount or balance, exactly; anything else (missing, a fraction, a string: a corrupted
+ * item) as a value no ledger holds, so that the checks it enters fail and name the item instead
+ * of the audit stopping on a TypeError.
+ */
+export const minorUnits = (value: unknown): bigint =>
+  typeof value === 'bigint' ? value : Number.isSafeInteger(value) ? BigInt(value as number) : MALFORMED;
+const MALFORMED = -(2n ** 100n);
+
 /** What an entry adds to its account's balance. */
 export const signed = (entry: Entry): bigint =>
-  entry.direction === 'in' ? BigInt(entry.amountMinor) : -BigInt(entry.amountMinor);
+  entry.direction === 'in' ? minorUnits(entry.amountMinor) : -minorUnits(entry.amountMinor);
 
 /** A movement's paying side: the issuance account for a deposit. */
 export const payerOf = (transfer: Transfer): string =>

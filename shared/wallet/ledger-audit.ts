@@ -205,9 +205,12 @@ export async function auditTable(
   }
   keptByAccount.clear();
   const readOn = { reader, names, broken, keptEntries, settled };
+  // Their items now, 100 to a BatchGetItem; then each account's entries, a few accounts at a time.
+  const nowItems = await reader.read(reread.map(([account]) => accountKey(account)));
   await eachLimited(reread, REREAD_CONCURRENCY, ([account, state, prefix]) =>
-    readAccountOn(account, state, prefix, readOn),
+    readAccountOn(account, nowItems.get(accountKey(account)), state, prefix, readOn),
   );
+  nowItems.clear();
   for (const [account, state] of tallies) {
     const impossible = state.cut >= 0 ? impossibleBalance(account, state.balance) : undefined;
     if (impossible) broken('negative-balance', accountKey(account), impossible);

@@ -79,13 +79,15 @@ export const impossibleBalance = (account: string, balance: bigint): string | un
 const MISSING_RUN = 1_000;
 
 /**
- * An account the scan cannot vouch for (it moved while the scan ran, or something is broken):
- * its item read again, then its entries after the proven prefix, in order, by key, each checked
- * against the running balance, so that every break is named. Entries the scan had not seen are
- * kept for the movement checks; `state` ends at the account as read now.
+ * An account the scan cannot vouch for (it moved while the scan ran, or something is broken),
+ * given its item as read again after the scan (`item`, consistent; `undefined`: there is none):
+ * its entries after the proven prefix, read in order by key, each checked against the running
+ * balance, so that every break is named. Entries the scan had not seen are kept for the movement
+ * checks; `state` ends at the account as read now.
  */
 export async function readAccountOn(
   account: string,
+  item: Item | undefined,
   state: AccountTally,
   prefix: Prefix,
   {
@@ -103,7 +105,6 @@ export async function readAccountOn(
   },
 ): Promise<void> {
   const key = accountKey(account);
-  const item = (await reader.read([key])).get(key);
   if (!item) {
     // Entries of no account: name those the scan saw, and those it left a gap for below them.
     const seen = [...keptEntries.values()].filter((e) => e.account === account).map((e) => e.seq);

@@ -226,7 +226,7 @@ export async function auditTable(
     const transfers = new Map<string, Transfer>();
     await scanTable(client, tableName, segments, (item) => {
       if (item.kind !== 'entry' && item.kind !== 'transfer') return;
-      if (!settled(item) || !unbalanced.has(sums.bucketOf(item.transferId as string))) return;
+      if (!settled(item) || !unbalanced.has(sums.bucketOf(item.transferId))) return;
       if (item.kind === 'entry') entries.set(item.pk as string, compactEntry(item, names));
       else if (item.kind === 'transfer') transfers.set(item.pk as string, compactTransfer(item));
     });

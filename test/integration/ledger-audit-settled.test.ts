@@ -93,14 +93,14 @@ describe('the ledger audit of settled movements', () => {
     );
   });
 
-  it('names an entry whose amount and balance are no longer numbers, rather than stopping', async () => {
+  it('names an entry whose amount and balance are no longer numbers and whose id is gone, rather than stopping', async () => {
     const { tableName, alice } = await seedLedger();
     const mangled = entryKey(walletAccount(alice), 3);
     await client.send(
       new UpdateCommand({
         TableName: tableName,
         Key: { pk: mangled },
-        UpdateExpression: 'SET amountMinor = :text REMOVE balanceAfter',
+        UpdateExpression: 'SET amountMinor = :text REMOVE balanceAfter, transferId',
         ExpressionAttributeValues: { ':text': 'two cents' },
       }),
     );

@@ -61,13 +61,15 @@ export class MovementSums {
   }
 
   /** The bucket of a transfer id: FNV-1a, no key needed (where an item lands is no secret). */
-  bucketOf(transferId: string): number {
+  bucketOf(transferId: unknown): number {
+    // A corrupted item may have lost its id: it still lands in a bucket, which then fails to add up.
+    const id = String(transferId);
     let h = 0x811c9dc5;
-    for (let i = 0; i < transferId.length; i++) h = Math.imul(h ^ transferId.charCodeAt(i), 0x01000193);
+    for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
     return (h >>> 0) % this.buckets;
   }
 
-  add(side: Side, transferId: string, fingerprint: bigint): void {
+  add(side: Side, transferId: unknown, fingerprint: bigint): void {
     const bucket = this.bucketOf(transferId);
     // A BigUint64Array keeps its elements mod 2^64.
     this.#sums[side][bucket] = (this.#sums[side][bucket] as bigint) + fingerprint;

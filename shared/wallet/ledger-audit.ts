@@ -71,9 +71,10 @@ export interface AuditOptions {
   /** Parallel Scan segments. @default 4 */
   readonly segments?: number;
   /**
-   * Movements created before this are settled: checked by fingerprint. It must lie before the
+   * Movements created before this are settled: checked by fingerprint. It should lie before the
    * scan starts by more than a movement can take to commit (a send's transaction starts within
-   * 3 s of its createdAt and ends within the function's 10 s). @default 5 minutes before now
+   * 3 s of its createdAt and ends within the function's 10 s); a later one costs a second scan,
+   * never a false break. @default 5 minutes before now
    */
   readonly settledBefore?: Date;
 }
@@ -204,7 +205,7 @@ export async function auditTable(
     if (state.cut !== prefix.seq || state.balance !== prefix.balance) reread.push([account, state, prefix]);
   }
   keptByAccount.clear();
-  const readOn = { reader, names, broken, keptEntries, settled };
+  const readOn = { reader, names, broken, keptEntries };
   // Their items now, 100 to a BatchGetItem; then each account's entries, a few accounts at a time.
   const nowItems = await reader.read(reread.map(([account]) => accountKey(account)));
   await eachLimited(reread, REREAD_CONCURRENCY, ([account, state, prefix]) =>
@@ -219,25 +220,27 @@ export async function auditTable(
   // Movements since the horizon, item by item; and the settled ones' sums, bucket by bucket.
   await checkMovements(keptEntries, keptTransfers, { reader, names, broken });
   const unbalanced = sums.unbalanced();
+  const suspects = new Map<string, Entry>();
   let scans = 1;
   if (unbalanced.size > 0) {
     scans++;
-    const entries = new Map<string, Entry>();
     const transfers = new Map<string, Transfer>();
     await scanTable(client, tableName, segments, (item) => {
       if (item.kind !== 'entry' && item.kind !== 'transfer') return;
       if (!settled(item) || !unbalanced.has(sums.bucketOf(item.transferId))) return;
-      if (item.kind === 'entry') entries.set(item.pk as string, compactEntry(item, names));
-      else if (item.kind === 'transfer') transfers.set(item.pk as string, compactTransfer(item));
+      if (item.kind === 'entry') suspects.set(item.pk as string, compactEntry(item, names));
+      else transfers.set(item.pk as string, compactTransfer(item));
     });
-    await checkMovements(entries, transfers, { reader, names, broken });
+    await checkMovements(suspects, transfers, { reader, names, broken });
   }
 
-  // The grand total, at each account's cut: a movement kept (recent) may be on one side of the
-  // cuts only; a settled one committed before the scan, so both its sides are within them.
+  // The grand total, at each account's cut, less the movements with one side within the cuts and
+  // the other not. Only a movement whose items the scan did not all see can be one: a kept one,
+  // or a settled one that committed while the scan ran after all, whose bucket then did not add up.
   const cutOf = (account: string) => tallies.get(account)?.cut ?? 0;
   let inFlight = 0n;
-  for (const entry of keptEntries.values()) {
+  const unkept = [...suspects].filter(([key]) => !keptEntries.has(key));
+  for (const [, entry] of [...keptEntries, ...unkept]) {
     if (entry.seq <= cutOf(entry.account) && entry.counterpartySeq > cutOf(entry.counterpartyAccount)) {
       inFlight += signed(entry);
     }

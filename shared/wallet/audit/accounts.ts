@@ -82,8 +82,8 @@ const MISSING_RUN = 1_000;
  * An account the scan cannot vouch for (it moved while the scan ran, or something is broken),
  * given its item as read again after the scan (`item`, consistent; `undefined`: there is none):
  * its entries after the proven prefix, read in order by key, each checked against the running
- * balance, so that every break is named. Entries the scan had not seen are kept for the movement
- * checks; `state` ends at the account as read now.
+ * balance, so that every break is named. The entries read are kept for the movement checks and
+ * the grand total; `state` ends at the account as read now.
  */
 export async function readAccountOn(
   account: string,
@@ -95,13 +95,11 @@ export async function readAccountOn(
     names,
     broken,
     keptEntries,
-    settled,
   }: {
     reader: KeyReader;
     names: Names;
     broken: Broken;
     keptEntries: Map<string, Entry>;
-    settled: (item: Item) => boolean;
   },
 ): Promise<void> {
   const key = accountKey(account);
@@ -139,8 +137,10 @@ export async function readAccountOn(
       }
       missingRun = 0;
       const entry = compactEntry(entryItem, names);
-      // Beyond the proven prefix the scan kept what it saw; what it missed is checked like it.
-      if (from.seq > 0 || !settled(entryItem)) keptEntries.set(entryKey(account, k), entry);
+      // Kept and checked item by item like the recent ones: the scan may have missed it, and then
+      // no fingerprint holds it (an account read from entry 1 is a broken one, or one whose
+      // settled entries the scan did not all see; either way few).
+      keptEntries.set(entryKey(account, k), entry);
       running += signed(entry);
       if (minorUnits(entry.balanceAfter) !== running) {
         broken(

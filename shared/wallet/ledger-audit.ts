@@ -198,18 +198,19 @@ export async function auditTable(
     list.push(entry);
     tally(entry.account);
   }
-  const reread: [string, AccountTally, Prefix][] = [];
+  const reread: [string, AccountTally, Prefix, Entry[]][] = [];
   for (const [account, state] of tallies) {
     const kept = (keptByAccount.get(account) ?? []).sort((a, b) => a.seq - b.seq);
     const prefix = provenPrefix(state, kept, fp);
-    if (state.cut !== prefix.seq || state.balance !== prefix.balance) reread.push([account, state, prefix]);
+    if (state.cut !== prefix.seq || state.balance !== prefix.balance)
+      reread.push([account, state, prefix, kept]);
   }
   keptByAccount.clear();
   const readOn = { reader, names, broken, keptEntries };
   // Their items now, 100 to a BatchGetItem; then each account's entries, a few accounts at a time.
   const nowItems = await reader.read(reread.map(([account]) => accountKey(account)));
-  await eachLimited(reread, REREAD_CONCURRENCY, ([account, state, prefix]) =>
-    readAccountOn(account, nowItems.get(accountKey(account)), state, prefix, readOn),
+  await eachLimited(reread, REREAD_CONCURRENCY, ([account, state, prefix, kept]) =>
+    readAccountOn(account, nowItems.get(accountKey(account)), state, prefix, kept, readOn),
   );
   nowItems.clear();
   for (const [account, state] of tallies) {

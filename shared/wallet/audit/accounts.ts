@@ -80,8 +80,8 @@ const MISSING_RUN = 1_000;
 
 /**
  * An account the scan cannot vouch for (it moved while the scan ran, or something is broken),
- * given its item as read again after the scan (`item`, consistent; `undefined`: there is none):
- * its entries after the proven prefix, read in order by key, each checked against the running
+ * given its item as read again after the scan (`item`, consistent; `undefined`: there is none)
+ * and the entries of it the scan kept (`kept`, ascending by seq): its entries after the proven prefix, read in order by key, each checked against the running
  * balance, so that every break is named. The entries read are kept for the movement checks and
  * the grand total; `state` ends at the account as read now.
  */
@@ -90,6 +90,7 @@ export async function readAccountOn(
   item: Item | undefined,
   state: AccountTally,
   prefix: Prefix,
+  kept: readonly Entry[],
   {
     reader,
     names,
@@ -105,8 +106,10 @@ export async function readAccountOn(
   const key = accountKey(account);
   if (!item) {
     // Entries of no account: name those the scan saw, and those it left a gap for below them.
-    const seen = [...keptEntries.values()].filter((e) => e.account === account).map((e) => e.seq);
-    const last = Math.min(Math.max(state.top, ...seen), state.folded + seen.length + MISSING_RUN);
+    const last = Math.min(
+      Math.max(state.top, kept.at(-1)?.seq ?? 0),
+      state.folded + kept.length + MISSING_RUN,
+    );
     for (const [entry] of await reader.read(seqs(account, 1, last))) {
       broken('entry-orphan', entry, `no account ${account}`);
     }

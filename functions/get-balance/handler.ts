@@ -8,8 +8,8 @@ import { makeGetBalance } from '#shared/wallet/get-balance.ts';
 import { moneyJson } from '#shared/wallet/money.ts';
 import { type Clock, systemClock } from '#shared/wallet/ports.ts';
 import { loadWalletSettings, type WalletSettings } from '#shared/wallet/settings.ts';
+import { createWalletOpening } from '#shared/wallet/wallet-opening.ts';
 import { createWalletReader } from '#shared/wallet/wallet-reader.ts';
-import { createWalletRepository } from '#shared/wallet/wallet-repository.ts';
 
 export interface GetBalanceFunctionDependencies {
   readonly client: DynamoDBDocumentClient;
@@ -26,15 +26,16 @@ export function createGetBalanceHandler({
   clock = systemClock,
 }: GetBalanceFunctionDependencies) {
   const access = { client, tableName };
-  const wallets = { ...createWalletReader(access), ...createWalletRepository(access) };
+  const wallets = { ...createWalletReader(access), openWallet: createWalletOpening(access) };
   const getBalance = makeGetBalance({ wallets, clock });
   return httpHandler({
     operationId: 'getBalance',
     run: async ({ principal }) => {
-      const { address, balanceMinor, updatedAt } = await getBalance(principal.sub);
+      const { address, balanceMinor, pendingMinor, updatedAt } = await getBalance(principal.sub);
       const body = {
         address,
         balance: moneyJson(balanceMinor, settings.currency),
+        pending: moneyJson(pendingMinor, settings.currency),
         currency: settings.currency.code,
         ...(updatedAt ? { updatedAt } : {}),
       };

@@ -35,7 +35,7 @@ export function createGetTransferHandler({ client, tableName, settings }: GetTra
         toAddress: movement.toAddress,
         amount: moneyJson(movement.amountMinor, settings.currency),
         currency: movement.currency,
-        status: 'completed' as const,
+        status: movement.status,
         createdAt: movement.createdAt,
       };
       return { statusCode: 200, body };

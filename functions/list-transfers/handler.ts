@@ -4,12 +4,11 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { InvalidParameterError } from '#shared/errors.ts';
 import { httpHandler } from '#shared/http/handler.ts';
-import { jsonText } from '#shared/http/problem.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { createHistoryRepository } from '#shared/wallet/history-repository.ts';
+import { moneyJson } from '#shared/wallet/money.ts';
 import { loadWalletSettings, type WalletSettings } from '#shared/wallet/settings.ts';
 import { makeListTransfers } from '#shared/wallet/transfer-history.ts';
-import { transferPageJson } from './page-json.ts';
 
 export interface ListTransfersFunctionDependencies {
   readonly client: DynamoDBDocumentClient;
@@ -43,7 +42,35 @@ export function createListTransfersHandler({
         limit: limitOf(query.limit),
         cursor: query.cursor,
       });
-      return { statusCode: 200, body: jsonText(transferPageJson(page, settings.currency)) };
+      const money = (minor: number | bigint) => moneyJson(minor, settings.currency);
+      const body = {
+        items: page.items.map((item) => ({
+          transferId: item.transferId,
+          direction: item.direction,
+          kind: item.kind,
+          // Absent for a deposit: JSON.stringify leaves out an undefined property.
+          counterparty: item.counterparty,
+          amount: money(item.amountMinor),
+          currency: item.currency,
+          createdAt: item.createdAt,
+          balanceAfter: money(item.balanceAfterMinor),
+          status: item.status,
+        })),
+        ...(page.pending
+          ? {
+              pending: page.pending.map((credit) => ({
+                transferId: credit.transferId,
+                counterparty: credit.fromAddress,
+                amount: money(credit.amountMinor),
+                currency: credit.currency,
+                createdAt: credit.createdAt,
+                status: 'pending' as const,
+              })),
+            }
+          : {}),
+        ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
+      };
+      return { statusCode: 200, body };
     },
   });
 }

@@ -7,7 +7,7 @@ import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { type Clock, type IdSource, systemClock } from '#shared/wallet/ports.ts';
 import { makeSendMoney } from '#shared/wallet/send-money.ts';
 import { loadWalletSettings, type WalletSettings } from '#shared/wallet/settings.ts';
-import { createWalletRepository } from '#shared/wallet/wallet-repository.ts';
+import { createTransferLedger } from '#shared/wallet/transfer-ledger.ts';
 import { sendMoneyHttpHandler } from './http-adapter.ts';
 
 export interface SendMoneyFunctionDependencies {
@@ -28,8 +28,8 @@ export function createSendMoneyHandler({
   clock = systemClock,
   ids = randomIds,
 }: SendMoneyFunctionDependencies) {
-  const wallets = createWalletRepository({ client, tableName });
-  return sendMoneyHttpHandler({ sendMoney: makeSendMoney({ wallets, clock, ids, settings }), settings });
+  const ledger = createTransferLedger({ client, tableName });
+  return sendMoneyHttpHandler({ sendMoney: makeSendMoney({ ledger, clock, ids, settings }), settings });
 }
 
 /** `POST /api/wallet/send`: moves money from the caller's wallet, exactly once per Idempotency-Key. */

@@ -40,7 +40,7 @@ export function sendMoneyHttpHandler({ sendMoney, settings }: SendMoneyEdge) {
     operationId: 'sendMoney',
     body: validateSendRequest,
     run: async (request) => {
-      const { transfer, replayed } = await sendMoney(sendCommandOf(request, settings));
+      const { transfer, status, replayed } = await sendMoney(sendCommandOf(request, settings));
       if (replayed) {
         setOutcome('idempotent-replay');
         addMetric('IdempotentReplays', 1);
@@ -54,7 +54,7 @@ export function sendMoneyHttpHandler({ sendMoney, settings }: SendMoneyEdge) {
         toAddress: transfer.toAddress,
         amount: moneyJson(transfer.amountMinor, settings.currency),
         currency: transfer.currency,
-        status: 'completed' as const,
+        status,
         createdAt: transfer.createdAt,
       };
       // Tells a retrying client that this is the stored outcome of its earlier request.

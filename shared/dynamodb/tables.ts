@@ -21,6 +21,11 @@ export interface TableDefinition {
   readonly partitionKey: KeyAttribute;
   /** Global secondary indexes (projection ALL), e.g. the wallet ledger's history of entries. */
   readonly indexes?: readonly IndexDefinition[];
+  /**
+   * The table's change stream, read by the function named here (its records hold the new image):
+   * the wallet ledger's credit poster reads the credits in transit from it.
+   */
+  readonly stream?: 'NEW_IMAGE';
   /** Attribute holding an epoch-seconds expiry that DynamoDB TTL deletes after. */
   readonly timeToLiveAttribute?: string;
   readonly description: string;
@@ -43,10 +48,18 @@ export const tables: Readonly<Record<TableName, TableDefinition>> = {
         partitionKey: { name: 'account', type: 'S' },
         sortKey: { name: 'seq', type: 'N' },
       },
+      // Only credits in transit carry `pendingFor` (removed when posted): a hot wallet's pending
+      // credits, spread over shards.
+      {
+        name: 'pending',
+        partitionKey: { name: 'pendingFor', type: 'S' },
+        sortKey: { name: 'createdAt', type: 'S' },
+      },
     ],
+    stream: 'NEW_IMAGE',
     timeToLiveAttribute: 'expiresAt',
     description:
-      'Double-entry wallet ledger: WALLET#<address> and ACCOUNT#ISSUANCE balances, ENTRY#[account,seq] entries (index history), TRANSFER#<id> and DEPOSIT#<id> immutable records, IDEMPOTENCY#[sub,key] records (TTL)',
+      'Double-entry wallet ledger: WALLET#<address> and ACCOUNT#ISSUANCE balances, ENTRY#[account,seq] entries (index history), TRANSFER#<id> and DEPOSIT#<id> immutable records, IDEMPOTENCY#[sub,key] records (TTL), CREDIT#<id> credits in transit (index pending, stream to the credit poster), INBOUND#<address> hot-wallet markers',
   },
 };
 
@@ -66,6 +79,9 @@ export function createTableInput(physicalName: string, definition: TableDefiniti
     BillingMode: 'PAY_PER_REQUEST',
     AttributeDefinitions: [...attributes.values()],
     KeySchema: [{ AttributeName: name, KeyType: 'HASH' }],
+    ...(definition.stream
+      ? { StreamSpecification: { StreamEnabled: true, StreamViewType: definition.stream } }
+      : {}),
     ...(definition.indexes?.length
       ? {
           GlobalSecondaryIndexes: definition.indexes.map((index) => ({

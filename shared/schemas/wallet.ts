@@ -60,12 +60,18 @@ export const balanceSchema = {
   $id: 'Balance',
   type: 'object',
   additionalProperties: false,
-  required: ['address', 'balance', 'currency'],
+  required: ['address', 'balance', 'pending', 'currency'],
   properties: {
     address: addressSchema,
     balance: {
       type: 'number',
-      description: `Exact decimal in the major unit of the currency. A wallet holds at most ${MAX_BALANCE_MINOR} minor units (10000000000000.00 in a 2-decimal currency such as USD), well inside 2^53 so that no count of minor units is ever rounded; a transfer or deposit that would pass it is refused`,
+      description: `The available balance: posted money, all of it spendable. Exact decimal in the major unit of the currency. A wallet holds at most ${MAX_BALANCE_MINOR} minor units (10000000000000.00 in a 2-decimal currency such as USD), well inside 2^53 so that no count of minor units is ever rounded; a transfer or deposit that would pass it is refused`,
+    },
+    pending: {
+      type: 'number',
+      minimum: 0,
+      description:
+        'Paid to this wallet and not yet posted: a wallet that many pay at once is credited in batches, usually within a second. Not spendable until posted; exact decimal',
     },
     currency: { type: 'string', description: 'ISO 4217 code' },
     updatedAt: { type: 'string', format: 'date-time' },
@@ -73,6 +79,14 @@ export const balanceSchema = {
 } as const;
 
 export type Balance = FromSchema<typeof balanceSchema>;
+
+/** Whether the money has reached the recipient's available balance. */
+const transferStatusSchema = {
+  type: 'string',
+  enum: ['pending', 'completed'],
+  description:
+    "`completed`: the recipient's available balance holds the money. `pending`: the payer has paid (its balance is debited) and the credit is in transit to a wallet that many pay at once; it becomes `completed` when posted, usually within a second",
+} as const;
 
 /** Response of `POST /api/wallet/send`. */
 export const transferSchema = {
@@ -86,7 +100,7 @@ export const transferSchema = {
     toAddress: addressSchema,
     amount: amountSchema,
     currency: { type: 'string' },
-    status: { type: 'string', enum: ['completed'] },
+    status: transferStatusSchema,
     createdAt: { type: 'string', format: 'date-time' },
   },
 } as const;
@@ -107,7 +121,7 @@ const movementKindSchema = { type: 'string', enum: ['transfer', 'deposit'] } as 
 const transferHistoryItemSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['transferId', 'direction', 'kind', 'amount', 'currency', 'createdAt', 'balanceAfter'],
+  required: ['transferId', 'direction', 'kind', 'amount', 'currency', 'createdAt', 'balanceAfter', 'status'],
   properties: {
     transferId: {
       type: 'string',
@@ -120,6 +134,22 @@ const transferHistoryItemSchema = {
     currency: { type: 'string' },
     createdAt: { type: 'string', format: 'date-time' },
     balanceAfter: balanceAfterSchema,
+    status: transferStatusSchema,
+  },
+} as const;
+
+/** A credit paid to the caller's wallet and not yet posted: listed on the first page of its history. */
+const pendingCreditSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['transferId', 'counterparty', 'amount', 'currency', 'createdAt', 'status'],
+  properties: {
+    transferId: { type: 'string' },
+    counterparty: { ...addressSchema, description: 'The paying wallet' },
+    amount: amountSchema,
+    currency: { type: 'string' },
+    createdAt: { type: 'string', format: 'date-time' },
+    status: { type: 'string', enum: ['pending'] },
   },
 } as const;
 
@@ -131,6 +161,13 @@ export const transferHistoryPageSchema = {
   required: ['items'],
   properties: {
     items: { type: 'array', maxItems: 100, items: transferHistoryItemSchema },
+    pending: {
+      type: 'array',
+      maxItems: 100,
+      items: pendingCreditSchema,
+      description:
+        'First page only, when there are any: credits paid to your wallet and not yet posted to it, newest first (at most `limit`)',
+    },
     nextCursor: {
       type: 'string',
       maxLength: 200,

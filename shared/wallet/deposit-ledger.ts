@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { withRetries } from '../dynamodb/retry.ts';
+import { createLedgerCommit, sideEntry, stateOf, type WalletTableAccess } from './ledger-commit.ts';
 import {
   accountKey,
   depositKey,
@@ -10,16 +9,8 @@ import {
   walletAccount,
   walletKey,
 } from './ledger-keys.ts';
-import {
-  awaitNextVersion,
-  busy,
-  cancellationReasons,
-  createLedgerWrites,
-  stateOf,
-  VERSION_DEADLINE_MS,
-  type WalletTableAccess,
-} from './ledger-writes.ts';
 import { MAX_BALANCE_MINOR } from './money.ts';
+import { REQUEST_DEADLINE_MS, retryMovement } from './movement-retry.ts';
 
 /* Funding: money entering the ledger from outside. A module of its own because only the operator's
    `wallet:fund` (scripts/wallet-fund.ts) records deposits; the functions import ./wallet-repository.ts
@@ -42,8 +33,8 @@ export type DepositOutcome =
   | { readonly kind: 'balance-limit' };
 
 /** The deposits of the wallet ledger, over one table through one client. */
-export function createDepositLedger({ client, tableName }: WalletTableAccess) {
-  const { readMany, accountUpdate, entryPuts } = createLedgerWrites({ client, tableName });
+export function createDepositLedger(access: WalletTableAccess) {
+  const ledger = createLedgerCommit(access);
 
   /**
    * Credits a wallet from outside the system (funding, which opens the wallet if need be), in
@@ -59,80 +50,64 @@ export function createDepositLedger({ client, tableName }: WalletTableAccess) {
     const wallet = walletAccount(deposit.address);
     const amount = BigInt(deposit.amountMinor);
     const transferId = randomUUID();
-    const started = Date.now();
-    for (let attempt = 1; ; attempt++) {
-      const read = await readMany([
-        walletKey(deposit.address),
-        accountKey(ISSUANCE_ACCOUNT),
-        depositKey(deposit.depositId),
-      ]);
-      const earlier = read.get(depositKey(deposit.depositId));
-      if (earlier) return recordedBefore(earlier, transferId);
-      const credited = stateOf(read.get(walletKey(deposit.address)));
-      const issuance = stateOf(read.get(accountKey(ISSUANCE_ACCOUNT)));
-      if (credited.balance + amount > BigInt(MAX_BALANCE_MINOR)) return { kind: 'balance-limit' };
-      if (Date.now() - started > VERSION_DEADLINE_MS) throw busy('The accounts are busy; retry the deposit');
-      const now = deposit.createdAt;
-      const movement = { transferId, transferKind: 'deposit' as const, ...deposit };
-      try {
-        await withRetries(() =>
-          client.send(
-            new TransactWriteCommand({
-              TransactItems: [
-                accountUpdate(wallet, credited, amount, now),
-                accountUpdate(ISSUANCE_ACCOUNT, issuance, -amount, now),
-                {
-                  Put: {
-                    TableName: tableName,
-                    Item: { pk: depositKey(deposit.depositId), kind: 'deposit', ...deposit, transferId },
-                    ConditionExpression: 'attribute_not_exists(pk)',
-                    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-                  },
-                },
-                {
-                  Put: {
-                    TableName: tableName,
-                    Item: {
-                      pk: transferKey(transferId),
-                      kind: 'transfer',
-                      transferKind: 'deposit',
-                      transferId,
-                      depositId: deposit.depositId,
-                      toAddress: deposit.address,
-                      amountMinor: deposit.amountMinor,
-                      currency: deposit.currency,
-                      createdAt: deposit.createdAt,
-                      fromSeq: issuance.seq + 1,
-                      toSeq: credited.seq + 1,
-                    },
-                    ConditionExpression: 'attribute_not_exists(pk)',
-                  },
-                },
-                ...entryPuts(
-                  movement,
-                  { account: ISSUANCE_ACCOUNT, state: issuance },
-                  { account: wallet, state: credited },
-                ),
-              ],
+    return retryMovement<DepositOutcome>(
+      { ms: REQUEST_DEADLINE_MS, message: 'The accounts are busy; retry the deposit' },
+      async () => {
+        const read = await ledger.readMany([
+          walletKey(deposit.address),
+          accountKey(ISSUANCE_ACCOUNT),
+          depositKey(deposit.depositId),
+        ]);
+        const earlier = read.get(depositKey(deposit.depositId));
+        if (earlier) return { done: recordedBefore(earlier, transferId) };
+        const credited = { account: wallet, state: stateOf(read.get(walletKey(deposit.address))) };
+        const issuance = {
+          account: ISSUANCE_ACCOUNT,
+          state: stateOf(read.get(accountKey(ISSUANCE_ACCOUNT))),
+        };
+        if (credited.state.balance + amount > BigInt(MAX_BALANCE_MINOR))
+          return { done: { kind: 'balance-limit' } };
+        const now = deposit.createdAt;
+        const movement = { transferId, transferKind: 'deposit' as const, ...deposit };
+        const result = await ledger.commit(
+          {
+            wallet: ledger.accountUpdate(wallet, credited.state, amount, now),
+            issuance: ledger.accountUpdate(ISSUANCE_ACCOUNT, issuance.state, -amount, now),
+            claim: ledger.put(
+              { pk: depositKey(deposit.depositId), kind: 'deposit', ...deposit, transferId },
+              true,
+            ),
+            transfer: ledger.put({
+              pk: transferKey(transferId),
+              kind: 'transfer',
+              transferKind: 'deposit',
+              transferId,
+              depositId: deposit.depositId,
+              toAddress: deposit.address,
+              amountMinor: deposit.amountMinor,
+              currency: deposit.currency,
+              createdAt: deposit.createdAt,
+              fromSeq: issuance.state.seq + 1,
+              toSeq: credited.state.seq + 1,
             }),
-          ),
+            issuanceEntry: ledger.entryPut(
+              sideEntry(movement, issuance, 'out', { account: wallet, seq: credited.state.seq + 1 }),
+            ),
+            walletEntry: ledger.entryPut(
+              sideEntry(movement, credited, 'in', { account: ISSUANCE_ACCOUNT, seq: issuance.state.seq + 1 }),
+            ),
+          },
+          randomUUID(),
         );
-        return { kind: 'recorded' };
-      } catch (error) {
-        const reasons = cancellationReasons(error);
-        if (!reasons) throw error;
-        const claimReason = reasons[2];
-        if (claimReason?.Code === 'ConditionalCheckFailed' && claimReason.Item) {
-          return recordedBefore(unmarshall(claimReason.Item), transferId);
+        if (result.committed) return { done: { kind: 'recorded' } };
+        const { claim, transfer } = result.refused;
+        if (claim?.code === 'ConditionalCheckFailed' && claim.item) {
+          return { done: recordedBefore(unmarshall(claim.item), transferId) };
         }
-        if (reasons[3]?.Code === 'ConditionalCheckFailed') return { kind: 'recorded' };
-        await awaitNextVersion(reasons, error, {
-          attempt,
-          started,
-          message: 'The accounts are busy; retry the deposit',
-        });
-      }
-    }
+        if (transfer?.code === 'ConditionalCheckFailed') return { done: { kind: 'recorded' } };
+        return { again: 'after-pause' };
+      },
+    );
   }
 
   /** The answer to a deposit id found recorded: our own earlier attempt, or another deposit. */

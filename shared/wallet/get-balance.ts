@@ -1,28 +1,42 @@
 import { isoTimestamp } from '../time.ts';
 import type { Clock } from './ports.ts';
-import type { WalletReader } from './wallet-reader.ts';
-import type { WalletRepository } from './wallet-repository.ts';
+import type { WalletRecord } from './wallet-reader.ts';
 
 /** The balance of a wallet in minor units, exact at any size. */
 export interface BalanceView {
   readonly address: string;
+  /** Posted money: what the owner can spend. */
   readonly balanceMinor: bigint;
+  /** Paid to the wallet and not yet posted (a hot wallet's credits in transit). */
+  readonly pendingMinor: bigint;
   readonly updatedAt?: string | undefined;
 }
 
+/** The ledger as the balance needs it: declared here, implemented by ./wallet-reader.ts and ./wallet-opening.ts. */
+export interface BalanceLedger {
+  readWallet(address: string): Promise<WalletRecord | undefined>;
+  openWallet(address: string, openedAt: string): Promise<void>;
+}
+
 export interface GetBalanceDependencies {
-  readonly wallets: WalletReader & Pick<WalletRepository, 'openWallet'>;
+  readonly wallets: BalanceLedger;
   readonly clock: Clock;
 }
 
 /**
- * The balance of the caller's wallet: one strongly consistent read. The owner's first call opens
- * the wallet (one conditional write, once), so that from then on it can receive money; it reads 0.
+ * The balance of the caller's wallet: one strongly consistent read (and the sum of its credits
+ * in transit, for a wallet that was ever hot). The owner's first call opens the wallet (one
+ * conditional write, once), so that from then on it can receive money; it reads 0.
  */
 export function makeGetBalance({ wallets, clock }: GetBalanceDependencies) {
   return async (sub: string): Promise<BalanceView> => {
     const wallet = await wallets.readWallet(sub);
     if (!wallet) await wallets.openWallet(sub, isoTimestamp(clock.now()));
-    return { address: sub, balanceMinor: wallet?.balanceMinor ?? 0n, updatedAt: wallet?.updatedAt };
+    return {
+      address: sub,
+      balanceMinor: wallet?.balanceMinor ?? 0n,
+      pendingMinor: wallet?.pendingMinor ?? 0n,
+      updatedAt: wallet?.updatedAt,
+    };
   };
 }

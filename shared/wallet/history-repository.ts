@@ -1,7 +1,9 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { withRetries } from '../dynamodb/retry.ts';
-import { type EntryRecord, HISTORY_INDEX, transferKey } from './ledger-keys.ts';
-import type { WalletTableAccess } from './ledger-writes.ts';
+import { readItems } from './consistent-read.ts';
+import type { WalletTableAccess } from './ledger-commit.ts';
+import { creditKey, type EntryRecord, HISTORY_INDEX, inboundKey, transferKey } from './ledger-keys.ts';
+import { createPendingCredits, type PendingCredit } from './pending-credits.ts';
 
 /** A movement as stored: a transfer between two wallets, or a deposit from the issuance account. */
 export interface MovementRecord {
@@ -13,12 +15,17 @@ export interface MovementRecord {
   readonly amountMinor: number;
   readonly currency: string;
   readonly createdAt: string;
+  /** `pending` while its credit is in transit to a hot wallet. */
+  readonly status: 'pending' | 'completed';
 }
 
 /** The reads of an account's history and of one movement. */
 export type HistoryRepository = ReturnType<typeof createHistoryRepository>;
 
-export function createHistoryRepository({ client, tableName }: WalletTableAccess) {
+export function createHistoryRepository(access: WalletTableAccess) {
+  const { client, tableName } = access;
+  const pending = createPendingCredits(access);
+
   /**
    * Up to `limit` entries of `account`, newest first, from `seq` `atOrBelow` down when given:
    * ONE Query of the history index.
@@ -42,19 +49,34 @@ export function createHistoryRepository({ client, tableName }: WalletTableAccess
     return (Items ?? []) as EntryRecord[];
   }
 
-  /** One movement by id, strongly consistent: ONE GetItem. */
+  /** One movement by id and its credit's state, strongly consistent: ONE BatchGetItem. */
   async function movement(transferId: string): Promise<MovementRecord | undefined> {
-    const { Item } = await withRetries(() =>
-      client.send(
-        new GetCommand({ TableName: tableName, Key: { pk: transferKey(transferId) }, ConsistentRead: true }),
-      ),
-    );
-    if (!Item) return undefined;
+    const found = await readItems(access, [transferKey(transferId), creditKey(transferId)]);
+    const item = found.get(transferKey(transferId));
+    if (!item) return undefined;
+    const inTransit = item.via === 'clearing' && found.get(creditKey(transferId))?.postedSeq === undefined;
     return {
-      ...(Item as MovementRecord),
-      transferKind: (Item.transferKind as 'deposit' | undefined) ?? 'transfer',
+      ...(item as unknown as MovementRecord),
+      transferKind: (item.transferKind as 'deposit' | undefined) ?? 'transfer',
+      status: inTransit ? 'pending' : 'completed',
     };
   }
 
-  return { entries, movement };
+  /** Which of these transfers' credits are still in transit: ONE BatchGetItem (none for no ids). */
+  async function creditsInTransit(transferIds: readonly string[]): Promise<Set<string>> {
+    if (transferIds.length === 0) return new Set();
+    const found = await readItems(access, transferIds.map(creditKey));
+    return new Set(transferIds.filter((id) => found.get(creditKey(id))?.postedSeq === undefined));
+  }
+
+  /**
+   * The newest `limit` credits in transit to `address`: none unless the wallet was ever marked hot
+   * (one read of its marker), else one Query per shard of the `pending` index.
+   */
+  async function pendingCredits(address: string, limit: number): Promise<PendingCredit[]> {
+    const marker = await readItems(access, [inboundKey(address)]);
+    return marker.size === 0 ? [] : pending.newest(address, limit);
+  }
+
+  return { entries, movement, creditsInTransit, pendingCredits };
 }

@@ -11,13 +11,31 @@
  *                                                          deposits alike (transferKind)
  *   DEPOSIT#<depositId>        a deposit's claim on its id  immutable; names its transferId
  *   IDEMPOTENCY#["sub","key"]  the transfer the key made    expiresAt (DynamoDB TTL)
- * An account's `seq` counts its entries: each movement writes, in its one transaction, the two
+ *   CREDIT#<transferId>        a credit in transit          the clearing account's side of a payment to
+ *                                                          a hot wallet: written by the payer's
+ *                                                          transaction, posted later by the credit
+ *                                                          poster (postedSeq names its entry); until
+ *                                                          then `pendingFor` puts it in the `pending`
+ *                                                          index, sharded so no key runs hot
+ *   INBOUND#<address>          a hot wallet's marker        hotUntil: payments to it go through the
+ *                                                          clearing account until then; its presence
+ *                                                          also says credits may be in transit
+ * An account's `seq` counts its entries: each movement writes, in its one transaction, its
  * accounts with seq + 1 (on condition that they still hold the balance and seq read) and an
  * entry at that seq on each side, so the entries of an account are numbered 1..seq without gaps.
+ * A payment to a hot wallet touches only the payer's account: its entry's counterparty is the
+ * clearing account, which holds the money until the poster credits the wallet in a batch.
  */
 
 /** The account of the issuance account in entries and the history index. */
 export const ISSUANCE_ACCOUNT = 'ISSUANCE';
+
+/**
+ * The clearing (in-transit) account: the counterparty of both entries of a payment to a hot
+ * wallet. It has no item: its balance is the sum of the credits not yet posted, so no payment
+ * ever waits for another on it.
+ */
+export const CLEARING_ACCOUNT = 'CLEARING';
 
 /** The account of a wallet in entries and the history index: never equal to {@link ISSUANCE_ACCOUNT}. */
 export const walletAccount = (address: string): string => `W#${address}`;
@@ -34,12 +52,34 @@ export const walletKey = (address: string): string => `WALLET#${address}`;
 export const entryKey = (account: string, seq: number): string => `ENTRY#${JSON.stringify([account, seq])}`;
 export const transferKey = (transferId: string): string => `TRANSFER#${transferId}`;
 export const depositKey = (depositId: string): string => `DEPOSIT#${depositId}`;
+export const creditKey = (transferId: string): string => `CREDIT#${transferId}`;
+export const inboundKey = (address: string): string => `INBOUND#${address}`;
 // JSON keeps (sub, key) unambiguous whatever characters either holds.
 export const idempotencyKey = (sub: string, key: string): string =>
   `IDEMPOTENCY#${JSON.stringify([sub, key])}`;
 
 /** The name of the index of entries by account, newest first by `seq`. */
 export const HISTORY_INDEX = 'history';
+
+/** The name of the sparse index of credits in transit, by recipient shard, oldest first. */
+export const PENDING_INDEX = 'pending';
+
+/**
+ * How many keys of the `pending` index a hot wallet's credits are spread over: each credit is two
+ * index writes (in, then out when posted), so at 10,000 payments/s one wallet makes 20,000 index
+ * writes/s; over 32 keys that is 625/s each, inside a partition's 1,000 WCU/s (BENCHMARKS.md).
+ */
+export const PENDING_SHARDS = 32;
+
+/** The `pending` index key of a credit to `address`: a shard picked by the transfer id. */
+export function pendingShardKey(address: string, transferId: string): string {
+  let hash = 0;
+  for (let i = 0; i < transferId.length; i++) hash = (hash * 31 + transferId.charCodeAt(i)) >>> 0;
+  return pendingShardOf(address, hash % PENDING_SHARDS);
+}
+
+export const pendingShardOf = (address: string, shard: number): string =>
+  `${walletAccount(address)}#${shard}`;
 
 /** One side of a movement, as stored. */
 export interface EntryRecord {
@@ -51,8 +91,12 @@ export interface EntryRecord {
   readonly amountMinor: number;
   /** The account's balance just after this entry (exact: a bigint beyond 2^53). */
   readonly balanceAfter: number | bigint;
+  /** A wallet, the issuance account, or the clearing account for a payment to a hot wallet. */
   readonly counterpartyAccount: string;
-  readonly counterpartySeq: number;
+  /** The counterparty's entry: for a clearing entry, the paying or paid wallet's entry when known. */
+  readonly counterpartySeq?: number;
+  /** The other wallet of a payment through the clearing account (its counterparty account is CLEARING). */
+  readonly counterpartyAddress?: string;
   readonly currency: string;
   readonly createdAt: string;
 }

@@ -5,12 +5,77 @@ import {
   UnknownRecipientError,
 } from '../errors.ts';
 import { isoTimestamp } from '../time.ts';
+import type { AccountState } from './ledger-commit.ts';
 import { formatMinor, MAX_BALANCE_MINOR } from './money.ts';
+import { REQUEST_DEADLINE_MS, retryMovement } from './movement-retry.ts';
 import type { Clock, IdSource } from './ports.ts';
 import type { WalletSettings } from './settings.ts';
-import type { TransferRecord, WalletRepository } from './wallet-repository.ts';
 
-/** A transfer as asked for, already checked and exact: what the HTTP edge makes of a request. */
+/** A transfer as asked for and as answered: immutable once written. */
+export interface TransferRecord {
+  readonly transferId: string;
+  readonly fromAddress: string;
+  readonly toAddress: string;
+  readonly amountMinor: number;
+  readonly currency: string;
+  readonly createdAt: string;
+  /** Set when the credit went through the clearing account: the recipient is credited when it is posted. */
+  readonly via?: 'clearing';
+}
+
+/** An Idempotency-Key claimed by the transaction that uses it. */
+export interface IdempotencyClaim {
+  readonly sub: string;
+  readonly key: string;
+  /** Epoch seconds after which DynamoDB TTL may delete the record and the key is free again. */
+  readonly expiresAt: number;
+}
+
+/** What a transfer depends on, read together before it is written. */
+export interface TransferState {
+  readonly payer: AccountState;
+  readonly recipient: AccountState;
+  /** Epoch ms until which the recipient is hot (0: never marked): credit it through the clearing account. */
+  readonly recipientHotUntil: number;
+  /** The key's claim, when the key was used before. */
+  readonly claimed?: { readonly transfer: TransferRecord; readonly expiresAt: number };
+}
+
+/** One write of a transfer: its payer's side, and where the credit goes. */
+export interface TransferPlan {
+  readonly transfer: TransferRecord;
+  readonly claim?: IdempotencyClaim | undefined;
+  readonly payer: AccountState;
+  readonly route:
+    | { readonly kind: 'direct'; readonly recipient: AccountState }
+    | { readonly kind: 'clearing' };
+  /** 1 for the first write of this request, then 2, 3, … for each new version after a refusal. */
+  readonly attempt: number;
+}
+
+export type TransferCommit =
+  | { readonly kind: 'committed' }
+  /** The key was claimed meanwhile: the transfer it made. */
+  | { readonly kind: 'key-claimed'; readonly transfer: TransferRecord }
+  /** The payer's account changed since it was read (another of its movements): read again. */
+  | { readonly kind: 'payer-moved' }
+  /** The recipient's account changed or is in another transaction: it is contended. */
+  | { readonly kind: 'recipient-busy' };
+
+/** The ledger as sending money needs it: declared here, implemented by ./transfer-ledger.ts. */
+export interface TransferLedger {
+  read(transfer: TransferRecord, claim?: IdempotencyClaim): Promise<TransferState>;
+  /** Writes the plan in one transaction, applied at most once however often the request is resent. */
+  commit(plan: TransferPlan): Promise<TransferCommit>;
+  /** Routes payments to `address` through the clearing account until `until` (epoch ms). */
+  markHot(address: string, until: number): Promise<void>;
+  creditPosted(transferId: string): Promise<boolean>;
+  openWallet(address: string, openedAt: string): Promise<void>;
+}
+
+/** A sent transfer's status: `pending` while its credit is in transit to a hot wallet. */
+export type TransferStatus = 'pending' | 'completed';
+
 export interface SendMoneyCommand {
   /** The caller: owner of the wallet that pays. */
   readonly sub: string;
@@ -25,41 +90,47 @@ export interface SendMoneyCommand {
 export interface SendMoneyResult {
   /** The transfer made, or for a replayed key, the one made the first time. */
   readonly transfer: TransferRecord;
+  readonly status: TransferStatus;
   /** Whether the key had been used by the same request: nothing moved this time. */
   readonly replayed: boolean;
 }
 
 export interface SendMoneyDependencies {
-  readonly wallets: Pick<WalletRepository, 'commitTransfer' | 'openWallet'>;
+  readonly ledger: TransferLedger;
   readonly clock: Clock;
   readonly ids: IdSource;
   readonly settings: WalletSettings;
 }
 
+/** How long a wallet stays hot after a payment to it met another: long enough to outlast a burst. */
+export const HOT_FOR_MS = 10_000;
+
 /**
  * Sends money from the caller's wallet to another address.
- * 1. One transaction debits (only if covered), credits, records the transfer and claims the
- *    Idempotency-Key; nothing is read before it.
+ * 1. One read of both wallets, the recipient's hot marker and the key's claim.
  * 2. A key already claimed by the same request replays the original transfer; by another
  *    request, it is refused. Either way no money moves a second time.
- * 3. Money goes only to an open wallet (see `makeGetBalance`): to an address with none, the
- *    transfer is refused by a condition of the same transaction, so a typo cannot lose money.
- *    A sender with no wallet has nothing to send; the refusal opens its wallet, once.
- * The answer is the transfer, not the balance: the transaction returns no values, and reading
- * the balance after it would be a second round trip on every send.
+ * 3. The payer must cover the amount (a caller who cannot pay learns nothing about the
+ *    recipient; a refusal opens the payer's wallet, once); money goes only to an open wallet, so
+ *    a typo cannot lose money; no wallet is credited past the most it holds.
+ * 4. One transaction writes the payer's side and the credit: straight to the recipient, or, to a
+ *    hot wallet, into the clearing account, from where the credit poster posts it in a batch.
+ *    A recipient found contended is marked hot and the payment goes through the clearing
+ *    account at once, so no payment waits for other payments to the same wallet.
+ * The answer is the transfer, not the balance: reading the balance after it would be a second
+ * round trip on every send.
  */
-export function makeSendMoney({ wallets, clock, ids, settings }: SendMoneyDependencies) {
-  const cap = `${formatMinor(MAX_BALANCE_MINOR, settings.currency)}`;
+export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDependencies) {
+  const cap = formatMinor(MAX_BALANCE_MINOR, settings.currency);
   return async (command: SendMoneyCommand): Promise<SendMoneyResult> => {
     const now = clock.now();
-    const createdAt = isoTimestamp(now);
     const transfer: TransferRecord = {
       transferId: ids.next(),
       fromAddress: command.sub,
       toAddress: command.toAddress,
       amountMinor: command.amountMinor,
       currency: settings.currency.code,
-      createdAt,
+      createdAt: isoTimestamp(now),
     };
     const claim = command.idempotencyKey
       ? {
@@ -68,29 +139,72 @@ export function makeSendMoney({ wallets, clock, ids, settings }: SendMoneyDepend
           expiresAt: Math.floor(now / 1000) + settings.idempotencyTtlSeconds,
         }
       : undefined;
+    const amount = BigInt(transfer.amountMinor);
+    let forceClearing = false;
 
-    const outcome = await wallets.commitTransfer(transfer, claim);
-    switch (outcome.kind) {
-      case 'committed':
-        return { transfer, replayed: false };
-      case 'insufficient-funds':
-        if (!outcome.senderHasWallet) await wallets.openWallet(command.sub, createdAt);
-        throw new InsufficientFundsError('The balance does not cover this amount; nothing was sent');
-      case 'unknown-recipient':
-        throw new UnknownRecipientError(
-          'No wallet is open at toAddress (a wallet opens when its owner first uses it, or is funded); nothing was sent',
-        );
-      case 'recipient-limit':
-        throw new RecipientLimitError(
-          `The recipient's balance would exceed the most a wallet holds (${cap}); nothing was sent`,
-        );
-      case 'key-used':
-        if (!isSameRequest(outcome.transfer, transfer)) {
-          throw new IdempotencyKeyReuseError('This Idempotency-Key was used for a different request');
+    return retryMovement<SendMoneyResult>(
+      { ms: REQUEST_DEADLINE_MS, message: 'The wallets are busy; retry the request' },
+      async (attempt) => {
+        const state = await ledger.read(transfer, claim);
+        if (state.claimed && state.claimed.expiresAt >= Math.floor(now / 1000)) {
+          return { done: await replay(state.claimed.transfer, transfer) };
         }
-        return { transfer: outcome.transfer, replayed: true };
-    }
+        if (!state.payer.exists || state.payer.balance < amount) {
+          if (!state.payer.exists) await ledger.openWallet(command.sub, transfer.createdAt);
+          throw new InsufficientFundsError('The balance does not cover this amount; nothing was sent');
+        }
+        if (!state.recipient.exists) {
+          throw new UnknownRecipientError(
+            'No wallet is open at toAddress (a wallet opens when its owner first uses it, or is funded); nothing was sent',
+          );
+        }
+        if (state.recipient.balance + amount > BigInt(MAX_BALANCE_MINOR)) {
+          throw new RecipientLimitError(
+            `The recipient's balance would exceed the most a wallet holds (${cap}); nothing was sent`,
+          );
+        }
+        const clearing = forceClearing || state.recipientHotUntil > clock.now();
+        const sent = clearing ? { ...transfer, via: 'clearing' as const } : transfer;
+        const result = await ledger.commit({
+          transfer: sent,
+          claim,
+          payer: state.payer,
+          route: clearing ? { kind: 'clearing' } : { kind: 'direct', recipient: state.recipient },
+          attempt,
+        });
+        switch (result.kind) {
+          case 'committed':
+            return { done: { transfer: sent, status: clearing ? 'pending' : 'completed', replayed: false } };
+          case 'key-claimed':
+            return { done: await replay(result.transfer, transfer) };
+          case 'recipient-busy':
+            forceClearing = true;
+            await ledger.markHot(command.toAddress, clock.now() + HOT_FOR_MS);
+            return { again: 'now' };
+          case 'payer-moved':
+            return { again: 'after-pause' };
+        }
+      },
+    );
   };
+
+  /** The answer to a key used before: the original transfer if the request is the same, else a refusal. */
+  async function replay(original: TransferRecord, attempt: TransferRecord): Promise<SendMoneyResult> {
+    if (original.transferId === attempt.transferId) {
+      // Our own earlier attempt committed (its answer was lost): this is our transfer.
+      return { transfer: original, status: await statusOf(original), replayed: false };
+    }
+    if (!isSameRequest(original, attempt)) {
+      throw new IdempotencyKeyReuseError('This Idempotency-Key was used for a different request');
+    }
+    return { transfer: original, status: await statusOf(original), replayed: true };
+  }
+
+  async function statusOf(transfer: TransferRecord): Promise<TransferStatus> {
+    return transfer.via === 'clearing' && !(await ledger.creditPosted(transfer.transferId))
+      ? 'pending'
+      : 'completed';
+  }
 }
 
 /**

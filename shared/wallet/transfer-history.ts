@@ -1,7 +1,8 @@
 import { NotFoundError } from '../errors.ts';
 import { decodeCursor, encodeCursor, InvalidCursorError } from './history-cursor.ts';
 import type { HistoryRepository, MovementRecord } from './history-repository.ts';
-import { addressOfAccount, type EntryRecord, walletAccount } from './ledger-keys.ts';
+import { addressOfAccount, CLEARING_ACCOUNT, type EntryRecord, walletAccount } from './ledger-keys.ts';
+import type { PendingCredit } from './pending-credits.ts';
 
 /** One line of a wallet's history. */
 export interface HistoryItem {
@@ -14,6 +15,8 @@ export interface HistoryItem {
   readonly currency: string;
   readonly createdAt: string;
   readonly balanceAfterMinor: bigint;
+  /** `pending` for a payment whose credit is still in transit to a hot wallet. */
+  readonly status: 'pending' | 'completed';
 }
 
 export interface ListTransfersCommand {
@@ -26,44 +29,63 @@ export interface ListTransfersCommand {
 
 export interface TransferPage {
   readonly items: readonly HistoryItem[];
+  /** On the first page: credits paid to the wallet and not yet posted, newest first. */
+  readonly pending?: readonly PendingCredit[] | undefined;
   /** Present when older items remain. */
   readonly nextCursor?: string | undefined;
 }
 
 /**
- * The caller's movements, newest first, a page per call: ONE Query of the history index. Entries
+ * The caller's movements, newest first, a page per call: ONE Query of the history index, then the
+ * state of the page's payments to hot wallets (ONE BatchGetItem, only when the page has any).
+ * The first page also lists the credits in transit to the caller's wallet. Entries
  * are numbered 1..n per wallet without gaps, so a page continues strictly below the last entry
  * shown: movements arriving meanwhile go on top, never into a page still to come, and there is
  * more exactly when that entry's number is above 1. A cursor names that entry (number and
  * transfer id): the query starts AT it, and it must be there, so an edited cursor is refused.
  */
-export function makeListTransfers({ history }: { history: Pick<HistoryRepository, 'entries'> }) {
+export function makeListTransfers({
+  history,
+}: {
+  history: Pick<HistoryRepository, 'entries' | 'creditsInTransit' | 'pendingCredits'>;
+}) {
   return async ({ sub, limit, cursor }: ListTransfersCommand): Promise<TransferPage> => {
     const account = walletAccount(sub);
     let rows: EntryRecord[];
+    let pending: PendingCredit[] | undefined;
     if (cursor === undefined) {
-      rows = await history.entries(account, limit);
+      [rows, pending] = await Promise.all([
+        history.entries(account, limit),
+        history.pendingCredits(sub, limit),
+      ]);
     } else {
       const position = decodeCursor(sub, cursor);
       const [at, ...after] = await history.entries(account, limit + 1, position.seq);
       if (at?.seq !== position.seq || at.transferId !== position.transferId) throw new InvalidCursorError();
       rows = after;
     }
+    const inTransit = await history.creditsInTransit(
+      rows
+        .filter((e) => e.direction === 'out' && e.counterpartyAccount === CLEARING_ACCOUNT)
+        .map((e) => e.transferId),
+    );
     const items = rows.map(
       (entry): HistoryItem => ({
         transferId: entry.transferId,
         direction: entry.direction,
         kind: entry.transferKind,
-        counterparty: addressOfAccount(entry.counterpartyAccount),
+        counterparty: entry.counterpartyAddress ?? addressOfAccount(entry.counterpartyAccount),
         amountMinor: entry.amountMinor,
         currency: entry.currency,
         createdAt: entry.createdAt,
         balanceAfterMinor: BigInt(entry.balanceAfter),
+        status: inTransit.has(entry.transferId) ? 'pending' : 'completed',
       }),
     );
     const last = rows.at(-1);
     return {
       items,
+      ...(pending?.length ? { pending } : {}),
       nextCursor:
         last && last.seq > 1 ? encodeCursor(sub, { seq: last.seq, transferId: last.transferId }) : undefined,
     };

@@ -1,31 +1,36 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { withRetries } from '../dynamodb/retry.ts';
-import { walletKey } from './ledger-keys.ts';
-import type { WalletTableAccess } from './ledger-writes.ts';
+import { readItems } from './consistent-read.ts';
+import type { WalletTableAccess } from './ledger-commit.ts';
+import { inboundKey, walletKey } from './ledger-keys.ts';
+import { createPendingCredits } from './pending-credits.ts';
 
 /** A wallet as stored. */
 export interface WalletRecord {
-  /** Exact whatever its size: balances are capped at `MAX_BALANCE_MINOR` (./money.ts), but older data may not be. */
+  /** What can be spent: posted money only. Exact whatever its size. */
   readonly balanceMinor: bigint;
+  /** Credits paid to it and still in transit through the clearing account. */
+  readonly pendingMinor: bigint;
   readonly updatedAt?: string;
 }
 
-/** Reading wallets: a module of its own so that send money, which never reads one alone, carries none of it. */
-export function createWalletReader({ client, tableName }: WalletTableAccess) {
-  /** Reads a wallet with a strongly consistent read; `undefined` for an address with no open wallet. */
+/** Reading a wallet, for the balance and `wallet:fund`: code that moves no money. */
+export function createWalletReader(access: WalletTableAccess) {
+  const pending = createPendingCredits(access);
+
+  /**
+   * Reads a wallet and its hot marker in one strongly consistent BatchGetItem; `undefined` for an
+   * address with no open wallet. A wallet ever marked hot may have credits in transit: their sum
+   * comes from the `pending` index (eventually consistent, as every index).
+   */
   async function readWallet(address: string): Promise<WalletRecord | undefined> {
-    const { Item } = await withRetries(() =>
-      client.send(
-        new GetCommand({ TableName: tableName, Key: { pk: walletKey(address) }, ConsistentRead: true }),
-      ),
-    );
-    return Item
-      ? {
-          // Exact at any size: the DocumentClient reads an integer beyond 2^53 as a bigint.
-          balanceMinor: BigInt(Item.balance as number | bigint),
-          updatedAt: Item.updatedAt as string | undefined,
-        }
-      : undefined;
+    const found = await readItems(access, [walletKey(address), inboundKey(address)]);
+    const wallet = found.get(walletKey(address));
+    if (!wallet) return undefined;
+    return {
+      // Exact at any size: the DocumentClient reads an integer beyond 2^53 as a bigint.
+      balanceMinor: BigInt(wallet.balance as number | bigint),
+      pendingMinor: found.has(inboundKey(address)) ? await pending.total(address) : 0n,
+      updatedAt: wallet.updatedAt as string | undefined,
+    };
   }
 
   return { readWallet };

@@ -1,0 +1,88 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { requireEnv } from '#shared/config.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { tables } from '#shared/dynamodb/tables.ts';
+import { addMetric, log } from '#shared/observability/telemetry.ts';
+import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
+import { createCreditLedger } from '#shared/wallet/credit-ledger.ts';
+import { addressOfAccount } from '#shared/wallet/ledger-keys.ts';
+import { type Clock, systemClock } from '#shared/wallet/ports.ts';
+import { makePostCredits } from '#shared/wallet/post-credits.ts';
+
+export interface PostCreditsFunctionDependencies {
+  readonly client: DynamoDBDocumentClient;
+  readonly tableName: string;
+  readonly clock?: Clock;
+}
+
+/** A credit in transit named by a stream record: its transfer, its recipient, and the record's position. */
+interface StreamedCredit {
+  readonly transferId: string;
+  readonly address: string;
+  readonly sequenceNumber: string;
+}
+
+/** The credit a record announces: an inserted CREDIT# item; `undefined` for any other record. */
+function creditOf(record: DynamoDBRecord): StreamedCredit | 'malformed' | undefined {
+  const image = record.dynamodb?.NewImage;
+  if (record.eventName !== 'INSERT' || image?.kind?.S !== 'credit') return undefined;
+  const transferId = image.transferId?.S;
+  const address = addressOfAccount(image.toAccount?.S ?? '');
+  const sequenceNumber = record.dynamodb?.SequenceNumber;
+  if (!transferId || address === undefined || !sequenceNumber) return 'malformed';
+  return { transferId, address, sequenceNumber };
+}
+
+/**
+ * The composition root of the credit poster: the DynamoDB stream of the wallets table in, the
+ * credits in transit posted to their wallets, a batch per wallet, the wallets in parallel. A wallet
+ * whose posting failed hands its first record back (ReportBatchItemFailures): the stream delivers
+ * again from there, and the postings that did commit are skipped, as every credit is posted on
+ * condition that it was not. A record that is not a credit is skipped; a malformed credit record
+ * is reported failed, so that bounded retries send it to the failure destination.
+ */
+export function createPostCreditsHandler({
+  client,
+  tableName,
+  clock = systemClock,
+}: PostCreditsFunctionDependencies) {
+  const postCredits = makePostCredits({ ledger: createCreditLedger({ client, tableName }), clock });
+  return async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
+    const byWallet = new Map<string, StreamedCredit[]>();
+    const failed: string[] = [];
+    for (const record of event.Records) {
+      const credit = creditOf(record);
+      if (credit === 'malformed') {
+        log('ERROR', 'A credit record without its transfer or recipient', { eventID: record.eventID });
+        failed.push(record.dynamodb?.SequenceNumber ?? record.eventID ?? '');
+      } else if (credit) byWallet.set(credit.address, [...(byWallet.get(credit.address) ?? []), credit]);
+    }
+    const outcomes = await Promise.allSettled(
+      [...byWallet].map(([address, credits]) =>
+        postCredits(
+          address,
+          credits.map((c) => c.transferId),
+        ),
+      ),
+    );
+    [...byWallet.values()].forEach((credits, i) => {
+      const outcome = outcomes[i];
+      if (outcome?.status === 'fulfilled') addMetric('CreditsPosted', outcome.value.posted);
+      if (outcome?.status === 'rejected') {
+        log('ERROR', 'Posting failed; the stream delivers the credits again', {
+          errorName: (outcome.reason as Error | undefined)?.name,
+          credits: credits.length,
+        });
+        failed.push(credits[0]?.sequenceNumber ?? '');
+      }
+    });
+    return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
+  };
+}
+
+/** The credit poster: reads the wallets table's stream, posts the credits in transit in batches. */
+export const handler = createPostCreditsHandler({
+  client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
+  tableName: requireEnv(tables.wallets.envVar),
+});

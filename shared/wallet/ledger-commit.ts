@@ -1,0 +1,171 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { withRetries } from '../dynamodb/retry.ts';
+import { readItems } from './consistent-read.ts';
+import { accountKey, type EntryRecord, entryKey, ISSUANCE_ACCOUNT } from './ledger-keys.ts';
+
+/* The one commit routine of every movement (transfer, deposit, posting): a consistent read of the
+   items it depends on, then ONE TransactWriteItems whose items are named, so that a cancellation
+   says which item refused by name, never by position. */
+
+/** Where the wallet ledger lives: one DocumentClient per container, and the table's physical name. */
+export interface WalletTableAccess {
+  readonly client: DynamoDBDocumentClient;
+  readonly tableName: string;
+}
+
+type TransactItem = NonNullable<
+  ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']
+>[number];
+
+/** Why DynamoDB cancelled one item of a transaction; `item` is the item as stored, when asked for. */
+export interface ItemRefusal {
+  readonly code: string;
+  readonly item?: Record<string, AttributeValue> | undefined;
+}
+
+export type CommitResult =
+  | { readonly committed: true }
+  /** Nothing was written; every named item that refused, with why (`None` items are left out). */
+  | { readonly committed: false; readonly refused: Readonly<Record<string, ItemRefusal>> };
+
+/** An account as read before a movement: what its transaction's condition expects to find. */
+export interface AccountState {
+  readonly exists: boolean;
+  readonly balance: bigint;
+  readonly seq: number;
+}
+
+export const stateOf = (item: Record<string, unknown> | undefined): AccountState => ({
+  exists: item !== undefined,
+  balance: BigInt((item?.balance as number | bigint | undefined) ?? 0),
+  seq: (item?.seq as number | undefined) ?? 0,
+});
+
+/** A number the DocumentClient writes exactly: a bigint only beyond 2^53. */
+export const exact = (value: bigint): number | bigint =>
+  value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= BigInt(Number.MIN_SAFE_INTEGER)
+    ? Number(value)
+    : value;
+
+/** The reads, the transaction and the transaction items of movements on one table. */
+export function createLedgerCommit({ client, tableName }: WalletTableAccess) {
+  const readMany = (keys: readonly string[]) => readItems({ client, tableName }, keys);
+
+  /**
+   * Writes `items` in one TransactWriteItems. A cancellation is an answer, not a failure: it comes
+   * back named, and is never resent as it was (the caller reads again and decides). Other passing
+   * faults are retried with the same input and token, which DynamoDB applies at most once.
+   */
+  async function commit(items: Readonly<Record<string, TransactItem>>, token: string): Promise<CommitResult> {
+    const names = Object.keys(items);
+    const input = {
+      ClientRequestToken: token,
+      TransactItems: names.map((name) => items[name] as TransactItem),
+    };
+    const reasons = await withRetries(async () => {
+      try {
+        await client.send(new TransactWriteCommand(input));
+        return undefined;
+      } catch (error) {
+        const cancelled = cancellationReasons(error);
+        if (cancelled) return cancelled;
+        throw error;
+      }
+    });
+    if (!reasons) return { committed: true };
+    const refused: Record<string, ItemRefusal> = {};
+    names.forEach((name, i) => {
+      const reason = reasons[i];
+      if (reason?.Code && reason.Code !== 'None') refused[name] = { code: reason.Code, item: reason.Item };
+    });
+    return { committed: false, refused };
+  }
+
+  /**
+   * An account's update by `deltaMinor`, on condition that it still holds what was read, so that
+   * its entry's seq and running balance are exact and no movement is lost. `entries` is how many
+   * entries the movement writes on it (a posting batch writes several).
+   */
+  function accountUpdate(
+    account: string,
+    before: AccountState,
+    deltaMinor: bigint,
+    now: string,
+    entries = 1,
+  ) {
+    // A wallet opened before entries existed has no seq: it is at 0 all the same.
+    const versioned = before.exists
+      ? 'balance = :before AND (seq = :seq OR attribute_not_exists(seq))'
+      : 'attribute_not_exists(pk)';
+    return {
+      Update: {
+        TableName: tableName,
+        Key: { pk: accountKey(account) },
+        UpdateExpression:
+          'SET balance = :after, seq = :next, updatedAt = :now, kind = :kind, openedAt = if_not_exists(openedAt, :now)',
+        ConditionExpression: versioned,
+        ExpressionAttributeValues: {
+          ...(before.exists ? { ':before': exact(before.balance), ':seq': before.seq } : {}),
+          ':after': exact(before.balance + deltaMinor),
+          ':next': before.seq + entries,
+          ':now': now,
+          ':kind': account === ISSUANCE_ACCOUNT ? 'issuance' : 'wallet',
+        },
+      },
+    } satisfies TransactItem;
+  }
+
+  /** An immutable entry, written once at its account's seq. */
+  function entryPut(entry: EntryRecord) {
+    return put({ pk: entryKey(entry.account, entry.seq), kind: 'entry', ...entry });
+  }
+
+  /** An item written once: the transaction is refused if its key exists. */
+  function put(item: Record<string, unknown>, returnOld = false) {
+    return {
+      Put: {
+        TableName: tableName,
+        Item: item,
+        ConditionExpression: 'attribute_not_exists(pk)',
+        ...(returnOld ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
+      },
+    } satisfies TransactItem;
+  }
+
+  return { tableName, readMany, commit, accountUpdate, entryPut, put };
+}
+
+export type LedgerCommit = ReturnType<typeof createLedgerCommit>;
+
+/** The side of a movement `self` with `other`: its entry at the account's next seq. */
+export function sideEntry(
+  movement: Pick<EntryRecord, 'transferId' | 'transferKind' | 'amountMinor' | 'currency' | 'createdAt'>,
+  self: { readonly account: string; readonly state: AccountState },
+  direction: 'in' | 'out',
+  other: {
+    readonly account: string;
+    readonly seq?: number | undefined;
+    readonly address?: string | undefined;
+  },
+): EntryRecord {
+  const delta = direction === 'in' ? BigInt(movement.amountMinor) : -BigInt(movement.amountMinor);
+  return {
+    ...movement,
+    account: self.account,
+    seq: self.state.seq + 1,
+    direction,
+    balanceAfter: exact(self.state.balance + delta),
+    counterpartyAccount: other.account,
+    ...(other.seq === undefined ? {} : { counterpartySeq: other.seq }),
+    ...(other.address === undefined ? {} : { counterpartyAddress: other.address }),
+  };
+}
+
+function cancellationReasons(
+  error: unknown,
+): { Code?: string; Item?: Record<string, AttributeValue> }[] | undefined {
+  if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') return undefined;
+  return (error as { CancellationReasons?: { Code?: string; Item?: Record<string, AttributeValue> }[] })
+    .CancellationReasons;
+}

@@ -1,0 +1,45 @@
+import { TemporarilyUnavailableError } from '../errors.ts';
+
+/*
+ * How a movement goes on after another one changed an item it read: read again, decide again,
+ * write again, until a deadline. Only our own accounts can make it wait: a payment to a hot wallet
+ * never touches that wallet (shared/wallet/ledger-keys.ts), so the wait is for the payer's own
+ * other movements, which clear in milliseconds.
+ */
+
+/** One attempt's verdict: the movement's answer, or try again (after a pause, or at once). */
+export type AttemptVerdict<T> = { readonly done: T } | { readonly again: 'after-pause' | 'now' };
+
+export interface MovementDeadline {
+  /** Past this, no new transaction starts: a 503 with Retry-After, nothing written. */
+  readonly ms: number;
+  readonly message: string;
+}
+
+/**
+ * A transaction may take up to 6.5 s (worstCaseCallMs in shared/dynamodb/retry.ts): started later
+ * than 3 s into a request it could outlast the function's 10 s timeout.
+ */
+export const REQUEST_DEADLINE_MS = 3_000;
+
+/** Nothing was written, and another try soon may succeed: a 503 with Retry-After. */
+export const busy = (message: string, cause?: unknown) =>
+  new TemporarilyUnavailableError(message, 1, cause === undefined ? undefined : { cause });
+
+// Full jitter, capped low: the transactions that make us wait last a few milliseconds each.
+const pause = (attempt: number) =>
+  new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * 2 ** attempt)));
+
+/** Runs `attempt` until it is done, or throws `busy` once the deadline has passed. */
+export async function retryMovement<T>(
+  deadline: MovementDeadline,
+  attempt: (n: number) => Promise<AttemptVerdict<T>>,
+): Promise<T> {
+  const started = Date.now();
+  for (let n = 1; ; n++) {
+    const verdict = await attempt(n);
+    if ('done' in verdict) return verdict.done;
+    if (Date.now() - started > deadline.ms) throw busy(deadline.message);
+    if (verdict.again === 'after-pause') await pause(n);
+  }
+}

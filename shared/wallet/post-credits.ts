@@ -1,0 +1,90 @@
+import type { AccountState } from './ledger-commit.ts';
+import { retryMovement } from './movement-retry.ts';
+import type { Clock } from './ports.ts';
+import { HOT_FOR_MS } from './send-money.ts';
+
+/** A credit in transit to a hot wallet, as the payer's transaction wrote it. */
+export interface CreditInTransit {
+  readonly transferId: string;
+  /** The paying wallet's account and its entry of this payment. */
+  readonly fromAccount: string;
+  readonly fromSeq: number;
+  readonly amountMinor: number;
+  readonly currency: string;
+  readonly createdAt: string;
+  /** The recipient's entry, once posted. */
+  readonly postedSeq?: number | undefined;
+}
+
+/** One posting: the wallet as read, and the credits (not yet posted) it takes in, in order. */
+export interface PostingPlan {
+  readonly address: string;
+  readonly wallet: AccountState;
+  readonly credits: readonly CreditInTransit[];
+  readonly postedAt: string;
+}
+
+export type PostingResult =
+  | { readonly kind: 'posted' }
+  /** The wallet changed since it was read (its owner paid, or another posting): read again. */
+  | { readonly kind: 'wallet-moved' }
+  /** A credit was posted meanwhile (a redelivered batch, another poller): read again. */
+  | { readonly kind: 'credit-taken' };
+
+/** The ledger as the credit poster needs it: declared here, implemented by ./credit-ledger.ts. */
+export interface CreditLedger {
+  /** The wallet and those of `transferIds` whose credit exists, strongly consistent, in one read. */
+  read(
+    address: string,
+    transferIds: readonly string[],
+  ): Promise<{ wallet: AccountState; credits: CreditInTransit[] }>;
+  post(plan: PostingPlan): Promise<PostingResult>;
+  markHot(address: string, until: number): Promise<void>;
+}
+
+/**
+ * The most credits one posting takes: the wallet, then an entry and the credit's mark per credit,
+ * in one transaction of at most 100 items.
+ */
+export const MAX_CREDITS_PER_POSTING = 49;
+
+/** How long a posting may keep trying before the batch is handed back to be delivered again. */
+export const POSTING_DEADLINE_MS = 20_000;
+
+/**
+ * Posts credits in transit to one wallet, in batches: each batch is ONE transaction that writes
+ * the wallet once (balance + the batch's sum, seq + its count), an entry per credit with its exact
+ * running balance at seq + 1, + 2, …, and marks each credit posted on condition that it was not,
+ * so a redelivered or concurrent batch posts nothing twice. A credit already posted, or not found,
+ * is skipped. Credits go in the order they were paid. The wallet stays hot while credits arrive.
+ */
+export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock: Clock }) {
+  return async (address: string, transferIds: readonly string[]): Promise<{ posted: number }> => {
+    let posted = 0;
+    const ids = [...new Set(transferIds)];
+    for (let start = 0; start < ids.length; start += MAX_CREDITS_PER_POSTING) {
+      const batch = ids.slice(start, start + MAX_CREDITS_PER_POSTING);
+      posted += await retryMovement<number>(
+        { ms: POSTING_DEADLINE_MS, message: 'The wallet is busy; its credits are delivered again' },
+        async () => {
+          const { wallet, credits } = await ledger.read(address, batch);
+          const due = credits
+            .filter((credit) => credit.postedSeq === undefined)
+            .sort(
+              (a, b) => a.createdAt.localeCompare(b.createdAt) || a.transferId.localeCompare(b.transferId),
+            );
+          if (due.length === 0) return { done: 0 };
+          const result = await ledger.post({
+            address,
+            wallet,
+            credits: due,
+            postedAt: new Date(clock.now()).toISOString(),
+          });
+          return result.kind === 'posted' ? { done: due.length } : { again: 'after-pause' };
+        },
+      );
+    }
+    if (posted > 0) await ledger.markHot(address, clock.now() + HOT_FOR_MS);
+    return { posted };
+  };
+}

@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { createInboundMarker } from './inbound-marker.ts';
+import { createLedgerCommit, sideEntry, stateOf, type WalletTableAccess } from './ledger-commit.ts';
+import {
+  CLEARING_ACCOUNT,
+  creditKey,
+  idempotencyKey,
+  inboundKey,
+  pendingShardKey,
+  transferKey,
+  walletAccount,
+  walletKey,
+} from './ledger-keys.ts';
+import type {
+  TransferCommit,
+  TransferLedger,
+  TransferPlan,
+  TransferRecord,
+  TransferState,
+} from './send-money.ts';
+import { createWalletOpening } from './wallet-opening.ts';
+
+/** The transfers of the wallet ledger on its DynamoDB table: what `makeSendMoney` needs of it. */
+export function createTransferLedger(access: WalletTableAccess): TransferLedger {
+  const ledger = createLedgerCommit(access);
+  const { tableName } = access;
+
+  /** One strongly consistent BatchGetItem: both wallets, the recipient's hot marker, the key's claim. */
+  async function read({ fromAddress, toAddress }: TransferRecord, claim?: { sub: string; key: string }) {
+    const keys = [walletKey(fromAddress), walletKey(toAddress), inboundKey(toAddress)];
+    if (claim) keys.push(idempotencyKey(claim.sub, claim.key));
+    const found = await ledger.readMany(keys);
+    const claimed = claim && found.get(idempotencyKey(claim.sub, claim.key));
+    return {
+      payer: stateOf(found.get(walletKey(fromAddress))),
+      recipient: stateOf(found.get(walletKey(toAddress))),
+      recipientHotUntil: (found.get(inboundKey(toAddress))?.hotUntil as number | undefined) ?? 0,
+      ...(claimed
+        ? {
+            claimed: { transfer: claimed.transfer as TransferRecord, expiresAt: claimed.expiresAt as number },
+          }
+        : {}),
+    } satisfies TransferState;
+  }
+
+  /**
+   * ONE TransactWriteItems: the payer's account (on condition that it is as read: its entry's
+   * running balance is exact), the payer's entry, the transfer record, the key's claim, and the
+   * credit: directly on the recipient's account and entry, or, to a hot wallet, a credit in
+   * transit that no other payment touches (the clearing account's side).
+   */
+  async function commit({ transfer, claim, payer, route, attempt }: TransferPlan): Promise<TransferCommit> {
+    const from = { account: walletAccount(transfer.fromAddress), state: payer };
+    const to = walletAccount(transfer.toAddress);
+    const amount = BigInt(transfer.amountMinor);
+    const now = transfer.createdAt;
+    const movement = { ...transfer, transferKind: 'transfer' as const };
+    const direct = route.kind === 'direct' ? { account: to, state: route.recipient } : undefined;
+    const items = {
+      payer: ledger.accountUpdate(from.account, payer, -amount, now),
+      payerEntry: ledger.entryPut(
+        direct
+          ? sideEntry(movement, from, 'out', { account: to, seq: direct.state.seq + 1 })
+          : sideEntry(movement, from, 'out', { account: CLEARING_ACCOUNT, address: transfer.toAddress }),
+      ),
+      transfer: ledger.put({
+        pk: transferKey(transfer.transferId),
+        kind: 'transfer',
+        transferKind: 'transfer',
+        ...transfer,
+        fromSeq: payer.seq + 1,
+        ...(direct ? { toSeq: direct.state.seq + 1 } : { via: 'clearing' }),
+      }),
+      ...(direct
+        ? {
+            recipient: ledger.accountUpdate(to, direct.state, amount, now),
+            recipientEntry: ledger.entryPut(
+              sideEntry(movement, direct, 'in', { account: from.account, seq: payer.seq + 1 }),
+            ),
+          }
+        : {
+            credit: ledger.put({
+              pk: creditKey(transfer.transferId),
+              kind: 'credit',
+              transferId: transfer.transferId,
+              fromAccount: from.account,
+              fromSeq: payer.seq + 1,
+              toAccount: to,
+              amountMinor: transfer.amountMinor,
+              currency: transfer.currency,
+              createdAt: transfer.createdAt,
+              pendingFor: pendingShardKey(transfer.toAddress, transfer.transferId),
+            }),
+          }),
+      ...(claim
+        ? {
+            claim: {
+              Put: {
+                TableName: tableName,
+                Item: {
+                  pk: idempotencyKey(claim.sub, claim.key),
+                  kind: 'idempotency',
+                  transfer: { ...transfer, ...(direct ? {} : { via: 'clearing' }) },
+                  expiresAt: claim.expiresAt,
+                },
+                // An expired record may linger until TTL deletes it: the key is free all the same.
+                ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :nowEpoch',
+                ExpressionAttributeValues: { ':nowEpoch': Math.floor(Date.parse(now) / 1000) },
+                ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+              },
+            },
+          }
+        : {}),
+    };
+    // The transfer id for the first version; a fresh token for each next one, as DynamoDB refuses a
+    // token reused with other parameters.
+    const result = await ledger.commit(items, attempt === 1 ? transfer.transferId : randomUUID());
+    if (result.committed) return { kind: 'committed' };
+    const { refused } = result;
+    // Cancellation reasons come as DynamoDB sees them: the DocumentClient does not translate errors.
+    if (refused.claim?.code === 'ConditionalCheckFailed' && refused.claim.item) {
+      return { kind: 'key-claimed', transfer: unmarshall(refused.claim.item).transfer as TransferRecord };
+    }
+    // Our own transfer id exists only if an earlier attempt of this very call committed.
+    if (refused.transfer?.code === 'ConditionalCheckFailed') return { kind: 'committed' };
+    if (refused.recipient || refused.recipientEntry) return { kind: 'recipient-busy' };
+    return { kind: 'payer-moved' };
+  }
+
+  /** Whether the credit of a transfer through the clearing account has been posted: ONE GetItem. */
+  async function creditPosted(transferId: string): Promise<boolean> {
+    const found = await ledger.readMany([creditKey(transferId)]);
+    return found.get(creditKey(transferId))?.postedSeq !== undefined;
+  }
+
+  return {
+    read,
+    commit,
+    markHot: createInboundMarker(access),
+    creditPosted,
+    openWallet: createWalletOpening(access),
+  };
+}

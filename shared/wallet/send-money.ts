@@ -144,7 +144,7 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
 
     return retryMovement<SendMoneyResult>(
       { ms: REQUEST_DEADLINE_MS, message: 'The wallets are busy; retry the request' },
-      async (attempt) => {
+      async (attempt, beforeWrite) => {
         const state = await ledger.read(transfer, claim);
         if (state.claimed && state.claimed.expiresAt >= Math.floor(now / 1000)) {
           return { done: await replay(state.claimed.transfer, transfer) };
@@ -165,6 +165,7 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
         }
         const clearing = forceClearing || state.recipientHotUntil > clock.now();
         const sent = clearing ? { ...transfer, via: 'clearing' as const } : transfer;
+        beforeWrite();
         const result = await ledger.commit({
           transfer: sent,
           claim,

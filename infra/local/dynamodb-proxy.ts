@@ -83,6 +83,11 @@ export interface DynamoDbProxyOptions {
   readonly conflicts?: boolean;
   /** Port to listen on; any free one when absent. */
   readonly port?: number;
+  /**
+   * Keep every request for {@link DynamoDbProxy.requests} and {@link DynamoDbProxy.answered}, as
+   * tests do (the default); a long-running stack turns it off, or its memory grows without end.
+   */
+  readonly record?: boolean;
 }
 
 const JSON_TYPE = 'application/x-amz-json-1.0';
@@ -107,11 +112,14 @@ export class DynamoDbProxy {
   readonly #requests: ProxiedRequest[] = [];
   readonly #answered: ProxiedRequest[] = [];
   readonly #conflicts: { tracker: ConflictTracker; schemas: KeySchemas; close(): void } | undefined;
+  readonly #record: boolean;
   #rules: ActiveRule[] = [];
 
-  private constructor(server: ReturnType<typeof createServer>, upstream: URL, conflicts: boolean) {
+  private constructor(server: ReturnType<typeof createServer>, upstream: URL, options: DynamoDbProxyOptions) {
     this.#server = server;
     this.#upstream = upstream;
+    this.#record = options.record ?? true;
+    const conflicts = options.conflicts ?? false;
     this.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     if (conflicts) {
       const client = localClient(upstream.href);
@@ -133,7 +141,7 @@ export class DynamoDbProxy {
       server.once('error', reject);
       server.listen(options.port ?? 0, '127.0.0.1', resolve);
     });
-    proxy = new DynamoDbProxy(server, new URL(upstream), options.conflicts ?? false);
+    proxy = new DynamoDbProxy(server, new URL(upstream), options);
     return proxy;
   }
 
@@ -218,7 +226,7 @@ export class DynamoDbProxy {
       operation: target.slice(target.lastIndexOf('.') + 1),
       body: body.toString(),
     };
-    this.#requests.push(request);
+    if (this.#record) this.#requests.push(request);
     const fault = this.#take(request);
     const conflicts = this.#conflicts;
     // A fault that answers in DynamoDB's place still counts as an attempt on the items it names.
@@ -284,7 +292,7 @@ export class DynamoDbProxy {
     }
     res.writeHead(answer.status, answer.headers);
     res.end(answer.body);
-    this.#answered.push(request);
+    if (this.#record) this.#answered.push(request);
   }
 
   /** The touch report as JSON (GET), or forgotten (DELETE): for the bench against `npm start`. */

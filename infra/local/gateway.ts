@@ -206,7 +206,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const dynamodbLocalEndpoint = dynamodbEndpoint;
     let dynamodbProxy: DynamoDbProxy | undefined;
     if (options.conflicts ?? true) {
-      const proxy = await DynamoDbProxy.start(dynamodbLocalEndpoint, { conflicts: true });
+      const proxy = await DynamoDbProxy.start(dynamodbLocalEndpoint, { conflicts: true, record: false });
       cleanups.push(() => proxy.close());
       dynamodbProxy = proxy;
       dynamodbEndpoint = proxy.endpoint;

@@ -28,6 +28,7 @@ import { AuthorizerEmulation, type AuthorizerHandler } from './authorizer-emulat
 import { CallerRateLimiter } from './caller-rate-limit.ts';
 import { guardDynamoDbLocal } from './dynamodb-guard.ts';
 import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local.ts';
+import { DynamoDbProxy } from './dynamodb-proxy.ts';
 import { logFunctionError } from './gateway-answer.ts';
 import { answerClientErrors, closeServer, connectHost, listen } from './http-server.ts';
 import {
@@ -53,6 +54,12 @@ export interface LocalStackOptions {
   readonly dynamodbPort?: number;
   /** An already running DynamoDB (Local) to use instead of starting one; `dbPath` is then ignored. */
   readonly dynamodbEndpoint?: string;
+  /**
+   * Puts DynamoDB (Local) behind a proxy that raises DynamoDB's transaction conflicts, which
+   * DynamoDB Local never does (`dynamodb-proxy.ts`): the functions then meet contention as on AWS.
+   * On unless `false`.
+   */
+  readonly conflicts?: boolean;
   /** Physical table names are `<prefix>-<table>`. */
   readonly tablePrefix?: string;
   /** Issuer keys and the `stack-<port>.json` record live here; {@link localStateDir} when absent. */
@@ -91,7 +98,12 @@ export const LOCAL_STAGE = 'local';
 export interface LocalStack {
   readonly baseUrl: string;
   readonly port: number;
+  /** The DynamoDB the functions use: the conflict proxy unless `conflicts: false`, else DynamoDB Local. */
   readonly dynamodbEndpoint: string;
+  /** DynamoDB Local itself, past the proxy. */
+  readonly dynamodbLocalEndpoint: string;
+  /** The conflict proxy, with its touch counts; absent with `conflicts: false`. */
+  readonly dynamodbProxy?: DynamoDbProxy;
   /** PID of the DynamoDB Local (Java) process this stack started; absent when it uses another. */
   readonly dynamodbPid?: number;
   /**
@@ -117,7 +129,7 @@ let inProcessStackStarted = false;
 
 /**
  * Starts the local stack: the gateway on `host:port` (listening first, so that port 0 yields the
- * port the issuer is named after), DynamoDB Local with the tables, the issuer's keys, then the
+ * port the issuer is named after), DynamoDB Local with the tables behind the conflict proxy, the issuer's keys, then the
  * function environment on `process.env`, and only then the authorizer and handler modules.
  * One stack per process.
  */
@@ -191,6 +203,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
 
     const tableEnv = await ensureTables(dynamodbEndpoint, options.tablePrefix ?? 'local');
+    const dynamodbLocalEndpoint = dynamodbEndpoint;
+    let dynamodbProxy: DynamoDbProxy | undefined;
+    if (options.conflicts ?? true) {
+      const proxy = await DynamoDbProxy.start(dynamodbLocalEndpoint, { conflicts: true, record: false });
+      cleanups.push(() => proxy.close());
+      dynamodbProxy = proxy;
+      dynamodbEndpoint = proxy.endpoint;
+    }
     const keys = await loadOrCreateLocalKeys(stateDir);
     pipeline.jwks = JSON.stringify(keys.publicJwks);
 
@@ -252,6 +272,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       baseUrl,
       pid: process.pid,
       dynamodbEndpoint,
+      dynamodbLocalEndpoint,
+      conflicts: dynamodbProxy !== undefined,
       ...(dynamodbPid === undefined ? {} : { dynamodbPid }),
       env,
     };
@@ -261,6 +283,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       baseUrl,
       port,
       dynamodbEndpoint,
+      dynamodbLocalEndpoint,
+      ...(dynamodbProxy === undefined ? {} : { dynamodbProxy }),
       ...(dynamodbPid === undefined ? {} : { dynamodbPid }),
       env,
       mode: bundled ? 'bundled' : 'in-process',

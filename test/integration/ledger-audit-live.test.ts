@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { ProxiedRequest } from '#infra/local/dynamodb-proxy.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { type AuditOptions, type AuditReport, auditTable } from '#shared/wallet/ledger-audit.ts';
 import { transferKey } from '#shared/wallet/ledger-keys.ts';
 import { inParallel } from '../support/bank.ts';
-import type { ProxiedRequest } from '../support/dynamodb-fault-proxy.ts';
 import { uniqueSub } from '../support/events.ts';
 import { mentions, proxiedClient, startFaultProxy } from '../support/faults.ts';
 import { SEEDED_ISSUE_MINOR, type SeededLedger, seedLedger } from '../support/ledger.ts';

@@ -2,9 +2,11 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, NumberValue, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { handler as getBalance } from '#functions/get-balance/handler.ts';
-import { handler as send } from '#functions/send-money/handler.ts';
+import { createSendMoneyHandler, handler as send } from '#functions/send-money/handler.ts';
 import { MAX_BALANCE_MINOR } from '#shared/wallet/money.ts';
+import { loadWalletSettings } from '#shared/wallet/settings.ts';
 import { apiEvent, invoke, sendEvent, uniqueSub } from '../support/events.ts';
+import { proxiedClient, startFaultProxy } from '../support/faults.ts';
 import { fund, open, walletLedger } from '../support/wallet.ts';
 
 const { readWallet, recordDeposit } = walletLedger();
@@ -24,6 +26,16 @@ const balanceOf = async (sub: string) => {
 
 const sendAs = (sub: string, body: unknown, headers: Record<string, string> = {}) =>
   invoke(send, sendEvent(sub, body, headers));
+
+// Concurrent sends go through the proxy in conflict mode: DynamoDB Local runs one transaction at
+// a time and would hide the conflicts DynamoDB raises between them.
+const contended = createSendMoneyHandler({
+  client: proxiedClient(await startFaultProxy({ conflicts: true })),
+  tableName: process.env.WALLETS_TABLE_NAME as string,
+  settings: loadWalletSettings(),
+});
+const sendContended = (sub: string, body: unknown, headers: Record<string, string> = {}) =>
+  invoke(contended, sendEvent(sub, body, headers));
 
 describe('wallet balance', () => {
   it('reads 0 in the deployment currency for a wallet that never received money', async () => {
@@ -265,7 +277,7 @@ describe('Idempotency-Key', () => {
     await open(bob);
     const headers = { 'Idempotency-Key': `concurrent-${alice}` };
     const responses = await Promise.all(
-      Array.from({ length: 8 }, () => sendAs(alice, { toAddress: bob, amount: 10 }, headers)),
+      Array.from({ length: 8 }, () => sendContended(alice, { toAddress: bob, amount: 10 }, headers)),
     );
     const ok = responses.filter((r) => r.statusCode === 200);
     expect(ok.length).toBeGreaterThan(0);
@@ -288,7 +300,7 @@ describe('never overdrawn', () => {
     await fund(alice, 10_000);
     await open(bob);
     const responses = await Promise.all(
-      Array.from({ length: 10 }, () => sendAs(alice, { toAddress: bob, amount: 60 })),
+      Array.from({ length: 10 }, () => sendContended(alice, { toAddress: bob, amount: 60 })),
     );
     const statuses = responses.map((r) => r.statusCode);
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);

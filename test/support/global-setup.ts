@@ -68,6 +68,9 @@ export async function setupWithGateway(project: TestProject, bundled?: BundledOp
       port: 0,
       stateDir,
       dynamodbEndpoint: dynamo.endpoint,
+      // Its functions meet DynamoDB's transaction conflicts, as on AWS and as under `npm start`;
+      // the workers' own reads and seeding (env above) go to DynamoDB Local directly.
+      conflicts: true,
       tablePrefix: `e2e-${process.pid}${bundled ? '-bundled' : ''}`,
       // CORS on, for one origin, so that the suite sees its headers; off is the default of a stage.
       corsAllowedOrigins: [E2E_ALLOWED_ORIGIN],

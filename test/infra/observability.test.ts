@@ -112,6 +112,9 @@ describe('alarms', () => {
         `${t}-table-transaction-conflicts`,
       ]),
       'ledger-audit-failed',
+      'creditPoster-throttles',
+      'creditPoster-iterator-age',
+      'creditPoster-failed-batches',
     ].map((name) => `wallet-catalog-dev-${name}`);
     expect(
       alarms()

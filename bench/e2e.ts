@@ -93,12 +93,12 @@ export async function measureEndToEnd(
     // The repository and client modules read their environment when loaded, as functions do.
     Object.assign(process.env, stack.env);
     const { createDocumentClient } = await import('#shared/dynamodb/client.ts');
-    const { createWalletRepository } = await import('#shared/wallet/wallet-repository.ts');
+    const { createWalletOpening } = await import('#shared/wallet/wallet-opening.ts');
     const { createDepositLedger } = await import('#shared/wallet/deposit-ledger.ts');
     const client = createDocumentClient();
     const petsTable = stack.env[tables.pets.envVar] as string;
     const walletsTable = stack.env[tables.wallets.envVar] as string;
-    const { openWallet } = createWalletRepository({ client, tableName: walletsTable });
+    const openWallet = createWalletOpening({ client, tableName: walletsTable });
     const { recordDeposit } = createDepositLedger({ client, tableName: walletsTable });
 
     for (let worker = 0; worker < options.concurrency; worker++) {

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { MAX_BALANCE_MINOR } from '#shared/wallet/money.ts';
-import type { TransferRecord } from '#shared/wallet/wallet-repository.ts';
+import type { AccountState } from '#shared/wallet/ledger-commit.ts';
+import type { TransferPlan, TransferRecord } from '#shared/wallet/send-money.ts';
 import { uniqueSub } from '../support/events.ts';
 import { walletLedger } from '../support/wallet.ts';
 
-/* The repository alone on DynamoDB Local: the outcomes its transaction conditions tell apart. */
+/* The repositories alone on DynamoDB Local: the outcomes their transaction conditions tell apart. */
 const wallets = walletLedger();
 const at = () => new Date().toISOString();
 
@@ -31,47 +31,68 @@ async function funded(minor: number): Promise<string> {
   return address;
 }
 
-describe('wallet repository on DynamoDB Local', () => {
-  it('commits a covered transfer to an open wallet, moving the amount', async () => {
+/** A plan on what is stored now: direct, or through the clearing account. */
+async function plan(
+  record: TransferRecord,
+  route: 'direct' | 'clearing',
+  attempt = 1,
+): Promise<TransferPlan> {
+  const state = await wallets.transfers.read(record);
+  return {
+    transfer: route === 'clearing' ? { ...record, via: 'clearing' } : record,
+    payer: state.payer,
+    route: route === 'direct' ? { kind: 'direct', recipient: state.recipient } : { kind: 'clearing' },
+    attempt,
+  };
+}
+
+const balance = async (address: string) => (await wallets.readWallet(address))?.balanceMinor;
+
+describe('transfer ledger on DynamoDB Local', () => {
+  it('commits a direct transfer, moving the amount to the recipient at once', async () => {
     const [alice, bob] = [await funded(500), await funded(0)];
-    expect(await wallets.commitTransfer(transfer(alice, bob, 200))).toEqual({ kind: 'committed' });
-    expect((await wallets.readWallet(alice))?.balanceMinor).toBe(300n);
-    expect((await wallets.readWallet(bob))?.balanceMinor).toBe(200n);
+    expect(await wallets.transfers.commit(await plan(transfer(alice, bob, 200), 'direct'))).toEqual({
+      kind: 'committed',
+    });
+    expect([await balance(alice), await balance(bob)]).toEqual([300n, 200n]);
   });
 
-  it('tells a sender with too little from one with no wallet, and changes nothing', async () => {
-    const bob = await funded(0);
-    const poor = await funded(10);
-    expect(await wallets.commitTransfer(transfer(poor, bob, 11))).toEqual({
-      kind: 'insufficient-funds',
-      senderHasWallet: true,
-    });
-    expect(await wallets.commitTransfer(transfer(uniqueSub('none'), bob, 1))).toEqual({
-      kind: 'insufficient-funds',
-      senderHasWallet: false,
-    });
-    expect((await wallets.readWallet(poor))?.balanceMinor).toBe(10n);
+  it('commits a payment through the clearing account: the payer is debited, the credit waits in transit', async () => {
+    const [alice, shop] = [await funded(500), await funded(0)];
+    const record = transfer(alice, shop, 200);
+    expect(await wallets.transfers.commit(await plan(record, 'clearing'))).toEqual({ kind: 'committed' });
+    expect([await balance(alice), await balance(shop)]).toEqual([300n, 0n]);
+    expect(await wallets.transfers.creditPosted(record.transferId)).toBe(false);
   });
 
-  it('tells an unknown recipient from one at the cap', async () => {
-    const alice = await funded(100);
-    const rich = await funded(MAX_BALANCE_MINOR);
-    expect(await wallets.commitTransfer(transfer(alice, uniqueSub('none'), 1))).toEqual({
-      kind: 'unknown-recipient',
+  it('tells a payer that moved on from a recipient that did, and writes nothing', async () => {
+    const [alice, bob] = [await funded(500), await funded(0)];
+    const stale = await plan(transfer(alice, bob, 1), 'direct');
+    await wallets.transfers.commit(await plan(transfer(alice, bob, 1), 'direct'));
+    const payerMoved = {
+      ...stale,
+      route: { kind: 'direct' as const, recipient: (await wallets.transfers.read(stale.transfer)).recipient },
+    };
+    expect(await wallets.transfers.commit(payerMoved)).toEqual({ kind: 'payer-moved' });
+    const fresh = await plan(transfer(alice, bob, 1), 'direct');
+    const staleRecipient: AccountState = { exists: true, balance: 0n, seq: 0 };
+    expect(
+      await wallets.transfers.commit({ ...fresh, route: { kind: 'direct', recipient: staleRecipient } }),
+    ).toEqual({
+      kind: 'recipient-busy',
+      payerMoved: false,
     });
-    expect(await wallets.commitTransfer(transfer(alice, rich, 1))).toEqual({ kind: 'recipient-limit' });
+    expect([await balance(alice), await balance(bob)]).toEqual([499n, 1n]);
   });
 
   it('answers a claimed key with the transfer that claimed it', async () => {
     const [alice, bob] = [await funded(500), await funded(0)];
     const claim = { sub: alice, key: randomUUID(), expiresAt: Math.floor(Date.now() / 1000) + 86_400 };
     const first = transfer(alice, bob, 100);
-    await wallets.commitTransfer(first, claim);
-    expect(await wallets.commitTransfer(transfer(alice, bob, 100), claim)).toEqual({
-      kind: 'key-used',
-      transfer: first,
-    });
-    expect((await wallets.readWallet(alice))?.balanceMinor).toBe(400n);
+    await wallets.transfers.commit({ ...(await plan(first, 'direct')), claim });
+    const again = { ...(await plan(transfer(alice, bob, 100), 'direct')), claim };
+    expect(await wallets.transfers.commit(again)).toEqual({ kind: 'key-claimed', transfer: first });
+    expect(await balance(alice)).toBe(400n);
   });
 
   it('records a deposit once per id and answers a re-run with the first record', async () => {
@@ -82,6 +103,75 @@ describe('wallet repository on DynamoDB Local', () => {
       kind: 'already-recorded',
       deposit,
     });
-    expect((await wallets.readWallet(address))?.balanceMinor).toBe(70n);
+    expect(await balance(address)).toBe(70n);
+  });
+});
+
+describe('credit ledger on DynamoDB Local', () => {
+  async function inTransit(count: number) {
+    const shop = await funded(1);
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const payer = await funded(100);
+      const record = transfer(payer, shop, 10 + i);
+      expect(await wallets.transfers.commit(await plan(record, 'clearing'))).toEqual({ kind: 'committed' });
+      ids.push(record.transferId);
+    }
+    return { shop, ids };
+  }
+
+  it('posts credits in one transaction, then finds them posted and posts nothing twice', async () => {
+    const { shop, ids } = await inTransit(3);
+    const read = await wallets.credits.read(shop, ids);
+    expect(read.credits.map((c) => c.postedSeq)).toEqual([undefined, undefined, undefined]);
+    expect(
+      await wallets.credits.post({
+        address: shop,
+        wallet: read.wallet,
+        credits: read.credits,
+        postedAt: at(),
+      }),
+    ).toEqual({
+      kind: 'posted',
+    });
+    expect(await balance(shop)).toBe(1n + 10n + 11n + 12n);
+    const after = await wallets.credits.read(shop, ids);
+    expect(after.credits.map((c) => c.postedSeq)).toEqual([2, 3, 4]);
+    expect(await wallets.transfers.creditPosted(ids[0] as string)).toBe(true);
+    // The same batch again, as a redelivery would bring it, on the wallet as it is now.
+    expect(
+      await wallets.credits.post({
+        address: shop,
+        wallet: after.wallet,
+        credits: read.credits,
+        postedAt: at(),
+      }),
+    ).toEqual({
+      kind: 'credit-taken',
+    });
+    expect(await balance(shop)).toBe(34n);
+  });
+
+  it('tells a wallet that moved since it was read, and posts nothing', async () => {
+    const { shop, ids } = await inTransit(1);
+    const read = await wallets.credits.read(shop, ids);
+    await wallets.recordDeposit({
+      depositId: randomUUID(),
+      address: shop,
+      amountMinor: 5,
+      currency: 'USD',
+      createdAt: at(),
+    });
+    expect(
+      await wallets.credits.post({
+        address: shop,
+        wallet: read.wallet,
+        credits: read.credits,
+        postedAt: at(),
+      }),
+    ).toEqual({
+      kind: 'wallet-moved',
+    });
+    expect(await balance(shop)).toBe(6n);
   });
 });

@@ -3,20 +3,33 @@ import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { inject } from 'vitest';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { createTableInput, tables } from '#shared/dynamodb/tables.ts';
+import { createCreditLedger } from '#shared/wallet/credit-ledger.ts';
 import { createDepositLedger } from '#shared/wallet/deposit-ledger.ts';
+import type { CreditLedger } from '#shared/wallet/post-credits.ts';
+import type { TransferLedger } from '#shared/wallet/send-money.ts';
+import { createTransferLedger } from '#shared/wallet/transfer-ledger.ts';
+import { createWalletOpening } from '#shared/wallet/wallet-opening.ts';
 import { createWalletReader, type WalletReader } from '#shared/wallet/wallet-reader.ts';
-import { createWalletRepository, type WalletRepository } from '#shared/wallet/wallet-repository.ts';
 
 /** A wallet ledger with its deposits: what the functions use, and what `wallet:fund` adds. */
-export type TestLedger = WalletReader & WalletRepository & ReturnType<typeof createDepositLedger>;
+export type TestLedger = WalletReader &
+  ReturnType<typeof createDepositLedger> & {
+    openWallet(address: string, openedAt: string): Promise<void>;
+    /** What sending money writes with. */
+    transfers: TransferLedger;
+    /** What the credit poster writes with. */
+    credits: CreditLedger;
+  };
 
 const ledgerOf = (access: {
   client: ReturnType<typeof createDocumentClient>;
   tableName: string;
 }): TestLedger => ({
   ...createWalletReader(access),
-  ...createWalletRepository(access),
   ...createDepositLedger(access),
+  openWallet: createWalletOpening(access),
+  transfers: createTransferLedger(access),
+  credits: createCreditLedger(access),
 });
 
 /**

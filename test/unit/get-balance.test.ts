@@ -7,10 +7,11 @@ const clock = { now: () => Date.parse('2026-11-24T10:00:00.000Z') };
 describe('get balance (use case)', () => {
   it('reads the balance of the caller, exact', async () => {
     const wallets = new InMemoryWallets();
-    wallets.wallets.set('alice', { balanceMinor: 9_007_199_254_740_993n, updatedAt: 'then' });
+    wallets.wallets.set('alice', { balanceMinor: 9_007_199_254_740_993n, seq: 1, updatedAt: 'then' });
     expect(await makeGetBalance({ wallets, clock })('alice')).toEqual({
       address: 'alice',
       balanceMinor: 9_007_199_254_740_993n,
+      pendingMinor: 0n,
       updatedAt: 'then',
     });
   });
@@ -21,6 +22,7 @@ describe('get balance (use case)', () => {
     expect(await getBalance('newcomer')).toEqual({
       address: 'newcomer',
       balanceMinor: 0n,
+      pendingMinor: 0n,
       updatedAt: undefined,
     });
     expect(wallets.wallets.has('newcomer')).toBe(true);

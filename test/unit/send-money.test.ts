@@ -20,11 +20,11 @@ const NOW = Date.parse('2026-11-24T10:00:00.000Z');
 function bank(balances: Record<string, number>) {
   const wallets = new InMemoryWallets();
   for (const [address, minor] of Object.entries(balances)) {
-    wallets.wallets.set(address, { balanceMinor: BigInt(minor) });
+    wallets.wallets.set(address, { balanceMinor: BigInt(minor), seq: 0 });
   }
   let n = 0;
   const send = makeSendMoney({
-    wallets,
+    ledger: wallets,
     clock: { now: () => NOW },
     ids: { next: () => `transfer-${++n}` },
     settings,
@@ -39,6 +39,7 @@ describe('send money (use case)', () => {
     const result = await send({ sub: 'alice', toAddress: 'bob', amountMinor: 250 });
     expect(result).toEqual({
       replayed: false,
+      status: 'completed',
       transfer: {
         transferId: 'transfer-1',
         fromAddress: 'alice',
@@ -87,7 +88,7 @@ describe('send money (use case)', () => {
     const command = { sub: 'alice', toAddress: 'bob', amountMinor: 100, idempotencyKey: 'k1' };
     const first = await send(command);
     const again = await send(command);
-    expect(again).toEqual({ replayed: true, transfer: first.transfer });
+    expect(again).toEqual({ replayed: true, status: 'completed', transfer: first.transfer });
     expect(balance('alice')).toBe(900n);
   });
 
@@ -108,5 +109,56 @@ describe('send money (use case)', () => {
     const bobs = await send({ sub: 'bob', toAddress: 'carol', amountMinor: 100, idempotencyKey: 'same' });
     expect(bobs.replayed).toBe(false);
     expect(balance('carol')).toBe(200n);
+  });
+
+  it('credits a hot wallet through the clearing account: the payer pays now, the credit is pending', async () => {
+    const { wallets, send, balance } = bank({ alice: 1_000, shop: 0 });
+    await wallets.markHot('shop', NOW + 1);
+    const result = await send({ sub: 'alice', toAddress: 'shop', amountMinor: 250 });
+    expect(result.status).toBe('pending');
+    expect(result.transfer.via).toBe('clearing');
+    expect([balance('alice'), balance('shop')]).toEqual([750n, 0n]);
+    expect(wallets.credits.get(result.transfer.transferId)).toEqual({
+      transfer: result.transfer,
+      posted: false,
+    });
+    expect((await wallets.readWallet('shop'))?.pendingMinor).toBe(250n);
+  });
+
+  it('credits a wallet whose hot mark has lapsed directly again', async () => {
+    const { wallets, send, balance } = bank({ alice: 1_000, shop: 0 });
+    await wallets.markHot('shop', NOW);
+    expect((await send({ sub: 'alice', toAddress: 'shop', amountMinor: 250 })).status).toBe('completed');
+    expect(balance('shop')).toBe(250n);
+  });
+
+  it('marks a contended recipient hot and pays through the clearing account at once, trying its wallet once', async () => {
+    const { wallets, send } = bank({ alice: 1_000, shop: 0 });
+    wallets.contend = 1;
+    const result = await send({ sub: 'alice', toAddress: 'shop', amountMinor: 250 });
+    expect(result.status).toBe('pending');
+    expect(wallets.commits.map((plan) => plan.route.kind)).toEqual(['direct', 'clearing']);
+    // The payer was not refused: its read still holds, and the second write needs no second read.
+    expect(wallets.reads).toBe(1);
+    expect(wallets.hotUntil.get('shop')).toBeGreaterThan(NOW);
+  });
+
+  it('reads the payer again and retries when its account moved on, until it commits', async () => {
+    const { wallets, send, balance } = bank({ alice: 1_000, bob: 0 });
+    wallets.movePayer = 5;
+    expect((await send({ sub: 'alice', toAddress: 'bob', amountMinor: 1 })).status).toBe('completed');
+    expect(wallets.commits).toHaveLength(6);
+    expect(balance('alice')).toBe(999n);
+  });
+
+  it('replays a payment to a hot wallet with the status its credit has now', async () => {
+    const { wallets, send } = bank({ alice: 1_000, shop: 0 });
+    await wallets.markHot('shop', NOW + 1);
+    const command = { sub: 'alice', toAddress: 'shop', amountMinor: 100, idempotencyKey: 'k-hot' };
+    const first = await send(command);
+    expect((await send(command)).status).toBe('pending');
+    const credit = wallets.credits.get(first.transfer.transferId);
+    if (credit) credit.posted = true;
+    expect(await send(command)).toEqual({ replayed: true, status: 'completed', transfer: first.transfer });
   });
 });

@@ -2,11 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { InvalidParameterError, NotFoundError } from '#shared/errors.ts';
 import { encodeCursor } from '#shared/wallet/history-cursor.ts';
 import type { MovementRecord } from '#shared/wallet/history-repository.ts';
-import { type EntryRecord, ISSUANCE_ACCOUNT, walletAccount } from '#shared/wallet/ledger-keys.ts';
+import {
+  CLEARING_ACCOUNT,
+  type EntryRecord,
+  ISSUANCE_ACCOUNT,
+  walletAccount,
+} from '#shared/wallet/ledger-keys.ts';
+import type { PendingCredit } from '#shared/wallet/pending-credits.ts';
 import { makeGetTransfer, makeListTransfers } from '#shared/wallet/transfer-history.ts';
 
 /** A history of `count` entries of alice (1 a deposit, then transfers with bob), in memory. */
-function historyOf(count: number) {
+function historyOf(count: number, inTransit: { payments?: string[]; credits?: PendingCredit[] } = {}) {
   const entries: EntryRecord[] = Array.from({ length: count }, (_, i) => ({
     account: walletAccount('alice'),
     seq: i + 1,
@@ -20,7 +26,12 @@ function historyOf(count: number) {
     currency: 'USD',
     createdAt: `2026-11-24T10:00:${String(i).padStart(2, '0')}.000Z`,
   }));
+  for (const id of inTransit.payments ?? []) {
+    const entry = entries.find((e) => e.transferId === id);
+    if (entry) Object.assign(entry, { counterpartyAccount: CLEARING_ACCOUNT, counterpartyAddress: 'shop' });
+  }
   const queries: number[] = [];
+  const creditReads: string[][] = [];
   const history = {
     async entries(account: string, limit: number, atOrBelow?: number) {
       queries.push(limit);
@@ -29,8 +40,15 @@ function historyOf(count: number) {
         .sort((a, b) => b.seq - a.seq)
         .slice(0, limit);
     },
+    async creditsInTransit(ids: readonly string[]) {
+      if (ids.length > 0) creditReads.push([...ids]);
+      return new Set(ids.filter((id) => inTransit.payments?.includes(id)));
+    },
+    async pendingCredits(_address: string, limit: number) {
+      return (inTransit.credits ?? []).slice(0, limit);
+    },
   };
-  return { list: makeListTransfers({ history }), queries };
+  return { list: makeListTransfers({ history }), queries, creditReads };
 }
 
 describe('list transfers (use case)', () => {
@@ -69,6 +87,39 @@ describe('list transfers (use case)', () => {
   });
 });
 
+describe('list transfers of a wallet paying or paid through the clearing account', () => {
+  const credit: PendingCredit = {
+    transferId: 'c1',
+    fromAddress: 'carol',
+    amountMinor: 7,
+    currency: 'USD',
+    createdAt: '2026-11-24T10:01:00.000Z',
+  };
+
+  it('shows a payment whose credit is in transit as pending, to its recipient, reading credits only for such payments', async () => {
+    const { list, creditReads } = historyOf(4, { payments: ['t3'] });
+    const page = await list({ sub: 'alice', limit: 10 });
+    expect(page.items.map((i) => [i.transferId, i.status])).toEqual([
+      ['t4', 'completed'],
+      ['t3', 'pending'],
+      ['t2', 'completed'],
+      ['t1', 'completed'],
+    ]);
+    expect(page.items[1]?.counterparty).toBe('shop');
+    expect(creditReads).toEqual([['t3']]);
+    await list({ sub: 'alice', limit: 1 });
+    expect(creditReads).toHaveLength(1);
+  });
+
+  it('lists the credits in transit to the wallet on the first page only', async () => {
+    const { list } = historyOf(3, { credits: [credit] });
+    const first = await list({ sub: 'alice', limit: 1 });
+    expect(first.pending).toEqual([credit]);
+    const next = await list({ sub: 'alice', limit: 1, cursor: first.nextCursor });
+    expect(next.pending).toBeUndefined();
+  });
+});
+
 describe('get transfer (use case)', () => {
   const movement: MovementRecord = {
     transferId: 't1',
@@ -78,6 +129,7 @@ describe('get transfer (use case)', () => {
     amountMinor: 5,
     currency: 'USD',
     createdAt: '2026-11-24T10:00:00.000Z',
+    status: 'completed',
   };
   const get = makeGetTransfer({ history: { movement: async (id) => (id === 't1' ? movement : undefined) } });
 

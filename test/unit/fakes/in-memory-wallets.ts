@@ -1,41 +1,121 @@
-import { MAX_BALANCE_MINOR } from '#shared/wallet/money.ts';
+import type { AccountState } from '#shared/wallet/ledger-commit.ts';
+import type {
+  TransferCommit,
+  TransferLedger,
+  TransferPlan,
+  TransferRecord,
+  TransferState,
+} from '#shared/wallet/send-money.ts';
 import type { WalletRecord } from '#shared/wallet/wallet-reader.ts';
-import type { CommitOutcome, IdempotencyClaim, TransferRecord } from '#shared/wallet/wallet-repository.ts';
+
+interface Wallet {
+  balanceMinor: bigint;
+  seq: number;
+  updatedAt?: string;
+}
 
 /**
- * The wallet ledger in memory, with the repository's contract (all or nothing per commit, open
- * wallets only, never overdrawn, never past the cap, a key claimed once): for unit tests of the use
- * cases. The repository itself is tested against DynamoDB Local (test/integration/wallet-repository.test.ts).
+ * The wallet ledger in memory, with the repository's contract (all or nothing per commit, each
+ * account on condition that it is as read, a key claimed once, credits to a hot wallet held in
+ * transit): for unit tests of the use cases. The repository itself is tested against DynamoDB
+ * Local (test/integration/wallet-repository.test.ts). `contend` makes the next commits meet
+ * another transaction on the recipient, as DynamoDB answers when a wallet is paid by many at once.
  */
-export class InMemoryWallets {
-  readonly wallets = new Map<string, { balanceMinor: bigint; updatedAt?: string }>();
+export class InMemoryWallets implements TransferLedger {
+  readonly wallets = new Map<string, Wallet>();
   readonly transfers: TransferRecord[] = [];
-  readonly claims = new Map<string, TransferRecord>();
+  readonly claims = new Map<string, { transfer: TransferRecord; expiresAt: number }>();
+  /** Credits in transit, by transfer id, and whether posted. */
+  readonly credits = new Map<string, { transfer: TransferRecord; posted: boolean }>();
+  readonly hotUntil = new Map<string, number>();
+  readonly commits: TransferPlan[] = [];
+  /** How many times the ledger was read. */
+  reads = 0;
+  /** How many of the next commits find the recipient in another transaction. */
+  contend = 0;
+  /** How many of the next commits find the payer moved on since it was read. */
+  movePayer = 0;
 
   async readWallet(address: string): Promise<WalletRecord | undefined> {
     const wallet = this.wallets.get(address);
-    return wallet && { ...wallet };
+    if (!wallet) return undefined;
+    let pendingMinor = 0n;
+    for (const { transfer, posted } of this.credits.values()) {
+      if (!posted && transfer.toAddress === address) pendingMinor += BigInt(transfer.amountMinor);
+    }
+    return {
+      balanceMinor: wallet.balanceMinor,
+      pendingMinor,
+      ...(wallet.updatedAt ? { updatedAt: wallet.updatedAt } : {}),
+    };
   }
 
   async openWallet(address: string): Promise<void> {
-    if (!this.wallets.has(address)) this.wallets.set(address, { balanceMinor: 0n });
+    if (!this.wallets.has(address)) this.wallets.set(address, { balanceMinor: 0n, seq: 0 });
   }
 
-  async commitTransfer(transfer: TransferRecord, claim?: IdempotencyClaim): Promise<CommitOutcome> {
+  async read(transfer: TransferRecord, claim?: { sub: string; key: string }): Promise<TransferState> {
+    this.reads++;
+    const claimed = claim && this.claims.get(JSON.stringify([claim.sub, claim.key]));
+    return {
+      payer: this.state(transfer.fromAddress),
+      recipient: this.state(transfer.toAddress),
+      recipientHotUntil: this.hotUntil.get(transfer.toAddress) ?? 0,
+      ...(claimed ? { claimed } : {}),
+    };
+  }
+
+  async commit(plan: TransferPlan): Promise<TransferCommit> {
+    this.commits.push(plan);
+    const { transfer, claim, payer, route } = plan;
     const claimKey = claim && JSON.stringify([claim.sub, claim.key]);
     const claimed = claimKey === undefined ? undefined : this.claims.get(claimKey);
-    if (claimed) return { kind: 'key-used', transfer: claimed };
+    if (claimed) return { kind: 'key-claimed', transfer: claimed.transfer };
+    if (this.movePayer > 0) {
+      this.movePayer--;
+      return { kind: 'payer-moved' };
+    }
+    if (!sameState(this.state(transfer.fromAddress), payer)) return { kind: 'payer-moved' };
+    if (route.kind === 'direct') {
+      if (this.contend > 0) {
+        this.contend--;
+        return { kind: 'recipient-busy', payerMoved: false };
+      }
+      if (!sameState(this.state(transfer.toAddress), route.recipient)) {
+        return { kind: 'recipient-busy', payerMoved: false };
+      }
+    }
     const amount = BigInt(transfer.amountMinor);
-    const from = this.wallets.get(transfer.fromAddress);
-    if (!from || from.balanceMinor < amount) return { kind: 'insufficient-funds', senderHasWallet: !!from };
-    const to = this.wallets.get(transfer.toAddress);
-    if (!to) return { kind: 'unknown-recipient' };
-    if (to.balanceMinor + amount > BigInt(MAX_BALANCE_MINOR)) return { kind: 'recipient-limit' };
+    const from = this.wallets.get(transfer.fromAddress) as Wallet;
     from.balanceMinor -= amount;
-    to.balanceMinor += amount;
-    from.updatedAt = to.updatedAt = transfer.createdAt;
+    from.seq++;
+    from.updatedAt = transfer.createdAt;
+    if (route.kind === 'direct') {
+      const to = this.wallets.get(transfer.toAddress) as Wallet;
+      to.balanceMinor += amount;
+      to.seq++;
+      to.updatedAt = transfer.createdAt;
+    } else {
+      this.credits.set(transfer.transferId, { transfer, posted: false });
+    }
     this.transfers.push(transfer);
-    if (claimKey !== undefined) this.claims.set(claimKey, transfer);
+    if (claim && claimKey !== undefined) this.claims.set(claimKey, { transfer, expiresAt: claim.expiresAt });
     return { kind: 'committed' };
   }
+
+  async markHot(address: string, until: number): Promise<void> {
+    this.hotUntil.set(address, Math.max(until, this.hotUntil.get(address) ?? 0));
+  }
+
+  async creditPosted(transferId: string): Promise<boolean> {
+    return this.credits.get(transferId)?.posted ?? false;
+  }
+
+  private state(address: string): AccountState {
+    const wallet = this.wallets.get(address);
+    return { exists: !!wallet, balance: wallet?.balanceMinor ?? 0n, seq: wallet?.seq ?? 0 };
+  }
 }
+
+const sameState = (a: AccountState, b: AccountState) =>
+  a.exists === b.exists && a.balance === b.balance && a.seq === b.seq;

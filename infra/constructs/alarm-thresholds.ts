@@ -52,6 +52,14 @@ export const ALARM_THRESHOLDS = {
   probeFailures: { threshold: 1, period: Duration.minutes(5), periods: 2, datapoints: 2 },
   /** Retries after conflicts, throttling or timeouts, in % of a route's requests (EMF DynamoDbRetries). */
   dynamoDbRetryRatePercent: { threshold: 10, period: Duration.minutes(5), periods: 3, datapoints: 2 },
+  /**
+   * Age of the newest stream record the credit poster took, in ms (Lambda's IteratorAge, maximum
+   * per minute): its batching window and a posting take seconds, so a minute behind for 3 of 5
+   * minutes is a poster that cannot keep up or keeps failing.
+   */
+  creditPosterIteratorAgeMs: { threshold: 60_000, period: Duration.minutes(1), periods: 5, datapoints: 3 },
+  /** Batches the credit poster gave up on, waiting in its failure queue: each needs a re-drive. */
+  creditPosterFailedBatches: { threshold: 1, period: Duration.minutes(5), periods: 1, datapoints: 1 },
 } as const;
 
 /**

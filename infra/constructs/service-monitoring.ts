@@ -1,9 +1,10 @@
-import type { Duration } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import type { Method, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import {
   Alarm,
   ComparisonOperator,
   type Dashboard,
+  GraphWidget,
   type IMetric,
   MathExpression,
   Metric,
@@ -22,6 +23,7 @@ import {
   sumOverOperations,
   tableOperations,
 } from '#infra/constructs/alarm-thresholds.ts';
+import type { CreditPoster } from '#infra/constructs/credit-poster.ts';
 import type { ProjectFunction } from '#infra/constructs/project-function.ts';
 import { addServiceDashboard } from '#infra/constructs/service-dashboard.ts';
 import { AUTHORIZER_ROUTE, METRICS_NAMESPACE } from '#shared/observability/telemetry.ts';
@@ -42,7 +44,12 @@ export interface ServiceMonitoringProps {
   readonly alarmTopic: ITopic;
   /** The synthetic probe, whose ProbeSuccess metric must keep arriving. */
   readonly probe: ProjectFunction;
+  /** The credit poster: how far behind the stream it is, and the batches it gave up on. */
+  readonly creditPoster: CreditPoster;
 }
+
+/** The credit poster's name in alarm names and the dashboard. */
+export const CREDIT_POSTER_SUBJECT = 'creditPoster';
 
 /** How one alarm is defined; see {@link ALARM_THRESHOLDS}. */
 interface AlarmSpec {
@@ -134,6 +141,7 @@ export class ServiceMonitoring extends Construct {
     const everyFunction: [string, ProjectFunction][] = [
       [AUTHORIZER_ROUTE, props.authorizer],
       ...[...props.functions].map(([operationId, fn]): [string, ProjectFunction] => [operationId, fn]),
+      [CREDIT_POSTER_SUBJECT, props.creditPoster.function],
     ];
     for (const [name, fn] of everyFunction) {
       this.#alarm(`${name}Throttles`, {
@@ -246,6 +254,8 @@ export class ServiceMonitoring extends Construct {
         'The synthetic probe failed twice in a row, or stopped reporting, for 10 minutes: the API may be down for everyone even though no request-driven alarm can fire without requests. Probe log: message = "probe failed" (checks: openapi, token, authorized-read); then the API 5xx alarms, the identity provider and the probe secret.',
     });
 
+    this.#creditPosterAlarms(props.creditPoster);
+
     this.dashboard = addServiceDashboard(this, {
       ...props,
       alarms: this.alarms,
@@ -253,6 +263,55 @@ export class ServiceMonitoring extends Construct {
       everyFunction,
       emf: (metricName, route, period, statistic) => this.#emf(metricName, route, period, statistic),
       method: (operationId) => this.#method(operationId),
+    });
+    const fiveMinutes = Duration.minutes(5);
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Credit poster: stream iterator age max (ms) / failed batches waiting',
+        left: [
+          props.creditPoster.function.function.metric('IteratorAge', {
+            statistic: 'Maximum',
+            period: fiveMinutes,
+          }),
+        ],
+        right: [
+          props.creditPoster.failureQueue.metricApproximateNumberOfMessagesVisible({
+            statistic: 'Maximum',
+            period: fiveMinutes,
+          }),
+        ],
+        width: 24,
+        height: 6,
+      }),
+    );
+  }
+
+  /**
+   * The poster falling behind the stream (IteratorAge: how old the newest record it took was), and
+   * a batch it gave up on (the failure queue). Either way the credits wait in the clearing account,
+   * the money safe; the README's runbook row "The credit poster alarms" says how to re-drive them.
+   */
+  #creditPosterAlarms(poster: CreditPoster): void {
+    const age = ALARM_THRESHOLDS.creditPosterIteratorAgeMs;
+    this.#alarm('CreditPosterIteratorAge', {
+      subject: CREDIT_POSTER_SUBJECT,
+      kind: 'iterator-age',
+      metric: poster.function.function.metric('IteratorAge', { statistic: 'Maximum', period: age.period }),
+      threshold: age,
+      description:
+        'The credit poster is a minute or more behind the wallets table stream, in 3 of 5 minutes: payments to hot wallets stay pending longer (the money waits in the clearing account). Poster log: level = "ERROR"; Lambda errors, throttles and duration of the poster; the wallets table throttle and conflict alarms. README runbook: "The credit poster alarms".',
+    });
+    const failed = ALARM_THRESHOLDS.creditPosterFailedBatches;
+    this.#alarm('CreditPosterFailedBatches', {
+      subject: CREDIT_POSTER_SUBJECT,
+      kind: 'failed-batches',
+      metric: poster.failureQueue.metricApproximateNumberOfMessagesVisible({
+        statistic: 'Maximum',
+        period: failed.period,
+      }),
+      threshold: failed,
+      description:
+        'The credit poster gave up on a batch of stream records after its retries (or the records grew too old): those credits stay unposted, in the clearing account and the pending index, until re-driven. README runbook: "The credit poster alarms".',
     });
   }
 

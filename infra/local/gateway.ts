@@ -7,13 +7,15 @@
  * synthesized `cdk.out` in execution environments of its own with only its template's environment
  * (`invoke/bundled-functions.ts`). This module composes the parts and owns the stack's lifecycle:
  * routing (`router.ts`), the 10 MB limit (`request-body.ts`), the authorizer and its cache
- * (`authorizer-emulation.ts`), the proxy event (`proxy-event.ts`), invocation (`invoke.ts`) and
- * the gateway responses (`gateway-answer.ts`).
+ * (`authorizer-emulation.ts`), the proxy event (`proxy-event.ts`), invocation (`invoke.ts`),
+ * the gateway responses (`gateway-answer.ts`), and the wallets table's stream into the credit
+ * poster, as the deployed event source mapping delivers it (`stream-poller.ts`).
  */
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resolve as resolvePath } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
+import { CREDIT_POSTER_FUNCTION_DIR, CREDIT_POSTER_NAME } from '#infra/credit-poster-settings.ts';
 import {
   authorizerEnvironment,
   type CallerRateLimit,
@@ -42,6 +44,12 @@ import { defaultPort, JWKS_PATH, LOCAL_AUDIENCE, loadOrCreateLocalKeys, localIss
 import { RequestPipeline } from './request-pipeline.ts';
 import { type RunningStack, stackRecordPath, writeStackRecord } from './stack-record.ts';
 import { localStateDir } from './state.ts';
+import {
+  type StreamInvoke,
+  type StreamPoller,
+  type StreamPollerStats,
+  startStreamPoller,
+} from './stream-poller.ts';
 
 export interface LocalStackOptions {
   /** TCP port of the gateway; 0 for any free one. {@link defaultPort} when absent. */
@@ -90,6 +98,8 @@ export interface LocalStackOptions {
    * its own, instead of importing the sources into this process (the default).
    */
   readonly bundled?: BundledOptions;
+  /** Where the credit poster's stream poller says what it is doing; stderr when absent. */
+  readonly onStreamLog?: (line: string) => void;
 }
 
 /** The stage name local functions see in `STAGE` in-process (bundled, they see their template's). */
@@ -118,6 +128,15 @@ export interface LocalStack {
   readonly loadErrors: Readonly<Record<string, string>>;
   /** Bundled: invocations, cold starts and live environments per function; empty in-process. */
   functionStats(): Record<string, FunctionStats>;
+  /**
+   * The credit poster as the deployed stack runs it: the wallets table's stream polled into the
+   * function (its bundle, or its module in-process); absent when the function cannot run.
+   */
+  readonly creditPoster?: {
+    /** The on-failure destination: one JSON line per batch the poller gave up on. */
+    readonly failureFile: string;
+    stats(): StreamPollerStats;
+  };
   /** Stops the server, then DynamoDB Local if this stack started it, and removes the stack record. */
   stop(): Promise<void>;
 }
@@ -239,7 +258,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     );
 
     let invoker: Invoker;
-    let loadErrors: Readonly<Record<string, string>>;
+    let loadErrors: Record<string, string>;
+    let posterInvoke: StreamInvoke | undefined;
     let functionsSource = 'the TypeScript sources, in this process';
     let functionStats = (): Record<string, FunctionStats> => ({});
     if (options.bundled) {
@@ -248,6 +268,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       authorizer.handler = functions.authorizer();
       ({ loadErrors, source: functionsSource } = functions);
       functionStats = () => functions.stats();
+      posterInvoke = functions.poster();
       invoker = functions;
     } else {
       // One process.env for every function at request time: each sees the others' variables
@@ -264,9 +285,32 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       }
       await inProcess.load(routes, environmentOf, env);
       loadErrors = inProcess.loadErrors;
+      try {
+        const posterEnv = { ...common, [tables.wallets.envVar]: tableNames.wallets };
+        posterInvoke = (await withOwnEnvironment(posterEnv, env, () =>
+          loadHandler(CREDIT_POSTER_FUNCTION_DIR),
+        )) as StreamInvoke;
+      } catch (error) {
+        loadErrors[CREDIT_POSTER_NAME] = error instanceof Error ? error.message : String(error);
+      }
       invoker = inProcess;
     }
     pipeline.setInvoker(invoker);
+
+    // After the functions, so it stops before them: its last batch still has a function to run.
+    let poller: StreamPoller | undefined;
+    const failureFile = join(stateDir, `credit-poster-failures-${port}.jsonl`);
+    if (posterInvoke) {
+      poller = await startStreamPoller({
+        endpoint: dynamodbEndpoint,
+        tableName: tableNames.wallets,
+        invoke: posterInvoke,
+        failureFile,
+        ...(options.onStreamLog === undefined ? {} : { log: options.onStreamLog }),
+      });
+      const started = poller;
+      cleanups.push(() => started.stop());
+    }
 
     const record: RunningStack = {
       baseUrl,
@@ -291,6 +335,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       functionsSource,
       loadErrors,
       functionStats,
+      ...(poller === undefined
+        ? {}
+        : { creditPoster: { failureFile, stats: (poller as StreamPoller).stats } }),
       stop,
     };
   } catch (error) {

@@ -24,11 +24,13 @@ import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import type { ProbeSettings } from '#infra/config/deployment-config.ts';
 import { CallerRateLimitAcl } from '#infra/constructs/caller-rate-limit.ts';
+import { CreditPoster } from '#infra/constructs/credit-poster.ts';
 import { addHttpEdges } from '#infra/constructs/http-edges.ts';
 import { LedgerAudit } from '#infra/constructs/ledger-audit.ts';
 import { ProjectFunction } from '#infra/constructs/project-function.ts';
 import { ServiceMonitoring } from '#infra/constructs/service-monitoring.ts';
 import { SyntheticProbe } from '#infra/constructs/synthetic-probe.ts';
+import { CREDIT_POSTER_NAME } from '#infra/credit-poster-settings.ts';
 import {
   type AuthSettings,
   authorizerEnvironment,
@@ -110,6 +112,8 @@ export class ServiceStack extends Stack {
   readonly probe: SyntheticProbe;
   /** The scheduled audit of the wallet ledger and its alarm. */
   readonly ledgerAudit: LedgerAudit;
+  /** The wallets table's stream into the function that posts credits in transit to hot wallets. */
+  readonly creditPoster: CreditPoster;
   /** The base URL of the API stage, as an output the pipeline's smoke test reads. */
   readonly apiUrlOutput: CfnOutput;
 
@@ -253,6 +257,13 @@ export class ServiceStack extends Stack {
       logLevel: props.logLevel,
     });
 
+    this.creditPoster = new CreditPoster(this, CREDIT_POSTER_NAME, {
+      stageName: props.stageName,
+      walletsTable: props.tables.wallets,
+      logRetention: props.logRetention,
+      logLevel: props.logLevel,
+    });
+
     this.monitoring = new ServiceMonitoring(this, 'Monitoring', {
       stageName: props.stageName,
       api: this.api,
@@ -263,6 +274,7 @@ export class ServiceStack extends Stack {
       tables: props.tables,
       alarmTopic: props.alarmTopic,
       probe: this.probe.function,
+      creditPoster: this.creditPoster,
     });
     this.ledgerAudit = new LedgerAudit(this, 'LedgerAudit', {
       stageName: props.stageName,

@@ -4,6 +4,7 @@ import {
   BillingMode,
   type ITable,
   ProjectionType,
+  StreamViewType,
   Table,
   TableEncryption,
 } from 'aws-cdk-lib/aws-dynamodb';
@@ -69,6 +70,8 @@ export class StatefulStack extends Stack {
         deletionProtection: props.deletionProtection,
         removalPolicy,
         ...(definition.timeToLiveAttribute ? { timeToLiveAttribute: definition.timeToLiveAttribute } : {}),
+        // The change stream the definition declares (the wallets table's, read by the credit poster).
+        ...(definition.stream ? { stream: StreamViewType[definition.stream] } : {}),
       });
       for (const index of definition.indexes ?? []) {
         resource.addGlobalSecondaryIndex({

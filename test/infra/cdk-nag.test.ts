@@ -65,6 +65,8 @@ const SERVICE_FINDINGS = [
   'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
   'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
   'AwsSolutions-IAM5[Resource::*]',
+  // The credit poster's failure queue, a destination rather than a queue with consumers.
+  'AwsSolutions-SQS3',
 ];
 const PIPELINE_FINDINGS = [
   ...SERVICE_FINDINGS,

@@ -112,6 +112,9 @@ describe('alarms', () => {
         `${t}-table-transaction-conflicts`,
       ]),
       'ledger-audit-failed',
+      'creditPoster-throttles',
+      'creditPoster-iterator-age',
+      'creditPoster-failed-batches',
     ].map((name) => `wallet-catalog-dev-${name}`);
     expect(
       alarms()
@@ -418,8 +421,8 @@ describe('alarm topic', () => {
 describe('logs', () => {
   it('keeps every log group of the service for the retention of the stage: functions, access and execution logs', () => {
     const groups = Object.values(service.findResources('AWS::Logs::LogGroup'));
-    // One per function (authorizer, probe and ledger audit included), access logs, execution logs.
-    expect(groups).toHaveLength(routeTable.length + 3 + 2);
+    // One per function (authorizer, probe, ledger audit and credit poster included), access logs, execution logs.
+    expect(groups).toHaveLength(routeTable.length + 4 + 2);
     for (const group of groups) expect(group.Properties.RetentionInDays).toBe(14);
     const prod = Template.fromStack(buildServiceApp({ stage: 'prod' }).service);
     prod.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
@@ -440,8 +443,8 @@ describe('tracing', () => {
   it('traces the API stage and every function with X-Ray', () => {
     service.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: true });
     const functions = Object.values(service.findResources('AWS::Lambda::Function'));
-    // The routes', the authorizer, the synthetic probe and the ledger audit.
-    expect(functions).toHaveLength(routeTable.length + 3);
+    // The routes', the authorizer, the synthetic probe, the ledger audit and the credit poster.
+    expect(functions).toHaveLength(routeTable.length + 4);
     for (const fn of functions) expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
   });
 });

@@ -1,8 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '#infra/bundling.ts';
+import { CREDIT_RECORD_FILTER } from '#infra/credit-poster-settings.ts';
 import { eventFileName, exampleEvents, TOKEN_PLACEHOLDER } from '#infra/local/invoke/events.ts';
+import { matchesFilter } from '#infra/local/stream-poller.ts';
 import { routes } from '#shared/routes.ts';
 
 const dir = join(PROJECT_ROOT, 'events');
@@ -30,5 +33,21 @@ describe('the example events of npm run invoke', () => {
         route.scopes === null ? undefined : `Bearer ${TOKEN_PLACEHOLDER}`,
       );
     }
+  });
+
+  it("hold one credit poster stream event: a credit's INSERT that the mapping's filter lets through", () => {
+    const event = exampleEvents()['credit-poster.json'] as DynamoDBStreamEvent;
+    expect(event.Records).toHaveLength(1);
+    const [record] = event.Records;
+    expect(record?.eventName).toBe('INSERT');
+    expect(matchesFilter(CREDIT_RECORD_FILTER, record)).toBe(true);
+    // What the poster reads of it (functions/post-credits): the transfer, the recipient, the position.
+    expect(record?.dynamodb?.NewImage?.transferId?.S).toBeTruthy();
+    expect(record?.dynamodb?.NewImage?.toAccount?.S).toMatch(/^W#/);
+    expect(record?.dynamodb?.SequenceNumber).toMatch(/^\d+$/);
+    // The same record as a MODIFY, or as another kind of item, would not reach the poster.
+    expect(matchesFilter(CREDIT_RECORD_FILTER, { ...record, eventName: 'MODIFY' })).toBe(false);
+    const entry = { ...record, dynamodb: { NewImage: { kind: { S: 'entry' } } } };
+    expect(matchesFilter(CREDIT_RECORD_FILTER, entry)).toBe(false);
   });
 });

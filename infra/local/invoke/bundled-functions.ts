@@ -1,14 +1,16 @@
 /**
- * The bundled mode of the local gateway (`npm start -- --bundled`): every route and the authorizer
- * run from their bundle in the synthesized `cdk.out`, each in execution environments of its own
+ * The bundled mode of the local gateway (`npm start -- --bundled`): every route, the authorizer
+ * and the credit poster run from their bundle in the synthesized `cdk.out`, each in execution environments of its own
  * (`pool.ts`: a process per environment, kept warm, one request at a time, a second concurrent
  * request a second environment and so a counted cold start), with exactly the environment its
  * template gives it, the values only AWS resolves replaced by the local stack's.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent, Context, DynamoDBStreamEvent } from 'aws-lambda';
 import { PROJECT_ROOT } from '#infra/bundling.ts';
+import { CREDIT_POSTER_NAME } from '#infra/credit-poster-settings.ts';
 import type { Route } from '#shared/routes.ts';
 import cdkJson from '../../../cdk.json' with { type: 'json' };
 import type { AuthorizerHandler } from '../authorizer-emulation.ts';
@@ -78,6 +80,7 @@ export class BundledFunctions implements Invoker {
   readonly source: string;
   private readonly byOperation = new Map<string, Entry>();
   private readonly authorizerEntry: Entry | undefined;
+  private readonly posterEntry: Entry | undefined;
 
   constructor(
     functions: readonly TemplateFunction[],
@@ -114,6 +117,7 @@ export class BundledFunctions implements Invoker {
       if (found) this.byOperation.set(route.operationId, found);
     }
     this.authorizerEntry = entry('authorizer');
+    this.posterEntry = entry(CREDIT_POSTER_NAME);
   }
 
   invoke(route: Route, event: APIGatewayProxyEvent, context: Context): Promise<unknown> {
@@ -131,8 +135,20 @@ export class BundledFunctions implements Invoker {
     return (event, context) => this.run(entry, event, context) as ReturnType<AuthorizerHandler>;
   }
 
+  /**
+   * The credit poster's bundle as the stream poller invokes it (infra/local/stream-poller.ts);
+   * absent when it cannot run.
+   */
+  poster(): ((event: DynamoDBStreamEvent) => Promise<unknown>) | undefined {
+    const entry = this.posterEntry;
+    if (!entry) return undefined;
+    return (event) => this.run(entry, event, { awsRequestId: randomUUID() } as Context);
+  }
+
   stats(): Record<string, FunctionStats> {
-    const entries = [...this.byOperation.values(), ...(this.authorizerEntry ? [this.authorizerEntry] : [])];
+    const entries = [...this.byOperation.values(), this.authorizerEntry, this.posterEntry].filter(
+      (entry): entry is Entry => entry !== undefined,
+    );
     return Object.fromEntries(
       entries.map((entry) => [entry.name, { invocations: entry.invocations, ...entry.pool.stats() }]),
     );
@@ -140,7 +156,9 @@ export class BundledFunctions implements Invoker {
 
   async close(): Promise<void> {
     await Promise.all(
-      [...this.byOperation.values(), this.authorizerEntry].map((entry) => entry?.pool.close()),
+      [...this.byOperation.values(), this.authorizerEntry, this.posterEntry].map((entry) =>
+        entry?.pool.close(),
+      ),
     );
   }
 

@@ -1,10 +1,11 @@
 /**
- * Example events for `npm run invoke`, one per route and one for the authorizer, built from the
- * route table: what the deployed API Gateway sends each function for a typical request (a REST
+ * Example events for `npm run invoke`, one per route, one for the authorizer and one for the
+ * credit poster (a stream record of a credit in transit), built from the route table: what the deployed API Gateway sends each function for a typical request (a REST
  * proxy v1 event after the authorizer allowed the caller `alice`; a TOKEN authorizer event).
  * `scripts/generate-events.ts` writes them to `events/`; a test keeps the files and this in sync.
  */
-import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, DynamoDBStreamEvent } from 'aws-lambda';
+import { CREDIT_POSTER_NAME } from '#infra/credit-poster-settings.ts';
 import { methodArnFor } from '#shared/auth/policy.ts';
 import { type OperationId, type Route, routes } from '#shared/routes.ts';
 import { proxyEvent } from '../proxy-event.ts';
@@ -129,10 +130,55 @@ function authorizerEvent(): APIGatewayTokenAuthorizerEvent {
   };
 }
 
+/**
+ * What the wallets table's stream hands the credit poster for one payment of 12.34 from `alice`
+ * to a hot `bob`: the INSERT of its credit in transit, as the event source mapping's filter lets
+ * it through. The poster reads the credit again by its key before posting it, so against a table
+ * without that credit the invocation posts nothing and reports no failure.
+ */
+function creditPosterEvent(): DynamoDBStreamEvent {
+  const transferId = '0b6c6b1e-5a8d-4c1e-9f3a-2d7b8c9e0f11';
+  const createdAt = REQUEST_TIME.toISOString();
+  const keys = { pk: { S: `CREDIT#${transferId}` } };
+  return {
+    Records: [
+      {
+        eventID: 'c4ca4238a0b923820dcc509a6f75849b',
+        eventName: 'INSERT',
+        eventVersion: '1.1',
+        eventSource: 'aws:dynamodb',
+        awsRegion: REGION,
+        dynamodb: {
+          ApproximateCreationDateTime: REQUEST_TIME.getTime() / 1000,
+          Keys: keys,
+          NewImage: {
+            ...keys,
+            kind: { S: 'credit' },
+            transferId: { S: transferId },
+            fromAccount: { S: `W#${EXAMPLE_SUB}` },
+            fromSeq: { N: '2' },
+            toAccount: { S: 'W#bob' },
+            amountMinor: { N: '1234' },
+            currency: { S: 'USD' },
+            createdAt: { S: createdAt },
+            pendingFor: { S: 'W#bob#7' },
+          },
+          SequenceNumber: '400000000000000000001',
+          SizeBytes: 260,
+          StreamViewType: 'NEW_IMAGE',
+        },
+        eventSourceARN: `arn:aws:dynamodb:${REGION}:${ACCOUNT_ID}:table/wallet-catalog-${STAGE}-stateful-WalletsTable/stream/${createdAt.slice(0, 23)}`,
+      },
+    ],
+  };
+}
+
 /** Every example event by file name under `events/`. */
 export function exampleEvents(): Record<string, unknown> {
   return {
     [eventFileName('authorizer')]: authorizerEvent(),
+    [eventFileName(CREDIT_POSTER_NAME.charAt(0).toLowerCase() + CREDIT_POSTER_NAME.slice(1))]:
+      creditPosterEvent(),
     ...Object.fromEntries(routes.map((route) => [eventFileName(route.operationId), routeEvent(route)])),
   };
 }

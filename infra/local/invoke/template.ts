@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT } from '#infra/bundling.ts';
+import { CREDIT_POSTER_NAME } from '#infra/credit-poster-settings.ts';
 import { routes } from '#shared/routes.ts';
 
 /** One `AWS::Lambda::Function` of the template. */
@@ -144,5 +145,9 @@ export function findFunction(functions: readonly TemplateFunction[], id: string)
   throw new Error(`No function "${id}" in the template; there are: ${names}`);
 }
 
-/** The names a function can be invoked by, for help texts: every operationId and the authorizer. */
-export const invocableNames = (): string[] => [...routes.map((route) => route.operationId), 'authorizer'];
+/** The names a function can be invoked by, for help texts: every operationId, the authorizer and the credit poster. */
+export const invocableNames = (): string[] => [
+  ...routes.map((route) => route.operationId),
+  'authorizer',
+  CREDIT_POSTER_NAME.charAt(0).toLowerCase() + CREDIT_POSTER_NAME.slice(1),
+];

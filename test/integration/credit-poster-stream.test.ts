@@ -1,0 +1,401 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createPostCreditsHandler } from '#functions/post-credits/handler.ts';
+import { ensureTables, localClient } from '#infra/local/dynamodb-local.ts';
+import {
+  type FailedBatch,
+  type StreamInvoke,
+  type StreamPoller,
+  startStreamPoller,
+} from '#infra/local/stream-poller.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { tables } from '#shared/dynamodb/tables.ts';
+import { createInboundMarker } from '#shared/wallet/inbound-marker.ts';
+import { creditKey, HISTORY_INDEX, walletAccount, walletKey } from '#shared/wallet/ledger-keys.ts';
+import { systemClock } from '#shared/wallet/ports.ts';
+import { makeSendMoney } from '#shared/wallet/send-money.ts';
+import { createTransferLedger } from '#shared/wallet/transfer-ledger.ts';
+import { uniqueSub } from '../support/events.ts';
+
+// The local stand-in for the event source mapping (infra/local/stream-poller.ts) against DynamoDB
+// Local's real stream, with the real poster (functions/post-credits) and credits written by the
+// real send path to hot wallets. Each test has a table of its own, hence a stream of its own.
+
+const endpoint = inject('env').DYNAMODB_ENDPOINT as string;
+const settings = {
+  currency: { code: 'USD', decimals: 2 },
+  maxTransferMinor: 1_000_000_00,
+  idempotencyTtlSeconds: 86_400,
+};
+/** Quick pollers: the deployed window and retries, shortened; the semantics are the same. */
+const FAST = { maxBatchingWindowSeconds: 0.3, pollIntervalMs: 100 } as const;
+
+let stateDir: string;
+const pollers: StreamPoller[] = [];
+const clients: DynamoDBDocumentClient[] = [];
+
+beforeAll(async () => {
+  stateDir = await mkdtemp(join(tmpdir(), 'credit-poster-stream-'));
+});
+
+afterAll(async () => {
+  await Promise.all(pollers.map((poller) => poller.stop()));
+  for (const client of clients) client.destroy();
+  await rm(stateDir, { recursive: true, force: true });
+});
+
+const newClient = () => {
+  const client = createDocumentClient({ endpoint });
+  clients.push(client);
+  return client;
+};
+
+/** A wallets table (and so a stream) of the test's own, and what writes to it. */
+async function ledger() {
+  const env = await ensureTables(endpoint, `poster-${randomUUID().slice(0, 8)}`);
+  const tableName = env[tables.wallets.envVar] as string;
+  const client = newClient();
+  const access = { client, tableName };
+  // The test's own reads and writes: the SDK's default timeouts and retries, as a loaded machine
+  // can make DynamoDB Local answer later than the functions' clients wait.
+  const reader = DynamoDBDocumentClient.from(localClient(endpoint));
+  clients.push(reader);
+  // Opens a wallet holding `amountMinor`, without entries: the test's setup, written directly, as
+  // the many deposits of a real funding all wait on the one issuance account.
+  const fund = async (address: string, amountMinor: number) => {
+    await reader.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: { pk: walletKey(address), kind: 'wallet', balance: amountMinor, seq: 0 },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  };
+  const sendMoney = makeSendMoney({
+    ledger: createTransferLedger(access),
+    clock: systemClock,
+    ids: { next: randomUUID },
+    settings,
+  });
+  const markHot = createInboundMarker(access);
+  /** A new poster, as another container would be: a client of its own. */
+  const poster = () => createPostCreditsHandler({ client: newClient(), tableName });
+  const poll = async (invoke: StreamInvoke, overrides: Record<string, number> = {}) => {
+    const failureFile = join(stateDir, `${tableName}-${randomUUID()}.jsonl`);
+    const poller = await startStreamPoller({
+      endpoint,
+      tableName,
+      invoke,
+      failureFile,
+      settings: { ...FAST, ...overrides },
+      log: () => undefined,
+    });
+    pollers.push(poller);
+    return { poller, failureFile };
+  };
+  return { tableName, client: reader, fund, sendMoney, markHot, poster, poll };
+}
+
+type Ledger = Awaited<ReturnType<typeof ledger>>;
+
+/** Opens each merchant with 0.01 and each payer with 1,000.00. */
+async function fundAll(book: Ledger, merchants: string[], payers: string[]) {
+  await Promise.all([...merchants.map((m) => book.fund(m, 1)), ...payers.map((p) => book.fund(p, 100_000))]);
+}
+
+/**
+ * One payment through the real send path, with an Idempotency-Key: a loaded machine can make
+ * DynamoDB Local answer late, and a retry with the key moves the money once whatever happened.
+ */
+async function pay(book: Ledger, sub: string, toAddress: string, amountMinor: number) {
+  const command = { sub, toAddress, amountMinor, idempotencyKey: randomUUID() };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const result = await book.sendMoney(command);
+      // Through the clearing account: the recipient is hot.
+      expect(result.transfer.via).toBe('clearing');
+      return result;
+    } catch (error) {
+      if (attempt >= 5 || (error as Error).name !== 'TemporarilyUnavailableError') throw error;
+    }
+  }
+}
+
+/** Pays each merchant, hot, from each payer, `rounds` times; returns what each merchant is owed. */
+async function payHotMerchants(book: Ledger, merchants: string[], payers: string[], rounds: number) {
+  for (const merchant of merchants) await book.markHot(merchant, Date.now() + 60_000);
+  const owed = new Map<string, { amount: number; transfers: string[] }>(
+    merchants.map((m) => [m, { amount: 0, transfers: [] }]),
+  );
+  // The payers at once, each paying one merchant after another (a payer's own payments would
+  // only wait for each other).
+  await Promise.all(
+    payers.map(async (payer, p) => {
+      for (let round = 0; round < rounds; round++) {
+        for (const [m, merchant] of merchants.entries()) {
+          const amountMinor = 100 + round * 10 + p + m;
+          const result = await pay(book, payer, merchant, amountMinor);
+          const due = owed.get(merchant);
+          if (!due) throw new Error('unknown merchant');
+          due.amount += amountMinor;
+          due.transfers.push(result.transfer.transferId);
+        }
+      }
+    }),
+  );
+  return owed;
+}
+
+interface Entry {
+  seq: number;
+  transferId: string;
+  amountMinor: number;
+  balanceAfter: number;
+}
+
+async function entriesOf(client: DynamoDBDocumentClient, tableName: string, address: string) {
+  const items: Entry[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await client.send(
+      new QueryCommand({
+        TableName: tableName,
+        IndexName: HISTORY_INDEX,
+        KeyConditionExpression: 'account = :a',
+        ExpressionAttributeValues: { ':a': walletAccount(address) },
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...((page.Items ?? []) as Entry[]));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items.sort((a, b) => a.seq - b.seq);
+}
+
+async function walletOf(client: DynamoDBDocumentClient, tableName: string, address: string) {
+  const { Item } = await client.send(
+    new GetCommand({ TableName: tableName, Key: { pk: walletKey(address) }, ConsistentRead: true }),
+  );
+  return Item as { balance: number; seq: number } | undefined;
+}
+
+/** Waits until `check` holds, or fails after `ms`. */
+async function eventually(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+/**
+ * Every credit to `merchant` posted exactly once: the balance is the opening balance plus what it
+ * is owed, its entries are numbered 1..seq without a gap, each payment has one entry and its
+ * credit names that entry, and each running balance is exact.
+ */
+async function expectPostedOnce(
+  book: Ledger,
+  merchant: string,
+  opening: number,
+  due: { amount: number; transfers: string[] },
+) {
+  const wallet = await walletOf(book.client, book.tableName, merchant);
+  expect(wallet?.balance).toBe(opening + due.amount);
+  expect(wallet?.seq).toBe(due.transfers.length);
+  const entries = await entriesOf(book.client, book.tableName, merchant);
+  expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
+  expect(entries).toHaveLength(due.transfers.length);
+  let balance = opening;
+  for (const entry of entries) {
+    balance += entry.amountMinor;
+    expect(entry.balanceAfter).toBe(balance);
+  }
+  const byTransfer = new Map<string, number>();
+  for (const entry of entries) byTransfer.set(entry.transferId, (byTransfer.get(entry.transferId) ?? 0) + 1);
+  expect([...byTransfer.keys()].sort()).toEqual([...due.transfers].sort());
+  expect([...byTransfer.values()].every((count) => count === 1)).toBe(true);
+  for (const transferId of due.transfers) {
+    const { Item: credit } = await book.client.send(
+      new GetCommand({ TableName: book.tableName, Key: { pk: creditKey(transferId) }, ConsistentRead: true }),
+    );
+    expect(credit?.pendingFor, transferId).toBeUndefined();
+    expect(entries.find((e) => e.seq === credit?.postedSeq)?.transferId).toBe(transferId);
+  }
+}
+
+const postedAll =
+  (book: Ledger, merchants: string[], owed: Map<string, { transfers: string[] }>) => async () => {
+    for (const merchant of merchants) {
+      const wallet = await walletOf(book.client, book.tableName, merchant);
+      if ((wallet?.seq ?? 0) < (owed.get(merchant)?.transfers.length ?? 0)) return false;
+    }
+    return true;
+  };
+
+const failuresOf = (answer: unknown) =>
+  (answer as DynamoDBBatchResponse | undefined)?.batchItemFailures ?? [];
+
+describe('the local stream poller delivering credits to the poster', () => {
+  it('posts every credit exactly once when each batch is delivered twice, by two pollers at once, and the poster dies mid-batch', {
+    timeout: 120_000,
+  }, async () => {
+    const book = await ledger();
+    const merchants = [uniqueSub('shop'), uniqueSub('shop'), uniqueSub('shop')];
+    const payers = Array.from({ length: 4 }, () => uniqueSub('payer'));
+    await Promise.all([
+      ...merchants.map((m) => book.fund(m, 1)),
+      ...payers.map((p) => book.fund(p, 100_000)),
+    ]);
+
+    // Every batch twice at the same time: two posters (two containers) on the same records.
+    const first = book.poster();
+    const second = book.poster();
+    let deliveredTwice = 0;
+    await book.poll(async (event) => {
+      deliveredTwice++;
+      const answers = await Promise.all([first(event), second(event)]);
+      return { batchItemFailures: answers.flatMap(failuresOf) };
+    });
+
+    // Another poller on the same stream, whose poster dies mid-batch the first times: it posts
+    // the first wallet of the batch, then crashes before answering.
+    const dying = book.poster();
+    let deaths = 0;
+    await book.poll(async (event: DynamoDBStreamEvent) => {
+      if (deaths < 3) {
+        const firstWallet = event.Records[0]?.dynamodb?.NewImage?.toAccount?.S;
+        await dying({
+          Records: event.Records.filter((r) => r.dynamodb?.NewImage?.toAccount?.S === firstWallet),
+        });
+        deaths++;
+        throw new Error('the poster died mid-batch');
+      }
+      return dying(event);
+    });
+
+    // Payments keep arriving while the pollers read, so that batches form over time.
+    const owed = await payHotMerchants(book, merchants, payers, 2);
+    await eventually(postedAll(book, merchants, owed), 60_000, 'every credit posted');
+    // Deliveries that would post twice if the poster let them.
+    expect(deliveredTwice).toBeGreaterThan(0);
+    expect(deaths).toBeGreaterThan(0);
+    // Let the pollers read any retries and duplicates still in flight, then check nothing moved again.
+    await sleep(1_500);
+    for (const merchant of merchants) {
+      await expectPostedOnce(book, merchant, 1, owed.get(merchant) ?? { amount: 0, transfers: [] });
+    }
+  });
+
+  it('sends a malformed credit to the failure destination after the bounded retries, and posts the others', {
+    timeout: 60_000,
+  }, async () => {
+    const book = await ledger();
+    const merchant = uniqueSub('shop');
+    const payers = Array.from({ length: 4 }, () => uniqueSub('payer'));
+    await fundAll(book, [merchant], payers);
+    const poison = `CREDIT#${randomUUID()}`;
+    // A credit that names no recipient: the poster can never post it.
+    await book.client.send(
+      new PutCommand({ TableName: book.tableName, Item: { pk: poison, kind: 'credit', amountMinor: 5 } }),
+    );
+    const poster = book.poster();
+    const seen: DynamoDBStreamEvent['Records'] = [];
+    const maxRetryAttempts = 3;
+    const { poller, failureFile } = await book.poll(
+      async (event) => {
+        seen.push(...event.Records);
+        return poster(event);
+      },
+      { maxRetryAttempts },
+    );
+    const before = await payHotMerchants(book, [merchant], payers, 2);
+    await eventually(
+      async () => (await readFile(failureFile, 'utf8').catch(() => '')).length > 0,
+      30_000,
+      'the failure destination',
+    );
+    const lines = (await readFile(failureFile, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as FailedBatch);
+    expect(lines).toHaveLength(1);
+    const [failed] = lines;
+    expect(failed?.requestContext.condition).toBe('RetryAttemptsExhausted');
+    expect(failed?.requestContext.approximateInvokeCount).toBe(maxRetryAttempts + 1);
+    expect(failed?.keys[0]).toEqual({ pk: { S: poison } });
+    expect(failed?.DDBStreamBatchInfo.streamArn).toBe(poller.streamArn);
+    // The shard goes on: credits written after the poison gave up are posted too.
+    const after = await payHotMerchants(book, [merchant], payers, 1);
+    const due = before.get(merchant) ?? { amount: 0, transfers: [] };
+    const late = after.get(merchant) ?? { amount: 0, transfers: [] };
+    const owed = new Map([
+      [merchant, { amount: due.amount + late.amount, transfers: [...due.transfers, ...late.transfers] }],
+    ]);
+    await eventually(postedAll(book, [merchant], owed), 30_000, 'the other credits posted');
+    await expectPostedOnce(book, merchant, 1, owed.get(merchant) ?? { amount: 0, transfers: [] });
+    // The filter let only inserted credits through: no wallet, entry or transfer record reached it.
+    expect(seen.length).toBeGreaterThan(0);
+    for (const record of seen) {
+      expect(record.eventName).toBe('INSERT');
+      expect(record.dynamodb?.NewImage?.kind?.S).toBe('credit');
+    }
+    expect(poller.stats().recordsFiltered).toBeGreaterThan(0);
+  });
+
+  it('splits a batch whose invocation fails until the failing credit stands alone, and posts the rest', {
+    timeout: 60_000,
+  }, async () => {
+    const book = await ledger();
+    const merchant = uniqueSub('shop');
+    const payers = Array.from({ length: 6 }, () => uniqueSub('payer'));
+    await fundAll(book, [merchant], payers);
+    const poster = book.poster();
+    let poisoned: string | undefined;
+    const sizes: number[] = [];
+    // Collect the whole burst into one batch, then fail every invocation that holds the poison.
+    const { failureFile } = await book.poll(
+      async (event) => {
+        sizes.push(event.Records.length);
+        if (event.Records.some((r) => r.dynamodb?.NewImage?.transferId?.S === poisoned)) {
+          throw new Error('this credit always fails');
+        }
+        return poster(event);
+      },
+      { maxRetryAttempts: 2, maxBatchingWindowSeconds: 2 },
+    );
+    await book.markHot(merchant, Date.now() + 60_000);
+    // The poison is decided before the payments' records can be read: the first payment.
+    const firstPayment = await book.sendMoney({
+      sub: payers[0] as string,
+      toAddress: merchant,
+      amountMinor: 7,
+    });
+    poisoned = firstPayment.transfer.transferId;
+    const rest = await payHotMerchants(book, [merchant], payers, 2);
+    const good = rest.get(merchant) ?? { amount: 0, transfers: [] };
+    await eventually(
+      async () => (await readFile(failureFile, 'utf8').catch(() => '')).length > 0,
+      30_000,
+      'the failure destination',
+    );
+    const owed = new Map([[merchant, good]]);
+    await eventually(postedAll(book, [merchant], owed), 30_000, 'the other credits posted');
+    const [failed] = (await readFile(failureFile, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as FailedBatch);
+    expect(failed?.DDBStreamBatchInfo.batchSize).toBe(1);
+    expect(failed?.keys).toEqual([{ pk: { S: creditKey(poisoned) } }]);
+    expect(failed?.responseContext.functionError).toMatch(/always fails/);
+    // Bisected: a batch of several, then halves, down to the poison alone.
+    expect(Math.max(...sizes)).toBeGreaterThan(1);
+    expect(sizes).toContain(1);
+    await expectPostedOnce(book, merchant, 1, good);
+  });
+});

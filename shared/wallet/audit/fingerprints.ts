@@ -40,7 +40,14 @@ export const chainTerm = (fp: Fingerprint, entry: Entry): bigint => {
 export const chainCloses = (fp: Fingerprint, terms: bigint, seq: number, balance: bigint): boolean =>
   addFingerprints(terms, fp.of('0:0')) === fp.of(`${seq}:${balance}`);
 
-/** Which of a movement's three items a fingerprint stands for: its out entry, in entry, record. */
+/**
+ * Which of a movement's three items a fingerprint stands for: its out entry, in entry, record.
+ * A payment through the clearing account has a credit instead of a direct in entry: the credit
+ * states the payment into the clearing account on the in side (its out entry and record state it
+ * too), and, once posted, the posting out of it on the out and record sides, which the
+ * recipient's entry states on the in side. So the three sums agree when every such payment has
+ * its payer's entry, record and credit, and every posted credit exactly its recipient's entry.
+ */
 export const OUT_ENTRY = 0;
 export const IN_ENTRY = 1;
 export const TRANSFER_RECORD = 2;

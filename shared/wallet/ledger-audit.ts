@@ -26,8 +26,6 @@ import {
   movementOfEntry,
   movementOfTransfer,
   Names,
-  paymentOfCredit,
-  postingOfCredit,
   signed,
   type Transfer,
   throughClearing,
@@ -228,14 +226,9 @@ export async function auditTable(
     if (!paidSettled) return;
     const credit = compactCredit(item, UNINTERNED);
     const bucket = sums.bucketOf(credit.transferId);
-    sums.add(IN_ENTRY, credit.transferId, fp.of(paymentOfCredit(credit)));
+    sums.addCredit(fp, credit, postedSettled);
     clearing.paid(bucket, credit.amountMinor);
-    if (postedSettled) {
-      const posting = fp.of(postingOfCredit(credit));
-      sums.add(OUT_ENTRY, credit.transferId, posting);
-      sums.add(TRANSFER_RECORD, credit.transferId, posting);
-      clearing.posted(bucket, credit.amountMinor);
-    }
+    if (postedSettled) clearing.posted(bucket, credit.amountMinor);
   }
 
   const breaks: AuditBreak[] = [];

@@ -1,5 +1,5 @@
 import { hash, randomBytes } from 'node:crypto';
-import { type Entry, minorUnits, signed } from './records.ts';
+import { type Credit, type Entry, minorUnits, paymentOfCredit, postingOfCredit, signed } from './records.ts';
 
 /*
  * Multiset fingerprints: what lets the audit check every entry and transfer while keeping only a
@@ -80,6 +80,18 @@ export class MovementSums {
     const bucket = this.bucketOf(transferId);
     // A BigUint64Array keeps its elements mod 2^64.
     this.#sums[side][bucket] = (this.#sums[side][bucket] as bigint) + fingerprint;
+  }
+
+  /**
+   * A credit's statements: the payment into the clearing account on the in side, and when its
+   * posting is settled too, the posting out of it on the out and record sides.
+   */
+  addCredit(fp: Fingerprint, credit: Credit, withPosting: boolean): void {
+    this.add(IN_ENTRY, credit.transferId, fp.of(paymentOfCredit(credit)));
+    if (!withPosting) return;
+    const posting = fp.of(postingOfCredit(credit));
+    this.add(OUT_ENTRY, credit.transferId, posting);
+    this.add(TRANSFER_RECORD, credit.transferId, posting);
   }
 
   /** The buckets whose three sums differ. */

@@ -177,8 +177,7 @@ export async function checkMovements(
     }
     const record = transferAt(transferKey(credit.transferId));
     if (
-      !record ||
-      record.via !== 'clearing' ||
+      record?.via !== 'clearing' ||
       record.amountMinor !== credit.amountMinor ||
       record.fromSeq !== credit.fromSeq ||
       payerOf(record) !== credit.fromAccount ||
@@ -225,8 +224,7 @@ function checkClearingEntry(
       creditLost(entry.transferId, `${key} paid it into the clearing account, which holds no credit of it`);
     }
     if (
-      !transfer ||
-      transfer.via !== 'clearing' ||
+      transfer?.via !== 'clearing' ||
       transfer.amountMinor !== entry.amountMinor ||
       transfer.fromSeq !== entry.seq ||
       transfer.fromAddress !== address ||
@@ -258,8 +256,7 @@ function checkClearingEntry(
     broken('entry-unpaired', key, `its credit ${creditKey(entry.transferId)} states another payment`);
   }
   if (
-    !transfer ||
-    transfer.via !== 'clearing' ||
+    transfer?.via !== 'clearing' ||
     transfer.amountMinor !== entry.amountMinor ||
     transfer.toAddress !== address ||
     transfer.fromSeq !== entry.counterpartySeq ||

@@ -33,11 +33,10 @@ export const SEEDED_ISSUE_MINOR = 15_001;
 export async function seedLedger(fundedAt = new Date()): Promise<SeededLedger> {
   const { tableName, wallets } = await createLedgerTable();
   const [alice, bob, carol] = [uniqueSub('alice'), uniqueSub('bob'), uniqueSub('carol')];
-  await Promise.all([
-    fund(alice, 10_000, wallets, fundedAt),
-    fund(bob, 5_000, wallets, fundedAt),
-    fund(carol, 1, wallets, fundedAt),
-  ]);
+  // One at a time: every deposit moves the issuance account, so parallel ones only wait for each other.
+  await fund(alice, 10_000, wallets, fundedAt);
+  await fund(bob, 5_000, wallets, fundedAt);
+  await fund(carol, 1, wallets, fundedAt);
   const handler = createSendMoneyHandler({
     client: createDocumentClient({ endpoint: inject('env').DYNAMODB_ENDPOINT }),
     tableName,

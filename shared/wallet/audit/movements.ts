@@ -222,6 +222,13 @@ function checkClearingEntry(
   if (entry.direction === 'out') {
     if (!credit) {
       creditLost(entry.transferId, `${key} paid it into the clearing account, which holds no credit of it`);
+    } else if (
+      credit.fromAccount !== entry.account ||
+      credit.fromSeq !== entry.seq ||
+      credit.amountMinor !== entry.amountMinor ||
+      addressOfAccount(credit.toAccount) !== entry.counterpartyAddress
+    ) {
+      broken('entry-unpaired', key, `its credit ${creditKey(entry.transferId)} states another payment`);
     }
     if (
       transfer?.via !== 'clearing' ||

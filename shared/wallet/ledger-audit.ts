@@ -50,7 +50,9 @@ export type { AuditBreak } from './audit/breaks.ts';
  * Then each account's chain is proven up to the last entry the scan saw without a gap, and read on
  * by key (consistent) to its current seq where the scan passed entries too early; every break is
  * named by an exact read. A bucket of movements whose sums differ is scanned again for just its
- * movements, which are checked item by item to name the break.
+ * movements, which are checked item by item to name the break. Last, the clearing account (the
+ * credits in transit) and the grand total are taken at the cuts: each account's seq as the scan
+ * saw it, or as read again (docs/decisions/double-entry-ledger.md, "The clearing account").
  */
 
 export interface AuditReport {
@@ -70,7 +72,7 @@ export interface AuditReport {
   readonly clearingBalanceMinor: bigint;
   /** Minus everything ever issued. */
   readonly issuanceBalanceMinor: bigint;
-  /** Movements created before this were checked by fingerprint; later ones item by item. */
+  /** Items written before this were checked by fingerprint; later ones item by item. */
   readonly settledBefore: string;
   /** Entries, transfers and credits kept as records (written since the horizon, or read again by key). */
   readonly itemsKept: number;
@@ -78,7 +80,10 @@ export interface AuditReport {
   readonly accountsReread: number;
   /** Items read by key after the scan. */
   readonly fetchedAfterScan: number;
-  /** Full scans made: 2 when a bucket of settled movements did not balance and had to be named. */
+  /**
+   * Full scans made: 2 when a bucket of settled movements did not balance and had to be named, or
+   * held a settled payment or posting through the clearing account that the first scan missed.
+   */
   readonly scans: number;
   readonly breaks: readonly AuditBreak[];
 }
@@ -87,10 +92,10 @@ export interface AuditOptions {
   /** Parallel Scan segments. @default 4 */
   readonly segments?: number;
   /**
-   * Movements created before this are settled: checked by fingerprint. It should lie before the
-   * scan starts by more than a movement can take to commit (a send's transaction starts within
-   * 3 s of its createdAt and ends within the function's 10 s); a later one costs a second scan,
-   * never a false break. @default 5 minutes before now
+   * Items written before this are settled: checked by fingerprint. It should lie before the scan
+   * starts by more than a movement can take to commit (a send's transaction starts within 3 s of
+   * its createdAt and ends within the function's 10 s; a posting's within seconds of its
+   * postedAt); a later one costs a second scan, never a false break. @default 5 minutes before now
    */
   readonly settledBefore?: Date;
 }
@@ -156,7 +161,8 @@ export async function auditTable(
   { segments = 4, settledBefore = new Date(Date.now() - SETTLING_MS) }: AuditOptions = {},
 ): Promise<AuditReport> {
   const horizon = settledBefore.getTime();
-  // A payment's side is settled once written before the horizon: a posting's, once posted.
+  // Settled once written before the horizon: for a posting's items (the recipient's entry, the
+  // credit's mark) that is when it was posted, not when its payment was created.
   const settled = (item: Item) => writtenAt(item) < horizon;
   const createdSettled = (item: Item) => Date.parse(item.createdAt as string) < horizon;
   const fp = new Fingerprint();
@@ -171,7 +177,7 @@ export async function auditTable(
     tallies.set(account, created);
     return created;
   };
-  /** Movements created since the horizon: their entries and transfers, by key. */
+  /** Entries and transfers written since the horizon, by key. */
   const keptEntries = new Map<string, Entry>();
   const keptTransfers = new Map<string, Transfer>();
   /** Credits created or posted since the horizon, by key: their item changes when posted. */

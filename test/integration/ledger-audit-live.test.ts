@@ -90,7 +90,10 @@ const SEEDED_ITEMS = 4 + 14 + 7 + 3;
 const ITEMS_PER_WALLET = 1 + 2 + 1 + 1;
 const ITEMS_PER_TRANSFER = 3;
 
-describe('the ledger audit on a live table', () => {
+// Each test writes a ledger of its own (deposits one at a time) before it audits it, twice.
+const LEDGER_TEST = { timeout: 60_000 };
+
+describe('the ledger audit on a live table', LEDGER_TEST, () => {
   it('finds no break when movements commit while it scans, some seen and some not', async () => {
     const ledger = await seedLedger(HOUR_AGO);
     const wallets = await moreWallets(ledger);
@@ -182,7 +185,7 @@ function hotTraffic(ledger: HotLedger, postable = WALLETS - 3) {
   return { run, inTransit: () => inTransitMinor };
 }
 
-describe('the ledger audit on a live table, payments to a hot wallet', () => {
+describe('the ledger audit on a live table, payments to a hot wallet', LEDGER_TEST, () => {
   it('finds no break when payments through the clearing account commit and are posted while it scans', async () => {
     const ledger = await createHotLedger(WALLETS, HOUR_AGO);
     const traffic = hotTraffic(ledger);

@@ -92,8 +92,14 @@ export const operationContracts: Record<OperationId, OperationContract> = {
       status: 200,
       schema: 'Balance',
       description:
-        "The caller's wallet. The first call opens it (at 0): from then on it can receive money; transfers to an address with no open wallet are refused (unknown-recipient)",
-      example: { address: ALICE, balance: 12.5, currency: 'USD', updatedAt: '2026-01-02T03:04:05.678Z' },
+        "The caller's wallet: `balance` is what it can spend, `pending` what was paid to it and is still being posted (a wallet that many pay at once is credited in batches, usually within a second). The first call opens it (at 0): from then on it can receive money; transfers to an address with no open wallet are refused (unknown-recipient)",
+      example: {
+        address: ALICE,
+        balance: 12.5,
+        pending: 3,
+        currency: 'USD',
+        updatedAt: '2026-01-02T03:04:05.678Z',
+      },
     },
     problems: ['temporarily-unavailable'],
   },
@@ -105,7 +111,7 @@ export const operationContracts: Record<OperationId, OperationContract> = {
       status: 200,
       schema: 'Transfer',
       description:
-        'The completed transfer (or, for a replayed Idempotency-Key, the original one). The recipient must have an open wallet (422 unknown-recipient otherwise), and its balance stays within the most a wallet holds (422 recipient-balance-limit)',
+        "The transfer (or, for a replayed Idempotency-Key, the original one, with its status now). The payer's balance is debited either way. `completed`: the recipient's available balance holds the money. `pending`: the recipient is a wallet that many pay at once, and the credit is posted to it in a batch, usually within a second; the transfer then reads `completed`. The recipient must have an open wallet (422 unknown-recipient otherwise), and its balance stays within the most a wallet holds (422 recipient-balance-limit)",
       headers: [{ name: 'Idempotent-Replayed', required: false }],
       example: {
         transferId: '3f1c2a6e-8d4b-4c7e-9a51-2b7d9e0f6a13',
@@ -148,8 +154,18 @@ export const operationContracts: Record<OperationId, OperationContract> = {
       status: 200,
       schema: 'TransferHistoryPage',
       description:
-        'Your transfers and deposits, newest first, each with the balance after it. Pass nextCursor as cursor for the next page; a page continues below the last one, so movements arriving meanwhile never shift or repeat items',
+        'Your transfers and deposits, newest first, each with the balance after it and its status (`pending` while a payment of yours is being posted to a wallet that many pay at once). The first page also lists, in `pending`, payments to you not yet posted to your balance. Pass nextCursor as cursor for the next page; a page continues below the last one, so movements arriving meanwhile never shift or repeat items',
       example: {
+        pending: [
+          {
+            transferId: '5d2e4f6a-7b8c-4d9e-8f0a-1b2c3d4e5f60',
+            counterparty: BOB,
+            amount: 3,
+            currency: 'USD',
+            createdAt: '2026-01-02T03:04:06.000Z',
+            status: 'pending',
+          },
+        ],
         items: [
           {
             transferId: '3f1c2a6e-8d4b-4c7e-9a51-2b7d9e0f6a13',
@@ -160,6 +176,7 @@ export const operationContracts: Record<OperationId, OperationContract> = {
             currency: 'USD',
             createdAt: '2026-01-02T03:04:05.678Z',
             balanceAfter: 87.66,
+            status: 'completed',
           },
           {
             transferId: '9a7b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d',
@@ -169,6 +186,7 @@ export const operationContracts: Record<OperationId, OperationContract> = {
             currency: 'USD',
             createdAt: '2026-01-01T00:00:00.000Z',
             balanceAfter: 100,
+            status: 'completed',
           },
         ],
       },
@@ -196,7 +214,8 @@ export const operationContracts: Record<OperationId, OperationContract> = {
     success: {
       status: 200,
       schema: 'TransferDetails',
-      description: 'The transfer or deposit',
+      description:
+        'The transfer or deposit, with its status now: `pending` while its credit is being posted to a wallet that many pay at once, then `completed`',
       example: {
         transferId: '3f1c2a6e-8d4b-4c7e-9a51-2b7d9e0f6a13',
         kind: 'transfer',

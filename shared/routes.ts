@@ -56,8 +56,10 @@ export const routes = [
     path: '/api/wallet/balance',
     functionDir: 'get-balance',
     scopes: ['read:wallet'],
-    // PutItem opens the caller's wallet on its first call (a conditional write, once per address).
-    data: { table: 'wallets', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
+    // BatchGetItem reads the wallet and its hot marker; PutItem opens the caller's wallet on its
+    // first call (a conditional write, once per address); a wallet ever hot sums its credits in
+    // transit with a Query per shard of the pending index.
+    data: { table: 'wallets', actions: ['dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:Query'] },
     summary: "The balance of the caller's own wallet",
   },
   {
@@ -66,8 +68,9 @@ export const routes = [
     path: '/api/wallet/send',
     functionDir: 'send-money',
     scopes: ['write:wallet'],
-    // One BatchGetItem reads both wallets (and the key's record); TransactWriteItems is authorised
-    // per item action: its items are Updates and Puts only.
+    // One BatchGetItem reads both wallets, the recipient's hot marker and the key's record;
+    // TransactWriteItems is authorised per item action: its items are Updates and Puts only;
+    // PutItem marks a contended recipient hot (and opens a refused payer's wallet).
     data: { table: 'wallets', actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'] },
     summary: "Send money from the caller's wallet to another address",
   },
@@ -77,8 +80,10 @@ export const routes = [
     path: '/api/wallet/transfers',
     functionDir: 'list-transfers',
     scopes: ['read:wallet'],
-    // One Query of the history index per page.
-    data: { table: 'wallets', actions: ['dynamodb:Query'] },
+    // One Query of the history index per page; BatchGetItem reads the wallet's hot marker (first
+    // page) and the credits of the page's payments to hot wallets; a wallet ever hot lists its
+    // credits in transit with a Query per shard of the pending index.
+    data: { table: 'wallets', actions: ['dynamodb:Query', 'dynamodb:BatchGetItem'] },
     summary: "The caller's transfers and deposits, newest first, a page at a time",
   },
   {
@@ -87,7 +92,8 @@ export const routes = [
     path: '/api/wallet/transfers/{transferId}',
     functionDir: 'get-transfer',
     scopes: ['read:wallet'],
-    data: { table: 'wallets', actions: ['dynamodb:GetItem'] },
+    // One BatchGetItem: the transfer and, for a payment to a hot wallet, its credit's state.
+    data: { table: 'wallets', actions: ['dynamodb:BatchGetItem'] },
     summary: 'One transfer or deposit of the caller',
   },
   {

@@ -10,7 +10,9 @@ import {
   walletKey,
 } from './ledger-keys.ts';
 import { MAX_BALANCE_MINOR } from './money.ts';
-import { REQUEST_DEADLINE_MS, retryMovement } from './movement-retry.ts';
+import { retryMovement } from './movement-retry.ts';
+
+const DEPOSIT_DEADLINE_MS = 30_000;
 
 /* Funding: money entering the ledger from outside. A module of its own because only the operator's
    `wallet:fund` (scripts/wallet-fund.ts) records deposits; the functions import ./wallet-repository.ts
@@ -51,8 +53,10 @@ export function createDepositLedger(access: WalletTableAccess) {
     const amount = BigInt(deposit.amountMinor);
     const transferId = randomUUID();
     return retryMovement<DepositOutcome>(
-      { ms: REQUEST_DEADLINE_MS, message: 'The accounts are busy; retry the deposit' },
-      async () => {
+      // The operator's command has no function timeout to stay under, and every deposit waits for
+      // the others on the one issuance account: it may keep trying for longer than a request.
+      { ms: DEPOSIT_DEADLINE_MS, message: 'The accounts are busy; retry the deposit' },
+      async (_attempt, beforeWrite) => {
         const read = await ledger.readMany([
           walletKey(deposit.address),
           accountKey(ISSUANCE_ACCOUNT),
@@ -69,6 +73,7 @@ export function createDepositLedger(access: WalletTableAccess) {
           return { done: { kind: 'balance-limit' } };
         const now = deposit.createdAt;
         const movement = { transferId, transferKind: 'deposit' as const, ...deposit };
+        beforeWrite();
         const result = await ledger.commit(
           {
             wallet: ledger.accountUpdate(wallet, credited.state, amount, now),

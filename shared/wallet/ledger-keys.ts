@@ -65,11 +65,12 @@ export const HISTORY_INDEX = 'history';
 export const PENDING_INDEX = 'pending';
 
 /**
- * How many keys of the `pending` index a hot wallet's credits are spread over: each credit is two
- * index writes (in, then out when posted), so at 10,000 payments/s one wallet makes 20,000 index
- * writes/s; over 32 keys that is 625/s each, inside a partition's 1,000 WCU/s (BENCHMARKS.md).
+ * How many keys of the `pending` index a hot wallet's credits are spread over. Each credit is two
+ * index writes (in, then out when posted); the design's ceiling for one wallet is set elsewhere
+ * (its entries' history partition, docs/decisions/hot-wallets.md), and at that ceiling these
+ * shards keep each key at half a partition's write limit.
  */
-export const PENDING_SHARDS = 32;
+export const PENDING_SHARDS = 4;
 
 /** The `pending` index key of a credit to `address`: a shard picked by the transfer id. */
 export function pendingShardKey(address: string, transferId: string): string {

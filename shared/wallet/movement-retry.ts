@@ -30,16 +30,22 @@ export const busy = (message: string, cause?: unknown) =>
 const pause = (attempt: number) =>
   new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * 2 ** attempt)));
 
-/** Runs `attempt` until it is done, or throws `busy` once the deadline has passed. */
+/**
+ * Runs `attempt` until it is done, or throws `busy` once the deadline has passed. An attempt calls
+ * `beforeWrite()` just before its transaction: past the deadline, that throws instead, so a slow
+ * read never starts a transaction that could outlast the request.
+ */
 export async function retryMovement<T>(
   deadline: MovementDeadline,
-  attempt: (n: number) => Promise<AttemptVerdict<T>>,
+  attempt: (n: number, beforeWrite: () => void) => Promise<AttemptVerdict<T>>,
 ): Promise<T> {
   const started = Date.now();
-  for (let n = 1; ; n++) {
-    const verdict = await attempt(n);
-    if ('done' in verdict) return verdict.done;
+  const beforeWrite = () => {
     if (Date.now() - started > deadline.ms) throw busy(deadline.message);
+  };
+  for (let n = 1; ; n++) {
+    const verdict = await attempt(n, beforeWrite);
+    if ('done' in verdict) return verdict.done;
     if (verdict.again === 'after-pause') await pause(n);
   }
 }

@@ -66,7 +66,7 @@ export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock
       const batch = ids.slice(start, start + MAX_CREDITS_PER_POSTING);
       posted += await retryMovement<number>(
         { ms: POSTING_DEADLINE_MS, message: 'The wallet is busy; its credits are delivered again' },
-        async () => {
+        async (_attempt, beforeWrite) => {
           const { wallet, credits } = await ledger.read(address, batch);
           const due = credits
             .filter((credit) => credit.postedSeq === undefined)
@@ -74,6 +74,7 @@ export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock
               (a, b) => a.createdAt.localeCompare(b.createdAt) || a.transferId.localeCompare(b.transferId),
             );
           if (due.length === 0) return { done: 0 };
+          beforeWrite();
           const result = await ledger.post({
             address,
             wallet,

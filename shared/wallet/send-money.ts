@@ -59,15 +59,21 @@ export type TransferCommit =
   | { readonly kind: 'key-claimed'; readonly transfer: TransferRecord }
   /** The payer's account changed since it was read (another of its movements): read again. */
   | { readonly kind: 'payer-moved' }
-  /** The recipient's account changed or is in another transaction: it is contended. */
-  | { readonly kind: 'recipient-busy' };
+  /**
+   * The recipient's account changed or is in another transaction: it is contended. When the
+   * payer's items were not refused too, what was read of the payer still holds.
+   */
+  | { readonly kind: 'recipient-busy'; readonly payerMoved: boolean };
 
 /** The ledger as sending money needs it: declared here, implemented by ./transfer-ledger.ts. */
 export interface TransferLedger {
   read(transfer: TransferRecord, claim?: IdempotencyClaim): Promise<TransferState>;
   /** Writes the plan in one transaction, applied at most once however often the request is resent. */
   commit(plan: TransferPlan): Promise<TransferCommit>;
-  /** Routes payments to `address` through the clearing account until `until` (epoch ms). */
+  /**
+   * Routes payments to `address` through the clearing account until `until` (epoch ms). Never
+   * throws: the mark only spares later payments a try, so a failure to write it costs nothing else.
+   */
   markHot(address: string, until: number): Promise<void>;
   creditPosted(transferId: string): Promise<boolean>;
   openWallet(address: string, openedAt: string): Promise<void>;
@@ -141,11 +147,15 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
       : undefined;
     const amount = BigInt(transfer.amountMinor);
     let forceClearing = false;
+    /** What was read, while it still holds. */
+    let known: TransferState | undefined;
+    let marking: Promise<void> | undefined;
 
     return retryMovement<SendMoneyResult>(
       { ms: REQUEST_DEADLINE_MS, message: 'The wallets are busy; retry the request' },
-      async (attempt) => {
-        const state = await ledger.read(transfer, claim);
+      async (attempt, beforeWrite) => {
+        const state = known ?? (await ledger.read(transfer, claim));
+        known = undefined;
         if (state.claimed && state.claimed.expiresAt >= Math.floor(now / 1000)) {
           return { done: await replay(state.claimed.transfer, transfer) };
         }
@@ -165,6 +175,7 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
         }
         const clearing = forceClearing || state.recipientHotUntil > clock.now();
         const sent = clearing ? { ...transfer, via: 'clearing' as const } : transfer;
+        beforeWrite();
         const result = await ledger.commit({
           transfer: sent,
           claim,
@@ -174,12 +185,17 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
         });
         switch (result.kind) {
           case 'committed':
+            await marking;
             return { done: { transfer: sent, status: clearing ? 'pending' : 'completed', replayed: false } };
           case 'key-claimed':
+            await marking;
             return { done: await replay(result.transfer, transfer) };
           case 'recipient-busy':
+            // Through the clearing account at once, on the same read unless the payer moved too;
+            // the mark is written meanwhile, for the payments after this one.
             forceClearing = true;
-            await ledger.markHot(command.toAddress, clock.now() + HOT_FOR_MS);
+            if (!result.payerMoved) known = state;
+            marking ??= ledger.markHot(command.toAddress, clock.now() + HOT_FOR_MS);
             return { again: 'now' };
           case 'payer-moved':
             return { again: 'after-pause' };

@@ -124,7 +124,9 @@ export function createTransferLedger(access: WalletTableAccess): TransferLedger 
     }
     // Our own transfer id exists only if an earlier attempt of this very call committed.
     if (refused.transfer?.code === 'ConditionalCheckFailed') return { kind: 'committed' };
-    if (refused.recipient || refused.recipientEntry) return { kind: 'recipient-busy' };
+    if (refused.recipient || refused.recipientEntry) {
+      return { kind: 'recipient-busy', payerMoved: !!(refused.payer || refused.payerEntry) };
+    }
     return { kind: 'payer-moved' };
   }
 

@@ -21,20 +21,26 @@ import { call, fundViaCli, gateway, openWallet, tokenFor } from './http.ts';
  * and every balance equals its deposits plus credits minus debits in the ledger records.
  */
 
-const WALLETS = 5;
+const WALLETS = 8;
 const INITIAL_CENTS = 100_00;
-const TRANSFERS = 150;
-const CONCURRENCY = 12;
+const TRANSFERS = 240;
+const CONCURRENCY = 16;
 
 interface Wallet {
   readonly sub: string;
   readonly token: string;
 }
 
+/** The wallet's available balance once nothing is pending for it (the poster has posted its credits). */
 async function balanceCents(wallet: Wallet): Promise<number> {
-  const response = await call('GET', '/api/wallet/balance', { token: wallet.token });
-  expect(response.status).toBe(200);
-  return cents((response.json as { balance: number }).balance);
+  const until = Date.now() + 15_000;
+  for (;;) {
+    const response = await call('GET', '/api/wallet/balance', { token: wallet.token });
+    expect(response.status).toBe(200);
+    const { balance, pending } = response.json as { balance: number; pending: number };
+    if (pending === 0 || Date.now() > until) return cents(balance);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /** Every ledger record (transfers and deposits) that touches one of `addresses`, from DynamoDB Local. */
@@ -82,7 +88,9 @@ async function auditCommand(): Promise<{ code: number; stdout: string }> {
 }
 
 describe('bank', () => {
-  it('conserves money, never overdraws, and matches the ledger under concurrent random transfers', async () => {
+  it('conserves money, never overdraws, and matches the ledger under concurrent random transfers', {
+    timeout: 120_000,
+  }, async () => {
     const wallets: Wallet[] = await Promise.all(
       Array.from({ length: WALLETS }, async () => {
         const sub = uniqueSub('bank');
@@ -112,8 +120,9 @@ describe('bank', () => {
     });
 
     const responses = outcomes.flat();
+    // Contention is ours to absorb: no 503 (DynamoDB is up), only payments and refusals.
     for (const r of responses) {
-      expect([200, 422, 503], JSON.stringify(r)).toContain(r.status);
+      expect([200, 422], JSON.stringify(r)).toContain(r.status);
       if (r.status === 422) expect(r.json.type).toMatch(/insufficient-funds$/);
     }
     const completed = new Set(responses.filter((r) => r.status === 200).map((r) => r.json.transferId));

@@ -16,7 +16,7 @@ const sendMoney = (token: string, json: unknown, headers: Record<string, string>
 describe('GET /api/wallet/balance', () => {
   it('answers 0 for a new wallet, and the funded amount after wallet:fund', async () => {
     const { sub, token } = await caller();
-    expect((await balance(token)).json).toEqual({ address: sub, balance: 0, currency: 'USD' });
+    expect((await balance(token)).json).toEqual({ address: sub, balance: 0, pending: 0, currency: 'USD' });
     const funded = await fundViaCli(sub, '25.50');
     expect(funded.balance).toBe('25.50');
     const after = await balance(token);

@@ -79,6 +79,31 @@ describe('bundling of a function by CDK', () => {
     }
   });
 
+  it('carries into the balance function no code that writes a movement', async () => {
+    const direct = mkdtempSync(join(tmpdir(), 'esbuild-balance-'));
+    try {
+      const entry = join(PROJECT_ROOT, 'functions', 'get-balance', 'handler.ts');
+      const { metafile } = await build({
+        ...esbuildOptions(entry, join(direct, 'index.mjs')),
+        metafile: true,
+        logLevel: 'silent',
+      });
+      const ours = Object.keys(metafile.inputs).filter((path) => path.startsWith('shared/wallet/'));
+      expect(ours).toContain('shared/wallet/wallet-reader.ts');
+      for (const writer of [
+        'ledger-commit',
+        'transfer-ledger',
+        'credit-ledger',
+        'deposit-ledger',
+        'send-money',
+      ]) {
+        expect(ours).not.toContain(`shared/wallet/${writer}.ts`);
+      }
+    } finally {
+      rmSync(direct, { recursive: true, force: true });
+    }
+  });
+
   it('runs: the bundled handler stores a pet in DynamoDB Local', async () => {
     const bundled = (await import(pathToFileURL(join(bundleDir, 'index.mjs')).href)) as {
       handler: (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;

@@ -14,6 +14,7 @@ import {
   ledgerBalance,
   ledgerRecords,
 } from '../support/bank.ts';
+import { postCreditsInTransit } from '../support/credits.ts';
 import { apiEvent, invoke, sendEvent, uniqueSub } from '../support/events.ts';
 import { mentions, startFaultProxy, storedItem } from '../support/faults.ts';
 import { createLedgerTable, fund } from '../support/wallet.ts';
@@ -149,6 +150,8 @@ describe('bank under DynamoDB faults', () => {
     });
     const lostAnswers = await lost;
     proxy.heal();
+    // The poster's work, at rest: payments to wallets found hot are still in transit.
+    await postCreditsInTransit(process.env.DYNAMODB_ENDPOINT as string, tableName);
 
     // The client whose answers were lost got a 503, retried with its key, and got the original.
     expect(lostAnswers[0]?.status).toBe(503);

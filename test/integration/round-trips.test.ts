@@ -7,6 +7,8 @@ import { createGetTransferHandler } from '#functions/get-transfer/handler.ts';
 import { createListTransfersHandler } from '#functions/list-transfers/handler.ts';
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
 import { type OperationId, routeOf } from '#shared/routes.ts';
+import { createInboundMarker } from '#shared/wallet/inbound-marker.ts';
+import { PENDING_SHARDS } from '#shared/wallet/ledger-keys.ts';
 import { loadWalletSettings } from '#shared/wallet/settings.ts';
 import type { ProxiedRequest } from '../support/dynamodb-fault-proxy.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
@@ -106,10 +108,29 @@ describe("DynamoDB round trips per request, each exactly covered by its route's 
 
   it("balance: a read, and on the owner's first call one conditional write that opens the wallet", async () => {
     const sub = uniqueSub();
-    const sent = await roundTripsOf('getBalance', () =>
-      invoke(getBalance, apiEvent({ sub, scopes: ['read:wallet'] })),
+    const sent = await roundTripsOf(
+      'getBalance',
+      () => invoke(getBalance, apiEvent({ sub, scopes: ['read:wallet'] })),
+      { part: true },
     );
-    expect(sent).toEqual(['GetItem', 'PutItem']);
+    expect(sent).toEqual(['BatchGetItem', 'PutItem']);
+  });
+
+  it('balance of a wallet ever hot: a read, then one query per shard of its credits in transit, all at once', async () => {
+    const sub = uniqueSub();
+    await fund(sub, 100);
+    await createInboundMarker(wallet)(sub, Date.now() + 60_000);
+    const sent = await roundTripsOf(
+      'getBalance',
+      () => invoke(getBalance, apiEvent({ sub, scopes: ['read:wallet'] })),
+      { part: true },
+    );
+    expect(sent[0]).toBe('BatchGetItem');
+    const shards = proxy
+      .requests('Query')
+      .slice(-PENDING_SHARDS * 2)
+      .map((r) => JSON.parse(r.body).ExpressionAttributeValues[':k'].S);
+    expect(new Set(shards.filter((key: string) => key.startsWith(`W#${sub}#`))).size).toBe(PENDING_SHARDS);
   });
 
   it('balance: one read once the wallet is open', async () => {
@@ -120,7 +141,7 @@ describe("DynamoDB round trips per request, each exactly covered by its route's 
       () => invoke(getBalance, apiEvent({ sub, scopes: ['read:wallet'] })),
       { part: true },
     );
-    expect(sent).toEqual(['GetItem']);
+    expect(sent).toEqual(['BatchGetItem']);
   });
 
   it('send: one consistent read of both wallets, then one transaction (double entry needs the running balances)', async () => {
@@ -130,14 +151,24 @@ describe("DynamoDB round trips per request, each exactly covered by its route's 
     expect(sent).toEqual(['BatchGetItem', 'TransactWriteItems']);
   });
 
-  it('transfers: one query of the history index per page', async () => {
+  it('transfers: one query of the history index per page, with the read of the hot marker beside it on the first', async () => {
     const sub = uniqueSub();
     await fund(sub, 100);
     const sent = await roundTripsOf('listTransfers', () =>
       invoke(listTransfers, apiEvent({ sub, scopes: ['read:wallet'], path: '/api/wallet/transfers' })),
     );
-    expect(sent).toEqual(['Query']);
+    expect(sent.sort()).toEqual(['BatchGetItem', 'Query']);
     expect(JSON.parse(proxy.requests('Query').at(-1)?.body ?? '{}')).toHaveProperty('IndexName');
+  });
+
+  it('send to a hot wallet: the same read and one transaction, which leaves the wallet alone', async () => {
+    const [alice, shop] = [uniqueSub('alice'), uniqueSub('shop')];
+    await Promise.all([fund(alice, 100), open(shop)]);
+    await createInboundMarker(wallet)(shop, Date.now() + 60_000);
+    const sent = await roundTripsOf('sendMoney', () => sendAs(alice, shop), { part: true });
+    expect(sent).toEqual(['BatchGetItem', 'TransactWriteItems']);
+    const transaction = proxy.requests('TransactWriteItems').at(-1)?.body ?? '';
+    expect(transaction).not.toContain(`WALLET#${shop}`);
   });
 
   it('one transfer: one read', async () => {
@@ -157,6 +188,6 @@ describe("DynamoDB round trips per request, each exactly covered by its route's 
         }),
       ),
     );
-    expect(sent).toEqual(['GetItem']);
+    expect(sent).toEqual(['BatchGetItem']);
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createGetBalanceHandler } from '#functions/get-balance/handler.ts';
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { createInboundMarker } from '#shared/wallet/inbound-marker.ts';
 import { loadWalletSettings } from '#shared/wallet/settings.ts';
 import type { Fault } from '../support/dynamodb-fault-proxy.ts';
 import { apiEvent, invoke, sendEvent, uniqueSub } from '../support/events.ts';
@@ -41,25 +42,42 @@ const transactions = (address: string) =>
   proxy.requests('TransactWriteItems', (r) => mentions(address)(r) && mentions('TRANSFER#')(r));
 
 describe('send money under faults beneath the SDK', () => {
-  it('retries a transaction conflict and commits once, resending the same transaction', async () => {
+  it("reads again and commits once when another transaction holds the payer's wallet", async () => {
     const [alice, bob] = await twoWallets();
+    // Payments to a hot wallet name only the payer's items: a conflict can only be the payer's.
+    await createInboundMarker(through)(bob, Date.now() + 60_000);
     proxy.inject(
       { kind: 'transaction-conflict' },
       { operation: 'TransactWriteItems', when: mentions(alice), times: 2 },
     );
     const response = await sendAs(alice, { toAddress: bob, amount: 1 });
     expect(response.statusCode).toBe(200);
+    expect(response.json.status).toBe('pending');
     expect(transactions(alice)).toHaveLength(3);
-    const tokens = transactions(alice).map((r) => JSON.parse(r.body).ClientRequestToken);
-    expect(new Set(tokens).size).toBe(1);
+    // Each retry is a new version built on a fresh read, never the cancelled transaction resent.
+    expect(proxy.requests('BatchGetItem', mentions(alice))).toHaveLength(3);
     expect(await balanceMinor(alice)).toBe(900);
-    expect(await balanceMinor(bob)).toBe(101);
+  });
+
+  it('marks a recipient whose wallet is in another transaction hot, and pays it through the clearing account at once', async () => {
+    const [alice, bob] = await twoWallets();
+    proxy.inject(
+      { kind: 'transaction-conflict' },
+      { operation: 'TransactWriteItems', when: mentions(alice), times: 1 },
+    );
+    const response = await sendAs(alice, { toAddress: bob, amount: 1 });
+    expect(response.statusCode).toBe(200);
+    expect(response.json.status).toBe('pending');
+    const [direct, viaClearing] = transactions(alice);
+    expect(direct?.body).toContain(`WALLET#${bob}`);
+    expect(viaClearing?.body).not.toContain(`WALLET#${bob}`);
+    expect(await storedItem(process.env.WALLETS_TABLE_NAME, { pk: `INBOUND#${bob}` })).toBeDefined();
+    expect([await balanceMinor(alice), await balanceMinor(bob)]).toEqual([900, 1]);
   });
 
   it.each<[string, Fault]>([
     ['throttling', { kind: 'throttle' }],
     ['500 answers', { kind: 'server-error' }],
-    ['transaction conflicts', { kind: 'transaction-conflict' }],
     ['connection resets', { kind: 'reset' }],
     ['a stalled DynamoDB', { kind: 'stall' }],
   ])(
@@ -97,11 +115,11 @@ describe('send money under faults beneath the SDK', () => {
 
   it('answers 503, not 500, for a balance read while connections to DynamoDB are reset', async () => {
     const [alice] = await twoWallets();
-    proxy.inject({ kind: 'reset' }, { operation: 'GetItem', when: mentions(alice) });
+    proxy.inject({ kind: 'reset' }, { operation: 'BatchGetItem', when: mentions(alice) });
     const response = await balanceOf(alice);
     expect(response.statusCode).toBe(503);
     expect(response.headers?.['retry-after']).toMatch(/^\d+$/);
-    expect(proxy.requests('GetItem', mentions(alice))).toHaveLength(3);
+    expect(proxy.requests('BatchGetItem', mentions(alice))).toHaveLength(3);
     expect(response.body).not.toMatch(/socket|ECONN|hang up|Exception|at /i);
   });
 

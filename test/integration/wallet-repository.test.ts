@@ -80,6 +80,7 @@ describe('transfer ledger on DynamoDB Local', () => {
       await wallets.transfers.commit({ ...fresh, route: { kind: 'direct', recipient: staleRecipient } }),
     ).toEqual({
       kind: 'recipient-busy',
+      payerMoved: false,
     });
     expect([await balance(alice), await balance(bob)]).toEqual([499n, 1n]);
   });

@@ -29,7 +29,7 @@ describe('wallet balance', () => {
   it('reads 0 in the deployment currency for a wallet that never received money', async () => {
     const sub = uniqueSub();
     const { json } = await balanceOf(sub);
-    expect(json).toEqual({ address: sub, balance: 0, currency: 'USD' });
+    expect(json).toEqual({ address: sub, balance: 0, pending: 0, currency: 'USD' });
   });
 
   it('reads a balance beyond 2^53 minor units exactly (stored before the cap)', async () => {

@@ -138,6 +138,8 @@ describe('send money (use case)', () => {
     const result = await send({ sub: 'alice', toAddress: 'shop', amountMinor: 250 });
     expect(result.status).toBe('pending');
     expect(wallets.commits.map((plan) => plan.route.kind)).toEqual(['direct', 'clearing']);
+    // The payer was not refused: its read still holds, and the second write needs no second read.
+    expect(wallets.reads).toBe(1);
     expect(wallets.hotUntil.get('shop')).toBeGreaterThan(NOW);
   });
 

@@ -29,6 +29,8 @@ export class InMemoryWallets implements TransferLedger {
   readonly credits = new Map<string, { transfer: TransferRecord; posted: boolean }>();
   readonly hotUntil = new Map<string, number>();
   readonly commits: TransferPlan[] = [];
+  /** How many times the ledger was read. */
+  reads = 0;
   /** How many of the next commits find the recipient in another transaction. */
   contend = 0;
   /** How many of the next commits find the payer moved on since it was read. */
@@ -53,6 +55,7 @@ export class InMemoryWallets implements TransferLedger {
   }
 
   async read(transfer: TransferRecord, claim?: { sub: string; key: string }): Promise<TransferState> {
+    this.reads++;
     const claimed = claim && this.claims.get(JSON.stringify([claim.sub, claim.key]));
     return {
       payer: this.state(transfer.fromAddress),
@@ -76,9 +79,11 @@ export class InMemoryWallets implements TransferLedger {
     if (route.kind === 'direct') {
       if (this.contend > 0) {
         this.contend--;
-        return { kind: 'recipient-busy' };
+        return { kind: 'recipient-busy', payerMoved: false };
       }
-      if (!sameState(this.state(transfer.toAddress), route.recipient)) return { kind: 'recipient-busy' };
+      if (!sameState(this.state(transfer.toAddress), route.recipient)) {
+        return { kind: 'recipient-busy', payerMoved: false };
+      }
     }
     const amount = BigInt(transfer.amountMinor);
     const from = this.wallets.get(transfer.fromAddress) as Wallet;

@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { readRunningStack } from '#infra/local/stack-record.ts';
+import { cents, inParallel } from '../support/bank.ts';
+import { uniqueSub } from '../support/events.ts';
+import { call, fundViaCli, gateway, tokenFor } from './http.ts';
+
+/*
+ * A wallet that many pay at once, over HTTP through the local gateway, whose DynamoDB behaves as
+ * DynamoDB on AWS does under contention (npm start's conflict mode): every payment is taken, the
+ * merchant's pending amount includes each at once, its available balance each soon after, and its
+ * wallet item is not what the payments contend on.
+ */
+
+const CLIENTS = 100;
+const PAYMENTS_EACH = 5;
+
+interface Balance {
+  readonly balance: number;
+  readonly pending: number;
+}
+
+async function balanceOf(token: string): Promise<Balance> {
+  const response = await call('GET', '/api/wallet/balance', { token });
+  expect(response.status).toBe(200);
+  return response.json as Balance;
+}
+
+/** Polls the balance until nothing is pending (the poster has posted every credit), at most `ms`. */
+async function settled(token: string, ms = 15_000): Promise<Balance> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const now = await balanceOf(token);
+    if (now.pending === 0 || Date.now() > until) return now;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** How often the proxy saw the item `pk` of the wallets table touched: written, or named in a failed transaction. */
+async function touchesOf(pk: string): Promise<number> {
+  const stack = await readRunningStack(gateway.port, gateway.stateDir);
+  if (!stack) throw new Error('The e2e stack is not running');
+  const response = await fetch(new URL('/proxy/touches', stack.dynamodbEndpoint));
+  expect(response.status).toBe(200);
+  const report = (await response.json()) as { table: string; key: Record<string, unknown>; total: number }[];
+  return report
+    .filter((entry) => entry.table === stack.env.WALLETS_TABLE_NAME && JSON.stringify(entry.key).includes(pk))
+    .reduce((sum, entry) => sum + entry.total, 0);
+}
+
+describe('a wallet many pay at once', () => {
+  it('takes every payment of 100 clients paying it 5 times each, posts them all, and is touched at most once per 10 payments', async () => {
+    const merchant = uniqueSub('merchant');
+    const merchantToken = await tokenFor('read:wallet write:wallet', { sub: merchant });
+    await balanceOf(merchantToken); // opens the merchant's wallet
+    const payers = await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        const sub = uniqueSub('payer');
+        await fundViaCli(sub, '10.00');
+        return tokenFor('read:wallet write:wallet', { sub });
+      }),
+    );
+    const before = await touchesOf(`WALLET#${merchant}`);
+
+    const statuses: number[] = [];
+    let paidCents = 0;
+    await inParallel(CLIENTS, CLIENTS, async (i) => {
+      for (let n = 0; n < PAYMENTS_EACH; n++) {
+        const response = await call('POST', '/api/wallet/send', {
+          token: payers[i] as string,
+          json: { toAddress: merchant, amount: 1 },
+          headers: { 'idempotency-key': randomUUID() },
+        });
+        statuses.push(response.status);
+        if (response.status === 200) paidCents += 100;
+      }
+    });
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+
+    // Every payment answered 200 is in the merchant's available balance or its pending amount.
+    const right = await balanceOf(merchantToken);
+    expect(cents(right.balance) + cents(right.pending)).toBe(paidCents);
+    const posted = await settled(merchantToken);
+    expect(posted).toEqual({ ...posted, pending: 0 });
+    expect(cents(posted.balance)).toBe(CLIENTS * PAYMENTS_EACH * 100);
+
+    const touches = (await touchesOf(`WALLET#${merchant}`)) - before;
+    expect(touches).toBeLessThanOrEqual((CLIENTS * PAYMENTS_EACH) / 10);
+  }, 180_000);
+
+  it('lets one wallet send 16 payments at once, each answered 200, to the cent', async () => {
+    const sub = uniqueSub('sender');
+    const token = await tokenFor('read:wallet write:wallet', { sub });
+    const recipients = Array.from({ length: 16 }, () => uniqueSub('to'));
+    await fundViaCli(sub, '16.00');
+    await Promise.all(recipients.map(async (to) => balanceOf(await tokenFor('read:wallet', { sub: to }))));
+    const responses = await Promise.all(
+      recipients.map((to) =>
+        call('POST', '/api/wallet/send', { token, json: { toAddress: to, amount: 0.5 } }),
+      ),
+    );
+    expect(responses.map((r) => r.status)).toEqual(Array(16).fill(200));
+    expect(await balanceOf(token)).toMatchObject({ balance: 8, pending: 0 });
+  }, 60_000);
+});

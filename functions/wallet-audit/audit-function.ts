@@ -24,6 +24,7 @@ export function createAuditHandler({ client, tableName, segments }: AuditFunctio
     const fields = {
       ...summary,
       grandTotalMinor: String(summary.grandTotalMinor),
+      clearingBalanceMinor: String(summary.clearingBalanceMinor),
       issuanceBalanceMinor: String(summary.issuanceBalanceMinor),
       breaks: breaks.length,
     };

@@ -4,12 +4,11 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { InvalidParameterError } from '#shared/errors.ts';
 import { httpHandler } from '#shared/http/handler.ts';
-import { jsonText } from '#shared/http/problem.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { createHistoryRepository } from '#shared/wallet/history-repository.ts';
+import { moneyJson } from '#shared/wallet/money.ts';
 import { loadWalletSettings, type WalletSettings } from '#shared/wallet/settings.ts';
 import { makeListTransfers } from '#shared/wallet/transfer-history.ts';
-import { transferPageJson } from './page-json.ts';
 
 export interface ListTransfersFunctionDependencies {
   readonly client: DynamoDBDocumentClient;
@@ -43,7 +42,18 @@ export function createListTransfersHandler({
         limit: limitOf(query.limit),
         cursor: query.cursor,
       });
-      return { statusCode: 200, body: jsonText(transferPageJson(page, settings.currency)) };
+      // JSON.stringify leaves out what is undefined: a deposit's counterparty, the last page's cursor.
+      const items = page.items.map((item) => ({
+        transferId: item.transferId,
+        direction: item.direction,
+        kind: item.kind,
+        counterparty: item.counterparty,
+        amount: moneyJson(item.amountMinor, settings.currency),
+        currency: item.currency,
+        createdAt: item.createdAt,
+        balanceAfter: moneyJson(item.balanceAfterMinor, settings.currency),
+      }));
+      return { statusCode: 200, body: { items, nextCursor: page.nextCursor } };
     },
   });
 }

@@ -4,7 +4,6 @@ import {
   RecipientLimitError,
   UnknownRecipientError,
 } from '../errors.ts';
-import { isoTimestamp } from '../time.ts';
 import { formatMinor, MAX_BALANCE_MINOR } from './money.ts';
 import type { Clock, IdSource } from './ports.ts';
 import type { WalletSettings } from './settings.ts';
@@ -52,7 +51,7 @@ export function makeSendMoney({ wallets, clock, ids, settings }: SendMoneyDepend
   const cap = `${formatMinor(MAX_BALANCE_MINOR, settings.currency)}`;
   return async (command: SendMoneyCommand): Promise<SendMoneyResult> => {
     const now = clock.now();
-    const createdAt = isoTimestamp(now);
+    const createdAt = new Date(now).toISOString();
     const transfer: TransferRecord = {
       transferId: ids.next(),
       fromAddress: command.sub,

@@ -55,7 +55,7 @@ type Middleware = MiddlewareObj<Event, APIGatewayProxyResult, Error, Context>;
 
 /**
  * The body text as received, kept on the event beside the parsed body, for checks on the JSON
- * text itself. A property, not a WeakMap entry: that costs a microsecond per request here.
+ * text itself.
  */
 const RAW_BODY = Symbol('rawBody');
 /** The caller, as {@link requireScopes} read it, kept on the event for the handler likewise. */

@@ -249,7 +249,13 @@ describe('one caller flooding the API', () => {
       ],
       {
         cwd: fileURLToPath(new URL('../..', import.meta.url)),
-        env: { ...process.env, PORT: String(port), LOCAL_STATE_DIR: stateDir, TELEMETRY_OUTPUT: 'off' },
+        env: {
+          ...process.env,
+          PORT: String(port),
+          LOCAL_STATE_DIR: stateDir,
+          POWERTOOLS_LOG_LEVEL: 'SILENT',
+          POWERTOOLS_METRICS_DISABLED: 'true',
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );

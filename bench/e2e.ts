@@ -178,25 +178,20 @@ export async function measureEndToEnd(
       const gatewayRuns: LoadRun[] = [];
       const floorRuns: LoadRun[] = [];
       const ratios: number[] = [];
+      const load = (operation: (caller: Caller) => Promise<void>) =>
+        runLoad(callers, options.batchRequests, options.batchTimeoutMs, operation);
       const runRounds = async () => {
         for (let round = 0; round < options.rounds; round++) {
           // Alternating which side goes first spreads any drift of the machine over both.
-          const sides = [
-            async () =>
-              gatewayRuns.push(
-                await runLoad(callers, options.batchRequests, options.batchTimeoutMs, viaGateway(name)),
-              ),
-            async () => {
-              if (floor)
-                floorRuns.push(await runLoad(callers, options.batchRequests, options.batchTimeoutMs, floor));
-            },
-          ];
-          if (round % 2 === 1) sides.reverse();
-          for (const side of sides) await side();
-          const floorRun = floorRuns.at(-1);
-          const gatewayRun = gatewayRuns.at(-1);
-          if (floor && floorRun && gatewayRun)
+          const floorFirst = round % 2 === 1;
+          const floorBefore = floor && floorFirst ? await load(floor) : undefined;
+          const gatewayRun = await load(viaGateway(name));
+          const floorRun = floor && !floorFirst ? await load(floor) : floorBefore;
+          gatewayRuns.push(gatewayRun);
+          if (floorRun) {
+            floorRuns.push(floorRun);
             ratios.push(percentile(gatewayRun.latenciesMs, 50) / percentile(floorRun.latenciesMs, 50));
+          }
         }
       };
       await runRounds();

@@ -184,7 +184,7 @@ export function formatCheck(budget: Budget, check: JudgedCheck): string {
   const shown =
     typeof value === 'number'
       ? budget.format(value)
-      : `${budget.format(value.median)} (${budget.format(value.low)}–${budget.format(value.high)})`;
+      : `${budget.format(value.median)} (${budget.format(value.low)} to ${budget.format(value.high)})`;
   const limit = check.limit === undefined ? '' : ` (limit ${budget.format(check.limit)})`;
   return `${shown}${check.outcome === 'pass' ? '' : ` ${MARKS[check.outcome]}`}${limit}`;
 }

@@ -11,7 +11,7 @@ const fmt = (value: number | undefined, digits = 1) =>
   value === undefined || Number.isNaN(value) ? '—' : value.toFixed(digits);
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
 const withInterval = (e: Estimate, digits: number, unit = '') =>
-  `${fmt(e.median, digits)}${unit} (${fmt(e.low, digits)}–${fmt(e.high, digits)})`;
+  `${fmt(e.median, digits)}${unit} (${fmt(e.low, digits)} to ${fmt(e.high, digits)})`;
 
 const table = (header: readonly string[], rows: readonly (readonly string[])[]) => {
   const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;

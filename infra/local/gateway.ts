@@ -41,6 +41,7 @@ import {
 } from './invoke/bundled-functions.ts';
 import { InProcessInvoker, type Invoker, loadHandler, withOwnEnvironment } from './invoke.ts';
 import { defaultPort, JWKS_PATH, LOCAL_AUDIENCE, loadOrCreateLocalKeys, localIssuerUrl } from './issuer.ts';
+import { jwksAnswer } from './jwks-server.ts';
 import { RequestPipeline } from './request-pipeline.ts';
 import { type RunningStack, stackRecordPath, writeStackRecord } from './stack-record.ts';
 import { localStateDir } from './state.ts';
@@ -231,7 +232,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       dynamodbEndpoint = proxy.endpoint;
     }
     const keys = await loadOrCreateLocalKeys(stateDir);
-    pipeline.jwks = JSON.stringify(keys.publicJwks);
+    pipeline.jwks = jwksAnswer(keys.publicJwks);
 
     const tableNames = Object.fromEntries(
       Object.entries(tables).map(([name, definition]) => [name, tableEnv[definition.envVar]]),

@@ -19,6 +19,7 @@ import {
 } from './gateway-answer.ts';
 import { type Invoker, invokeRoute } from './invoke.ts';
 import { JWKS_PATH } from './issuer.ts';
+import type { JwksAnswer } from './jwks-server.ts';
 import { proxyEvent } from './proxy-event.ts';
 import { hasBody, readBody } from './request-body.ts';
 import { type Matched, type RequestTarget, Router, requestTarget } from './router.ts';
@@ -36,8 +37,8 @@ export interface PipelineOptions {
 }
 
 export class RequestPipeline {
-  /** The issuer's public JWKS, once loaded: served before the modules are, since the authorizer fetches it. */
-  jwks: string | undefined;
+  /** The issuer's keys, once loaded: served before the modules are, since the authorizer fetches them. */
+  jwks: JwksAnswer | undefined;
   /** Where functions run; set once the modules are loaded, requests wait until then. */
   private invoker: Invoker | undefined;
   private readonly router = new Router(routes);
@@ -63,11 +64,7 @@ export class RequestPipeline {
     let answer: Answer;
     try {
       if (method === 'GET' && target.path === JWKS_PATH && this.jwks !== undefined) {
-        answer = {
-          statusCode: 200,
-          headers: { 'content-type': 'application/jwk-set+json', 'cache-control': 'max-age=300' },
-          body: this.jwks,
-        };
+        answer = this.jwks;
       } else {
         this.checkCallerRate(req.headers.authorization);
         if (this.invoker === undefined) await this.ready.promise;

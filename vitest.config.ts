@@ -12,10 +12,19 @@ export default defineConfig({
     silent: 'passed-only',
     projects: [
       {
+        // `npm run test:unit`: no DynamoDB Local, no gateway, no browser; in seconds.
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+        },
+      },
+      {
         extends: true,
         test: {
           name: 'source',
           include: ['test/**/*.test.ts'],
+          exclude: ['test/unit/**'],
           globalSetup: ['test/support/global-setup.ts'],
         },
       },

@@ -28,7 +28,6 @@ import { type Route, routes, type TableName } from '#shared/routes.ts';
 import type { AccessLogEntry } from './access-log.ts';
 import { AuthorizerEmulation, type AuthorizerHandler } from './authorizer-emulation.ts';
 import { CallerRateLimiter } from './caller-rate-limit.ts';
-import { guardDynamoDbLocal } from './dynamodb-guard.ts';
 import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local.ts';
 import { DynamoDbProxy } from './dynamodb-proxy.ts';
 import { logFunctionError } from './gateway-answer.ts';
@@ -209,17 +208,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         ...(dbPath === undefined ? {} : { dbPath }),
       });
       dynamodbEndpoint = dynamo.endpoint;
-      const guard = guardDynamoDbLocal(dynamo.endpoint);
-      dynamodbPid = guard.pid;
+      dynamodbPid = dynamo.pid;
       void dynamo.exited.then(({ code, signal }) => {
         if (stopping !== undefined) return;
-        const message = `DynamoDB Local${dynamodbPid === undefined ? '' : ` (pid ${dynamodbPid})`} exited unexpectedly (${signal ?? `code ${code}`}); the API cannot serve without it`;
+        const message = `DynamoDB Local (pid ${dynamo.pid}) exited unexpectedly (${signal ?? `code ${code}`}); the API cannot serve without it`;
         (options.onDynamoDbExit ?? ((text) => process.stderr.write(`${text}\n`)))(message);
       });
-      cleanups.push(async () => {
-        await dynamo.stop();
-        guard.dismiss();
-      });
+      cleanups.push(() => dynamo.stop());
     }
 
     const tableEnv = await ensureTables(dynamodbEndpoint, options.tablePrefix ?? 'local');

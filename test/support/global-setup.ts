@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { defaultServiceSettings, walletEnvironment } from '#infra/environment.ts';
-import { guardDynamoDbLocal } from '#infra/local/dynamodb-guard.ts';
 import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
 import { startLocalStack } from '#infra/local/gateway.ts';
 import type { BundledOptions } from '#infra/local/invoke/bundled-functions.ts';
@@ -35,9 +34,8 @@ const E2E_ALLOWED_ORIGIN = 'https://app.example.com';
  * `bundled`: the gateway runs the synthesized bundles (the `bundled` project, see vitest.config.ts).
  */
 export async function setupWithGateway(project: TestProject, bundled?: BundledOptions) {
+  // Java ends with this process even when a run is killed outright (Ctrl+C twice, a closed pipe).
   const dynamo = await startDynamoDbLocal();
-  // A run killed outright (Ctrl+C twice, a closed pipe) must not leave Java running.
-  const guard = guardDynamoDbLocal(dynamo.endpoint);
   const stateDir = await mkdtemp(join(tmpdir(), 'wallet-catalog-e2e-'));
   const stop = async () => {
     if (gateway?.mode === 'bundled') {
@@ -48,7 +46,6 @@ export async function setupWithGateway(project: TestProject, bundled?: BundledOp
     }
     await gateway?.stop();
     await dynamo.stop();
-    guard.dismiss();
     await rm(stateDir, { recursive: true, force: true });
   };
   let gateway: Awaited<ReturnType<typeof startLocalStack>> | undefined;

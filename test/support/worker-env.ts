@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { inject } from 'vitest';
 
 // Runs before each test file is imported, so handler modules read this at their "cold start".
-Object.assign(process.env, inject('env'));
+// The `unit` project has no global setup, hence no DynamoDB Local and nothing to inject.
+Object.assign(process.env, inject('env') ?? {});
 
 // Powertools' development mode writes the functions' log and metric lines through console, so that
 // vitest shows them only for the tests that fail (and `linesWrittenBy` reads them); its metrics

@@ -69,12 +69,23 @@ type ParsedEvent = Event & { [RAW_BODY]?: string | null; [PRINCIPAL]?: Principal
  */
 function headerOf(headers: Event['headers'] | null, lowerCaseName: string): string | undefined {
   if (!headers) return undefined;
-  const exact = headers[lowerCaseName];
+  const exact = Object.hasOwn(headers, lowerCaseName) ? headers[lowerCaseName] : undefined;
   if (exact !== undefined) return exact;
   for (const name in headers) {
     if (name.length === lowerCaseName.length && name.toLowerCase() === lowerCaseName) return headers[name];
   }
   return undefined;
+}
+
+/**
+ * A copy of a parameter map without a prototype: a parameter a client names after an
+ * `Object.prototype` member (`constructor`, `toString`) is then absent or its own value, never the
+ * inherited function, whether the event was built locally or parsed from API Gateway's JSON.
+ */
+function withoutPrototype(
+  map: Readonly<Record<string, string | undefined>> | null,
+): Readonly<Record<string, string | undefined>> {
+  return Object.assign(Object.create(null), map);
 }
 
 /**
@@ -155,7 +166,9 @@ const jsonBody = (validate: ValidateFunction): Middleware => {
         }
       } else {
         // middy's parser reads the header under these two spellings only.
-        if (contentType !== undefined) event.headers = { ...event.headers, 'content-type': contentType };
+        if (contentType !== undefined) {
+          event.headers = Object.assign(Object.create(null), event.headers, { 'content-type': contentType });
+        }
         try {
           parser.before?.(request as never);
         } catch (error) {
@@ -233,8 +246,8 @@ export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody
         body: event.body as TBody,
         rawBody: event[RAW_BODY] ?? null,
         header: (name) => headerOf(event.headers, name),
-        pathParameters: event.pathParameters ?? {},
-        query: event.queryStringParameters ?? {},
+        pathParameters: withoutPrototype(event.pathParameters),
+        query: withoutPrototype(event.queryStringParameters),
         requestId: event.requestContext.requestId,
       });
       if (result.outcome !== undefined) setOutcome(result.outcome);

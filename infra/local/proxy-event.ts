@@ -115,7 +115,7 @@ function eventHeaders(given: readonly string[] | Readonly<Record<string, string>
     const name = rawHeaders[i] as string;
     const value = rawHeaders[i + 1] as string;
     headers[name] = value;
-    (multiValueHeaders[name] ??= []).push(value);
+    multiValueHeaders[name] = [...(multiValueHeaders[name] ?? []), value];
   }
   return { headers, multiValueHeaders };
 }
@@ -130,7 +130,7 @@ function eventQuery(params: URLSearchParams | null): {
   const multiValueQuery: Record<string, string[]> = Object.create(null);
   for (const [name, value] of params) {
     query[name] = value;
-    (multiValueQuery[name] ??= []).push(value);
+    multiValueQuery[name] = [...(multiValueQuery[name] ?? []), value];
   }
   return { query, multiValueQuery };
 }

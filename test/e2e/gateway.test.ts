@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { defaultCallerRateLimit } from '#infra/environment.ts';
 import { freePort } from '#infra/local/dynamodb-local.ts';
 import { MAX_REQUEST_BYTES } from '#infra/local/invoke/protocol.ts';
 import { LOCAL_AUDIENCE, signLocalToken } from '#infra/local/issuer.ts';
@@ -305,6 +306,33 @@ describe('one caller flooding the API', () => {
       statuses.push(response.status);
     }
     expect(statuses).toEqual([...Array(limit).fill(401), 429]);
+  });
+});
+
+describe('one token spelt many ways', () => {
+  it('counts every spelling of the token against one bucket: the request past the limit gets 429', async () => {
+    const { limit } = defaultCallerRateLimit;
+    const token = uniqueSub('respelt');
+    const spellings = ['Bearer', 'bearer', 'BEARER', 'bEARER'].flatMap((scheme) =>
+      [' ', '  ', '   '].map((spaces) => `${scheme}${spaces}${token}`),
+    );
+    // WAF counts every request with the header, routed or not: a path no route serves is the cheapest.
+    const get = (authorization: string) =>
+      fetch(`${gateway.baseUrl}/api/rate-limit-probe`, { headers: { authorization } });
+    const statuses: number[] = [];
+    for (let sent = 0; sent < limit; sent += 25) {
+      const batch = Array.from({ length: Math.min(25, limit - sent) }, (_, i) =>
+        get(spellings[(sent + i) % spellings.length] as string).then(async (response) => {
+          await response.arrayBuffer();
+          return response.status;
+        }),
+      );
+      statuses.push(...(await Promise.all(batch)));
+    }
+    expect(statuses).toEqual(Array(limit).fill(404));
+    const refused = await get(`BeArEr    ${token}`);
+    const text = await refused.text();
+    expectProblem({ status: refused.status, headers: refused.headers, text, json: JSON.parse(text) }, 429);
   });
 });
 

@@ -145,7 +145,8 @@ describe('a large body', () => {
       body: new Uint8Array(MAX_BODY_BYTES + 1).fill(0x20),
       headers: { 'content-type': 'application/json' },
     });
-    expectProblem(result, 413);
+    // The text names the limit that was hit: API Gateway's.
+    expect(expectProblem(result, 413).detail).toMatch(/API Gateway's payload limit of 10 MB/);
   });
 
   it('answers 413 for a chunked body once it grows too large', async () => {
@@ -179,7 +180,10 @@ describe('a large body', () => {
       body: new Uint8Array(MAX_BODY_BYTES).fill(0x20),
       headers: { 'content-type': 'application/json' },
     });
-    expectProblem(result, 413);
+    // The text names the limit that was hit: Lambda's, not API Gateway's 10 MB.
+    const { detail } = expectProblem(result, 413);
+    expect(detail).toMatch(/Lambda's invocation payload limit of 6 MB/);
+    expect(detail).not.toMatch(/exceeds 10 MB/);
   });
 
   it("passes a body just within Lambda's invocation limit to the function, which then judges it", async () => {
@@ -218,15 +222,29 @@ describe('a request Node itself refuses', () => {
       400,
       'POST /api/v3/pet HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n',
     ],
+    [
+      'an expectation other than 100-continue',
+      417,
+      'GET /api/openapi.json HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\n\r\n',
+    ],
+    ['an HTTP/1.1 request without Host', 400, 'GET /api/openapi.json HTTP/1.1\r\n\r\n'],
+    [
+      'chunk extensions over Node’s limit',
+      413,
+      `POST /api/v3/pet HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;${'a'.repeat(20_000)}\r\nx\r\n0\r\n\r\n`,
+    ],
   ])('answers %s with problem+json (%i)', async (_, status, request) => {
     const answer = await rawExchange(request);
     expect(answer.status).toBe(status);
     expect(answer.headers).toContain('content-type: application/problem+json');
-    expect(JSON.parse(answer.body)).toMatchObject({
+    const problem = JSON.parse(answer.body);
+    expect(problem).toMatchObject({
       type: expect.stringMatching(/^urn:problem-type:wallet-catalog:/),
       status,
+      detail: expect.any(String),
       requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
     });
+    expect(answer.headers).toContain(`x-amzn-requestid: ${problem.requestId}`);
   });
 });
 

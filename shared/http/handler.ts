@@ -31,8 +31,10 @@ export interface HttpRequest<TBody> {
   readonly body: TBody;
   /** The body text as sent (decoded if base64), for checks that need the JSON text (exact decimals). */
   readonly rawBody: string | null;
-  /** A header by its lower-case name, whatever case the client used. */
+  /** A header by its lower-case name, whatever case the client used (the last value of a repeated one). */
   header(lowerCaseName: string): string | undefined;
+  /** Every value a header was sent with, one per header line, whatever case each line's name had. */
+  headerValues(lowerCaseName: string): readonly string[];
   readonly pathParameters: Readonly<Record<string, string | undefined>>;
   /** The query string's parameters (the last value of a repeated one, as API Gateway gives it). */
   readonly query: Readonly<Record<string, string | undefined>>;
@@ -75,6 +77,26 @@ function headerOf(headers: Event['headers'] | null, lowerCaseName: string): stri
     if (name.length === lowerCaseName.length && name.toLowerCase() === lowerCaseName) return headers[name];
   }
   return undefined;
+}
+
+/**
+ * Every value of a header, from API Gateway's `multiValueHeaders` (one entry per line; lines whose
+ * names differ only in case may come under separate names), or `headers` when an event has no
+ * multi-value map. Only asked for a header that must be sent once, so the scan costs only those.
+ */
+function headerValuesOf(event: Event, lowerCaseName: string): readonly string[] {
+  const multi = event.multiValueHeaders;
+  if (!multi) {
+    const value = headerOf(event.headers, lowerCaseName);
+    return value === undefined ? [] : [value];
+  }
+  const values: string[] = [];
+  for (const name in multi) {
+    if (name.length === lowerCaseName.length && name.toLowerCase() === lowerCaseName) {
+      values.push(...(multi[name] ?? []));
+    }
+  }
+  return values;
 }
 
 /**
@@ -246,6 +268,7 @@ export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody
         body: event.body as TBody,
         rawBody: event[RAW_BODY] ?? null,
         header: (name) => headerOf(event.headers, name),
+        headerValues: (name) => headerValuesOf(event, name),
         pathParameters: withoutPrototype(event.pathParameters),
         query: withoutPrototype(event.queryStringParameters),
         requestId: event.requestContext.requestId,

@@ -1,6 +1,7 @@
+import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { uniqueSub } from '../support/events.ts';
-import { call, expectProblem, fundViaCli, openWallet, runFundCli, tokenFor } from './http.ts';
+import { call, expectProblem, fundViaCli, gateway, openWallet, runFundCli, tokenFor } from './http.ts';
 
 /** The wallet through the local gateway: real tokens, real authorizer and handlers, DynamoDB Local. */
 
@@ -156,6 +157,42 @@ describe('POST /api/wallet/send', () => {
     );
     const reused = expectProblem(await sendMoney(alice.token, { toAddress: to, amount: 4 }, headers), 422);
     expect(reused.type).toMatch(/idempotency-key-reused$/);
+    expect((await balance(alice.token)).json).toMatchObject({ balance: 7 });
+  });
+
+  it('answers 400 to two Idempotency-Key lines, in either order, or two keys in one line, moving nothing', async () => {
+    const alice = await caller();
+    await fundViaCli(alice.sub, '10');
+    const to = uniqueSub();
+    await openWallet(to);
+    const shared = `shared-${alice.sub}`;
+    const body = JSON.stringify({ toAddress: to, amount: 3 });
+    expect(
+      (await sendMoney(alice.token, { toAddress: to, amount: 3 }, { 'idempotency-key': shared })).status,
+    ).toBe(200);
+    /** Two header lines, which fetch would join: written on the socket as they are. */
+    const twoLines = async (first: string, second: string) => {
+      const socket = connect(gateway.port, '127.0.0.1');
+      socket.end(
+        `POST /api/wallet/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${alice.token}\r\n` +
+          `Content-Type: application/json\r\nIdempotency-Key: ${first}\r\nidempotency-key: ${second}\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+      let raw = '';
+      for await (const chunk of socket) raw += (chunk as Buffer).toString();
+      const [head = '', text = ''] = raw.split('\r\n\r\n');
+      return { status: Number(head.split(' ')[1]), json: JSON.parse(text) as Record<string, unknown> };
+    };
+    for (const [first, second] of [
+      [shared, `new-${alice.sub}`],
+      [`new-${alice.sub}`, shared],
+    ] as const) {
+      const answer = await twoLines(first, second);
+      expect(answer.status).toBe(400);
+      expect(answer.json.type).toMatch(/invalid-parameter$/);
+    }
+    const combined = await sendMoney(alice.token, JSON.parse(body), { 'idempotency-key': `${shared}, new` });
+    expect(expectProblem(combined, 400).type).toMatch(/invalid-parameter$/);
     expect((await balance(alice.token)).json).toMatchObject({ balance: 7 });
   });
 });

@@ -12,11 +12,11 @@
  *   Latin with Han and Japanese kana, Bopomofo or Hangul. Latin with Cyrillic (`dаve` with a
  *   Cyrillic `а`) is refused.
  *
- * The per-code-point data is the checked-in, generated `identifier-table.ts`; what it cannot say
+ * The per-code-point data is the checked-in, generated `identifier-table.generated.ts`; what it cannot say
  * (context rules, the Bidi Rule, scripts mixed) is decided here. docs/decisions/address-profile.md
  * says why and what the profile does not catch.
  */
-import { BIDI_CLASSES, CONTEXTUAL, RUNS, SCRIPT_SETS } from './identifier-table.ts';
+import { BIDI_CLASSES, CONTEXTUAL, RUNS, SCRIPT_SETS } from './identifier-table.generated.ts';
 
 const BIDI_COUNT = BIDI_CLASSES.length;
 const bidiIndex = (name: (typeof BIDI_CLASSES)[number]) => BIDI_CLASSES.indexOf(name);
@@ -65,7 +65,7 @@ function tableValue(codePoint: number): number {
 }
 
 const contextual = new Set(CONTEXTUAL);
-const VISIBLE_ASCII = /^[!-~]*$/;
+const VISIBLE_ASCII = /^[!-~]+$/;
 const GREEK = /^\p{Script=Greek}$/u;
 const HEBREW = /^\p{Script=Hebrew}$/u;
 const KANA_OR_HAN = /[\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Han}]/u;
@@ -117,7 +117,8 @@ function highlyRestrictive(sets: ReadonlySet<number>): boolean {
 export function isProfiledIdentifier(text: string): boolean {
   // Visible ASCII alone is all PVALID, Latin or Common, left-to-right: the usual `sub` (a UUID).
   if (VISIBLE_ASCII.test(text)) return true;
-  if (text.normalize('NFC') !== text) return false;
+  // RFC 8265 §3.3.3: an empty identifier is none.
+  if (text === '' || text.normalize('NFC') !== text) return false;
   const chars = [...text];
   const classes: number[] = [];
   const sets = new Set<number>();

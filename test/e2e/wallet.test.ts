@@ -197,6 +197,49 @@ describe('POST /api/wallet/send', () => {
   });
 });
 
+describe('addresses that look alike (issue 25)', () => {
+  const lookalikes: readonly (readonly [string, (plain: string) => string])[] = [
+    ['a Hangul filler after it', (plain) => `${plain}\u3164`],
+    ['a variation selector after it', (plain) => `${plain}\uFE0F`],
+    ['a no-break space after it', (plain) => `${plain}\u00A0`],
+    ['a Cyrillic а in it', (plain) => plain.replace('a', '\u0430')],
+    [
+      'fullwidth letters',
+      (plain) => plain.replace(/[a-z]/g, (c) => String.fromCodePoint((c.codePointAt(0) as number) + 0xfee0)),
+    ],
+  ];
+
+  it.each(lookalikes)(
+    'a send to an address with %s is refused with 422, moving nothing',
+    async (_label, lookalikeOf) => {
+      const alice = await caller();
+      await fundViaCli(alice.sub, '10');
+      const plain = uniqueSub('dave');
+      await openWallet(plain);
+      const refused = expectProblem(
+        await sendMoney(alice.token, { toAddress: lookalikeOf(plain), amount: 1 }),
+        422,
+      );
+      expect(refused.type).toMatch(/validation-failed$/);
+      expect((await balance(alice.token)).json).toMatchObject({ balance: 10 });
+    },
+  );
+
+  it.each(lookalikes)(
+    'a token whose sub has %s is refused with 401 by the authorizer',
+    async (_label, lookalikeOf) => {
+      const token = await tokenFor('read:wallet', { sub: lookalikeOf(uniqueSub('dave')) });
+      expectProblem(await balance(token), 401);
+    },
+  );
+
+  it('a Cognito-style sub (a UUID) still opens and reads its wallet', async () => {
+    const sub = crypto.randomUUID();
+    const token = await tokenFor('read:wallet', { sub });
+    expect((await balance(token)).json).toMatchObject({ address: sub, balance: 0 });
+  });
+});
+
 describe('npm run wallet:fund', () => {
   it('funds once per --deposit-id: a re-run after success credits nothing more', async () => {
     const { sub, token } = await caller();

@@ -16,7 +16,7 @@
  * (context rules, the Bidi Rule, scripts mixed) is decided here. docs/decisions/address-profile.md
  * says why and what the profile does not catch.
  */
-import { BIDI_CLASSES, CONTEXTUAL, RUNS, SCRIPT_SETS } from './identifier-table.generated.ts';
+import { BIDI_CLASSES, CONTEXTUAL, SCRIPT_SETS, STARTS, VALUES } from './identifier-table.generated.ts';
 
 const BIDI_COUNT = BIDI_CLASSES.length;
 const bidiIndex = (name: (typeof BIDI_CLASSES)[number]) => BIDI_CLASSES.indexOf(name);
@@ -40,37 +40,32 @@ const COVERS = [
   ['Latin', 'Han', 'Hangul'],
 ] as const;
 
-/** The table's runs, decoded once: the start of each run and its value. */
-const starts: number[] = [];
-const values: number[] = [];
-{
-  let start = 0;
-  for (const run of RUNS.split(',')) {
-    const [delta = '', value = ''] = run.split(' ');
-    start += Number.parseInt(delta, 36);
-    starts.push(start);
-    values.push(Number.parseInt(value, 36));
-  }
-}
-
+/** The table's value for a code point: that of the last run starting at or before it. */
 function tableValue(codePoint: number): number {
   let low = 0;
-  let high = starts.length - 1;
+  let high = STARTS.length - 1;
   while (low < high) {
     const middle = (low + high + 1) >> 1;
-    if ((starts[middle] as number) <= codePoint) low = middle;
+    if ((STARTS[middle] as number) <= codePoint) low = middle;
     else high = middle - 1;
   }
-  return values[low] as number;
+  return VALUES[low] as number;
 }
 
 const contextual = new Set(CONTEXTUAL);
 const VISIBLE_ASCII = /^[!-~]+$/;
-const GREEK = /^\p{Script=Greek}$/u;
-const HEBREW = /^\p{Script=Hebrew}$/u;
-const KANA_OR_HAN = /[\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Han}]/u;
 const ARABIC_INDIC = /[\u0660-\u0669]/;
 const EXTENDED_ARABIC_INDIC = /[\u06F0-\u06F9]/;
+/** Script tests for the rare context rules, made on first use: no cold start pays for them. */
+let scriptTests: { greek: RegExp; hebrew: RegExp; kanaOrHan: RegExp } | undefined;
+const scriptTestsNow = () => {
+  scriptTests ??= {
+    greek: /^\p{Script=Greek}$/u,
+    hebrew: /^\p{Script=Hebrew}$/u,
+    kanaOrHan: /[\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Han}]/u,
+  };
+  return scriptTests;
+};
 
 /** RFC 5892 Appendix A: whether the CONTEXTO code point at `i` is where its rule allows it. */
 function contextHolds(chars: readonly string[], i: number, text: string): boolean {
@@ -78,9 +73,9 @@ function contextHolds(chars: readonly string[], i: number, text: string): boolea
   const before = chars[i - 1] ?? '';
   const after = chars[i + 1] ?? '';
   if (codePoint === 0x00b7) return before === 'l' && after === 'l';
-  if (codePoint === 0x0375) return GREEK.test(after);
-  if (codePoint === 0x05f3 || codePoint === 0x05f4) return HEBREW.test(before);
-  if (codePoint === 0x30fb) return KANA_OR_HAN.test(text);
+  if (codePoint === 0x0375) return scriptTestsNow().greek.test(after);
+  if (codePoint === 0x05f3 || codePoint === 0x05f4) return scriptTestsNow().hebrew.test(before);
+  if (codePoint === 0x30fb) return scriptTestsNow().kanaOrHan.test(text);
   if (codePoint >= 0x0660 && codePoint <= 0x0669) return !EXTENDED_ARABIC_INDIC.test(text);
   if (codePoint >= 0x06f0 && codePoint <= 0x06f9) return !ARABIC_INDIC.test(text);
   return false;

@@ -1,4 +1,4 @@
-import { connect } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { uniqueSub } from '../support/events.ts';
 import { call, expectProblem, fundViaCli, gateway, openWallet, runFundCli, tokenFor } from './http.ts';
@@ -170,19 +170,40 @@ describe('POST /api/wallet/send', () => {
     expect(
       (await sendMoney(alice.token, { toAddress: to, amount: 3 }, { 'idempotency-key': shared })).status,
     ).toBe(200);
-    /** Two header lines, which fetch would join: written on the socket as they are. */
-    const twoLines = async (first: string, second: string) => {
-      const socket = connect(gateway.port, '127.0.0.1');
-      socket.end(
-        `POST /api/wallet/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${alice.token}\r\n` +
-          `Content-Type: application/json\r\nIdempotency-Key: ${first}\r\nidempotency-key: ${second}\r\n` +
-          `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-      );
-      let raw = '';
-      for await (const chunk of socket) raw += (chunk as Buffer).toString();
-      const [head = '', text = ''] = raw.split('\r\n\r\n');
-      return { status: Number(head.split(' ')[1]), json: JSON.parse(text) as Record<string, unknown> };
-    };
+    /** Two header lines, which fetch would join: sent as raw header lines. */
+    const twoLines = (first: string, second: string) =>
+      new Promise<{ status: number; json: Record<string, unknown> }>((resolve, reject) => {
+        const request = httpRequest(
+          {
+            host: '127.0.0.1',
+            port: gateway.port,
+            method: 'POST',
+            path: '/api/wallet/send',
+            // An array of lines: Node adds no Host or Content-Length of its own then.
+            headers: [
+              'Host',
+              `127.0.0.1:${gateway.port}`,
+              'Content-Length',
+              String(Buffer.byteLength(body)),
+              'Authorization',
+              `Bearer ${alice.token}`,
+              'Content-Type',
+              'application/json',
+              'Idempotency-Key',
+              first,
+              'idempotency-key',
+              second,
+            ],
+          },
+          async (response) => {
+            let text = '';
+            for await (const chunk of response) text += (chunk as Buffer).toString();
+            resolve({ status: response.statusCode ?? 0, json: JSON.parse(text) });
+          },
+        );
+        request.once('error', reject);
+        request.end(body);
+      });
     for (const [first, second] of [
       [shared, `new-${alice.sub}`],
       [`new-${alice.sub}`, shared],

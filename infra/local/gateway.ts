@@ -31,7 +31,14 @@ import { CallerRateLimiter } from './caller-rate-limit.ts';
 import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local.ts';
 import { DynamoDbProxy } from './dynamodb-proxy.ts';
 import { logFunctionError } from './gateway-answer.ts';
-import { answerClientErrors, closeServer, connectHost, listen } from './http-server.ts';
+import {
+  answerClientErrors,
+  closeServer,
+  connectHost,
+  listen,
+  refuseWithoutHost,
+  SERVER_OPTIONS,
+} from './http-server.ts';
 import {
   type BundledOptions,
   coldStartScope,
@@ -171,7 +178,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     onRequest: withColdStarts(options.onRequest),
     corsAllowedOrigins: settings.corsAllowedOrigins,
   });
-  const server = createServer((req, res) => {
+  const server = createServer(SERVER_OPTIONS, (req, res) => {
+    if (refuseWithoutHost(req, res)) return;
     // Each request collects the functions it started an environment for (bundled), for its log line.
     coldStartScope.run([], () =>
       pipeline.serve(req, res).catch((error: unknown) => {

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { callerRateKey } from '#infra/caller-rate-key.ts';
 import { allowHeader } from '#shared/http/method-not-allowed.ts';
 import { routes } from '#shared/routes.ts';
 import type { AccessLogEntry } from './access-log.ts';
@@ -106,11 +107,11 @@ export class RequestPipeline {
     return methodNotAllowedAnswer(allow, requestId);
   }
 
-  /** WAF's rate-based rule, keyed on the Authorization header as sent: 429 with Retry-After over the limit. */
+  /** WAF's rate-based rule, keyed on the Authorization header as WAF transforms it: 429 with Retry-After over the limit. */
   private checkCallerRate(authorization: string | undefined): void {
     const limiter = this.options.callerRateLimiter;
     if (limiter === undefined || authorization === undefined) return;
-    const retryAfter = limiter.take(authorization);
+    const retryAfter = limiter.take(callerRateKey(authorization));
     if (retryAfter !== undefined) {
       throw new GatewayError('THROTTLED', 'Too Many Requests', 429, { 'retry-after': String(retryAfter) });
     }

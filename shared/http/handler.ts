@@ -30,8 +30,10 @@ export interface HttpRequest<TBody> {
   readonly body: TBody;
   /** The body text as sent (decoded if base64), for checks that need the JSON text (exact decimals). */
   readonly rawBody: string | null;
-  /** A header by its lower-case name, whatever case the client used. */
+  /** A header by its lower-case name, whatever case the client used (the last value of a repeated one). */
   header(lowerCaseName: string): string | undefined;
+  /** Every value a header was sent with, one per header line, whatever case each line's name had. */
+  headerValues(lowerCaseName: string): readonly string[];
   readonly pathParameters: Readonly<Record<string, string | undefined>>;
   /** The query string's parameters (the last value of a repeated one, as API Gateway gives it). */
   readonly query: Readonly<Record<string, string | undefined>>;
@@ -68,12 +70,43 @@ type ParsedEvent = Event & { [RAW_BODY]?: string | null; [PRINCIPAL]?: Principal
  */
 function headerOf(headers: Event['headers'] | null, lowerCaseName: string): string | undefined {
   if (!headers) return undefined;
-  const exact = headers[lowerCaseName];
+  const exact = Object.hasOwn(headers, lowerCaseName) ? headers[lowerCaseName] : undefined;
   if (exact !== undefined) return exact;
   for (const name in headers) {
     if (name.length === lowerCaseName.length && name.toLowerCase() === lowerCaseName) return headers[name];
   }
   return undefined;
+}
+
+/**
+ * Every value of a header, from API Gateway's `multiValueHeaders` (one entry per line; lines whose
+ * names differ only in case may come under separate names), or `headers` when an event has no
+ * multi-value map. Only asked for a header that must be sent once, so the scan costs only those.
+ */
+function headerValuesOf(event: Event, lowerCaseName: string): readonly string[] {
+  const multi = event.multiValueHeaders;
+  if (!multi) {
+    const value = headerOf(event.headers, lowerCaseName);
+    return value === undefined ? [] : [value];
+  }
+  const values: string[] = [];
+  for (const name in multi) {
+    if (name.length === lowerCaseName.length && name.toLowerCase() === lowerCaseName) {
+      values.push(...(multi[name] ?? []));
+    }
+  }
+  return values;
+}
+
+/**
+ * A copy of a parameter map without a prototype: a parameter a client names after an
+ * `Object.prototype` member (`constructor`, `toString`) is then absent or its own value, never the
+ * inherited function, whether the event was built locally or parsed from API Gateway's JSON.
+ */
+function withoutPrototype(
+  map: Readonly<Record<string, string | undefined>> | null,
+): Readonly<Record<string, string | undefined>> {
+  return Object.assign(Object.create(null), map);
 }
 
 /**
@@ -127,7 +160,9 @@ const jsonBody = (validate: ValidateFunction): Middleware => {
       event[RAW_BODY] = rawBody;
       // middy's parser reads the header under these two spellings only.
       const contentType = headerOf(event.headers, 'content-type');
-      if (contentType !== undefined) event.headers = { ...event.headers, 'content-type': contentType };
+      if (contentType !== undefined) {
+        event.headers = Object.assign(Object.create(null), event.headers, { 'content-type': contentType });
+      }
       try {
         parser.before?.(request as never);
       } catch (error) {
@@ -203,8 +238,9 @@ export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody
         body: event.body as TBody,
         rawBody: event[RAW_BODY] ?? null,
         header: (name) => headerOf(event.headers, name),
-        pathParameters: event.pathParameters ?? {},
-        query: event.queryStringParameters ?? {},
+        headerValues: (name) => headerValuesOf(event, name),
+        pathParameters: withoutPrototype(event.pathParameters),
+        query: withoutPrototype(event.queryStringParameters),
         requestId: event.requestContext.requestId,
       });
       if (result.outcome !== undefined) setOutcome(result.outcome);

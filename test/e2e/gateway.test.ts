@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { defaultCallerRateLimit } from '#infra/environment.ts';
 import { freePort } from '#infra/local/dynamodb-local.ts';
 import { uniqueSub } from '../support/events.ts';
 import { call, expectProblem, gateway, tokenFor, uniquePetId } from './http.ts';
@@ -124,15 +125,29 @@ describe('a request Node itself refuses', () => {
       400,
       'POST /api/v3/pet HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n',
     ],
+    [
+      'an expectation other than 100-continue',
+      417,
+      'GET /api/openapi.json HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\n\r\n',
+    ],
+    ['an HTTP/1.1 request without Host', 400, 'GET /api/openapi.json HTTP/1.1\r\n\r\n'],
+    [
+      'chunk extensions over Node’s limit',
+      413,
+      `POST /api/v3/pet HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;${'a'.repeat(20_000)}\r\nx\r\n0\r\n\r\n`,
+    ],
   ])('answers %s with problem+json (%i)', async (_, status, request) => {
     const answer = await rawExchange(request);
     expect(answer.status).toBe(status);
     expect(answer.headers).toContain('content-type: application/problem+json');
-    expect(JSON.parse(answer.body)).toMatchObject({
+    const problem = JSON.parse(answer.body);
+    expect(problem).toMatchObject({
       type: expect.stringMatching(/^urn:problem-type:wallet-catalog:/),
       status,
+      detail: expect.any(String),
       requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
     });
+    expect(answer.headers).toContain(`x-amzn-requestid: ${problem.requestId}`);
   });
 });
 
@@ -218,6 +233,33 @@ describe('one caller flooding the API', () => {
       statuses.push(response.status);
     }
     expect(statuses).toEqual([...Array(limit).fill(401), 429]);
+  });
+});
+
+describe('one token spelt many ways', () => {
+  it('counts every spelling of the token against one bucket: the request past the limit gets 429', async () => {
+    const { limit } = defaultCallerRateLimit;
+    const token = uniqueSub('respelt');
+    const spellings = ['Bearer', 'bearer', 'BEARER', 'bEARER'].flatMap((scheme) =>
+      [' ', '  ', '   '].map((spaces) => `${scheme}${spaces}${token}`),
+    );
+    // WAF counts every request with the header, routed or not: a path no route serves is the cheapest.
+    const get = (authorization: string) =>
+      fetch(`${gateway.baseUrl}/api/rate-limit-probe`, { headers: { authorization } });
+    const statuses: number[] = [];
+    for (let sent = 0; sent < limit; sent += 25) {
+      const batch = Array.from({ length: Math.min(25, limit - sent) }, (_, i) =>
+        get(spellings[(sent + i) % spellings.length] as string).then(async (response) => {
+          await response.arrayBuffer();
+          return response.status;
+        }),
+      );
+      statuses.push(...(await Promise.all(batch)));
+    }
+    expect(statuses).toEqual(Array(limit).fill(404));
+    const refused = await get(`BeArEr    ${token}`);
+    const text = await refused.text();
+    expectProblem({ status: refused.status, headers: refused.headers, text, json: JSON.parse(text) }, 429);
   });
 });
 

@@ -1,4 +1,4 @@
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MAX_REQUEST_BYTES } from '#infra/local/invoke/protocol.ts';
 import { MAX_BODY_BYTES } from '#infra/local/request-body.ts';
 import { call, expectProblem, tokenFor, uniquePetId } from './http.ts';
@@ -16,7 +16,8 @@ describe('a large body', () => {
       body: new Uint8Array(MAX_BODY_BYTES + 1).fill(0x20),
       headers: { 'content-type': 'application/json' },
     });
-    expectProblem(result, 413);
+    // The text names the limit that was hit: API Gateway's.
+    expect(expectProblem(result, 413).detail).toMatch(/API Gateway's payload limit of 10 MB/);
   });
 
   it('answers 413 for a chunked body once it grows too large', async () => {
@@ -50,7 +51,10 @@ describe('a large body', () => {
       body: new Uint8Array(MAX_BODY_BYTES).fill(0x20),
       headers: { 'content-type': 'application/json' },
     });
-    expectProblem(result, 413);
+    // The text names the limit that was hit: Lambda's, not API Gateway's 10 MB.
+    const { detail } = expectProblem(result, 413);
+    expect(detail).toMatch(/Lambda's invocation payload limit of 6 MB/);
+    expect(detail).not.toMatch(/exceeds 10 MB/);
   });
 
   it("passes a body just within Lambda's invocation limit to the function, which then judges it", async () => {

@@ -1,6 +1,7 @@
+import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { uniqueSub } from '../support/events.ts';
-import { call, expectProblem, fundViaCli, openWallet, runFundCli, tokenFor } from './http.ts';
+import { call, expectProblem, fundViaCli, gateway, openWallet, runFundCli, tokenFor } from './http.ts';
 
 /**
  * The wallet through the local gateway: real tokens, real authorizer and handlers, DynamoDB Local;
@@ -120,6 +121,106 @@ describe('POST /api/wallet/send', () => {
     const reused = expectProblem(await sendMoney(alice.token, { toAddress: to, amount: 4 }, headers), 422);
     expect(reused.type).toMatch(/idempotency-key-reused$/);
     expect((await balance(alice.token)).json).toMatchObject({ balance: 7 });
+  });
+
+  it('answers 400 to two Idempotency-Key lines, in either order, or two keys in one line, moving nothing', async () => {
+    const alice = await caller();
+    await fundViaCli(alice.sub, '10');
+    const to = uniqueSub();
+    await openWallet(to);
+    const shared = `shared-${alice.sub}`;
+    const body = JSON.stringify({ toAddress: to, amount: 3 });
+    expect(
+      (await sendMoney(alice.token, { toAddress: to, amount: 3 }, { 'idempotency-key': shared })).status,
+    ).toBe(200);
+    /** Two header lines, which fetch would join: sent as raw header lines. */
+    const twoLines = (first: string, second: string) =>
+      new Promise<{ status: number; json: Record<string, unknown> }>((resolve, reject) => {
+        const request = httpRequest(
+          {
+            host: '127.0.0.1',
+            port: gateway.port,
+            method: 'POST',
+            path: '/api/wallet/send',
+            // An array of lines: Node adds no Host or Content-Length of its own then.
+            headers: [
+              'Host',
+              `127.0.0.1:${gateway.port}`,
+              'Content-Length',
+              String(Buffer.byteLength(body)),
+              'Authorization',
+              `Bearer ${alice.token}`,
+              'Content-Type',
+              'application/json',
+              'Idempotency-Key',
+              first,
+              'idempotency-key',
+              second,
+            ],
+          },
+          async (response) => {
+            let text = '';
+            for await (const chunk of response) text += (chunk as Buffer).toString();
+            resolve({ status: response.statusCode ?? 0, json: JSON.parse(text) });
+          },
+        );
+        request.once('error', reject);
+        request.end(body);
+      });
+    for (const [first, second] of [
+      [shared, `new-${alice.sub}`],
+      [`new-${alice.sub}`, shared],
+    ] as const) {
+      const answer = await twoLines(first, second);
+      expect(answer.status).toBe(400);
+      expect(answer.json.type).toMatch(/invalid-parameter$/);
+    }
+    const combined = await sendMoney(alice.token, JSON.parse(body), { 'idempotency-key': `${shared}, new` });
+    expect(expectProblem(combined, 400).type).toMatch(/invalid-parameter$/);
+    expect((await balance(alice.token)).json).toMatchObject({ balance: 7 });
+  });
+});
+
+describe('addresses that look alike (issue 25)', () => {
+  const lookalikes: readonly (readonly [string, (plain: string) => string])[] = [
+    ['a Hangul filler after it', (plain) => `${plain}\u3164`],
+    ['a variation selector after it', (plain) => `${plain}\uFE0F`],
+    ['a no-break space after it', (plain) => `${plain}\u00A0`],
+    ['a Cyrillic а in it', (plain) => plain.replace('a', '\u0430')],
+    [
+      'fullwidth letters',
+      (plain) => plain.replace(/[a-z]/g, (c) => String.fromCodePoint((c.codePointAt(0) as number) + 0xfee0)),
+    ],
+  ];
+
+  it.each(lookalikes)(
+    'a send to an address with %s is refused with 422, moving nothing',
+    async (_label, lookalikeOf) => {
+      const alice = await caller();
+      await fundViaCli(alice.sub, '10');
+      const plain = uniqueSub('dave');
+      await openWallet(plain);
+      const refused = expectProblem(
+        await sendMoney(alice.token, { toAddress: lookalikeOf(plain), amount: 1 }),
+        422,
+      );
+      expect(refused.type).toMatch(/validation-failed$/);
+      expect((await balance(alice.token)).json).toMatchObject({ balance: 10 });
+    },
+  );
+
+  it.each(lookalikes)(
+    'a token whose sub has %s is refused with 401 by the authorizer',
+    async (_label, lookalikeOf) => {
+      const token = await tokenFor('read:wallet', { sub: lookalikeOf(uniqueSub('dave')) });
+      expectProblem(await balance(token), 401);
+    },
+  );
+
+  it('a Cognito-style sub (a UUID) still opens and reads its wallet', async () => {
+    const sub = crypto.randomUUID();
+    const token = await tokenFor('read:wallet', { sub });
+    expect((await balance(token)).json).toMatchObject({ address: sub, balance: 0 });
   });
 });
 

@@ -24,7 +24,7 @@ const balanceOf = async (sub: string) => {
   return response;
 };
 
-const sendAs = (sub: string, body: unknown, headers: Record<string, string> = {}) =>
+const sendAs = (sub: string, body: unknown, headers: Record<string, string> | readonly string[] = {}) =>
   invoke(send, sendEvent(sub, body, headers));
 
 // Concurrent sends go through the proxy in conflict mode: DynamoDB Local runs one transaction at
@@ -287,6 +287,34 @@ describe('Idempotency-Key', () => {
     expect((await balanceOf(alice)).json.balance).toBe(90);
     expect((await balanceOf(bob)).json.balance).toBe(10);
   });
+
+  it.each([
+    ['the shared key first', ['Idempotency-Key', 'K-shared', 'idempotency-key', 'K-new']],
+    ['the shared key last', ['Idempotency-Key', 'K-new', 'idempotency-key', 'K-shared']],
+    ['the same name twice', ['Idempotency-Key', 'K-new', 'Idempotency-Key', 'K-shared']],
+    ['both keys in one line', ['Idempotency-Key', 'K-shared, K-new']],
+  ])('answers 400 to two keys (%s), neither replaying nor moving money', async (_label, lines) => {
+    const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
+    await fund(alice, 1_000);
+    await open(bob);
+    const first = await sendAs(alice, { toAddress: bob, amount: 1 }, { 'Idempotency-Key': 'K-shared' });
+    expect(first.statusCode).toBe(200);
+    const twice = await sendAs(alice, { toAddress: bob, amount: 1 }, lines);
+    expect(twice.statusCode).toBe(400);
+    expect(twice.contentType).toBe('application/problem+json');
+    expect(twice.json.type).toMatch(/invalid-parameter$/);
+    expect(twice.json.detail).toMatch(/Idempotency-Key/);
+    expect((await balanceOf(alice)).json.balance).toBe(9);
+  });
+
+  it.each([['"a"b"'], ['"'], ['"a\\x"']])(
+    'answers 400 to the malformed structured-field String %s',
+    async (key) => {
+      const response = await sendAs(uniqueSub(), { toAddress: 'x', amount: 1 }, { 'Idempotency-Key': key });
+      expect(response.statusCode).toBe(400);
+      expect(response.json.type).toMatch(/invalid-parameter$/);
+    },
+  );
 
   it('answers 400 to a malformed key', async () => {
     const response = await sendAs(uniqueSub(), { toAddress: 'x', amount: 1 }, { 'Idempotency-Key': 'a b' });

@@ -246,6 +246,17 @@ describe('the authorizer refuses what is not a current access token (RFC 9068, R
     ['with a bidi override', 'alice\u202Ebob'],
     ['with a control character', 'alice\u0007'],
     ['not in NFC', 'jose\u0301'],
+    // Issue 25: the address profile (PRECIS, UTS #39) applies to the sub as to any address.
+    ['with a combining grapheme joiner', 'dave\u034F'],
+    ['with a variation selector', 'dave\uFE0F'],
+    ['with a Mongolian variation selector', 'dave\u180B'],
+    ['with a Khmer inherent vowel', 'dave\u17B4'],
+    ['with the Hangul filler', 'dave\u3164'],
+    ['with the braille blank', 'dave\u2800'],
+    ['with a space', 'dave '],
+    ['with a no-break space', 'dave\u00A0'],
+    ['with a Cyrillic а among Latin letters', 'd\u0430ve'],
+    ['in fullwidth letters', '\uFF44\uFF41\uFF56\uFF45'],
   ])('a sub %s', async (_label, sub) => {
     await expectUnauthorized(await bearer({ sub }));
   });
@@ -447,6 +458,11 @@ describe('the authorizer follows the JWKS of the identity provider', () => {
 });
 
 describe('the authorizer accepts a valid token', () => {
+  it('a Cognito sub (a UUID) as Cognito issues it, as before the address profile', async () => {
+    const sub = '3f1c2a6e-8d4b-4c7e-9a51-2b7d9e0f6a13';
+    expect((await handler(tokenEvent(await bearer({ sub })))).principalId).toBe(sub);
+  });
+
   it.each(['es256', 'rs256', 'ps256', 'eddsa'] as const)('signed with %s', async (name) => {
     const result = await handler(tokenEvent(await bearer({ sub: `signed-${name}` }, keys[name])));
     expect(result.principalId).toBe(`signed-${name}`);

@@ -18,6 +18,13 @@ export const LIMITS = {
   /** A tenth of Lambda's 1 ms billing step. */
   warmOverheadUs: 100,
   endToEndP50Ratio: 1.25,
+  /** Payments into one wallet against the same payments spread over 100 recipients, in the same run. */
+  hotThroughputRatio: 0.8,
+  hotP99Ratio: 1.25,
+  /** Touches of the hot wallet's item per payment: written, condition-checked or named in a failed transaction. */
+  hotTouchesPerPayment: 0.1,
+  /** From a payment's 200 to the merchant's available balance holding it, p99. */
+  hotVisibleMs: 1_000,
 } as const;
 
 /** One thing a budget covers (a function, a route, a scenario) and what the run measured of it. */
@@ -137,6 +144,48 @@ export const BUDGETS: readonly Budget[] = [
     bound: 'max',
     format: (value) => `${value}`,
     checks: ({ warm }) => warm.map((w) => ({ name: w.name, value: w.roundTrips, limit: w.floorRoundTrips })),
+  },
+  {
+    id: 'hotThroughput',
+    title: `Into one wallet: throughput ≥ ${LIMITS.hotThroughputRatio} × the same payments spread over 100 recipients`,
+    limit: LIMITS.hotThroughputRatio,
+    bound: 'min',
+    format: ratio(2),
+    checks: ({ hotWallet }) => [{ name: 'hot-wallet', value: hotWallet.throughputRatio }],
+  },
+  {
+    id: 'hotP99',
+    title: `Into one wallet: payers' p99 ≤ ${LIMITS.hotP99Ratio} × the spread run's`,
+    limit: LIMITS.hotP99Ratio,
+    bound: 'max',
+    format: ratio(2),
+    checks: ({ hotWallet }) => [{ name: 'hot-wallet', value: hotWallet.p99Ratio }],
+  },
+  {
+    id: 'hotAnswers',
+    title: 'Into one wallet and spread: every payment answered 200 (no 503 from our own contention)',
+    limit: 0,
+    bound: 'max',
+    format: (value) => `${value} not 200`,
+    checks: ({ hotWallet }) => [
+      { name: 'hot-wallet', value: hotWallet.failed, note: `of ${hotWallet.payments}` },
+    ],
+  },
+  {
+    id: 'hotTouches',
+    title: `The hot wallet's item touched ≤ ${LIMITS.hotTouchesPerPayment} times per payment (counted at the proxy, worst round)`,
+    limit: LIMITS.hotTouchesPerPayment,
+    bound: 'max',
+    format: (value) => value.toFixed(3),
+    checks: ({ hotWallet }) => [{ name: 'hot-wallet', value: hotWallet.touchesPerPayment }],
+  },
+  {
+    id: 'hotVisible',
+    title: `A payment in the merchant's available balance ≤ ${LIMITS.hotVisibleMs} ms after its 200 (p99, locally)`,
+    limit: LIMITS.hotVisibleMs,
+    bound: 'max',
+    format: (value) => `${value.toFixed(0)} ms`,
+    checks: ({ hotWallet }) => [{ name: 'hot-wallet', value: hotWallet.visibleP99Ms }],
   },
 ];
 

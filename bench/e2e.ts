@@ -287,7 +287,7 @@ function summarise(runs: readonly LoadRun[]): Latency {
  * benchmark: a pipe drained by this busy process would make each line cost what the scheduler
  * decides, and wake this process, which measures the floor too, for nothing.
  */
-async function startGateway(
+export async function startGateway(
   port: number,
   stateDir: string,
   nodeOptions: readonly string[],
@@ -350,7 +350,7 @@ async function startFloorServer(port: number, env: Record<string, string>): Prom
 }
 
 /** SIGTERM makes `start.ts` stop the server and DynamoDB Local before it exits. */
-async function stopGateway(child: ChildProcess): Promise<void> {
+export async function stopGateway(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = once(child, 'exit');
   child.kill('SIGTERM');

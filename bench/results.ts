@@ -3,6 +3,7 @@ import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os'
 import type { Bundle } from './build.ts';
 import type { ColdInit } from './cold.ts';
 import type { RouteEndToEnd } from './e2e.ts';
+import type { HotWallet } from './hot-wallet.ts';
 import type { WarmOverhead } from './warm.ts';
 
 export interface Settings {
@@ -14,6 +15,8 @@ export interface Settings {
   readonly warmUpRequests: number;
   readonly e2eRounds: number;
   readonly e2eBatchRequests: number;
+  /** Rounds of the hot-wallet scenario (each: 100 clients × 5 payments into one wallet, and spread). */
+  readonly hotRounds: number;
   /** At most this many more sets of samples for a check whose interval straddles its limit. */
   readonly extraSets: number;
 }
@@ -27,6 +30,7 @@ export interface Results {
   readonly cold: readonly ColdInit[];
   readonly warm: readonly WarmOverhead[];
   readonly endToEnd: readonly RouteEndToEnd[];
+  readonly hotWallet: HotWallet;
   readonly settings: Settings;
   readonly machine: Machine;
   readonly startedAt: Date;

@@ -79,7 +79,7 @@ export interface RequestLabels {
 /**
  * The request telemetry of one route's function. Each request writes its log line (the API Gateway
  * request id as `correlation_id`, route, caller `sub` when authenticated, status, outcome, latency;
- * never a token or a body) and one EMF line: Requests, Latency, ClientErrors or ServerErrors, and
+ * never a token or a body) and one EMF line: Requests, Latency, ClientErrors or ServerErrors,
  * and the metrics the request added; the first request of an on-demand execution environment also
  * writes Powertools' ColdStart metric.
  */

@@ -12,22 +12,41 @@ export default defineConfig({
     silent: 'passed-only',
     projects: [
       {
+        // `npm run test:unit`: no DynamoDB Local, no gateway, no browser; in seconds.
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+        },
+      },
+      {
         extends: true,
         test: {
           name: 'source',
           include: ['test/**/*.test.ts'],
+          exclude: ['test/unit/**'],
           globalSetup: ['test/support/global-setup.ts'],
         },
       },
       {
-        // The end-to-end suite again, against the gateway running the synthesized bundles, each
-        // function in execution environments of its own: what `cdk deploy` ships, before it ships.
+        // An end-to-end pass of every route again, against the gateway running the synthesized
+        // bundles, each function in execution environments of its own: what `cdk deploy` ships,
+        // before it ships.
         extends: true,
         test: {
           name: 'bundled',
           include: ['test/e2e/**/*.test.ts'],
-          // Starts its own `npm start` (in-process) processes: nothing here depends on the bundles.
-          exclude: ['test/e2e/start-command.test.ts'],
+          // What is the same whichever way the functions run, so once (in `source`) is enough: the
+          // gateway's own answers and its authorizer cache, the contract properties, the token
+          // command, the generated client, and `npm start` (which starts processes of its own).
+          exclude: [
+            'test/e2e/contract-properties.test.ts',
+            'test/e2e/gateway.test.ts',
+            'test/e2e/start-command.test.ts',
+            'test/e2e/token-command.test.ts',
+            'test/e2e/token-lifetime.test.ts',
+            'test/e2e/typed-client.test.ts',
+          ],
           globalSetup: ['test/support/global-setup-bundled.ts'],
         },
       },

@@ -23,10 +23,6 @@ export interface Bundle {
   readonly instrumentedFile: string;
   readonly rawBytes: number;
   readonly gzipBytes: number;
-  /** How many bytes the instrumentation added; reported so that it is seen to be only that. */
-  readonly instrumentationBytes: number;
-  /** How many copies of the SDK `Client` the bundle holds (0 for bundles without the SDK). */
-  readonly smithyClients: number;
   /** For a function serving static files: what it serves (see `StaticAssets` in ./targets.ts). */
   readonly served?: ServedAssets;
 }
@@ -63,12 +59,11 @@ async function measureServedAssets(module: string): Promise<ServedAssets> {
  * measured code must be the production code, SDK command construction and marshalling included.
  * The only difference is the one appended statement, which runs at init, never per request.
  */
-function exposeSmithyClient(counter: { loads: number }): Plugin {
+function exposeSmithyClient(): Plugin {
   return {
     name: 'bench-expose-smithy-client',
     setup(esbuild) {
       esbuild.onLoad({ filter: SMITHY_CLIENT_MODULE }, async (args) => {
-        counter.loads++;
         const source = await readFile(args.path, 'utf8');
         return {
           contents: `${source}\n(globalThis[Symbol.for(${JSON.stringify(SMITHY_CLIENTS)})] ??= []).push(Client);\n`,
@@ -88,23 +83,19 @@ export async function buildBundles(targets: readonly Target[], outDir: string): 
       const file = join(outDir, 'deployed', target.name, 'index.mjs');
       const instrumentedFile = join(outDir, 'instrumented', target.name, 'index.mjs');
       await build({ ...esbuildOptions(target.entry, file), logLevel: 'error' });
-      const counter = { loads: 0 };
       const options = esbuildOptions(target.entry, instrumentedFile);
       await build({
         ...options,
-        plugins: [...(options.plugins ?? []), exposeSmithyClient(counter)],
+        plugins: [...(options.plugins ?? []), exposeSmithyClient()],
         logLevel: 'error',
       });
       const code = await readFile(file);
-      const instrumented = await readFile(instrumentedFile);
       return {
         target,
         file,
         instrumentedFile,
         rawBytes: code.length,
         gzipBytes: gzipSync(code).length,
-        instrumentationBytes: instrumented.length - code.length,
-        smithyClients: counter.loads,
         ...(target.staticAssets ? { served: await measureServedAssets(target.staticAssets.module) } : {}),
       };
     }),

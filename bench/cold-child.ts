@@ -18,9 +18,11 @@ if (url === undefined || (mode !== 'time' && mode !== 'check')) {
 
 if (mode === 'time') {
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   const module = (await import(url)) as { handler?: unknown };
   const ms = performance.now() - started;
-  reportResult({ ms, handler: typeof module.handler === 'function' });
+  const cpu = process.cpuUsage(cpuBefore);
+  reportResult({ ms, cpuMs: (cpu.user + cpu.system) / 1000, handler: typeof module.handler === 'function' });
   // Whatever init left open (a keep-alive agent, a timer) must not hold the run up.
   process.exit(0);
 } else {

@@ -5,69 +5,101 @@
 import { pathToFileURL } from 'node:url';
 import type { Bundle } from './build.ts';
 import { runJsonChild } from './child.ts';
-import { median, medianInterval } from './stats.ts';
+import { type Estimate, estimate, median, type Undecided } from './stats.ts';
 
 export interface ColdInit {
   readonly name: string;
-  /** Import times in milliseconds, one per fresh process. */
-  readonly samplesMs: readonly number[];
+  /** Median wall time of the import, in milliseconds. */
   readonly medianMs: number;
-  /** Median over the rounds of (import time / the baseline's in the same round). */
-  readonly ratioToBaseline: number;
-  /** 90 % bootstrap interval of that ratio: what the noise of this run allows it to be. */
-  readonly ratioInterval: readonly [number, number];
+  /** Median CPU time (user + system, all threads) of the import, in milliseconds. */
+  readonly medianCpuMs: number;
+  /** Per-round ratios of the import's CPU time to the baseline's in the same round. */
+  readonly ratios: readonly number[];
+  /** Their median and interval: what the budget judges. */
+  readonly ratio: Estimate;
   /** `fetch` calls and socket connects during init and the 100 ms after it (must both be 0). */
   readonly fetches: number;
   readonly connects: number;
 }
 
+export interface ColdInitOptions {
+  readonly rounds: number;
+  /** At most this many more sets of `rounds`, for the functions whose verdict is still open. */
+  readonly extraSets: number;
+  readonly undecided: Undecided;
+  readonly onProgress?: (message: string) => void;
+}
+
 /**
  * Imports every bundle `rounds` times, one process at a time, in rounds of all bundles whose order
  * rotates each round, so that the baseline's samples are interleaved with every function's and
- * drift on a noisy machine hits all bundles alike. A first round warms the page cache and is dropped.
- * The ratio is the median of per-round ratios (each bundle against the baseline of its own
- * round): on this host a process imports in one of two modes (≈ 55 or ≈ 85 ms for the baseline)
- * that come in phases lasting several rounds, and a ratio of medians swung with the share of each
- * mode in either sample (90 % intervals ±0.2 where the paired ratio gave ±0.06 on the same data).
+ * drift on a noisy machine hits all bundles alike. A first round warms the page cache and is
+ * dropped. The ratio is per round (each bundle against the baseline of its own round): on this
+ * host a process imports in one of two modes that come in phases lasting several rounds, and a
+ * ratio of medians swung with the share of each mode in either sample. It is a ratio of CPU time,
+ * which waiting for a core on a shared machine does not inflate, and which counts the compiler and
+ * GC threads that on Lambda's fraction of a core compete with the import. Functions whose interval
+ * straddles the limit get up to `extraSets` more sets of rounds, with the baseline alone beside them.
  */
 export async function measureColdInit(
   bundles: readonly Bundle[],
   baseline: Bundle,
   envOf: (bundle: Bundle) => Record<string, string>,
-  rounds: number,
-  onProgress: (round: number) => void = () => undefined,
+  options: ColdInitOptions,
 ): Promise<ColdInit[]> {
-  const samples = new Map<string, number[]>(bundles.map((b) => [b.target.name, []]));
-  for (let round = -1; round < rounds; round++) {
-    const shift = Math.max(round, 0) % bundles.length;
-    const order = [...bundles.slice(shift), ...bundles.slice(0, shift)];
-    for (const bundle of order) {
-      const { result } = await runJsonChild<{ ms: number; handler: boolean }>(
-        'cold-child.ts',
-        [pathToFileURL(bundle.file).href, 'time'],
-        envOf(bundle),
-      );
-      if (!result.handler) throw new Error(`${bundle.target.name}: the bundle exports no handler function`);
-      if (round >= 0) samples.get(bundle.target.name)?.push(result.ms);
+  const wallMs = new Map<string, number[]>(bundles.map((b) => [b.target.name, []]));
+  const cpuMs = new Map<string, number[]>(bundles.map((b) => [b.target.name, []]));
+  const ratios = new Map<string, number[]>(bundles.map((b) => [b.target.name, []]));
+  const progress = options.onProgress ?? (() => undefined);
+
+  const runRounds = async (set: readonly Bundle[], rounds: number, warmUp: boolean) => {
+    for (let round = warmUp ? -1 : 0; round < rounds; round++) {
+      const shift = Math.max(round, 0) % set.length;
+      const cpuThisRound = new Map<string, number>();
+      for (const bundle of [...set.slice(shift), ...set.slice(0, shift)]) {
+        const { result } = await runJsonChild<{ ms: number; cpuMs: number; handler: boolean }>(
+          'cold-child.ts',
+          [pathToFileURL(bundle.file).href, 'time'],
+          envOf(bundle),
+        );
+        if (!result.handler) throw new Error(`${bundle.target.name}: the bundle exports no handler function`);
+        if (round < 0) continue;
+        wallMs.get(bundle.target.name)?.push(result.ms);
+        cpuMs.get(bundle.target.name)?.push(result.cpuMs);
+        cpuThisRound.set(bundle.target.name, result.cpuMs);
+      }
+      const baselineCpu = cpuThisRound.get(baseline.target.name) ?? Number.NaN;
+      for (const [name, cpu] of cpuThisRound) ratios.get(name)?.push(cpu / baselineCpu);
     }
-    if (round >= 0) onProgress(round + 1);
+  };
+
+  progress(`${options.rounds} rounds of ${bundles.length} fresh processes`);
+  await runRounds(bundles, options.rounds, true);
+  for (let set = 0; set < options.extraSets; set++) {
+    const open = bundles.filter(
+      (b) =>
+        b.target.kind === 'function' && options.undecided(b.target.name, ratios.get(b.target.name) ?? []),
+    );
+    if (open.length === 0) break;
+    progress(`inconclusive, ${options.rounds} more rounds: ${open.map((b) => b.target.name).join(', ')}`);
+    await runRounds([baseline, ...open], options.rounds, false);
   }
-  const baselineSamples = samples.get(baseline.target.name) ?? [];
+
   const results: ColdInit[] = [];
   for (const bundle of bundles) {
-    const { result: check } = await runJsonChild<{ fetches: number; connects: number; handler: boolean }>(
+    const { result: check } = await runJsonChild<{ fetches: number; connects: number }>(
       'cold-child.ts',
       [pathToFileURL(bundle.file).href, 'check'],
       envOf(bundle),
     );
-    const samplesMs = samples.get(bundle.target.name) ?? [];
-    const ratios = samplesMs.map((ms, round) => ms / (baselineSamples[round] ?? Number.NaN));
+    const name = bundle.target.name;
+    const bundleRatios = ratios.get(name) ?? [];
     results.push({
-      name: bundle.target.name,
-      samplesMs,
-      medianMs: median(samplesMs),
-      ratioToBaseline: median(ratios),
-      ratioInterval: medianInterval(ratios),
+      name,
+      medianMs: median(wallMs.get(name) ?? []),
+      medianCpuMs: median(cpuMs.get(name) ?? []),
+      ratios: bundleRatios,
+      ratio: estimate(bundleRatios),
       fetches: check.fetches,
       connects: check.connects,
     });

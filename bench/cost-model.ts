@@ -1,6 +1,6 @@
 /** The cost model of BENCHMARKS.md: USD per million requests of each route, from a run's figures. */
 import { routes as routeTable } from '#shared/routes.ts';
-import type { Results } from './report.ts';
+import type { Results } from './results.ts';
 import { DYNAMODB_CALLS } from './workload.ts';
 
 export const PRICES = {

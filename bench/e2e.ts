@@ -20,7 +20,7 @@ import { tables } from '#shared/dynamodb/tables.ts';
 import { HISTORY_INDEX, walletAccount } from '#shared/wallet/ledger-keys.ts';
 import { CALLER_HEADER, checkFloors, floorOperations } from './floor.ts';
 import { KeepAliveConnection } from './keep-alive-client.ts';
-import { percentile } from './stats.ts';
+import { type Estimate, estimate, percentile, type Undecided } from './stats.ts';
 import { ALL_SCOPES, DYNAMODB_CALLS, fullPet, nextBenchPetId, routeRequest } from './workload.ts';
 
 export interface Latency {
@@ -37,13 +37,20 @@ export interface RouteEndToEnd {
   readonly gateway: Latency;
   /** The route's DynamoDB calls made directly; absent for a route that makes none. */
   readonly floor?: Latency;
+  /** Per round, the gateway's p50 over the floor's; empty without a floor. */
+  readonly ratios: readonly number[];
+  /** Their median and interval: what the budget judges. */
+  readonly ratio?: Estimate;
 }
 
 export interface EndToEndOptions {
   readonly concurrency: number;
-  /** Measured requests per route and side (gateway, floor), split over the rounds. */
-  readonly requests: number;
+  /** Measured requests per route, side (gateway, floor) and round. */
+  readonly batchRequests: number;
   readonly rounds: number;
+  /** At most this many more sets of `rounds`, for the routes whose verdict is still open. */
+  readonly extraSets: number;
+  readonly undecided: Undecided;
   /** Warm-up requests per route and side, before any is measured. */
   readonly warmUpRequests: number;
   /** Upper bound on one batch, in case the machine is far slower than expected. */
@@ -165,28 +172,38 @@ export async function measureEndToEnd(
     }
 
     const results: RouteEndToEnd[] = [];
-    const perBatch = Math.ceil(options.requests / options.rounds);
     for (const name of functionDirs) {
       progress(`measuring ${name}`);
       const floor = direct[name];
       const gatewayRuns: LoadRun[] = [];
       const floorRuns: LoadRun[] = [];
-      for (let round = 0; round < options.rounds; round++) {
-        // Alternating which side goes first spreads any drift of the machine over both.
-        const sides = [
-          async () =>
-            gatewayRuns.push(await runLoad(callers, perBatch, options.batchTimeoutMs, viaGateway(name))),
-          async () => {
-            if (floor) floorRuns.push(await runLoad(callers, perBatch, options.batchTimeoutMs, floor));
-          },
-        ];
-        if (round % 2 === 1) sides.reverse();
-        for (const side of sides) await side();
+      const ratios: number[] = [];
+      const load = (operation: (caller: Caller) => Promise<void>) =>
+        runLoad(callers, options.batchRequests, options.batchTimeoutMs, operation);
+      const runRounds = async () => {
+        for (let round = 0; round < options.rounds; round++) {
+          // Alternating which side goes first spreads any drift of the machine over both.
+          const floorFirst = round % 2 === 1;
+          const floorBefore = floor && floorFirst ? await load(floor) : undefined;
+          const gatewayRun = await load(viaGateway(name));
+          const floorRun = floor && !floorFirst ? await load(floor) : floorBefore;
+          gatewayRuns.push(gatewayRun);
+          if (floorRun) {
+            floorRuns.push(floorRun);
+            ratios.push(percentile(gatewayRun.latenciesMs, 50) / percentile(floorRun.latenciesMs, 50));
+          }
+        }
+      };
+      await runRounds();
+      for (let set = 0; floor && set < options.extraSets && options.undecided(name, ratios); set++) {
+        progress(`inconclusive, ${options.rounds} more rounds of ${name}`);
+        await runRounds();
       }
       results.push({
         name,
         gateway: summarise(gatewayRuns),
-        ...(floor ? { floor: summarise(floorRuns) } : {}),
+        ...(floor ? { floor: summarise(floorRuns), ratio: estimate(ratios) } : {}),
+        ratios,
       });
     }
     client.destroy();

@@ -8,11 +8,15 @@
  * use case, request line). It prints `ready` on stdout once listening.
  */
 import { createServer } from 'node:http';
+import { Router } from '#infra/local/router.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
+import { routes } from '#shared/routes.ts';
 import { CALLER_HEADER, floorOperations } from './floor.ts';
 
 const port = Number(process.argv[2]);
+// Routed as the gateway routes: by the route table.
+const router = new Router(routes);
 const client = createDocumentClient();
 const operations = floorOperations(
   client,
@@ -20,35 +24,19 @@ const operations = floorOperations(
   process.env[tables.wallets.envVar] as string,
 );
 
-/** The route of a request, as the gateway's route table would find it: method and path. */
-function routeOf(
-  method: string | undefined,
-  path: string,
-): { name: string; petId: number; transferId: string } | undefined {
-  const none = { petId: 0, transferId: '' };
-  if (method === 'POST' && path === '/api/v3/pet') return { name: 'add-pet', ...none };
-  if (method === 'GET' && path.startsWith('/api/v3/pet/'))
-    return { name: 'get-pet', ...none, petId: Number(path.slice('/api/v3/pet/'.length)) };
-  if (method === 'GET' && path === '/api/wallet/balance') return { name: 'get-balance', ...none };
-  if (method === 'POST' && path === '/api/wallet/send') return { name: 'send-money', ...none };
-  if (method === 'GET' && path === '/api/wallet/transfers') return { name: 'list-transfers', ...none };
-  if (method === 'GET' && path.startsWith('/api/wallet/transfers/'))
-    return { name: 'get-transfer', ...none, transferId: path.slice('/api/wallet/transfers/'.length) };
-  return undefined;
-}
-
 const server = createServer((request, response) => {
   // The body is read as the gateway reads it, then left alone: the floor's item is its own.
   request.resume();
   request.on('end', () => {
-    const route = routeOf(request.method, request.url ?? '');
-    const operation = route && operations[route.name];
+    const matched = router.match(request.method ?? 'GET', (request.url ?? '/').split('?')[0] as string);
+    const operation = matched && operations[matched.route.functionDir];
     const sub = request.headers[CALLER_HEADER];
-    if (!route || !operation || typeof sub !== 'string') {
+    if (!operation || typeof sub !== 'string') {
       response.writeHead(404, { 'content-length': 0 }).end();
       return;
     }
-    operation({ sub, petId: route.petId, transferId: route.transferId }).then(
+    const { petId = '0', transferId = '' } = matched.pathParameters ?? {};
+    operation({ sub, petId: Number(petId), transferId }).then(
       () => response.writeHead(200, { 'content-type': 'application/json', 'content-length': 2 }).end('{}'),
       (error: unknown) => {
         const body = String(error);

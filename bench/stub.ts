@@ -20,9 +20,8 @@ const CREATED_AT = '2025-06-01T12:00:00.000Z';
 
 /**
  * A page of `account`'s history as the index holds it: 20 entries, newest first. Built once per
- * account and answered as is, like the pet and the wallet above: building it (20 objects, a
- * `JSON.stringify` and a `padStart` each) took 3.4 µs, which the benchmark charged to
- * list-transfers as if its own code had spent it.
+ * account and answered as is, like the pet and the wallet above: built per call, its 20 objects
+ * were charged to list-transfers as if its own code had made them.
  */
 const historyPages = new Map<string, ReturnType<typeof buildHistoryPage>>();
 function historyPage(account: string) {

@@ -5,7 +5,8 @@
  */
 import { fileURLToPath } from 'node:url';
 import { authorizerEnvironment, defaultServiceSettings, functionEnvironment } from '#infra/environment.ts';
-import { LOCAL_AUDIENCE, localIssuerUrl } from '#infra/local/issuer.ts';
+import { LOCAL_AUDIENCE } from '#infra/local/issuer.ts';
+import type { JwksServer } from '#infra/local/jwks-server.ts';
 import { type Route, routes, type TableName } from '#shared/routes.ts';
 
 export type TargetKind = 'function' | 'baseline' | 'reference';
@@ -78,12 +79,6 @@ export const BENCH_TABLE_NAMES: Readonly<Record<TableName, string>> = {
   wallets: 'wallet-catalog-bench-wallets',
 };
 
-/** What the authorizer is told about the identity provider: the benchmark's own JWKS server. */
-export interface IssuerEndpoint {
-  readonly port: number;
-  readonly jwksUrl: string;
-}
-
 /**
  * The variables the Lambda runtime sets for every nodejs24.x function at 1024 MB. The SDK reads
  * some of them (region, credentials, execution environment) when its client is constructed.
@@ -130,7 +125,7 @@ export function lambdaNodeOptions(memoryMb: number): string[] {
  */
 export function targetEnvironment(
   target: Target,
-  issuer: IssuerEndpoint,
+  issuer: Pick<JwksServer, 'issuerUrl' | 'jwksUrl'>,
   memoryMb: number,
 ): Record<string, string> {
   const functionEnv =
@@ -138,7 +133,7 @@ export function targetEnvironment(
       ? functionEnvironment(target.route, defaultServiceSettings, BENCH_TABLE_NAMES)
       : target.name === 'authorizer'
         ? authorizerEnvironment({
-            issuer: localIssuerUrl(issuer.port),
+            issuer: issuer.issuerUrl,
             audience: LOCAL_AUDIENCE,
             jwksUrl: issuer.jwksUrl,
           })

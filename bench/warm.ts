@@ -2,7 +2,7 @@
 import { pathToFileURL } from 'node:url';
 import type { Bundle } from './build.ts';
 import { runJsonChild } from './child.ts';
-import { median } from './stats.ts';
+import { type Estimate, estimate, median, type Undecided } from './stats.ts';
 import { DYNAMODB_CALLS } from './workload.ts';
 
 export interface WarmOverhead {
@@ -11,14 +11,17 @@ export interface WarmOverhead {
   readonly functionUs: number;
   readonly baselineUs: number;
   /** Median over batch pairs of (function − baseline), in microseconds. */
-  readonly overheadUs: number;
+  readonly overBaselineUs: number;
   /**
-   * For the authorizer: median over batches of (function − its floor), the floor being the
-   * baseline plus one check of the token's signature (see `warm-child.ts`). What it adds to that.
+   * What the budget judges, over every batch of every process: (function − baseline), or for the
+   * authorizer (function − its floor), the floor being the baseline plus one check of the token's
+   * signature (see `warm-child.ts`).
    */
-  readonly overFloorUs?: number;
-  readonly batches: number;
-  readonly batchSize: number;
+  readonly overhead: Estimate;
+  /** What {@link overhead} is over. */
+  readonly over: 'baseline' | 'its signature check';
+  /** How many processes measured it: each warm authorizer fetches the JWKS once. */
+  readonly processes: number;
   /** What one invocation writes to stdout (its request log line): CloudWatch Logs ingests and bills it. */
   readonly logBytesPerInvocation: number;
   /** DynamoDB calls per invocation, counted at the stubbed `send`. */
@@ -27,49 +30,93 @@ export interface WarmOverhead {
   readonly floorRoundTrips: number;
 }
 
+export interface WarmOptions {
+  readonly batches: number;
+  readonly batchSize: number;
+  /** Processes per function, one after the other for all functions. */
+  readonly passes: number;
+  /** At most this many more sets of `passes`, for the functions whose verdict is still open. */
+  readonly extraSets: number;
+  readonly undecided: Undecided;
+  readonly nodeOptions?: readonly string[];
+  readonly onProgress?: (message: string) => void;
+}
+
+interface Pass {
+  readonly functionUs: number[];
+  readonly baselineUs: number[];
+  readonly floorUs?: number[];
+  readonly stubbedClasses: number;
+  readonly sendsPerInvocation: number;
+  readonly logBytesPerInvocation: number;
+}
+
 /**
  * Runs each function's warm benchmark in its own process (so that one function's JIT state and
- * garbage never reach another's) next to the baseline, and counts the DynamoDB calls every
- * request made (the round-trip budget: exactly the floor's). All functions are measured `passes` times, one after the other,
- * and each keeps its least disturbed pass: on a shared machine, other work only ever adds time.
+ * garbage never reach another's) next to the baseline, `passes` times, and pools the batch
+ * differences of all its processes. It counts the DynamoDB calls every request made too (the
+ * round-trip budget: exactly the floor's).
  */
 export async function measureWarmOverhead(
   functions: readonly Bundle[],
   baseline: Bundle,
   envOf: (bundle: Bundle) => Record<string, string>,
   caller: { sub: string; token: string; publicJwk: string },
-  options: { batches: number; batchSize: number; passes: number; nodeOptions?: readonly string[] },
+  options: WarmOptions,
 ): Promise<WarmOverhead[]> {
-  const best = new Map<string, WarmOverhead>();
-  for (let pass = 0; pass < options.passes; pass++) {
-    for (const bundle of functions) {
-      const measured = await measureOne(bundle, baseline, envOf(bundle), caller, options);
-      const previous = best.get(measured.name);
-      if (!previous || judgedUs(measured) < judgedUs(previous)) best.set(measured.name, measured);
+  const passes = new Map<string, Pass[]>(functions.map((b) => [b.target.name, []]));
+  const judged = (name: string) =>
+    (passes.get(name) ?? []).flatMap((pass) => {
+      const over = pass.floorUs ?? pass.baselineUs;
+      return pass.functionUs.map((us, i) => us - (over[i] ?? Number.NaN));
+    });
+  const runPasses = async (set: readonly Bundle[]) => {
+    for (let pass = 0; pass < options.passes; pass++) {
+      for (const bundle of set) {
+        passes.get(bundle.target.name)?.push(await runPass(bundle, baseline, envOf(bundle), caller, options));
+      }
     }
+  };
+
+  await runPasses(functions);
+  for (let set = 0; set < options.extraSets; set++) {
+    const open = functions.filter((b) => options.undecided(b.target.name, judged(b.target.name)));
+    if (open.length === 0) break;
+    options.onProgress?.(
+      `inconclusive, ${options.passes} more processes: ${open.map((b) => b.target.name).join(', ')}`,
+    );
+    await runPasses(open);
   }
-  return functions.map((bundle) => best.get(bundle.target.name) as WarmOverhead);
+
+  return functions.map((bundle): WarmOverhead => {
+    const name = bundle.target.name;
+    const all = passes.get(name) ?? [];
+    const functionUs = all.flatMap((p) => p.functionUs);
+    const baselineUs = all.flatMap((p) => p.baselineUs);
+    return {
+      name,
+      functionUs: median(functionUs),
+      baselineUs: median(baselineUs),
+      overBaselineUs: median(functionUs.map((us, i) => us - (baselineUs[i] ?? Number.NaN))),
+      overhead: estimate(judged(name)),
+      over: all[0]?.floorUs ? 'its signature check' : 'baseline',
+      processes: all.length,
+      logBytesPerInvocation: median(all.map((p) => p.logBytesPerInvocation)),
+      roundTrips: Math.max(...all.map((p) => p.sendsPerInvocation)),
+      floorRoundTrips: DYNAMODB_CALLS[name]?.length ?? 0,
+    };
+  });
 }
 
-/** What the budget judges: overhead over the floor where there is one, over the baseline elsewhere. */
-export const judgedUs = (warm: WarmOverhead): number => warm.overFloorUs ?? warm.overheadUs;
-
-async function measureOne(
+async function runPass(
   bundle: Bundle,
   baseline: Bundle,
   env: Record<string, string>,
   caller: { sub: string; token: string; publicJwk: string },
-  options: { batches: number; batchSize: number; nodeOptions?: readonly string[] },
-): Promise<WarmOverhead> {
+  options: WarmOptions,
+): Promise<Pass> {
   const name = bundle.target.name;
-  const { result } = await runJsonChild<{
-    functionUs: number[];
-    baselineUs: number[];
-    floorUs?: number[];
-    stubbedClasses: number;
-    sendsPerInvocation: number;
-    logBytesPerInvocation: number;
-  }>(
+  const { result } = await runJsonChild<Pass>(
     'warm-child.ts',
     [
       name,
@@ -81,22 +128,8 @@ async function measureOne(
     { ...env, BENCH_SUB: caller.sub, BENCH_TOKEN: caller.token, BENCH_PUBLIC_JWK: caller.publicJwk },
     { nodeOptions: options.nodeOptions ?? [] },
   );
-  const expectedSends = DYNAMODB_CALLS[name]?.length ?? 0;
-  if (expectedSends > 0 && result.stubbedClasses === 0) {
+  if ((DYNAMODB_CALLS[name]?.length ?? 0) > 0 && result.stubbedClasses === 0) {
     throw new Error(`${name}: the instrumented bundle registered no SDK Client to stub`);
   }
-  return {
-    name,
-    functionUs: median(result.functionUs),
-    baselineUs: median(result.baselineUs),
-    overheadUs: median(result.functionUs.map((us, i) => us - (result.baselineUs[i] ?? Number.NaN))),
-    ...(result.floorUs
-      ? { overFloorUs: median(result.functionUs.map((us, i) => us - (result.floorUs?.[i] ?? Number.NaN))) }
-      : {}),
-    batches: options.batches,
-    batchSize: options.batchSize,
-    logBytesPerInvocation: result.logBytesPerInvocation,
-    roundTrips: result.sendsPerInvocation,
-    floorRoundTrips: expectedSends,
-  };
+  return result;
 }

@@ -3,6 +3,16 @@
  * validators and the tests that compare verdicts use the same options and custom keywords.
  */
 import { _, Ajv, type Options } from 'ajv';
+import { isProfiledIdentifier } from '../shared/schemas/identifier-profile.ts';
+
+/**
+ * The module the `x-identifier-profile` check comes from, as the standalone code names it: the
+ * build step turns this `require` into an import (`scripts/generate-validators.ts`).
+ */
+export const IDENTIFIER_PROFILE_MODULE = './identifier-profile.ts';
+
+/** The profile's name in the schema: RFC 8265's, with UTS #39's restriction level. */
+export const IDENTIFIER_PROFILE = 'PRECIS-UsernameCasePreserved+UTS39-HighlyRestrictive';
 
 export function createAjv(schemas: readonly object[], options: Options = {}): Ajv {
   const ajv = new Ajv({
@@ -17,19 +27,27 @@ export function createAjv(schemas: readonly object[], options: Options = {}): Aj
   });
 
   /**
-   * `x-normalization-form: NFC` (shared/schemas/wallet.ts): text equal to its NFC form. Inlined as
-   * one comparison, so the standalone code still imports nothing.
+   * `x-identifier-profile` (shared/schemas/wallet.ts): an identifier of the profile
+   * `shared/schemas/identifier-profile.ts` applies (PRECIS UsernameCasePreserved, UTS #39 Highly
+   * Restrictive); the only profile there is, named so that the document says which it is.
    */
   ajv.addKeyword({
-    keyword: 'x-normalization-form',
+    keyword: 'x-identifier-profile',
     type: 'string',
     schemaType: 'string',
     code(cxt) {
-      if (cxt.schema !== 'NFC')
-        throw new Error(`x-normalization-form: only NFC is supported, got ${cxt.schema}`);
-      cxt.fail(_`${cxt.data} !== ${cxt.data}.normalize("NFC")`);
+      if (cxt.schema !== IDENTIFIER_PROFILE)
+        throw new Error(`x-identifier-profile: only ${IDENTIFIER_PROFILE} is supported, got ${cxt.schema}`);
+      const check = cxt.gen.scopeValue('func', {
+        ref: isProfiledIdentifier,
+        code: _`require(${IDENTIFIER_PROFILE_MODULE}).isProfiledIdentifier`,
+      });
+      cxt.fail(_`!${check}(${cxt.data})`);
     },
-    error: { message: 'must be Unicode text in normalization form C (NFC)' },
+    error: {
+      message:
+        'must be an identifier: letters, marks and digits of one script (or Latin with Han and kana, Bopomofo or Hangul), and ASCII punctuation; no white space, symbol beyond ASCII, invisible, compatibility (fullwidth) or mixed-script lookalike character',
+    },
   });
   return ajv;
 }

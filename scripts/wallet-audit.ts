@@ -2,8 +2,10 @@
  * `npm run wallet:audit [-- --segments <n>]`: proves the wallet books balance. Checks every
  * invariant of the double-entry ledger (shared/wallet/ledger-audit.ts): each balance equals the
  * sum of its entries and its last running balance, each transfer has exactly its two matching
- * entries, the grand total is zero, no balance is negative except the issuance account's. Prints
- * a one-line JSON summary, then one line per break; read-only.
+ * entries (or, through the clearing account, its payer's entry and either its credit in transit
+ * or its one posting), the clearing account holds exactly the credits in transit, the grand
+ * total is zero, no balance is negative except the issuance account's. Prints a one-line JSON
+ * summary, then one line per break; read-only.
  *
  * Exit codes: 0 the books balance; 1 at least one break (each named); 2 invalid arguments or the
  * table could not be read.
@@ -80,6 +82,7 @@ async function main(): Promise<void> {
       segments,
       ...summary,
       grandTotalMinor: String(summary.grandTotalMinor),
+      clearingBalanceMinor: String(summary.clearingBalanceMinor),
       issuanceBalanceMinor: String(summary.issuanceBalanceMinor),
       breaks: breaks.length,
       elapsedMs: Math.round(performance.now() - started),

@@ -4,6 +4,7 @@
  * `shared/openapi.ts` assembles the document from this, the route table and the error tables.
  */
 
+import { IDEMPOTENCY_KEY_DESCRIPTION, IDEMPOTENCY_KEY_SCHEMA } from './http/idempotency-key.ts';
 import type { OperationId } from './routes.ts';
 import { int64Schema } from './schemas/common.ts';
 import type { schemas } from './schemas/index.ts';
@@ -139,11 +140,9 @@ export const operationContracts: Record<OperationId, OperationContract> = {
         name: 'Idempotency-Key',
         in: 'header',
         required: false,
-        // What the function accepts once an optional pair of quotes (a structured-field string) is
-        // removed: so never `""`, the empty key.
-        schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^(?!""$)[!-~]{1,255}$' },
-        description:
-          'Makes the request safe to retry: the same key with the same body returns the original transfer and moves money once; with another body, 422. 1 to 255 visible ASCII characters, optionally in double quotes. Kept for at least 24 hours.',
+        // The rule the function parses the header with (`shared/http/idempotency-key.ts`).
+        schema: IDEMPOTENCY_KEY_SCHEMA,
+        description: IDEMPOTENCY_KEY_DESCRIPTION,
         example: 'b5e0c8f2-transfer-42',
       },
     ],

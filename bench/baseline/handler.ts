@@ -3,7 +3,7 @@
  * module that loads the SDK and constructs the DocumentClient, and a handler that writes the one
  * log line per request every function writes (same fields, same EMF metrics, JSON.stringify and one
  * `write` to stdout, as any logger would) and returns. Without that line the warm comparison charged
- * each function the write system call no function can avoid (4–6 µs here).
+ * each function the write system call no function can avoid.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';

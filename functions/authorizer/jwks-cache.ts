@@ -1,7 +1,9 @@
 import { FetchError } from 'aws-jwt-verify/error';
 import { type Jwks, type JwkWithKid, SimpleJwksCache } from 'aws-jwt-verify/jwk';
 import type { DecomposedJwt } from 'aws-jwt-verify/jwt';
-import { AUTHORIZER_ROUTE, writeRecord } from '#shared/observability/telemetry.ts';
+import { AUTHORIZER_ROUTE, logger, publish, routeMetrics } from '#shared/observability/telemetry.ts';
+
+const metrics = routeMetrics(AUTHORIZER_ROUTE);
 
 /** Stays well inside the authorizer's own timeout, so a hung identity provider costs a 401, not a 500. */
 const JWKS_TIMEOUT_MS = 3_000;
@@ -55,17 +57,13 @@ export class ExpiringJwksCache extends SimpleJwksCache {
         this.#refreshAt = Date.now() + JWKS_RETRY_MS;
         // Counted, not just logged: while refreshes fail, a key the provider withdrew stays trusted
         // and a key it rotated in stays unknown, so a lasting failure raises an alarm.
-        writeRecord(
-          'WARN',
-          'JWKS refresh failed; the keys already held stay in use',
-          {
-            route: AUTHORIZER_ROUTE,
-            outcome: 'jwks-stale',
-            reason: 'jwks-refresh',
-            detail: error instanceof Error ? error.message : String(error),
-          },
-          new Map([['JwksRefreshFailures', { value: 1, unit: 'Count' as const }]]),
-        );
+        logger.warn('JWKS refresh failed; the keys already held stay in use', {
+          route: AUTHORIZER_ROUTE,
+          outcome: 'jwks-stale',
+          reason: 'jwks-refresh',
+          detail: error instanceof Error ? error.message : String(error),
+        });
+        publish(metrics, [['JwksRefreshFailures', 1]]);
       }
     }
     return super.getJwk(uri, jwt);

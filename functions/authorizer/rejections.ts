@@ -10,7 +10,7 @@ import {
   WaitPeriodNotYetEndedJwkError,
 } from 'aws-jwt-verify/error';
 import { TokenError } from 'fast-jwt';
-import { AUTHORIZER_ROUTE, writeRecord } from '#shared/observability/telemetry.ts';
+import { AUTHORIZER_ROUTE, logger, publish, routeMetrics } from '#shared/observability/telemetry.ts';
 
 /** A check of ours on a token whose signature and standard claims were good. */
 export class TokenRejected extends Error {
@@ -69,21 +69,21 @@ function reasonOfTokenFault(error: unknown): string | undefined {
   return UNKNOWN_KEY.some((type) => error instanceof type) ? 'unknown-kid' : undefined;
 }
 
-/** One JSON line per rejection; the messages name the failed check, never the token itself. */
+const metrics = routeMetrics(AUTHORIZER_ROUTE);
+
+/** A log line per rejection, naming the failed check, never the token itself; and its metric. */
 export function logRejection(error: unknown): void {
   const tokenReason = reasonOfTokenFault(error);
   const reason = tokenReason ?? PROVIDER_FAULTS.find(([type]) => error instanceof type)?.[1] ?? 'unexpected';
   const isTokenFault = tokenReason !== undefined;
-  writeRecord(
-    isTokenFault ? 'WARN' : 'ERROR',
-    isTokenFault ? 'Token rejected' : 'Token could not be verified',
-    {
-      route: AUTHORIZER_ROUTE,
-      outcome: isTokenFault ? 'invalid-token' : 'verification-error',
-      reason,
-      detail: error instanceof Error ? error.message : String(error),
-    },
-    // Rejections by kind (route × outcome); a verification error is the identity provider failing us.
-    new Map([[isTokenFault ? 'AuthRejections' : 'AuthErrors', { value: 1, unit: 'Count' as const }]]),
-  );
+  const fields = {
+    route: AUTHORIZER_ROUTE,
+    outcome: isTokenFault ? 'invalid-token' : 'verification-error',
+    reason,
+    detail: error instanceof Error ? error.message : String(error),
+  };
+  if (isTokenFault) logger.warn('Token rejected', fields);
+  else logger.error('Token could not be verified', fields);
+  // A verification error is the identity provider failing us.
+  publish(metrics, [[isTokenFault ? 'AuthRejections' : 'AuthErrors', 1]]);
 }

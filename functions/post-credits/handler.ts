@@ -3,7 +3,7 @@ import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 
 import { requireEnv } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
-import { addMetric, log } from '#shared/observability/telemetry.ts';
+import { logger, publish, routeMetrics } from '#shared/observability/telemetry.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { createCreditLedger } from '#shared/wallet/credit-ledger.ts';
 import { addressOfAccount } from '#shared/wallet/ledger-keys.ts';
@@ -48,16 +48,18 @@ export function createPostCreditsHandler({
   clock = systemClock,
 }: PostCreditsFunctionDependencies) {
   const postCredits = makePostCredits({ ledger: createCreditLedger({ client, tableName }), clock });
+  const metrics = routeMetrics('post-credits');
   return async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
     const byWallet = new Map<string, StreamedCredit[]>();
     const failed: string[] = [];
     for (const record of event.Records) {
       const credit = creditOf(record);
       if (credit === 'malformed') {
-        log('ERROR', 'A credit record without its transfer or recipient', { eventID: record.eventID });
+        logger.error('A credit record without its transfer or recipient', { eventID: record.eventID });
         failed.push(record.dynamodb?.SequenceNumber ?? record.eventID ?? '');
       } else if (credit) byWallet.set(credit.address, [...(byWallet.get(credit.address) ?? []), credit]);
     }
+    let posted = 0;
     const outcomes = await Promise.allSettled(
       [...byWallet].map(([address, credits]) =>
         postCredits(
@@ -68,15 +70,19 @@ export function createPostCreditsHandler({
     );
     [...byWallet.values()].forEach((credits, i) => {
       const outcome = outcomes[i];
-      if (outcome?.status === 'fulfilled') addMetric('CreditsPosted', outcome.value.posted);
+      if (outcome?.status === 'fulfilled') posted += outcome.value.posted;
       if (outcome?.status === 'rejected') {
-        log('ERROR', 'Posting failed; the stream delivers the credits again', {
+        logger.error('Posting failed; the stream delivers the credits again', {
           errorName: (outcome.reason as Error | undefined)?.name,
           credits: credits.length,
         });
         failed.push(credits[0]?.sequenceNumber ?? '');
       }
     });
+    publish(metrics, [
+      ['CreditsPosted', posted],
+      ['PostingFailures', failed.length],
+    ]);
     return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
   };
 }

@@ -1,7 +1,7 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { type CheckResult, PROBE_ROUTE, runProbe } from '#functions/probe/probe.ts';
 import { requireEnv } from '#shared/config.ts';
-import { writeRecord } from '#shared/observability/telemetry.ts';
+import { logger, publish, routeMetrics } from '#shared/observability/telemetry.ts';
 
 const apiUrl = requireEnv('PROBE_API_URL');
 const tokenUrl = requireEnv('PROBE_TOKEN_URL');
@@ -9,6 +9,7 @@ const scope = requireEnv('PROBE_SCOPE');
 const secretId = requireEnv('PROBE_CREDENTIALS_SECRET');
 
 const secrets = new SecretsManagerClient({});
+const metrics = routeMetrics(PROBE_ROUTE);
 
 /** Three requests of at most 2.5 s each, and the secret, stay inside the function's 10 s timeout. */
 const PROBE_REQUEST_TIMEOUT_MS = 2_500;
@@ -46,11 +47,9 @@ export async function handler(): Promise<{ ok: boolean; checks: CheckResult[] }>
   }
   const ok = checks.every((check) => check.ok);
   const failed = checks.find((check) => !check.ok)?.check;
-  writeRecord(
-    ok ? 'INFO' : 'ERROR',
-    ok ? 'probe passed' : 'probe failed',
-    { route: PROBE_ROUTE, outcome: failed ?? 'ok', checks },
-    new Map([['ProbeSuccess', { value: ok ? 1 : 0, unit: 'Count' as const }]]),
-  );
+  const fields = { route: PROBE_ROUTE, outcome: failed ?? 'ok', checks };
+  if (ok) logger.info('probe passed', fields);
+  else logger.error('probe failed', fields);
+  publish(metrics, [['ProbeSuccess', ok ? 1 : 0]]);
   return { ok, checks };
 }

@@ -1,5 +1,6 @@
-import { InvalidParameterError, ValidationError } from '#shared/errors.ts';
+import { ValidationError } from '#shared/errors.ts';
 import { type HttpRequest, httpHandler } from '#shared/http/handler.ts';
+import { idempotencyKeyOf } from '#shared/http/idempotency-key.ts';
 import { addMetric, setOutcome } from '#shared/observability/telemetry.ts';
 import { validateSendRequest } from '#shared/schemas/validators.generated.js';
 import type { SendRequest } from '#shared/schemas/wallet.ts';
@@ -82,20 +83,7 @@ export function sendCommandOf(request: HttpRequest<SendRequest>, settings: Walle
     sub,
     toAddress: request.body.toAddress,
     amountMinor: parsed.minor,
-    idempotencyKey: parseIdempotencyKey(request.header('idempotency-key')),
+    // Every line of the header: a repeated one is refused, not decided by which came last.
+    idempotencyKey: idempotencyKeyOf(request.headerValues('idempotency-key')),
   };
-}
-
-/**
- * The Idempotency-Key header (draft-ietf-httpapi-idempotency-key-header): a structured-field
- * string, so quotes are accepted and removed; 1–255 visible ASCII characters.
- */
-export function parseIdempotencyKey(header: string | undefined): string | undefined {
-  if (header === undefined) return undefined;
-  const trimmed = header.trim();
-  const key = /^".*"$/.test(trimmed) ? trimmed.slice(1, -1) : trimmed;
-  if (!/^[\x21-\x7E]{1,255}$/.test(key)) {
-    throw new InvalidParameterError('Idempotency-Key must be 1 to 255 visible ASCII characters');
-  }
-  return key;
 }

@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { log } from '#shared/observability/telemetry.ts';
+import { logger } from '#shared/observability/telemetry.ts';
 import { auditTable } from '#shared/wallet/ledger-audit.ts';
 
 /** The books do not balance: the function fails, and its Errors alarm (ledger-audit-failed) fires. */
@@ -24,16 +24,17 @@ export function createAuditHandler({ client, tableName, segments }: AuditFunctio
     const fields = {
       ...summary,
       grandTotalMinor: String(summary.grandTotalMinor),
+      clearingBalanceMinor: String(summary.clearingBalanceMinor),
       issuanceBalanceMinor: String(summary.issuanceBalanceMinor),
       breaks: breaks.length,
     };
     if (breaks.length === 0) {
-      log('INFO', 'ledger audit: the books balance', fields);
+      logger.info('ledger audit: the books balance', fields);
       return { breaks: 0 };
     }
     // The first 100 breaks, each a line of its own: enough to find the items, bounded in size.
-    for (const item of breaks.slice(0, 100)) log('ERROR', 'ledger audit: break', { ...item });
-    log('ERROR', 'ledger audit: BROKEN', fields);
+    for (const item of breaks.slice(0, 100)) logger.error('ledger audit: break', { ...item });
+    logger.error('ledger audit: BROKEN', fields);
     throw new LedgerBreakError(`${breaks.length} ledger invariant(s) broken; see the break lines`);
   };
 }

@@ -1,6 +1,7 @@
 import type { Stage } from 'aws-cdk-lib/aws-apigateway';
 import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
+import { CALLER_RATE_KEY_TRANSFORMATIONS } from '#infra/caller-rate-key.ts';
 import type { CallerRateLimit } from '#infra/environment.ts';
 import { problemType } from '#shared/http/problem.ts';
 
@@ -38,7 +39,8 @@ export function callerRateLimitProblem(limit: CallerRateLimit): string {
 
 /**
  * An AWS WAF web ACL on the API stage: a per-caller rate limit keyed on the Authorization header
- * (the bearer token, so one caller cannot use up the stage-wide throttle everyone shares), and the
+ * (the bearer token, so one caller cannot use up the stage-wide throttle everyone shares),
+ * normalised so that every spelling of one token is one key (`#infra/caller-rate-key.ts`), and the
  * AWS managed common rule set. Requests without the header (the public OpenAPI route) are not
  * counted by the rate rule; the stage throttle bounds them.
  */
@@ -74,7 +76,15 @@ export class CallerRateLimitAcl extends Construct {
               evaluationWindowSec: props.limit.windowSeconds,
               aggregateKeyType: 'CUSTOM_KEYS',
               customKeys: [
-                { header: { name: 'authorization', textTransformations: [{ priority: 0, type: 'NONE' }] } },
+                {
+                  header: {
+                    name: 'authorization',
+                    textTransformations: CALLER_RATE_KEY_TRANSFORMATIONS.map((type, priority) => ({
+                      priority,
+                      type,
+                    })),
+                  },
+                },
               ],
             },
           },

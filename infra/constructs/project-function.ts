@@ -26,7 +26,8 @@ export interface ProjectFunctionProps {
   readonly logRetention?: RetentionDays;
   /**
    * Lambda drops application log lines below this level; the function sees it as
-   * `AWS_LAMBDA_LOG_LEVEL`. Keep it at INFO or below: the metric lines are written at INFO.
+   * `AWS_LAMBDA_LOG_LEVEL`. Keep it at INFO or below: Lambda counts the metric lines, which have no
+   * `level`, as INFO.
    * @default ApplicationLogLevel.INFO
    */
   readonly applicationLogLevel?: ApplicationLogLevel;

@@ -28,7 +28,7 @@ export interface DashboardInputs {
   readonly alarms: Alarm[];
   readonly operationIds: readonly OperationId[];
   readonly everyFunction: readonly [string, ProjectFunction][];
-  /** A metric the functions emit as EMF, by stage and route. */
+  /** A metric the functions emit as EMF, by service, stage and route. */
   readonly emf: (metricName: string, route: string, period: Duration, statistic?: string) => Metric;
   readonly method: (operationId: OperationId) => Method;
 }
@@ -98,7 +98,7 @@ export function addServiceDashboard(scope: Construct, inputs: DashboardInputs): 
     graph(
       'Lambda duration p99 (ms) / cold starts',
       perFunction((fn) => fn.function.metricDuration({ statistic: 'p99', period: fiveMinutes })),
-      perRoute('ColdStarts'),
+      perRoute('ColdStart'),
     ),
   );
   dashboard.addWidgets(

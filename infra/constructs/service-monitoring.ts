@@ -26,7 +26,7 @@ import {
 import type { CreditPoster } from '#infra/constructs/credit-poster.ts';
 import type { ProjectFunction } from '#infra/constructs/project-function.ts';
 import { addServiceDashboard } from '#infra/constructs/service-dashboard.ts';
-import { AUTHORIZER_ROUTE, METRICS_NAMESPACE } from '#shared/observability/telemetry.ts';
+import { AUTHORIZER_ROUTE, METRICS_NAMESPACE, SERVICE } from '#shared/observability/telemetry.ts';
 import { type OperationId, type Route, routes, type TableName } from '#shared/routes.ts';
 
 /** Properties of {@link ServiceMonitoring}. */
@@ -366,12 +366,12 @@ export class ServiceMonitoring extends Construct {
     return alarm;
   }
 
-  /** A metric the functions emit as EMF (shared/observability/telemetry.ts), by stage and route. */
+  /** A metric the functions emit as EMF (shared/observability/telemetry.ts), by service, stage and route. */
   #emf(metricName: string, route: string, period: Duration, statistic = 'Sum'): Metric {
     return new Metric({
       namespace: METRICS_NAMESPACE,
       metricName,
-      dimensionsMap: { stage: this.#props.stageName, route },
+      dimensionsMap: { service: SERVICE, stage: this.#props.stageName, route },
       statistic,
       period,
     });

@@ -1,6 +1,7 @@
 /**
  * The per-caller rate limit the deployed stack enforces with an AWS WAF rate-based rule keyed on
- * the Authorization header, mirrored locally: at most `limit` requests per caller in any trailing
+ * the Authorization header (its key normalised by `#infra/caller-rate-key.ts`, which the caller
+ * applies before {@link CallerRateLimiter.take}), mirrored locally: at most `limit` requests per caller in any trailing
  * window of `windowSeconds`, checked before the authorizer (WAF sits in front of API Gateway).
  * A request without the header is not counted, as WAF skips requests that lack the key; the
  * authorizer refuses those anyway. Unlike WAF (which also counts what it blocks and re-evaluates

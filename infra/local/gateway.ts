@@ -28,10 +28,17 @@ import { type Route, routes, type TableName } from '#shared/routes.ts';
 import type { AccessLogEntry } from './access-log.ts';
 import { AuthorizerEmulation, type AuthorizerHandler } from './authorizer-emulation.ts';
 import { CallerRateLimiter } from './caller-rate-limit.ts';
-import { guardDynamoDbLocal } from './dynamodb-guard.ts';
 import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local.ts';
+import { DynamoDbProxy } from './dynamodb-proxy.ts';
 import { logFunctionError } from './gateway-answer.ts';
-import { answerClientErrors, closeServer, connectHost, listen } from './http-server.ts';
+import {
+  answerClientErrors,
+  closeServer,
+  connectHost,
+  listen,
+  refuseWithoutHost,
+  SERVER_OPTIONS,
+} from './http-server.ts';
 import {
   type BundledOptions,
   coldStartScope,
@@ -40,6 +47,7 @@ import {
 } from './invoke/bundled-functions.ts';
 import { InProcessInvoker, type Invoker, loadHandler, withOwnEnvironment } from './invoke.ts';
 import { defaultPort, JWKS_PATH, LOCAL_AUDIENCE, loadOrCreateLocalKeys, localIssuerUrl } from './issuer.ts';
+import { jwksAnswer } from './jwks-server.ts';
 import { RequestPipeline } from './request-pipeline.ts';
 import { type RunningStack, stackRecordPath, writeStackRecord } from './stack-record.ts';
 import { localStateDir } from './state.ts';
@@ -61,6 +69,12 @@ export interface LocalStackOptions {
   readonly dynamodbPort?: number;
   /** An already running DynamoDB (Local) to use instead of starting one; `dbPath` is then ignored. */
   readonly dynamodbEndpoint?: string;
+  /**
+   * Puts DynamoDB (Local) behind a proxy that raises DynamoDB's transaction conflicts, which
+   * DynamoDB Local never does (`dynamodb-proxy.ts`): the functions then meet contention as on AWS.
+   * On unless `false`.
+   */
+  readonly conflicts?: boolean;
   /** Physical table names are `<prefix>-<table>`. */
   readonly tablePrefix?: string;
   /** Issuer keys and the `stack-<port>.json` record live here; {@link localStateDir} when absent. */
@@ -101,7 +115,12 @@ export const LOCAL_STAGE = 'local';
 export interface LocalStack {
   readonly baseUrl: string;
   readonly port: number;
+  /** The DynamoDB the functions use: the conflict proxy unless `conflicts: false`, else DynamoDB Local. */
   readonly dynamodbEndpoint: string;
+  /** DynamoDB Local itself, past the proxy. */
+  readonly dynamodbLocalEndpoint: string;
+  /** The conflict proxy, with its touch counts; absent with `conflicts: false`. */
+  readonly dynamodbProxy?: DynamoDbProxy;
   /** PID of the DynamoDB Local (Java) process this stack started; absent when it uses another. */
   readonly dynamodbPid?: number;
   /**
@@ -136,7 +155,7 @@ let inProcessStackStarted = false;
 
 /**
  * Starts the local stack: the gateway on `host:port` (listening first, so that port 0 yields the
- * port the issuer is named after), DynamoDB Local with the tables, the issuer's keys, then the
+ * port the issuer is named after), DynamoDB Local with the tables behind the conflict proxy, the issuer's keys, then the
  * function environment on `process.env`, and only then the authorizer and handler modules.
  * One stack per process.
  */
@@ -159,7 +178,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     onRequest: withColdStarts(options.onRequest),
     corsAllowedOrigins: settings.corsAllowedOrigins,
   });
-  const server = createServer((req, res) => {
+  const server = createServer(SERVER_OPTIONS, (req, res) => {
+    if (refuseWithoutHost(req, res)) return;
     // Each request collects the functions it started an environment for (bundled), for its log line.
     coldStartScope.run([], () =>
       pipeline.serve(req, res).catch((error: unknown) => {
@@ -196,22 +216,26 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         ...(dbPath === undefined ? {} : { dbPath }),
       });
       dynamodbEndpoint = dynamo.endpoint;
-      const guard = guardDynamoDbLocal(dynamo.endpoint);
-      dynamodbPid = guard.pid;
+      dynamodbPid = dynamo.pid;
       void dynamo.exited.then(({ code, signal }) => {
         if (stopping !== undefined) return;
-        const message = `DynamoDB Local${dynamodbPid === undefined ? '' : ` (pid ${dynamodbPid})`} exited unexpectedly (${signal ?? `code ${code}`}); the API cannot serve without it`;
+        const message = `DynamoDB Local (pid ${dynamo.pid}) exited unexpectedly (${signal ?? `code ${code}`}); the API cannot serve without it`;
         (options.onDynamoDbExit ?? ((text) => process.stderr.write(`${text}\n`)))(message);
       });
-      cleanups.push(async () => {
-        await dynamo.stop();
-        guard.dismiss();
-      });
+      cleanups.push(() => dynamo.stop());
     }
 
     const tableEnv = await ensureTables(dynamodbEndpoint, options.tablePrefix ?? 'local');
+    const dynamodbLocalEndpoint = dynamodbEndpoint;
+    let dynamodbProxy: DynamoDbProxy | undefined;
+    if (options.conflicts ?? true) {
+      const proxy = await DynamoDbProxy.start(dynamodbLocalEndpoint, { conflicts: true, record: false });
+      cleanups.push(() => proxy.close());
+      dynamodbProxy = proxy;
+      dynamodbEndpoint = proxy.endpoint;
+    }
     const keys = await loadOrCreateLocalKeys(stateDir);
-    pipeline.jwks = JSON.stringify(keys.publicJwks);
+    pipeline.jwks = jwksAnswer(keys.publicJwks);
 
     const tableNames = Object.fromEntries(
       Object.entries(tables).map(([name, definition]) => [name, tableEnv[definition.envVar]]),
@@ -296,6 +320,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       baseUrl,
       pid: process.pid,
       dynamodbEndpoint,
+      dynamodbLocalEndpoint,
+      conflicts: dynamodbProxy !== undefined,
       ...(dynamodbPid === undefined ? {} : { dynamodbPid }),
       env,
     };
@@ -305,6 +331,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       baseUrl,
       port,
       dynamodbEndpoint,
+      dynamodbLocalEndpoint,
+      ...(dynamodbProxy === undefined ? {} : { dynamodbProxy }),
       ...(dynamodbPid === undefined ? {} : { dynamodbPid }),
       env,
       mode: bundled ? 'bundled' : 'in-process',

@@ -100,7 +100,15 @@ export async function invokeRoute(
 ): Promise<Answer> {
   // Lambda refuses an event over its invocation payload limit before any function runs, and API
   // Gateway answers that 413: a body under API Gateway's own 10 MB limit can still be too large.
-  if (exceedsLambdaRequestLimit(event)) throw new GatewayError('REQUEST_TOO_LARGE', 'Request Too Long');
+  if (exceedsLambdaRequestLimit(event)) {
+    throw new GatewayError(
+      'REQUEST_TOO_LARGE',
+      'Request Too Long',
+      undefined,
+      undefined,
+      `The request exceeds Lambda's invocation payload limit of 6 MB (${MAX_REQUEST_BYTES} bytes) once made into the event the function receives (the body, base64 for a binary media type, with the headers); the body is within API Gateway's 10 MB`,
+    );
+  }
   const context = lambdaContext(`local-${route.operationId}`, integrationTimeoutMs);
   let result: unknown;
   try {

@@ -1,6 +1,6 @@
 /**
  * The local identity provider: one signing key kept under the local state directory, its public
- * JWKS (served by the local gateway at {@link JWKS_PATH}) and access tokens signed with it, so that
+ * JWKS (served at {@link JWKS_PATH} by `jwks-server.ts`) and access tokens signed with it, so that
  * local runs and tests go through the same authorizer as AWS, with real signatures.
  */
 import { createPrivateKey, generateKeyPairSync, type KeyObject, randomUUID } from 'node:crypto';
@@ -14,7 +14,7 @@ import { localStateDir } from './state.ts';
 /** The `aud` of local tokens, and so the AUTH_AUDIENCE of the local authorizer. */
 export const LOCAL_AUDIENCE = 'wallet-catalog-api';
 
-/** Where the local gateway serves the issuer's public keys. */
+/** Where the issuer's public keys are served (`jwks-server.ts`). */
 export const JWKS_PATH = '/.well-known/jwks.json';
 
 /** RFC 9068 asks for the client the token was issued to; locally there is only this one. */

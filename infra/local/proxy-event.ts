@@ -46,7 +46,7 @@ export function proxyEvent(input: ProxyEventInput): APIGatewayProxyEvent {
     multiValueHeaders,
     queryStringParameters: query,
     multiValueQueryStringParameters: multiValueQuery,
-    pathParameters: input.pathParameters ?? null,
+    pathParameters: input.pathParameters ? Object.assign(Object.create(null), input.pathParameters) : null,
     stageVariables: null,
     body: input.body ?? null,
     isBase64Encoded: input.isBase64Encoded ?? false,
@@ -99,14 +99,18 @@ export function callerIdentity(
   };
 }
 
-/** Headers as sent, names in the client's spelling: the last value in `headers`, all in `multiValueHeaders`. */
+/**
+ * Headers as sent, names in the client's spelling: the last value in `headers`, all in
+ * `multiValueHeaders`. The maps have no prototype, so a header named after an `Object.prototype`
+ * member (`constructor`, `__proto__`) is a header like any other, never an inherited member.
+ */
 function eventHeaders(given: readonly string[] | Readonly<Record<string, string>>): {
   headers: Record<string, string>;
   multiValueHeaders: Record<string, string[]>;
 } {
   const rawHeaders = Array.isArray(given) ? (given as readonly string[]) : Object.entries(given).flat();
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
+  const headers: Record<string, string> = Object.create(null);
+  const multiValueHeaders: Record<string, string[]> = Object.create(null);
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string;
     const value = rawHeaders[i + 1] as string;
@@ -116,13 +120,14 @@ function eventHeaders(given: readonly string[] | Readonly<Record<string, string>
   return { headers, multiValueHeaders };
 }
 
+/** The query's parameters, in maps without a prototype for the same reason as the headers'. */
 function eventQuery(params: URLSearchParams | null): {
   query: Record<string, string> | null;
   multiValueQuery: Record<string, string[]> | null;
 } {
   if (params === null || params.size === 0) return { query: null, multiValueQuery: null };
-  const query: Record<string, string> = {};
-  const multiValueQuery: Record<string, string[]> = {};
+  const query: Record<string, string> = Object.create(null);
+  const multiValueQuery: Record<string, string[]> = Object.create(null);
   for (const [name, value] of params) {
     query[name] = value;
     multiValueQuery[name] = [...(multiValueQuery[name] ?? []), value];

@@ -5,6 +5,16 @@ import { GatewayError } from './gateway-answer.ts';
 /** API Gateway's payload limit (a hard quota of REST APIs). */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
+/** The 413 for a body over {@link MAX_BODY_BYTES}, naming that limit (Lambda's is another 413). */
+const bodyTooLarge = () =>
+  new GatewayError(
+    'REQUEST_TOO_LARGE',
+    'Request Too Long',
+    undefined,
+    undefined,
+    `The request body exceeds API Gateway's payload limit of 10 MB (${MAX_BODY_BYTES} bytes)`,
+  );
+
 /**
  * How much of an oversized body is still read, and dropped, after the 413: clients send their
  * whole body before they read the answer, so closing at once would show them a broken pipe
@@ -25,7 +35,7 @@ export function readBody(req: IncomingMessage): Promise<Buffer | null> {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > MAX_BODY_BYTES) {
     drain(req);
-    return Promise.reject(new GatewayError('REQUEST_TOO_LARGE', 'Request Too Long'));
+    return Promise.reject(bodyTooLarge());
   }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -39,11 +49,14 @@ export function readBody(req: IncomingMessage): Promise<Buffer | null> {
       req.off('data', onData);
       chunks.length = 0;
       drain(req);
-      reject(new GatewayError('REQUEST_TOO_LARGE', 'Request Too Long'));
+      reject(bodyTooLarge());
     };
     req.on('data', onData);
     req.once('end', () => resolve(size === 0 ? null : Buffer.concat(chunks, size)));
-    req.once('error', reject);
+    // The client went away, or Node refused the rest of the body (and answered it, `http-server.ts`).
+    req.once('error', () =>
+      reject(new GatewayError('DEFAULT_4XX', 'The request body was not received', 400)),
+    );
   });
 }
 

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { callerRateKey } from '#infra/caller-rate-key.ts';
 import { allowHeader } from '#shared/http/method-not-allowed.ts';
 import { routes } from '#shared/routes.ts';
 import type { AccessLogEntry } from './access-log.ts';
@@ -19,6 +20,7 @@ import {
 } from './gateway-answer.ts';
 import { type Invoker, invokeRoute } from './invoke.ts';
 import { JWKS_PATH } from './issuer.ts';
+import type { JwksAnswer } from './jwks-server.ts';
 import { proxyEvent } from './proxy-event.ts';
 import { hasBody, readBody } from './request-body.ts';
 import { type Matched, type RequestTarget, Router, requestTarget } from './router.ts';
@@ -36,8 +38,8 @@ export interface PipelineOptions {
 }
 
 export class RequestPipeline {
-  /** The issuer's public JWKS, once loaded: served before the modules are, since the authorizer fetches it. */
-  jwks: string | undefined;
+  /** The issuer's keys, once loaded: served before the modules are, since the authorizer fetches them. */
+  jwks: JwksAnswer | undefined;
   /** Where functions run; set once the modules are loaded, requests wait until then. */
   private invoker: Invoker | undefined;
   private readonly router = new Router(routes);
@@ -63,11 +65,7 @@ export class RequestPipeline {
     let answer: Answer;
     try {
       if (method === 'GET' && target.path === JWKS_PATH && this.jwks !== undefined) {
-        answer = {
-          statusCode: 200,
-          headers: { 'content-type': 'application/jwk-set+json', 'cache-control': 'max-age=300' },
-          body: this.jwks,
-        };
+        answer = this.jwks;
       } else {
         this.checkCallerRate(req.headers.authorization);
         if (this.invoker === undefined) await this.ready.promise;
@@ -109,11 +107,11 @@ export class RequestPipeline {
     return methodNotAllowedAnswer(allow, requestId);
   }
 
-  /** WAF's rate-based rule, keyed on the Authorization header as sent: 429 with Retry-After over the limit. */
+  /** WAF's rate-based rule, keyed on the Authorization header as WAF transforms it: 429 with Retry-After over the limit. */
   private checkCallerRate(authorization: string | undefined): void {
     const limiter = this.options.callerRateLimiter;
     if (limiter === undefined || authorization === undefined) return;
-    const retryAfter = limiter.take(authorization);
+    const retryAfter = limiter.take(callerRateKey(authorization));
     if (retryAfter !== undefined) {
       throw new GatewayError('THROTTLED', 'Too Many Requests', 429, { 'retry-after': String(retryAfter) });
     }

@@ -71,7 +71,8 @@ export class Router {
     let best: { matched: Matched; literals: number } | undefined;
     for (const template of this.parameterRoutes) {
       if (template.route.method !== method || template.segments.length !== segments.length) continue;
-      const parameters: Record<string, string> = {};
+      // Without a prototype: a parameter is never read as an inherited member (`constructor`).
+      const parameters: Record<string, string> = Object.create(null);
       let literals = 0;
       const fits = template.segments.every((part, i) => {
         const segment = segments[i] as string;

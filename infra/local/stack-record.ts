@@ -12,7 +12,12 @@ import { localStateDir } from './state.ts';
 export interface RunningStack {
   readonly baseUrl: string;
   readonly pid: number;
+  /** The DynamoDB the stack's functions use (and tools should): the conflict proxy when `conflicts`. */
   readonly dynamodbEndpoint: string;
+  /** DynamoDB Local itself, past the proxy. */
+  readonly dynamodbLocalEndpoint: string;
+  /** Whether the proxy raises DynamoDB's transaction conflicts; its touch report is at `<dynamodbEndpoint>/proxy/touches`. */
+  readonly conflicts: boolean;
   readonly dynamodbPid?: number;
   readonly env: Readonly<Record<string, string>>;
 }

@@ -5,25 +5,34 @@
  * when its parent (npm) goes away, and exits 1 if DynamoDB Local dies under it.
  * `--bundled` runs each function from its bundle in the synthesized `cdk.out`, in execution
  * environments of its own, as Lambda would (see `invoke/bundled-functions.ts`).
+ * The functions reach DynamoDB Local through a proxy that raises DynamoDB's transaction conflicts,
+ * which DynamoDB Local never does (`dynamodb-proxy.ts`); `--no-conflicts` connects them directly.
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type CallerRateLimit, defaultCallerRateLimit } from '#infra/environment.ts';
 import { optionalEnv } from '#shared/config.ts';
 import { type AccessLogEntry, formatAccessLog } from './access-log.ts';
+import { TOUCHES_PATH } from './dynamodb-proxy.ts';
 import { type LocalStack, startLocalStack } from './gateway.ts';
 import type { FunctionStats } from './invoke/bundled-functions.ts';
 import { defaultPort } from './issuer.ts';
 import { readRunningStack } from './stack-record.ts';
 import { localStateDir } from './state.ts';
 
-const USAGE = `Usage: npm start [-- --db-path <dir> | --persist] [--dynamodb-port <port>] [--bundled] [--quiet]
+const USAGE = `Usage: npm start [-- --db-path <dir> | --persist] [--dynamodb-port <port>] [--no-conflicts] [--bundled] [--quiet]
 
   PORT=<port>      port of the API (default 3000); npm run token must be given the same PORT
   --db-path <dir>  keep DynamoDB Local's data in <dir> (or DYNAMODB_LOCAL_PATH); in memory otherwise
   --persist        short for --db-path <state dir>/dynamodb
   --dynamodb-port  fixed port for DynamoDB Local (default: any free port)
   --dynamodb-endpoint <url>  use this running DynamoDB (Local) instead of starting one
+  --no-conflicts   let the functions reach DynamoDB Local directly. By default they go through a
+                   proxy that behaves as DynamoDB on AWS under contention, which DynamoDB Local
+                   does not: a transaction naming an item another request has in flight is
+                   cancelled (TransactionConflict), a plain write on an item in a transaction in
+                   flight fails (TransactionConflictException); it counts the write attempts per
+                   item: GET <proxy>/proxy/touches (DELETE resets)
   --caller-rate-limit <n|off>   requests per caller (Authorization header) per window, as the
                    deployed WAF rule (default ${defaultCallerRateLimit.limit}; or CALLER_RATE_LIMIT)
   --caller-rate-window <s>      the window: 60, 120, 300 or 600 s (default ${defaultCallerRateLimit.windowSeconds}; or CALLER_RATE_WINDOW_SECONDS)
@@ -40,6 +49,7 @@ const options = {
   persist: { type: 'boolean' },
   'dynamodb-port': { type: 'string' },
   'dynamodb-endpoint': { type: 'string' },
+  'no-conflicts': { type: 'boolean' },
   'caller-rate-limit': { type: 'string' },
   'caller-rate-window': { type: 'string' },
   bundled: { type: 'boolean' },
@@ -146,6 +156,7 @@ try {
     ...(dbPath === undefined ? {} : { dbPath }),
     ...(dynamodbPort === undefined ? {} : { dynamodbPort }),
     ...(dynamodbEndpoint === undefined ? {} : { dynamodbEndpoint }),
+    conflicts: !values['no-conflicts'],
     callerRateLimit,
     ...(values.quiet ? {} : { onRequest: printAccessLog }),
     ...(values.bundled
@@ -191,7 +202,10 @@ process.stdout.write(
   [
     `Local API ready at ${stack.baseUrl}`,
     `  Functions:        ${stack.mode === 'bundled' ? `bundled, from ${stack.functionsSource}; an environment per concurrent request` : stack.functionsSource}`,
-    `  DynamoDB Local at ${stack.dynamodbEndpoint} (${dbPath === undefined ? 'in memory' : `data in ${dbPath}`})`,
+    `  DynamoDB Local at ${stack.dynamodbLocalEndpoint} (${dbPath === undefined ? 'in memory' : `data in ${dbPath}`})`,
+    stack.dynamodbProxy
+      ? `  Conflicts:        on, as DynamoDB on AWS: the functions use ${stack.dynamodbEndpoint} (touches per item: ${stack.dynamodbEndpoint}${TOUCHES_PATH}); --no-conflicts turns it off`
+      : '  Conflicts:        off (--no-conflicts): DynamoDB Local runs one transaction at a time, contention stays hidden',
     `  OpenAPI document: ${stack.baseUrl}/api/openapi.json`,
     `  Per-caller limit: ${callerRateLimit === null ? 'off' : `${callerRateLimit.limit} requests per ${callerRateLimit.windowSeconds} s per Authorization header (as the deployed WAF rule)`}`,
     `  Get a token:      ${envPrefix ? `${envPrefix} ` : ''}npm run -s token -- --sub alice --scope "read:pets write:pets"`,

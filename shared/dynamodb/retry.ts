@@ -26,6 +26,8 @@ export const worstCaseCallMs = (policy: RetryPolicy = defaultRetryPolicy): numbe
 
 const RETRYABLE_NAMES = new Set([
   'TransactionInProgressException',
+  // A PutItem, UpdateItem or DeleteItem on an item that a transaction has in flight.
+  'TransactionConflictException',
   'ThrottlingException',
   'ProvisionedThroughputExceededException',
   'RequestLimitExceeded',
@@ -59,17 +61,16 @@ const NETWORK_CODES = new Set([
 
 /**
  * Whether a failure may pass on retry: throttling, timeouts, network failures, 5xx, transaction
- * conflicts. A cancelled transaction counts only when no condition failed (a failed condition is
- * an answer, not a fault).
+ * conflicts. A cancelled transaction counts only when every action it names was cancelled for a
+ * passing reason or none (`None`): a failed condition is an answer, not a fault, and a validation
+ * error fails again.
  */
 export function isRetryable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   if (error.name === 'TransactionCanceledException') {
     const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-    return (
-      reasons.some((r) => r.Code !== undefined && RETRYABLE_REASONS.has(r.Code)) &&
-      !reasons.some((r) => r.Code === 'ConditionalCheckFailed')
-    );
+    const passing = (code: string | undefined) => code !== undefined && RETRYABLE_REASONS.has(code);
+    return reasons.some((r) => passing(r.Code)) && reasons.every((r) => r.Code === 'None' || passing(r.Code));
   }
   if (RETRYABLE_NAMES.has(error.name)) return true;
   const code = (error as { code?: unknown }).code;

@@ -54,7 +54,10 @@ export const gatewayResponses: readonly GatewayResponse[] = [
     status: 413,
     slug: 'payload-too-large',
     title: 'Payload too large',
-    detail: 'The request body exceeds 10 MB',
+    // API Gateway answers both limits with this one response and one message, so the deployed
+    // text names both; the local gateway, which knows which one was hit, names that one.
+    detail:
+      "The request is too large: API Gateway takes a body of at most 10 MB, and the event passed to the function (the body, base64 for a binary media type, with the headers) must stay within Lambda's 6 MB invocation payload limit",
   },
   {
     type: 'THROTTLED',

@@ -1,6 +1,5 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
-import { jsonContentTypePattern } from '@middy/util';
 import type { ValidateFunction } from 'ajv';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { hasExpired } from '../auth/token-time.ts';
@@ -11,7 +10,7 @@ import {
   UnsupportedMediaTypeError,
   ValidationError,
 } from '../errors.ts';
-import { setOutcome, withRequestTelemetry } from '../observability/telemetry.ts';
+import { requestTelemetry, setOutcome } from '../observability/telemetry.ts';
 import { type OperationId, routeOf } from '../routes.ts';
 import { canonicalPath } from './canonical-path.ts';
 import { corsMiddleware, corsOriginsFromEnv } from './cors.ts';
@@ -31,8 +30,10 @@ export interface HttpRequest<TBody> {
   readonly body: TBody;
   /** The body text as sent (decoded if base64), for checks that need the JSON text (exact decimals). */
   readonly rawBody: string | null;
-  /** A header by its lower-case name, whatever case the client used. */
+  /** A header by its lower-case name, whatever case the client used (the last value of a repeated one). */
   header(lowerCaseName: string): string | undefined;
+  /** Every value a header was sent with, one per header line, whatever case each line's name had. */
+  headerValues(lowerCaseName: string): readonly string[];
   readonly pathParameters: Readonly<Record<string, string | undefined>>;
   /** The query string's parameters (the last value of a repeated one, as API Gateway gives it). */
   readonly query: Readonly<Record<string, string | undefined>>;
@@ -56,7 +57,7 @@ type Middleware = MiddlewareObj<Event, APIGatewayProxyResult, Error, Context>;
 
 /**
  * The body text as received, kept on the event beside the parsed body, for checks on the JSON
- * text itself. A property, not a WeakMap entry: that costs a microsecond per request here.
+ * text itself.
  */
 const RAW_BODY = Symbol('rawBody');
 /** The caller, as {@link requireScopes} read it, kept on the event for the handler likewise. */
@@ -69,12 +70,43 @@ type ParsedEvent = Event & { [RAW_BODY]?: string | null; [PRINCIPAL]?: Principal
  */
 function headerOf(headers: Event['headers'] | null, lowerCaseName: string): string | undefined {
   if (!headers) return undefined;
-  const exact = headers[lowerCaseName];
+  const exact = Object.hasOwn(headers, lowerCaseName) ? headers[lowerCaseName] : undefined;
   if (exact !== undefined) return exact;
   for (const name in headers) {
     if (name.length === lowerCaseName.length && name.toLowerCase() === lowerCaseName) return headers[name];
   }
   return undefined;
+}
+
+/**
+ * Every value of a header, from API Gateway's `multiValueHeaders` (one entry per line; lines whose
+ * names differ only in case may come under separate names), or `headers` when an event has no
+ * multi-value map. Only asked for a header that must be sent once, so the scan costs only those.
+ */
+function headerValuesOf(event: Event, lowerCaseName: string): readonly string[] {
+  const multi = event.multiValueHeaders;
+  if (!multi) {
+    const value = headerOf(event.headers, lowerCaseName);
+    return value === undefined ? [] : [value];
+  }
+  const values: string[] = [];
+  for (const name in multi) {
+    if (name.length === lowerCaseName.length && name.toLowerCase() === lowerCaseName) {
+      values.push(...(multi[name] ?? []));
+    }
+  }
+  return values;
+}
+
+/**
+ * A copy of a parameter map without a prototype: a parameter a client names after an
+ * `Object.prototype` member (`constructor`, `toString`) is then absent or its own value, never the
+ * inherited function, whether the event was built locally or parsed from API Gateway's JSON.
+ */
+function withoutPrototype(
+  map: Readonly<Record<string, string | undefined>> | null,
+): Readonly<Record<string, string | undefined>> {
+  return Object.assign(Object.create(null), map);
 }
 
 /**
@@ -111,63 +143,36 @@ const requireScopes = (scopes: readonly string[]): Middleware => ({
 const ANONYMOUS: Principal = { sub: '', scopes: [] };
 
 /**
- * Text in which no JSON object key can be `__proto__` or `constructor`: neither appears literally
- * and no `\u` escape could spell one (no other escape yields a letter or `_`).
- */
-const cannotHoldForbiddenKey = (text: string): boolean =>
-  !text.includes('__proto__') && !text.includes('constructor') && !text.includes('\\u');
-
-/**
- * Parses the JSON body with middy's parser, translating its errors into ours, and validates it
- * with a generated standalone validator.
- *
- * middy 7 guards against `__proto__` and `constructor` keys with a JSON.parse reviver, and any
- * reviver sends V8 down its slow path: 9.5 µs instead of 1.5 µs for a full pet (BENCHMARKS.md).
- * Text that cannot hold such a key, sent as JSON in plain text, is parsed without one, which is
- * the same result (secure-json-parse, Fastify's parser, does the same); everything else, and
- * every error, goes through middy's parser (`test/unit/json-body.test.ts` compares the two).
+ * Parses the JSON body with middy's parser (which refuses `__proto__` and `constructor` keys),
+ * translating its errors into ours, and validates it with a generated standalone validator.
  */
 const jsonBody = (validate: ValidateFunction): Middleware => {
   const parser = httpJsonBodyParser();
   return {
-    // Synchronous, as the parser is: awaiting it would cost every request with a body two microtask turns.
     before: (request) => {
       const event: ParsedEvent = request.event;
       const text = event.body;
       // The JSON text itself, also when an API with binary media types passes it base64-encoded.
-      event[RAW_BODY] =
+      const rawBody =
         event.isBase64Encoded && typeof text === 'string'
           ? Buffer.from(text, 'base64').toString('utf8')
           : text;
+      event[RAW_BODY] = rawBody;
+      // middy's parser reads the header under these two spellings only.
       const contentType = headerOf(event.headers, 'content-type');
-      let body: unknown;
-      if (
-        typeof text === 'string' &&
-        !event.isBase64Encoded &&
-        contentType !== undefined &&
-        jsonContentTypePattern.test(contentType) &&
-        cannotHoldForbiddenKey(text)
-      ) {
-        try {
-          body = JSON.parse(text);
-        } catch {
-          throw new MalformedBodyError('The request body is not valid JSON');
-        }
-      } else {
-        // middy's parser reads the header under these two spellings only.
-        if (contentType !== undefined) event.headers = { ...event.headers, 'content-type': contentType };
-        try {
-          parser.before?.(request as never);
-        } catch (error) {
-          throw translateParserError(error, event[RAW_BODY] ?? '');
-        }
-        body = event.body;
+      if (contentType !== undefined) {
+        event.headers = Object.assign(Object.create(null), event.headers, { 'content-type': contentType });
       }
+      try {
+        parser.before?.(request as never);
+      } catch (error) {
+        throw translateParserError(error, rawBody ?? '');
+      }
+      const body: unknown = event.body;
       if (typeof body !== 'object' || body === null || Array.isArray(body)) {
         throw new MalformedBodyError('The request body must be a JSON object');
       }
       if (!validate(body)) throw new ValidationError(toViolations(validate.errors));
-      (event as { body: unknown }).body = body;
     },
   };
 };
@@ -233,24 +238,25 @@ export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody
         body: event.body as TBody,
         rawBody: event[RAW_BODY] ?? null,
         header: (name) => headerOf(event.headers, name),
-        pathParameters: event.pathParameters ?? {},
-        query: event.queryStringParameters ?? {},
+        headerValues: (name) => headerValuesOf(event, name),
+        pathParameters: withoutPrototype(event.pathParameters),
+        query: withoutPrototype(event.queryStringParameters),
         requestId: event.requestContext.requestId,
       });
       if (result.outcome !== undefined) setOutcome(result.outcome);
       return jsonResponse(result.statusCode, result.body, result.headers);
     });
 
-  const route = options.operationId;
+  const telemetry = requestTelemetry(options.operationId);
   return (event: Event, context: Context): Promise<APIGatewayProxyResult> => {
     // The caller as the authorizer named it: who did what, without ever logging the token.
     const sub = event.requestContext?.authorizer?.principalId;
-    return withRequestTelemetry(
+    return telemetry(
       {
-        route,
         requestId: event.requestContext?.requestId ?? context.awsRequestId,
         sub: typeof sub === 'string' ? sub : undefined,
       },
+      context,
       () => handler(event, context),
     );
   };

@@ -1,7 +1,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { InsufficientScopeError, TemporarilyUnavailableError, ValidationError } from '../errors.ts';
-import { log, setOutcome } from '../observability/telemetry.ts';
+import { logger, setOutcome } from '../observability/telemetry.ts';
 import { internalErrorMapping, mappingFor } from './error-mapping.ts';
 import { problemResponse } from './problem.ts';
 
@@ -18,8 +18,8 @@ export const problemErrorHandler = (): MiddlewareObj<APIGatewayProxyEvent, APIGa
     const mapping = mappingFor(error);
     if (!mapping || mapping.status >= 500) {
       // The details go to the log only; the client gets the request id to quote.
-      log('ERROR', 'Unhandled error', {
-        requestId,
+      logger.error('Unhandled error', {
+        correlation_id: requestId,
         error: {
           name: error?.name,
           message: error?.message,

@@ -6,7 +6,7 @@ import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
  * (`AWS_LAMBDA_EXEC_WRAPPER=/opt/otel-instrument`): the layer's wrapper registers the
  * OpenTelemetry SDK, the X-Ray propagator and an exporter before the handler loads, and the spans
  * made here through the API go wherever it sends them. The path that outlives the X-Ray daemon's
- * end of support (25 Feb 2027; docs/decisions/tracing.md). Only the API is bundled (≈ 9 KiB), and
+ * end of support (25 Feb 2027; docs/decisions/tracing.md). Only the API is bundled (its size: docs/decisions/tracing.md), and
  * ./tracing.ts imports this module only under the layer.
  */
 

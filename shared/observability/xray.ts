@@ -3,7 +3,7 @@ import type { Socket } from 'node:dgram';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 
 /**
- * DynamoDB calls as X-Ray subsegments, without the X-Ray SDK (about 1 MB and a measurable cold
+ * DynamoDB calls as X-Ray subsegments, without the X-Ray SDK (a large bundle and a measurable cold
  * start): a middleware times each operation and sends one subsegment document over UDP to the
  * X-Ray daemon Lambda runs beside the function, under the invocation's trace. Nothing happens
  * when the invocation is not sampled. ./tracing.ts chooses between this, OpenTelemetry spans under

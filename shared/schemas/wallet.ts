@@ -4,24 +4,25 @@ import { MAX_AMOUNT_TEXT_LENGTH, MAX_BALANCE_MINOR } from '../wallet/money.ts';
 /**
  * An address is the `sub` of the token that owns the wallet: the one rule for `toAddress`, for the
  * addresses of responses and, through the generated `validateAddress`, for the `sub` the
- * authorizer accepts. What two people see as the same address must be the same string, so no
- * character of Unicode's category C (control, format such as zero-width and bidi controls, BOM
- * and soft hyphen, surrogate, private-use, unassigned), no line or paragraph separator, and only
- * NFC text (composed, so `é` is never also `e` + U+0301): NFC cannot be a pattern, hence the
- * `x-normalization-form` keyword, which `scripts/generate-validators.ts` compiles. Refusing
- * unassigned code points also keeps NFC stable when Unicode grows (its stability policy).
- * `maxLength` counts code points, as JSON Schema does, each at most 4 bytes of UTF-8, so an
- * address is at most 1,024 bytes and its DynamoDB key `WALLET#<address>` below the 2,048 bytes of
- * a partition key.
+ * authorizer accepts. What two people see as the same address must be the same string, so an
+ * address follows a published identifier profile (`x-identifier-profile`, compiled by
+ * `scripts/ajv-instance.ts` from `identifier-profile.ts`): RFC 8265's UsernameCasePreserved
+ * (PRECIS IdentifierClass: letters, marks and digits, ASCII punctuation; nothing invisible, no
+ * white space, no compatibility form such as fullwidth), with the restriction level Highly
+ * Restrictive of UTS #39 (no Latin mixed with Cyrillic or Greek). docs/decisions/address-profile.md
+ * gives the reasons and the limits. One keyword, so a refused address gets one violation; its
+ * `description` says the rule to readers of the document. Refusing unassigned code points keeps
+ * NFC stable when Unicode grows (its stability policy). `maxLength` counts code points, as JSON
+ * Schema does, each at most 4 bytes of UTF-8, so an address is at most 1,024 bytes and its
+ * DynamoDB key `WALLET#<address>` below the 2,048 bytes of a partition key.
  */
 const addressSchema = {
   type: 'string',
   description:
-    "The owner's token sub: Unicode text in NFC, without control, format (zero-width, bidi, BOM, soft hyphen), surrogate, private-use or unassigned characters, nor line or paragraph separators",
+    "The owner's token sub: an identifier under RFC 8265's UsernameCasePreserved profile (PRECIS IdentifierClass: letters, marks and digits of any script and ASCII punctuation, in NFC; no white space, no symbol beyond ASCII, nothing invisible or default-ignorable, no compatibility form such as fullwidth) and UTS #39's restriction level Highly Restrictive (one script, or Latin with Han and kana, Bopomofo or Hangul)",
   minLength: 1,
   maxLength: 256,
-  pattern: '^[^\\p{C}\\p{Zl}\\p{Zp}]+$',
-  'x-normalization-form': 'NFC',
+  'x-identifier-profile': 'PRECIS-UsernameCasePreserved+UTS39-HighlyRestrictive',
 } as const;
 
 /** A wallet address alone: compiled into `validateAddress`, which the authorizer checks `sub` with. */

@@ -35,11 +35,14 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger {
     > = {};
     let state = wallet;
     credits.forEach((credit, i) => {
-      const entry = sideEntry({ ...credit, transferKind: 'transfer' }, { account, state }, 'in', {
-        account: CLEARING_ACCOUNT,
-        seq: credit.fromSeq,
-        address: addressOfAccount(credit.fromAccount),
-      });
+      const entry = {
+        ...sideEntry({ ...credit, transferKind: 'transfer' }, { account, state }, 'in', {
+          account: CLEARING_ACCOUNT,
+          seq: credit.fromSeq,
+          address: addressOfAccount(credit.fromAccount),
+        }),
+        postedAt,
+      };
       items[`entry${i}`] = ledger.entryPut(entry);
       items[`credit${i}`] = creditMark(credit.transferId, entry.seq, postedAt);
       state = { exists: true, balance: BigInt(entry.balanceAfter), seq: entry.seq };

@@ -1,4 +1,3 @@
-import { isoTimestamp } from '../time.ts';
 import type { Clock } from './ports.ts';
 import type { WalletRecord } from './wallet-reader.ts';
 
@@ -31,7 +30,7 @@ export interface GetBalanceDependencies {
 export function makeGetBalance({ wallets, clock }: GetBalanceDependencies) {
   return async (sub: string): Promise<BalanceView> => {
     const wallet = await wallets.readWallet(sub);
-    if (!wallet) await wallets.openWallet(sub, isoTimestamp(clock.now()));
+    if (!wallet) await wallets.openWallet(sub, new Date(clock.now()).toISOString());
     return {
       address: sub,
       balanceMinor: wallet?.balanceMinor ?? 0n,

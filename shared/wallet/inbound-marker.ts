@@ -1,6 +1,6 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { withRetries } from '../dynamodb/retry.ts';
-import { log } from '../observability/telemetry.ts';
+import { logger } from '../observability/telemetry.ts';
 import type { WalletTableAccess } from './ledger-commit.ts';
 import { inboundKey } from './ledger-keys.ts';
 
@@ -30,7 +30,7 @@ export function createInboundMarker({ client, tableName }: WalletTableAccess) {
       // Hot for long enough already; or not marked this time, which only costs a later payment
       // one try of the wallet.
       if ((error as Error | undefined)?.name !== 'ConditionalCheckFailedException') {
-        log('WARN', 'The hot-wallet marker was not written', {
+        logger.warn('The hot-wallet marker was not written', {
           errorName: (error as Error | undefined)?.name,
         });
       }

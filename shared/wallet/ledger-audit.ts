@@ -8,12 +8,16 @@ import {
   readAccountOn,
 } from './audit/accounts.ts';
 import type { AuditBreak, Broken } from './audit/breaks.ts';
+import { atTheCuts, ClearingSums } from './audit/clearing.ts';
 import { Fingerprint, IN_ENTRY, MovementSums, OUT_ENTRY, TRANSFER_RECORD } from './audit/fingerprints.ts';
 import { AUDIT_RETRY_POLICY, createKeyReader } from './audit/key-reader.ts';
-import { checkMovements } from './audit/movements.ts';
+import { checkMovements, type KnownCredits } from './audit/movements.ts';
 import {
   accountOfKey,
   auditedProjection,
+  type Credit,
+  clearingShare,
+  compactCredit,
   compactEntry,
   compactTransfer,
   type Entry,
@@ -24,9 +28,11 @@ import {
   Names,
   signed,
   type Transfer,
+  throughClearing,
   UNINTERNED,
+  writtenAt,
 } from './audit/records.ts';
-import { accountKey, ISSUANCE_ACCOUNT } from './ledger-keys.ts';
+import { accountKey, CLEARING_ACCOUNT, ISSUANCE_ACCOUNT } from './ledger-keys.ts';
 
 export type { AuditBreak } from './audit/breaks.ts';
 
@@ -34,15 +40,19 @@ export type { AuditBreak } from './audit/breaks.ts';
  * The audit of the wallet ledger: every invariant of double entry, checked on a live table, in
  * memory that grows with the number of accounts, not of entries.
  *
- * Main course: one Scan (parallel segments) files each item as it arrives. A movement created
+ * Main course: one Scan (parallel segments) files each item as it arrives. An item written
  * before the horizon (`settledBefore`, by default 5 minutes before the audit starts) committed
- * before the scan began, so all its items are there to be seen: its entries are folded into their
- * account's chain fingerprint, and all three of its items into its bucket's movement sums; no
- * item is kept. Movements created since are kept as compact records and checked item by item.
+ * before the scan began, so it is there to be seen: its entries are folded into their account's
+ * chain fingerprint, and all its items into its bucket's movement sums; no item is kept. Items
+ * written since are kept as compact records and checked item by item. An item is written when its
+ * movement is created, but a payment to a hot wallet is credited later, when the credit poster
+ * posts it: the recipient's entry and the credit's posting date from `postedAt`, not `createdAt`.
  * Then each account's chain is proven up to the last entry the scan saw without a gap, and read on
  * by key (consistent) to its current seq where the scan passed entries too early; every break is
  * named by an exact read. A bucket of movements whose sums differ is scanned again for just its
- * movements, which are checked item by item to name the break.
+ * movements, which are checked item by item to name the break. Last, the clearing account (the
+ * credits in transit) and the grand total are taken at the cuts: each account's seq as the scan
+ * saw it, or as read again (docs/decisions/double-entry-ledger.md, "The clearing account").
  */
 
 export interface AuditReport {
@@ -50,19 +60,30 @@ export interface AuditReport {
   readonly accounts: number;
   readonly entries: number;
   readonly transfers: number;
-  /** Sum of every balance, issuance included, net of movements in flight: 0 when the books balance. */
+  /** Credits of payments through the clearing account, and those of them the scan saw not yet posted. */
+  readonly credits: number;
+  readonly creditsUnposted: number;
+  /**
+   * Sum of every balance, issuance and the clearing account included, net of direct movements in
+   * flight: 0 when the books balance.
+   */
   readonly grandTotalMinor: bigint;
+  /** The clearing account's balance at the cuts: the credits in transit there. */
+  readonly clearingBalanceMinor: bigint;
   /** Minus everything ever issued. */
   readonly issuanceBalanceMinor: bigint;
-  /** Movements created before this were checked by fingerprint; later ones item by item. */
+  /** Items written before this were checked by fingerprint; later ones item by item. */
   readonly settledBefore: string;
-  /** Entries and transfers kept as records (created since the horizon, or read again by key). */
+  /** Entries, transfers and credits kept as records (written since the horizon, or read again by key). */
   readonly itemsKept: number;
   /** Accounts read again by key: moved during the scan, or broken. */
   readonly accountsReread: number;
   /** Items read by key after the scan. */
   readonly fetchedAfterScan: number;
-  /** Full scans made: 2 when a bucket of settled movements did not balance and had to be named. */
+  /**
+   * Full scans made: 2 when a bucket of settled movements did not balance and had to be named, or
+   * held a settled payment or posting through the clearing account that the first scan missed.
+   */
   readonly scans: number;
   readonly breaks: readonly AuditBreak[];
 }
@@ -71,10 +92,10 @@ export interface AuditOptions {
   /** Parallel Scan segments. @default 4 */
   readonly segments?: number;
   /**
-   * Movements created before this are settled: checked by fingerprint. It should lie before the
-   * scan starts by more than a movement can take to commit (a send's transaction starts within
-   * 3 s of its createdAt and ends within the function's 10 s); a later one costs a second scan,
-   * never a false break. @default 5 minutes before now
+   * Items written before this are settled: checked by fingerprint. It should lie before the scan
+   * starts by more than a movement can take to commit (a send's transaction starts within 3 s of
+   * its createdAt and ends within the function's 10 s; a posting's within seconds of its
+   * postedAt); a later one costs a second scan, never a false break. @default 5 minutes before now
    */
   readonly settledBefore?: Date;
 }
@@ -140,10 +161,14 @@ export async function auditTable(
   { segments = 4, settledBefore = new Date(Date.now() - SETTLING_MS) }: AuditOptions = {},
 ): Promise<AuditReport> {
   const horizon = settledBefore.getTime();
-  const settled = (item: Item) => Date.parse(item.createdAt as string) < horizon;
+  // Settled once written before the horizon: for a posting's items (the recipient's entry, the
+  // credit's mark) that is when it was posted, not when its payment was created.
+  const settled = (item: Item) => writtenAt(item) < horizon;
+  const createdSettled = (item: Item) => Date.parse(item.createdAt as string) < horizon;
   const fp = new Fingerprint();
   const names = new Names();
   const sums = new MovementSums();
+  const clearing = new ClearingSums(sums.buckets);
   const tallies = new Map<string, AccountTally>();
   const tally = (account: string) => {
     const found = tallies.get(account);
@@ -152,10 +177,12 @@ export async function auditTable(
     tallies.set(account, created);
     return created;
   };
-  /** Movements created since the horizon: their entries and transfers, by key. */
+  /** Entries and transfers written since the horizon, by key. */
   const keptEntries = new Map<string, Entry>();
   const keptTransfers = new Map<string, Transfer>();
-  const counts = { itemsScanned: 0, accounts: 0, entries: 0, transfers: 0 };
+  /** Credits created or posted since the horizon, by key: their item changes when posted. */
+  const keptCredits = new Map<string, Credit>();
+  const counts = { itemsScanned: 0, accounts: 0, entries: 0, transfers: 0, credits: 0, creditsUnposted: 0 };
 
   await scanTable(client, tableName, segments, (item) => {
     counts.itemsScanned++;
@@ -183,8 +210,32 @@ export async function auditTable(
       const transfer = compactTransfer(item);
       if (!settled(item)) keptTransfers.set(pk, transfer);
       else sums.add(TRANSFER_RECORD, transfer.transferId, fp.of(movementOfTransfer(transfer)));
+    } else if (item.kind === 'credit') {
+      counts.credits++;
+      if (item.postedSeq === undefined) counts.creditsUnposted++;
+      fileCredit(item);
     }
   });
+
+  /**
+   * A credit: its payment into the clearing account is settled once created before the horizon,
+   * its posting once posted before it. A credit still in transit is folded, not kept, however old:
+   * should it be posted while the scan runs, its recipient's entry is a recent one, kept and
+   * checked against the credit read again. One posted since the horizon is kept.
+   */
+  function fileCredit(item: Item): void {
+    const paidSettled = createdSettled(item);
+    const postedSettled = item.postedSeq !== undefined && settled(item);
+    if (!paidSettled || (item.postedSeq !== undefined && !postedSettled)) {
+      keptCredits.set(item.pk as string, compactCredit(item, names));
+    }
+    if (!paidSettled) return;
+    const credit = compactCredit(item, UNINTERNED);
+    const bucket = sums.bucketOf(credit.transferId);
+    sums.addCredit(fp, credit, postedSettled);
+    clearing.paid(bucket, credit.amountMinor);
+    if (postedSettled) clearing.posted(bucket, credit.amountMinor);
+  }
 
   const breaks: AuditBreak[] = [];
   const broken: Broken = (invariant, subject, detail) => breaks.push({ invariant, subject, detail });
@@ -202,6 +253,8 @@ export async function auditTable(
   for (const [account, state] of tallies) {
     const kept = (keptByAccount.get(account) ?? []).sort((a, b) => a.seq - b.seq);
     const prefix = provenPrefix(state, kept, fp);
+    // Folded entries above the proven prefix are read again and kept: counted from there.
+    if (prefix.seq < state.top) state.clearing = 0n;
     if (state.cut !== prefix.seq || state.balance !== prefix.balance)
       reread.push([account, state, prefix, kept]);
   }
@@ -218,44 +271,106 @@ export async function auditTable(
     if (impossible) broken('negative-balance', accountKey(account), impossible);
   }
 
-  // Movements since the horizon, item by item; and the settled ones' sums, bucket by bucket.
-  await checkMovements(keptEntries, keptTransfers, { reader, names, broken });
-  const unbalanced = sums.unbalanced();
+  // Items since the horizon, item by item; and the settled ones' sums, bucket by bucket. A bucket
+  // is counted item by item too when an entry through the clearing account the scan should have
+  // folded was read again instead (written late, or its account broken): the clearing sums of
+  // its bucket may lack that payment or posting.
+  const known = await checkMovements(keptEntries, keptTransfers, keptCredits, { reader, names, broken });
+  const exact = sums.unbalanced();
+  for (const entry of keptEntries.values()) {
+    if (throughClearing(entry) && entry.writtenAt < horizon) exact.add(sums.bucketOf(entry.transferId));
+  }
   const suspects = new Map<string, Entry>();
+  const exactCredits: KnownCredits = new Map();
   let scans = 1;
-  if (unbalanced.size > 0) {
+  if (exact.size > 0) {
     scans++;
     const transfers = new Map<string, Transfer>();
+    const credits = new Map<string, Credit>();
     await scanTable(client, tableName, segments, (item) => {
-      if (item.kind !== 'entry' && item.kind !== 'transfer') return;
-      if (!settled(item) || !unbalanced.has(sums.bucketOf(item.transferId))) return;
-      if (item.kind === 'entry') suspects.set(item.pk as string, compactEntry(item, names));
+      if (item.kind !== 'entry' && item.kind !== 'transfer' && item.kind !== 'credit') return;
+      if (!exact.has(sums.bucketOf(item.transferId))) return;
+      if (item.kind === 'credit') {
+        // Every credit of the bucket counts towards the clearing account; the settled ones are checked.
+        const credit = compactCredit(item, names);
+        exactCredits.set(credit.transferId, credit);
+        if (createdSettled(item)) credits.set(item.pk as string, credit);
+      } else if (!settled(item)) return;
+      else if (item.kind === 'entry') suspects.set(item.pk as string, compactEntry(item, names));
       else transfers.set(item.pk as string, compactTransfer(item));
     });
-    await checkMovements(suspects, transfers, { reader, names, broken });
+    const read = await checkMovements(suspects, transfers, credits, { reader, names, broken });
+    for (const more of [read, known]) {
+      for (const [id, credit] of more) {
+        if (!exact.has(sums.bucketOf(id))) continue;
+        // Read at different times after the cuts: the posted one is the newer.
+        if (exactCredits.get(id)?.postedSeq === undefined) exactCredits.set(id, credit);
+      }
+    }
   }
 
-  // The grand total, at each account's cut, less the movements with one side within the cuts and
-  // the other not. Only a movement whose items the scan did not all see can be one: a kept one,
-  // or a settled one that committed while the scan ran after all, whose bucket then did not add up.
   const cutOf = (account: string) => tallies.get(account)?.cut ?? 0;
+  const kept = [...keptEntries.values()];
+
+  // The clearing account at the cuts, from the credits: the settled sums of the buckets that add
+  // up, then credit by credit what they do not vouch for: the credits the audit knows (created or
+  // posted since the horizon, or named by an entry it kept) and every credit of the other buckets.
+  let inTransit = clearing.balance(exact);
+  for (const [id, credit] of known) {
+    if (exact.has(sums.bucketOf(id))) continue;
+    const { paid, posted } = atTheCuts(credit, cutOf);
+    // What the settled sums hold of it already: its payment, and its posting if settled too.
+    const paidSettled = credit.createdAt < horizon;
+    const postedSettled =
+      paidSettled && credit.postedSeq !== undefined && (credit.postedAt ?? Number.NaN) < horizon;
+    if (!paidSettled) inTransit += paid;
+    if (!postedSettled) inTransit -= posted;
+  }
+  for (const credit of exactCredits.values()) {
+    const { paid, posted } = atTheCuts(credit, cutOf);
+    inTransit += paid - posted;
+  }
+
+  // And from the entries: what those within the cuts paid into it, less what they posted out of it.
+  let throughEntries = 0n;
+  for (const state of tallies.values()) if (state.cut >= 0) throughEntries += state.clearing;
+  for (const entry of kept) {
+    if (entry.seq <= cutOf(entry.account)) throughEntries += clearingShare(entry);
+  }
+  if (inTransit !== throughEntries) {
+    broken(
+      'clearing-balance',
+      CLEARING_ACCOUNT,
+      `the credits in transit sum to ${inTransit}, but the entries through the clearing account leave ${throughEntries} in it`,
+    );
+  }
+
+  // The grand total, at each account's cut, the clearing account's included, less the direct
+  // movements with one side within the cuts and the other not. Only a movement whose items the
+  // scan did not all see can be one: a kept one, or a settled one that committed while the scan
+  // ran after all, whose bucket then did not add up.
   let inFlight = 0n;
-  const unkept = [...suspects].filter(([key]) => !keptEntries.has(key));
-  for (const [, entry] of [...keptEntries, ...unkept]) {
-    if (entry.seq <= cutOf(entry.account) && entry.counterpartySeq > cutOf(entry.counterpartyAccount)) {
+  const unkept = [...suspects].filter(([key]) => !keptEntries.has(key)).map(([, entry]) => entry);
+  for (const entry of [...kept, ...unkept]) {
+    if (throughClearing(entry)) continue;
+    if (
+      entry.seq <= cutOf(entry.account) &&
+      (entry.counterpartySeq ?? 0) > cutOf(entry.counterpartyAccount)
+    ) {
       inFlight += signed(entry);
     }
   }
-  let total = -inFlight;
+  let total = inTransit - inFlight;
   for (const state of tallies.values()) if (state.cut >= 0) total += state.balance;
   if (total !== 0n) broken('grand-total', 'ledger', `balances sum to ${total}, not 0`);
 
   return {
     ...counts,
     grandTotalMinor: total,
+    clearingBalanceMinor: inTransit,
     issuanceBalanceMinor: tallies.get(ISSUANCE_ACCOUNT)?.balance ?? 0n,
     settledBefore: settledBefore.toISOString(),
-    itemsKept: keptEntries.size + keptTransfers.size,
+    itemsKept: keptEntries.size + keptTransfers.size + keptCredits.size,
     accountsReread: reread.length,
     fetchedAfterScan: reader.fetched,
     scans,

@@ -100,4 +100,9 @@ export interface EntryRecord {
   readonly counterpartyAddress?: string;
   readonly currency: string;
   readonly createdAt: string;
+  /**
+   * When the credit poster wrote this entry of a payment through the clearing account (its
+   * `createdAt` is the payment's): the ledger audit tells settled entries from recent ones by it.
+   */
+  readonly postedAt?: string;
 }

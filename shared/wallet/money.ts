@@ -101,83 +101,19 @@ export function moneyJson(minor: number | bigint, currency: Currency): unknown {
   return JSON.rawJSON(formatMinor(minor, currency));
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COLON = 0x3a;
 /**
- * A JSON number token where a value starts, cut one character past the longest amount text: the
- * text has been accepted by `JSON.parse`, so these characters are the number's, and a longer
- * number is refused by {@link parseAmount} without being read whole.
- */
-const NUMBER_TOKEN = new RegExp(`-?\\d[\\d.eE+-]{0,${MAX_AMOUNT_TEXT_LENGTH}}`, 'y');
-const WHITESPACE = /[ \t\n\r]*/y;
-/** What the scan stops at: a string's quote, or a bracket that changes the depth. */
-const STRUCTURAL = /["{}[\]]/g;
-
-/** The index just past the whitespace (JSON's four characters) that starts at `from`. */
-function skipWhitespace(text: string, from: number): number {
-  WHITESPACE.lastIndex = from;
-  WHITESPACE.test(text);
-  return WHITESPACE.lastIndex;
-}
-
-/** The index just past the closing quote of the JSON string that opens at `open`. */
-function stringEnd(text: string, open: number): number {
-  let close = text.indexOf('"', open + 1);
-  while (close !== -1) {
-    let backslashes = 0;
-    while (text.charCodeAt(close - 1 - backslashes) === BACKSLASH) backslashes++;
-    if (backslashes % 2 === 0) return close + 1;
-    close = text.indexOf('"', close + 1);
-  }
-  return text.length;
-}
-
-/**
- * The JSON source text of a top-level number property of a JSON object, as the client wrote it
- * (cut after more characters than any amount needs), or `undefined` when it is absent or not a
- * number. Like `JSON.parse`, the last of duplicate keys wins, and keys are compared once unescaped.
- *
- * Meant for text that `JSON.parse` has accepted. A scan of the text rather than a second parse
- * with a reviver (ES2025 source text access): a reviver sends V8 down its slow path, several
- * microseconds a request; `money.test.ts` checks the scan against the reviver on random documents.
+ * The JSON source text of a top-level number property of a JSON object, as the client wrote it,
+ * or `undefined` when it is absent or not a number: what `JSON.parse` hands its reviver as
+ * `context.source` (ES2025), so duplicate keys and escaped keys read as `JSON.parse` reads them.
+ * Meant for text that `JSON.parse` has accepted (docs/decisions/exact-amount-json-scan.md).
  */
 export function numberSource(json: string, property: string): string | undefined {
-  let found: string | undefined;
-  let depth = 0;
-  for (let i = 0; i < json.length; ) {
-    // Straight to the next quote or bracket: long runs of digits or whitespace are skipped by the
-    // regex engine, not one character at a time here.
-    STRUCTURAL.lastIndex = i;
-    if (!STRUCTURAL.test(json)) break;
-    i = STRUCTURAL.lastIndex - 1;
-    const c = json.charCodeAt(i);
-    if (c !== QUOTE) {
-      // Brackets inside strings never get here: strings are skipped whole.
-      if (c === 0x7b || c === 0x5b) depth++;
-      else depth--;
-      i++;
-      continue;
+  const sources = new Map<unknown, string>();
+  const root: unknown = JSON.parse(json, function (this: unknown, key, value, context?: { source?: string }) {
+    if (key === property && typeof value === 'number' && context?.source !== undefined) {
+      sources.set(this, context.source);
     }
-    const end = stringEnd(json, i);
-    const colon = depth === 1 ? skipWhitespace(json, end) : end;
-    if (depth !== 1 || json.charCodeAt(colon) !== COLON) {
-      i = end;
-      continue;
-    }
-    // A key of the root object: its value decides `found`, whatever an earlier duplicate said.
-    const value = skipWhitespace(json, colon + 1);
-    if (keyEquals(json, i, end, property)) {
-      NUMBER_TOKEN.lastIndex = value;
-      found = NUMBER_TOKEN.exec(json)?.[0];
-    }
-    i = value;
-  }
-  return found;
-}
-
-/** Whether the JSON string token `json[open, end)` spells `property`, escapes decoded. */
-function keyEquals(json: string, open: number, end: number, property: string): boolean {
-  const raw = json.slice(open + 1, end - 1);
-  return raw.includes('\\') ? JSON.parse(json.slice(open, end)) === property : raw === property;
+    return value;
+  });
+  return sources.get(root);
 }

@@ -4,7 +4,6 @@ import {
   RecipientLimitError,
   UnknownRecipientError,
 } from '../errors.ts';
-import { isoTimestamp } from '../time.ts';
 import type { AccountState } from './ledger-commit.ts';
 import { formatMinor, MAX_BALANCE_MINOR } from './money.ts';
 import { REQUEST_DEADLINE_MS, retryMovement } from './movement-retry.ts';
@@ -136,7 +135,7 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
       toAddress: command.toAddress,
       amountMinor: command.amountMinor,
       currency: settings.currency.code,
-      createdAt: isoTimestamp(now),
+      createdAt: new Date(now).toISOString(),
     };
     const claim = command.idempotencyKey
       ? {

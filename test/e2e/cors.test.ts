@@ -24,13 +24,6 @@ describe('CORS for a browser app on an allowed origin', () => {
     expect(result.headers.get('vary')).toBe('Origin');
   });
 
-  it('does not name another origin in a preflight answer', async () => {
-    const result = await call('OPTIONS', '/api/wallet/balance', {
-      headers: { origin: other, 'access-control-request-method': 'GET' },
-    });
-    expect(result.headers.get('access-control-allow-origin')).not.toBe(other);
-  });
-
   it("adds the origin to a function's answers, success and problem alike, and exposes the headers clients read", async () => {
     const token = await tokenFor('read:wallet read:pets');
     const ok = await call('GET', '/api/wallet/balance', { token, headers: { origin: allowed } });

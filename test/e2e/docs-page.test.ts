@@ -14,7 +14,9 @@ describe('GET /api/docs in a browser', () => {
     await browser?.close();
   });
 
-  it('shows every operation of the document and sends an authorized request from "try it" that gets 200', async () => {
+  it('shows every operation of the document and sends an authorized request from "try it" that gets 200', {
+    timeout: 60_000,
+  }, async () => {
     const page = await browser.context.newPage();
     // What the page must not do: break its own policy, fail a script, or leave the gateway's origin.
     const problems: string[] = [];
@@ -55,7 +57,10 @@ describe('GET /api/docs in a browser', () => {
     expect(await request.headerValue('authorization')).toBe(`Bearer ${token}`);
 
     const live = operation.locator('.live-responses-table .response');
-    await expect.poll(() => live.locator('.response-col_status').textContent()).toMatch(/^\s*200/);
+    // The answer takes a cold authorizer and function: as long to wait as for the page itself.
+    await expect
+      .poll(() => live.locator('.response-col_status').textContent(), { timeout: 15_000 })
+      .toMatch(/^\s*200/);
     const body = JSON.parse(
       (await live.locator('.response-col_description pre').first().textContent()) ?? '',
     );

@@ -1,9 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import type { TouchReportEntry } from '#infra/local/dynamodb-conflicts.ts';
+import { TOUCHES_PATH } from '#infra/local/dynamodb-proxy.ts';
 import { readRunningStack } from '#infra/local/stack-record.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { createDepositLedger } from '#shared/wallet/deposit-ledger.ts';
 import { cents, inParallel } from '../support/bank.ts';
 import { uniqueSub } from '../support/events.ts';
-import { call, fundViaCli, gateway, tokenFor } from './http.ts';
+import { call, gateway, tokenFor } from './http.ts';
 
 /*
  * A wallet that many pay at once, over HTTP through the local gateway, whose DynamoDB behaves as
@@ -26,6 +30,31 @@ async function balanceOf(token: string): Promise<Balance> {
   return response.json as Balance;
 }
 
+/** Funds wallets as `wallet:fund` does (its repository), through the stack's DynamoDB, a few at a time. */
+async function fund(addresses: readonly string[], amountMinor: number): Promise<void> {
+  const stack = await readRunningStack(gateway.port, gateway.stateDir);
+  if (!stack) throw new Error('The e2e stack is not running');
+  const client = createDocumentClient({ endpoint: stack.dynamodbEndpoint });
+  try {
+    const { recordDeposit } = createDepositLedger({
+      client,
+      tableName: stack.env.WALLETS_TABLE_NAME as string,
+    });
+    await inParallel(addresses.length, 4, async (i) => {
+      const deposit = {
+        depositId: randomUUID(),
+        address: addresses[i] as string,
+        amountMinor,
+        currency: 'USD',
+        createdAt: new Date().toISOString(),
+      };
+      expect(await recordDeposit(deposit)).toEqual({ kind: 'recorded' });
+    });
+  } finally {
+    client.destroy();
+  }
+}
+
 /** Polls the balance until nothing is pending (the poster has posted every credit), at most `ms`. */
 async function settled(token: string, ms = 15_000): Promise<Balance> {
   const until = Date.now() + ms;
@@ -40,12 +69,12 @@ async function settled(token: string, ms = 15_000): Promise<Balance> {
 async function touchesOf(pk: string): Promise<number> {
   const stack = await readRunningStack(gateway.port, gateway.stateDir);
   if (!stack) throw new Error('The e2e stack is not running');
-  const response = await fetch(new URL('/proxy/touches', stack.dynamodbEndpoint));
+  const response = await fetch(new URL(TOUCHES_PATH, stack.dynamodbEndpoint));
   expect(response.status).toBe(200);
-  const report = (await response.json()) as { table: string; key: Record<string, unknown>; total: number }[];
+  const report = (await response.json()) as TouchReportEntry[];
   return report
-    .filter((entry) => entry.table === stack.env.WALLETS_TABLE_NAME && JSON.stringify(entry.key).includes(pk))
-    .reduce((sum, entry) => sum + entry.total, 0);
+    .filter((entry) => entry.table === stack.env.WALLETS_TABLE_NAME && entry.key.pk === pk)
+    .reduce((sum, entry) => sum + entry.writes + entry.failed, 0);
 }
 
 describe('a wallet many pay at once', () => {
@@ -53,13 +82,9 @@ describe('a wallet many pay at once', () => {
     const merchant = uniqueSub('merchant');
     const merchantToken = await tokenFor('read:wallet write:wallet', { sub: merchant });
     await balanceOf(merchantToken); // opens the merchant's wallet
-    const payers = await Promise.all(
-      Array.from({ length: CLIENTS }, async () => {
-        const sub = uniqueSub('payer');
-        await fundViaCli(sub, '10.00');
-        return tokenFor('read:wallet write:wallet', { sub });
-      }),
-    );
+    const subs = Array.from({ length: CLIENTS }, () => uniqueSub('payer'));
+    await fund(subs, 10_00);
+    const payers = await Promise.all(subs.map((sub) => tokenFor('read:wallet write:wallet', { sub })));
     const before = await touchesOf(`WALLET#${merchant}`);
 
     const statuses: number[] = [];
@@ -92,7 +117,7 @@ describe('a wallet many pay at once', () => {
     const sub = uniqueSub('sender');
     const token = await tokenFor('read:wallet write:wallet', { sub });
     const recipients = Array.from({ length: 16 }, () => uniqueSub('to'));
-    await fundViaCli(sub, '16.00');
+    await fund([sub], 16_00);
     await Promise.all(recipients.map(async (to) => balanceOf(await tokenFor('read:wallet', { sub: to }))));
     const responses = await Promise.all(
       recipients.map((to) =>

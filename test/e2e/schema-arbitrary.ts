@@ -4,6 +4,7 @@
  */
 import fc from 'fast-check';
 import { openApiJson } from '#shared/openapi.generated.js';
+import { isProfiledIdentifier } from '#shared/schemas/identifier-profile.ts';
 import { formatMinor } from '#shared/wallet/money.ts';
 
 export type Schema = Readonly<Record<string, unknown>>;
@@ -28,17 +29,34 @@ export function resolve(schema: Schema): Schema {
     ) as Schema;
 }
 
+/**
+ * Characters of one script each (with ASCII digits and punctuation, which go with any): an
+ * identifier of the address profile (`x-identifier-profile`) is drawn from one of them, since
+ * random graphemes almost never make one.
+ */
+const IDENTIFIER_ALPHABETS = [
+  'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.@+|~\u00E9\u00DF',
+  '\u0430\u0431\u0432\u0433\u0434\u0435\u0436\u0437\u0438\u0439\u043A0123456789-_.',
+  '\u03B1\u03B2\u03B3\u03B4\u03B5\u03B6\u03B7\u03B80123456789-_.',
+  'abcxyz\u6771\u4EAC\u3072\u3089\u304C\u306A\u30AB\u30BF0123456789',
+];
+
 function stringArbitrary(schema: Schema): fc.Arbitrary<string> {
   const min = (schema.minLength as number | undefined) ?? 0;
   const max = Math.min((schema.maxLength as number | undefined) ?? LONGEST_GENERATED, LONGEST_GENERATED);
   const pattern = typeof schema.pattern === 'string' ? new RegExp(schema.pattern, 'u') : undefined;
-  const nfc = schema['x-normalization-form'] === 'NFC';
+  const length = { minLength: Math.max(min, 1), maxLength: Math.max(max, 1), size: 'max' } as const;
+  if (schema['x-identifier-profile'] !== undefined) {
+    return fc
+      .constantFrom(...IDENTIFIER_ALPHABETS)
+      .chain((alphabet) => fc.string({ ...length, unit: fc.constantFrom(...alphabet) }))
+      .filter(isProfiledIdentifier);
+  }
   // Any code point, surrogate halves included, for a free text; printable graphemes where a pattern narrows it.
   const unit = pattern ? 'grapheme' : 'binary';
   // `size: 'max'`: lengths up to the bound, not fast-check's default of a few characters.
   return fc
-    .string({ minLength: Math.max(min, 1), maxLength: Math.max(max, 1), unit, size: 'max' })
-    .map((text) => (nfc ? text.normalize('NFC') : text))
+    .string({ ...length, unit })
     .filter(
       (text) =>
         codePoints(text) >= min && codePoints(text) <= max && (pattern === undefined || pattern.test(text)),

@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
+import type { TouchReportEntry } from '#infra/local/dynamodb-conflicts.ts';
 import { freePort } from '#infra/local/dynamodb-local.ts';
+import { TOUCHES_PATH } from '#infra/local/dynamodb-proxy.ts';
 import { signLocalToken } from '#infra/local/issuer.ts';
 import { readRunningStack, stackRecordPath } from '#infra/local/stack-record.ts';
 import cdkJson from '../../cdk.json' with { type: 'json' };
@@ -143,6 +145,14 @@ describe('npm start', () => {
     });
     expect(await found.json()).toEqual(pet);
 
+    // The functions reach DynamoDB Local through the conflict proxy, which counted the pet's write.
+    expect(output()).toMatch(/Conflicts: +on, as DynamoDB on AWS/);
+    expect(running?.conflicts).toBe(true);
+    expect(running?.env.DYNAMODB_ENDPOINT).toBe(dynamodbEndpoint);
+    expect(dynamodbEndpoint).not.toBe(running?.dynamodbLocalEndpoint);
+    const touches = (await (await fetch(`${dynamodbEndpoint}${TOUCHES_PATH}`)).json()) as TouchReportEntry[];
+    expect(touches.some((t) => t.table === running?.env.PETS_TABLE_NAME && t.writes === 1)).toBe(true);
+
     const exited = once(child, 'exit');
     child.kill('SIGTERM');
     const [code, signal] = await exited;
@@ -152,6 +162,7 @@ describe('npm start', () => {
 
     expect(isRunning(javaPid)).toBe(false);
     expect(await answers(dynamodbEndpoint)).toBe(false);
+    expect(await answers(running?.dynamodbLocalEndpoint as string)).toBe(false);
     expect(await answers(baseUrl)).toBe(false);
     expect(existsSync(stackRecordPath(stateDir, port))).toBe(false);
   });
@@ -184,6 +195,36 @@ describe('npm start', () => {
     expect(output()).toContain(`"stage":"${cdkJson.context.stage}","message":"request"`);
     expect(output()).toMatch(/getPetById +2 invocations, 1 cold starts/);
     expect(output()).toMatch(/authorizer +1 invocations, 1 cold starts/);
+  });
+
+  it('--no-conflicts connects the functions to DynamoDB Local directly, and --help says so', {
+    timeout: 90_000,
+  }, async () => {
+    const local = inject('env').DYNAMODB_ENDPOINT as string;
+    const { child, port, stateDir, output } = await startCommand('node', [
+      '--no-conflicts',
+      '--dynamodb-endpoint',
+      local,
+    ]);
+    expect(output()).toMatch(/Conflicts: +off \(--no-conflicts\)/);
+    const running = await readRunningStack(port, stateDir);
+    expect(running).toMatchObject({
+      conflicts: false,
+      dynamodbEndpoint: local,
+      dynamodbLocalEndpoint: local,
+    });
+    expect(running?.env.DYNAMODB_ENDPOINT).toBe(local);
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    expect(await exited).toEqual([0, null]);
+
+    const help = spawn(process.execPath, ['infra/local/start.ts', '--help'], { cwd: repoRoot });
+    let usage = '';
+    help.stdout.on('data', (chunk: Buffer) => {
+      usage += chunk.toString();
+    });
+    expect(await once(help, 'exit')).toEqual([0, null]);
+    expect(usage).toMatch(/--no-conflicts +let the functions reach DynamoDB Local directly/);
   });
 
   it('leaves no DynamoDB Local behind even when killed outright', { timeout: 90_000 }, async () => {

@@ -8,7 +8,7 @@ import {
 } from '#infra/constructs/alarm-thresholds.ts';
 import { ProjectFunction } from '#infra/constructs/project-function.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
-import { METRICS_NAMESPACE } from '#shared/observability/telemetry.ts';
+import { METRICS_NAMESPACE, SERVICE } from '#shared/observability/telemetry.ts';
 import { type OperationId, type Route, routes, type TableName } from '#shared/routes.ts';
 import { buildServiceApp, logicalId, synthesize } from '../support/cdk.ts';
 
@@ -73,12 +73,13 @@ function queries(props: AlarmProps): {
   };
 }
 
-/** An EMF metric of the service, as an alarm names it: per stage and route. */
+/** An EMF metric of the service, as an alarm names it: per service (Powertools'), stage and route. */
 const emfMetric = (metricName: string, route: string) => ({
   Namespace: METRICS_NAMESPACE,
   MetricName: metricName,
   Dimensions: [
     { Name: 'route', Value: route },
+    { Name: 'service', Value: SERVICE },
     { Name: 'stage', Value: 'dev' },
   ],
 });

@@ -78,7 +78,16 @@ describe('per-caller rate limit (AWS WAF)', () => {
         EvaluationWindowSec: 120,
         AggregateKeyType: 'CUSTOM_KEYS',
         CustomKeys: [
-          { Header: { Name: 'authorization', TextTransformations: [{ Priority: 0, Type: 'NONE' }] } },
+          {
+            Header: {
+              Name: 'authorization',
+              // Every spelling of one token (scheme case, spaces) is one key.
+              TextTransformations: [
+                { Priority: 0, Type: 'COMPRESS_WHITE_SPACE' },
+                { Priority: 1, Type: 'LOWERCASE' },
+              ],
+            },
+          },
         ],
       },
     });

@@ -22,7 +22,8 @@ import { createLedgerTable, fund } from '../support/wallet.ts';
 /*
  * The bank test (test/e2e/bank.test.ts) with DynamoDB misbehaving beneath the SDK: concurrent
  * random transfers between funded wallets while the fault proxy throttles, answers 500, resets
- * connections, reports transaction conflicts and loses answers after DynamoDB committed. Clients
+ * connections, reports transaction conflicts and loses answers after DynamoDB committed, on top
+ * of the conflicts DynamoDB itself raises between the transfers (its conflict mode). Clients
  * retry a 503 with the same Idempotency-Key, as the API asks them to. Then the invariants: only
  * 200, 422 (insufficient funds) and 503 were answered, every transfer has one outcome, money is
  * conserved to the cent, no balance is negative, and the ledger matches the balances.
@@ -33,7 +34,7 @@ afterAll(() => upstream.destroy());
 
 // The functions, built through their composition roots on a client that goes through the proxy,
 // on a table of this test alone: the audit at the end covers the whole ledger.
-const proxy = await startFaultProxy();
+const proxy = await startFaultProxy({ conflicts: true });
 const { tableName, wallets: ledgerWallets } = await createLedgerTable();
 const through = {
   client: createDocumentClient({ endpoint: proxy.endpoint }),

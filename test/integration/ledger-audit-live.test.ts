@@ -1,14 +1,20 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { ProxiedRequest } from '#infra/local/dynamodb-proxy.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { type AuditOptions, type AuditReport, auditTable } from '#shared/wallet/ledger-audit.ts';
 import { transferKey } from '#shared/wallet/ledger-keys.ts';
 import { inParallel } from '../support/bank.ts';
-import type { ProxiedRequest } from '../support/dynamodb-fault-proxy.ts';
 import { uniqueSub } from '../support/events.ts';
 import { mentions, proxiedClient, startFaultProxy } from '../support/faults.ts';
-import { SEEDED_ISSUE_MINOR, type SeededLedger, seedLedger } from '../support/ledger.ts';
+import {
+  createHotLedger,
+  type HotLedger,
+  SEEDED_ISSUE_MINOR,
+  type SeededLedger,
+  seedLedger,
+} from '../support/ledger.ts';
 import { fund } from '../support/wallet.ts';
 
 /*
@@ -62,7 +68,8 @@ const WALLET_MINOR = 100;
 /** Twelve wallets more, funded an hour ago, each with 1.00: settled too. */
 async function moreWallets(ledger: SeededLedger): Promise<string[]> {
   const wallets = Array.from({ length: WALLETS }, () => uniqueSub('live'));
-  await Promise.all(wallets.map((address) => fund(address, WALLET_MINOR, ledger.wallets, HOUR_AGO)));
+  // One at a time: every deposit moves the issuance account, so parallel ones only wait for each other.
+  for (const address of wallets) await fund(address, WALLET_MINOR, ledger.wallets, HOUR_AGO);
   return wallets;
 }
 
@@ -83,7 +90,10 @@ const SEEDED_ITEMS = 4 + 14 + 7 + 3;
 const ITEMS_PER_WALLET = 1 + 2 + 1 + 1;
 const ITEMS_PER_TRANSFER = 3;
 
-describe('the ledger audit on a live table', () => {
+// Each test writes a ledger of its own (deposits one at a time) before it audits it, twice.
+const LEDGER_TEST = { timeout: 60_000 };
+
+describe('the ledger audit on a live table', LEDGER_TEST, () => {
   it('finds no break when movements commit while it scans, some seen and some not', async () => {
     const ledger = await seedLedger(HOUR_AGO);
     const wallets = await moreWallets(ledger);
@@ -141,5 +151,83 @@ describe('the ledger audit on a live table', () => {
       { invariant: 'transfer-entries', subject: bogus, detail: expect.any(String) },
     ]);
     expect(report.scans).toBe(2);
+  });
+});
+
+/**
+ * Twelve payments to the hot shop, three at a time, while the credit poster posts those paid so
+ * far, in batches, as they come: at the end the payments of all but the last three payers are
+ * posted and those three are in transit. Returns the sum left in transit.
+ */
+function hotTraffic(ledger: HotLedger, postable = WALLETS - 3) {
+  let inTransitMinor = 0n;
+  const run = async () => {
+    const paid: string[] = [];
+    let paying = true;
+    const poster = (async () => {
+      while (paying || paid.length > 0) {
+        const batch = paid.splice(0);
+        if (batch.length > 0) await ledger.post(batch);
+        else await sleep(5);
+      }
+    })();
+    try {
+      await inParallel(WALLETS, 3, async (i) => {
+        const id = await ledger.pay(ledger.payers[i] as string, i + 1);
+        if (i < postable) paid.push(id);
+        else inTransitMinor += BigInt(i + 1);
+      });
+    } finally {
+      paying = false;
+      await poster;
+    }
+  };
+  return { run, inTransit: () => inTransitMinor };
+}
+
+describe('the ledger audit on a live table, payments to a hot wallet', LEDGER_TEST, () => {
+  it('finds no break when payments through the clearing account commit and are posted while it scans', async () => {
+    const ledger = await createHotLedger(WALLETS, HOUR_AGO);
+    const traffic = hotTraffic(ledger);
+    const report = await auditWhile(ledger.tableName, traffic.run);
+    expect(report.breaks).toEqual([]);
+    expect(report.grandTotalMinor).toBe(0n);
+    // The scan saw some of the payments' items (entry, record, credit) and postings, and missed others.
+    const before = WALLETS * ITEMS_PER_WALLET + 3; // and the issuance account, the shop, its hot marker
+    expect(report.itemsScanned).toBeGreaterThan(before);
+    expect(report.itemsScanned).toBeLessThan(before + WALLETS * 3 + (WALLETS - 3));
+
+    const quiet = await auditTable(direct, ledger.tableName);
+    expect(quiet.breaks).toEqual([]);
+    expect(quiet.accountsReread).toBe(0);
+    expect(quiet.clearingBalanceMinor).toBe(traffic.inTransit());
+    expect(quiet.creditsUnposted).toBe(3);
+  });
+
+  it('finds no break even when payments and postings it counts as settled commit while it scans', async () => {
+    const ledger = await createHotLedger(WALLETS, HOUR_AGO);
+    const report = await auditWhile(ledger.tableName, hotTraffic(ledger).run, {
+      settledBefore: new Date(Date.now() + 600_000),
+    });
+    expect(report.breaks).toEqual([]);
+    expect(report.grandTotalMinor).toBe(0n);
+  });
+
+  it('dates a posting by when it was written: a backlog paid an hour ago, posted while it scans, needs no second scan', async () => {
+    // A poster that was down: the credits were paid an hour ago (settled), half of them posted
+    // then and half only now, while the audit scans. Their recipient's entries say the payment's
+    // createdAt; the audit must take them as the recent items they are, not as settled ones.
+    const ledger = await createHotLedger(WALLETS, new Date(HOUR_AGO.getTime() - 1_000));
+    const ids: string[] = [];
+    for (const payer of ledger.payers) ids.push(await ledger.pay(payer, 7, { at: HOUR_AGO }));
+    await ledger.post(ids.slice(0, WALLETS / 2), new Date(HOUR_AGO.getTime() + 1_000));
+    const report = await auditWhile(ledger.tableName, async () => {
+      expect(await ledger.post(ids.slice(WALLETS / 2))).toBe(WALLETS / 2);
+    });
+    expect(report.breaks).toEqual([]);
+    expect(report.grandTotalMinor).toBe(0n);
+    expect(report.scans).toBe(1);
+    const quiet = await auditTable(direct, ledger.tableName);
+    expect(quiet).toMatchObject({ breaks: [], clearingBalanceMinor: 0n, creditsUnposted: 0, scans: 1 });
   });
 });

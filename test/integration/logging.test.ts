@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { handler as send } from '#functions/send-money/handler.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
-import { linesWrittenBy } from '../support/logs.ts';
+import { linesWrittenBy, metricLines } from '../support/logs.ts';
 import { fund, open } from '../support/wallet.ts';
 
 const SECRET_TOKEN = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJzZWNyZXQifQ.c2lnbmF0dXJlLXNlY3JldA';
@@ -9,7 +9,7 @@ const SECRET_TOKEN = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJzZWNyZXQifQ.c2lnbmF0dXJlLX
 afterEach(() => vi.restoreAllMocks());
 
 describe('request logs', () => {
-  it('write one line per request with correlation id, route, caller, outcome, latency and metrics, but no token or body', async () => {
+  it('write one line per request with correlation id, route, caller, outcome and latency, and its metrics, but no token or body', async () => {
     const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
     await Promise.all([fund(alice, 1_000), open(bob)]);
     const body = `{"toAddress":"${bob}","amount":1.25}`;
@@ -30,17 +30,22 @@ describe('request logs', () => {
     const [line] = requestLines;
     expect(line).toMatchObject({
       level: 'INFO',
-      requestId: event.requestContext.requestId,
+      correlation_id: event.requestContext.requestId,
       route: 'sendMoney',
       sub: alice,
       status: 200,
       outcome: 'ok',
+    });
+    expect(typeof line?.latencyMs).toBe('number');
+    const [metrics, ...others] = metricLines(lines);
+    expect(others).toEqual([]);
+    expect(metrics).toMatchObject({
+      route: 'sendMoney',
       Requests: 1,
       Transfers: 1,
       TransferVolumeMinor: 125,
     });
-    expect(typeof line?.latencyMs).toBe('number');
-    const emf = line?._aws as
+    const emf = metrics?._aws as
       | { CloudWatchMetrics: { Namespace: string; Metrics: { Name: string }[] }[] }
       | undefined;
     const directive = emf?.CloudWatchMetrics[0];
@@ -60,7 +65,7 @@ describe('request logs', () => {
     expect(lines.find((line) => line.message === 'request')).toMatchObject({
       status: 422,
       outcome: 'validation-failed',
-      ClientErrors: 1,
     });
+    expect(metricLines(lines)).toEqual([expect.objectContaining({ ClientErrors: 1 })]);
   });
 });

@@ -6,11 +6,11 @@ import { createGetPetHandler as createGetPet } from '#functions/get-pet/handler.
 import { createGetTransferHandler } from '#functions/get-transfer/handler.ts';
 import { createListTransfersHandler } from '#functions/list-transfers/handler.ts';
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
+import type { ProxiedRequest } from '#infra/local/dynamodb-proxy.ts';
 import { type OperationId, routeOf } from '#shared/routes.ts';
 import { createInboundMarker } from '#shared/wallet/inbound-marker.ts';
 import { PENDING_SHARDS } from '#shared/wallet/ledger-keys.ts';
 import { loadWalletSettings } from '#shared/wallet/settings.ts';
-import type { ProxiedRequest } from '../support/dynamodb-fault-proxy.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
 import { proxiedClient, startFaultProxy } from '../support/faults.ts';
 import { fund, open } from '../support/wallet.ts';

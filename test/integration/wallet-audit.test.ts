@@ -1,21 +1,30 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAuditHandler, LedgerBreakError } from '#functions/wallet-audit/audit-function.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { auditTable } from '#shared/wallet/ledger-audit.ts';
-import { misstateBobsPayment, SEEDED_ISSUE_MINOR, type SeededLedger, seedLedger } from '../support/ledger.ts';
+import { creditKey } from '#shared/wallet/ledger-keys.ts';
+import {
+  misstateBobsPayment,
+  SEEDED_IN_TRANSIT_MINOR,
+  SEEDED_ISSUE_MINOR,
+  type SeededLedger,
+  seedHotLedger,
+  seedLedger,
+} from '../support/ledger.ts';
 
 const client = createDocumentClient({ endpoint: process.env.DYNAMODB_ENDPOINT });
 let ledger: SeededLedger;
 let tableName: string;
 
-/** `npm run wallet:audit` on this file's table: its exit code and output. */
-async function auditCommand(): Promise<{ code: number; stdout: string }> {
+/** `npm run wallet:audit` on this file's table (or another): its exit code and output. */
+async function auditCommand(table = tableName): Promise<{ code: number; stdout: string }> {
   const args = [
     'scripts/wallet-audit.ts',
     '--table',
-    tableName,
+    table,
     '--endpoint',
     process.env.DYNAMODB_ENDPOINT as string,
   ];
@@ -67,5 +76,29 @@ describe('the ledger audit', () => {
     expect(command.code).toBe(1);
     expect(command.stdout).toContain(`BREAK running-balance ${corrupted}`);
     expect(JSON.parse(command.stdout.split('\n')[0] as string).verdict).toBe('BROKEN');
+  });
+
+  it('reports the clearing account, and names a credit in transit gone missing, the command and the scheduled function alike', async () => {
+    const hot = await seedHotLedger();
+    const quiet = await auditCommand(hot.tableName);
+    expect(quiet.code).toBe(0);
+    expect(JSON.parse(quiet.stdout.split('\n')[0] as string)).toMatchObject({
+      verdict: 'the books balance',
+      clearingBalanceMinor: String(SEEDED_IN_TRANSIT_MINOR),
+      credits: 4,
+    });
+    expect(await createAuditHandler({ client, tableName: hot.tableName, segments: 2 })()).toEqual({
+      breaks: 0,
+    });
+
+    const gone = creditKey(hot.inTransit[0] as string);
+    await client.send(new DeleteCommand({ TableName: hot.tableName, Key: { pk: gone } }));
+    const command = await auditCommand(hot.tableName);
+    expect(command.code).toBe(1);
+    expect(command.stdout).toContain(`BREAK credit-lost ${gone}`);
+    expect(command.stdout).toContain('BREAK clearing-balance CLEARING');
+    await expect(createAuditHandler({ client, tableName: hot.tableName, segments: 2 })()).rejects.toThrow(
+      LedgerBreakError,
+    );
   });
 });

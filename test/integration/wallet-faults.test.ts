@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { createGetBalanceHandler } from '#functions/get-balance/handler.ts';
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
+import type { Fault } from '#infra/local/dynamodb-proxy.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { createInboundMarker } from '#shared/wallet/inbound-marker.ts';
 import { loadWalletSettings } from '#shared/wallet/settings.ts';
-import type { Fault } from '../support/dynamodb-fault-proxy.ts';
 import { apiEvent, invoke, sendEvent, uniqueSub } from '../support/events.ts';
 import { mentions, startFaultProxy, storedItem } from '../support/faults.ts';
 import { fund } from '../support/wallet.ts';

@@ -2,9 +2,11 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, NumberValue, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { handler as getBalance } from '#functions/get-balance/handler.ts';
-import { handler as send } from '#functions/send-money/handler.ts';
+import { createSendMoneyHandler, handler as send } from '#functions/send-money/handler.ts';
 import { MAX_BALANCE_MINOR } from '#shared/wallet/money.ts';
+import { loadWalletSettings } from '#shared/wallet/settings.ts';
 import { apiEvent, invoke, sendEvent, uniqueSub } from '../support/events.ts';
+import { proxiedClient, startFaultProxy } from '../support/faults.ts';
 import { fund, open, walletLedger } from '../support/wallet.ts';
 
 const { readWallet, recordDeposit } = walletLedger();
@@ -22,8 +24,18 @@ const balanceOf = async (sub: string) => {
   return response;
 };
 
-const sendAs = (sub: string, body: unknown, headers: Record<string, string> = {}) =>
+const sendAs = (sub: string, body: unknown, headers: Record<string, string> | readonly string[] = {}) =>
   invoke(send, sendEvent(sub, body, headers));
+
+// Concurrent sends go through the proxy in conflict mode: DynamoDB Local runs one transaction at
+// a time and would hide the conflicts DynamoDB raises between them.
+const contended = createSendMoneyHandler({
+  client: proxiedClient(await startFaultProxy({ conflicts: true })),
+  tableName: process.env.WALLETS_TABLE_NAME as string,
+  settings: loadWalletSettings(),
+});
+const sendContended = (sub: string, body: unknown, headers: Record<string, string> = {}) =>
+  invoke(contended, sendEvent(sub, body, headers));
 
 describe('wallet balance', () => {
   it('reads 0 in the deployment currency for a wallet that never received money', async () => {
@@ -265,7 +277,7 @@ describe('Idempotency-Key', () => {
     await open(bob);
     const headers = { 'Idempotency-Key': `concurrent-${alice}` };
     const responses = await Promise.all(
-      Array.from({ length: 8 }, () => sendAs(alice, { toAddress: bob, amount: 10 }, headers)),
+      Array.from({ length: 8 }, () => sendContended(alice, { toAddress: bob, amount: 10 }, headers)),
     );
     const ok = responses.filter((r) => r.statusCode === 200);
     expect(ok.length).toBeGreaterThan(0);
@@ -275,6 +287,34 @@ describe('Idempotency-Key', () => {
     expect((await balanceOf(alice)).json.balance).toBe(90);
     expect((await balanceOf(bob)).json.balance).toBe(10);
   });
+
+  it.each([
+    ['the shared key first', ['Idempotency-Key', 'K-shared', 'idempotency-key', 'K-new']],
+    ['the shared key last', ['Idempotency-Key', 'K-new', 'idempotency-key', 'K-shared']],
+    ['the same name twice', ['Idempotency-Key', 'K-new', 'Idempotency-Key', 'K-shared']],
+    ['both keys in one line', ['Idempotency-Key', 'K-shared, K-new']],
+  ])('answers 400 to two keys (%s), neither replaying nor moving money', async (_label, lines) => {
+    const [alice, bob] = [uniqueSub('alice'), uniqueSub('bob')];
+    await fund(alice, 1_000);
+    await open(bob);
+    const first = await sendAs(alice, { toAddress: bob, amount: 1 }, { 'Idempotency-Key': 'K-shared' });
+    expect(first.statusCode).toBe(200);
+    const twice = await sendAs(alice, { toAddress: bob, amount: 1 }, lines);
+    expect(twice.statusCode).toBe(400);
+    expect(twice.contentType).toBe('application/problem+json');
+    expect(twice.json.type).toMatch(/invalid-parameter$/);
+    expect(twice.json.detail).toMatch(/Idempotency-Key/);
+    expect((await balanceOf(alice)).json.balance).toBe(9);
+  });
+
+  it.each([['"a"b"'], ['"'], ['"a\\x"']])(
+    'answers 400 to the malformed structured-field String %s',
+    async (key) => {
+      const response = await sendAs(uniqueSub(), { toAddress: 'x', amount: 1 }, { 'Idempotency-Key': key });
+      expect(response.statusCode).toBe(400);
+      expect(response.json.type).toMatch(/invalid-parameter$/);
+    },
+  );
 
   it('answers 400 to a malformed key', async () => {
     const response = await sendAs(uniqueSub(), { toAddress: 'x', amount: 1 }, { 'Idempotency-Key': 'a b' });
@@ -288,7 +328,7 @@ describe('never overdrawn', () => {
     await fund(alice, 10_000);
     await open(bob);
     const responses = await Promise.all(
-      Array.from({ length: 10 }, () => sendAs(alice, { toAddress: bob, amount: 60 })),
+      Array.from({ length: 10 }, () => sendContended(alice, { toAddress: bob, amount: 60 })),
     );
     const statuses = responses.map((r) => r.statusCode);
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);

@@ -9,7 +9,8 @@ export interface EventOptions {
   body?: unknown;
   /** Sent as is when a string; JSON-encoded otherwise. */
   rawBody?: string | null;
-  headers?: Record<string, string>;
+  /** A map, or header lines as `IncomingMessage.rawHeaders` lists them (`name, value, …`), repeats kept. */
+  headers?: Record<string, string> | readonly string[];
   pathParameters?: Record<string, string>;
   /** The authorizer's principal; `null` for an event that carries none. */
   sub?: string | null;
@@ -32,10 +33,9 @@ export function apiEvent(options: EventOptions = {}): APIGatewayProxyEvent {
       : options.body === undefined
         ? null
         : JSON.stringify(options.body);
-  const headers = {
-    ...(body !== null ? { 'Content-Type': 'application/json' } : {}),
-    ...options.headers,
-  };
+  const contentType = body !== null ? ['Content-Type', 'application/json'] : [];
+  const given = options.headers ?? {};
+  const headers = [...contentType, ...(Array.isArray(given) ? given : Object.entries(given).flat())];
   return proxyEvent({
     method,
     path,
@@ -90,7 +90,11 @@ export async function invoke(handler: Handler, event: APIGatewayProxyEvent) {
  * The event of `POST /api/wallet/send` from `sub` (with `write:wallet`): `body` sent as is when a
  * string (to control the amount's exact JSON text), JSON-encoded otherwise.
  */
-export const sendEvent = (sub: string, body: unknown, headers: Record<string, string> = {}) =>
+export const sendEvent = (
+  sub: string,
+  body: unknown,
+  headers: Record<string, string> | readonly string[] = {},
+) =>
   apiEvent({
     sub,
     scopes: ['write:wallet'],

@@ -1,11 +1,15 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, type GetCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach } from 'vitest';
+import {
+  DynamoDbProxy,
+  type DynamoDbProxyOptions,
+  type ProxiedRequest,
+} from '#infra/local/dynamodb-proxy.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { DynamoDbFaultProxy, type ProxiedRequest } from './dynamodb-fault-proxy.ts';
 
 /*
- * Fault tests route the functions through a DynamoDbFaultProxy: a test file starts one with
+ * Fault tests route the functions through a DynamoDbProxy: a test file starts one with
  * startFaultProxy() and builds each function through its composition root with a client pointed
  * at it, `createAddPetHandler({ client: proxiedClient(proxy) })`. Nothing changes the environment, so
  * neither import order nor other test files matter.
@@ -28,12 +32,13 @@ export async function storedItem(
 }
 
 /**
- * Starts a proxy in front of DynamoDB Local for this test file. Faults are cleared after each
- * test; the proxy closes after the file.
+ * Starts a proxy in front of DynamoDB Local for this test file; `{ conflicts: true }` makes it
+ * raise DynamoDB's transaction conflicts as well. Faults are cleared after each test; the proxy
+ * closes after the file.
  */
-export async function startFaultProxy(): Promise<DynamoDbFaultProxy> {
+export async function startFaultProxy(options: DynamoDbProxyOptions = {}): Promise<DynamoDbProxy> {
   if (!upstream) throw new Error('DYNAMODB_ENDPOINT is not set: run through vitest');
-  const proxy = await DynamoDbFaultProxy.start(upstream);
+  const proxy = await DynamoDbProxy.start(upstream, options);
   afterEach(() => proxy.heal());
   afterAll(async () => {
     await proxy.close();
@@ -43,7 +48,7 @@ export async function startFaultProxy(): Promise<DynamoDbFaultProxy> {
 }
 
 /** The DocumentClient a function gets in production, sending its requests through `proxy`. */
-export const proxiedClient = (proxy: DynamoDbFaultProxy): DynamoDBDocumentClient =>
+export const proxiedClient = (proxy: DynamoDbProxy): DynamoDBDocumentClient =>
   createDocumentClient({ endpoint: proxy.endpoint });
 
 /** Selects the requests whose body mentions `text` (a test's unique address or id). */

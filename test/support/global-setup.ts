@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { defaultServiceSettings, walletEnvironment } from '#infra/environment.ts';
-import { guardDynamoDbLocal } from '#infra/local/dynamodb-guard.ts';
 import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
 import { startLocalStack } from '#infra/local/gateway.ts';
 import type { BundledOptions } from '#infra/local/invoke/bundled-functions.ts';
@@ -35,9 +34,8 @@ const E2E_ALLOWED_ORIGIN = 'https://app.example.com';
  * `bundled`: the gateway runs the synthesized bundles (the `bundled` project, see vitest.config.ts).
  */
 export async function setupWithGateway(project: TestProject, bundled?: BundledOptions) {
+  // Java ends with this process even when a run is killed outright (Ctrl+C twice, a closed pipe).
   const dynamo = await startDynamoDbLocal();
-  // A run killed outright (Ctrl+C twice, a closed pipe) must not leave Java running.
-  const guard = guardDynamoDbLocal(dynamo.endpoint);
   const stateDir = await mkdtemp(join(tmpdir(), 'wallet-catalog-e2e-'));
   const stop = async () => {
     if (gateway?.mode === 'bundled') {
@@ -48,7 +46,6 @@ export async function setupWithGateway(project: TestProject, bundled?: BundledOp
     }
     await gateway?.stop();
     await dynamo.stop();
-    guard.dismiss();
     await rm(stateDir, { recursive: true, force: true });
   };
   let gateway: Awaited<ReturnType<typeof startLocalStack>> | undefined;
@@ -62,12 +59,15 @@ export async function setupWithGateway(project: TestProject, bundled?: BundledOp
     };
     // The gateway's functions run in this process, where no test owns their lines: keep them quiet.
     // (Bundled, their lines go to `onLog`, which drops them.)
-    process.env.TELEMETRY_OUTPUT = 'off';
+    Object.assign(process.env, { POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true' });
     // Port 0: runs side by side with `npm start` and with each other.
     gateway = await startLocalStack({
       port: 0,
       stateDir,
       dynamodbEndpoint: dynamo.endpoint,
+      // Its functions meet DynamoDB's transaction conflicts, as on AWS and as under `npm start`;
+      // the workers' own reads and seeding (env above) go to DynamoDB Local directly.
+      conflicts: true,
       tablePrefix: `e2e-${process.pid}${bundled ? '-bundled' : ''}`,
       // CORS on, for one origin, so that the suite sees its headers; off is the default of a stage.
       corsAllowedOrigins: [E2E_ALLOWED_ORIGIN],

@@ -1,8 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { entryKey, walletAccount } from '#shared/wallet/ledger-keys.ts';
+import { systemClock } from '#shared/wallet/ports.ts';
+import { makePostCredits } from '#shared/wallet/post-credits.ts';
+import { makeSendMoney } from '#shared/wallet/send-money.ts';
 import { loadWalletSettings } from '#shared/wallet/settings.ts';
 import { invoke, sendEvent, uniqueSub } from './events.ts';
 import { createLedgerTable, fund, type TestLedger } from './wallet.ts';
@@ -29,11 +33,10 @@ export const SEEDED_ISSUE_MINOR = 15_001;
 export async function seedLedger(fundedAt = new Date()): Promise<SeededLedger> {
   const { tableName, wallets } = await createLedgerTable();
   const [alice, bob, carol] = [uniqueSub('alice'), uniqueSub('bob'), uniqueSub('carol')];
-  await Promise.all([
-    fund(alice, 10_000, wallets, fundedAt),
-    fund(bob, 5_000, wallets, fundedAt),
-    fund(carol, 1, wallets, fundedAt),
-  ]);
+  // One at a time: every deposit moves the issuance account, so parallel ones only wait for each other.
+  await fund(alice, 10_000, wallets, fundedAt);
+  await fund(bob, 5_000, wallets, fundedAt);
+  await fund(carol, 1, wallets, fundedAt);
   const handler = createSendMoneyHandler({
     client: createDocumentClient({ endpoint: inject('env').DYNAMODB_ENDPOINT }),
     tableName,
@@ -67,3 +70,72 @@ export async function misstateBobsPayment(client: DynamoDBDocumentClient, ledger
   );
   return corrupted;
 }
+
+/**
+ * A ledger table of a test's own whose shop is a hot wallet: payments to it go through the
+ * clearing account, written by the real repositories (the send-money use case on the transfer
+ * ledger, the credit poster on the credit ledger), as the functions write them.
+ */
+export interface HotLedger {
+  readonly tableName: string;
+  readonly wallets: TestLedger;
+  readonly shop: string;
+  /** Funded with {@link PAYER_MINOR} each. */
+  readonly payers: readonly string[];
+  /** Pays `amountMinor` from `payer` to `to` (the shop by default), dated `at` (now): the transfer id. */
+  pay(payer: string, amountMinor: number, options?: { to?: string; at?: Date }): Promise<string>;
+  /** Posts these credits to the shop as the credit poster does, dated `at` (now): how many it posted. */
+  post(transferIds: readonly string[], at?: Date): Promise<number>;
+}
+
+export const PAYER_MINOR = 10_000;
+
+/** A hot ledger with `payers` payers funded at `fundedAt` and an empty shop, marked hot for an hour. */
+export async function createHotLedger(payers: number, fundedAt = new Date()): Promise<HotLedger> {
+  const { tableName, wallets } = await createLedgerTable();
+  const shop = uniqueSub('shop');
+  const funded = Array.from({ length: payers }, () => uniqueSub('payer'));
+  // One at a time: every deposit moves the issuance account, so parallel ones only wait for each other.
+  for (const address of funded) await fund(address, PAYER_MINOR, wallets, fundedAt);
+  await wallets.openWallet(shop, fundedAt.toISOString());
+  await wallets.transfers.markHot(shop, Date.now() + 3_600_000);
+  const settings = loadWalletSettings();
+  const clockAt = (at?: Date) => (at ? { now: () => at.getTime() } : systemClock);
+  return {
+    tableName,
+    wallets,
+    shop,
+    payers: funded,
+    async pay(payer, amountMinor, { to = shop, at } = {}) {
+      const send = makeSendMoney({
+        ledger: wallets.transfers,
+        clock: clockAt(at),
+        ids: { next: () => randomUUID() },
+        settings,
+      });
+      const { transfer } = await send({ sub: payer, toAddress: to, amountMinor });
+      return transfer.transferId;
+    },
+    async post(transferIds, at) {
+      const post = makePostCredits({ ledger: wallets.credits, clock: clockAt(at) });
+      return (await post(shop, transferIds)).posted;
+    },
+  };
+}
+
+/**
+ * A hot ledger at rest: three payers paid the shop 1.00, 2.00, 0.03 and 0.50, the first two
+ * posted and the last two still in transit, and one payer paid another 0.10 directly.
+ */
+export async function seedHotLedger(fundedAt = new Date()) {
+  const ledger = await createHotLedger(3, fundedAt);
+  const [first, second, third] = ledger.payers as [string, string, string];
+  const posted = [await ledger.pay(first, 100), await ledger.pay(second, 200)];
+  const inTransit = [await ledger.pay(third, 3), await ledger.pay(first, 50)];
+  const direct = await ledger.pay(second, 10, { to: third });
+  if ((await ledger.post(posted)) !== 2) throw new Error('the poster did not post both credits');
+  return { ...ledger, posted, inTransit, direct };
+}
+
+/** What {@link seedHotLedger} leaves in transit, in minor units. */
+export const SEEDED_IN_TRANSIT_MINOR = 53n;

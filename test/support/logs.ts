@@ -1,15 +1,28 @@
 import { vi } from 'vitest';
 
 /**
- * The JSON lines the functions write while `action` runs, parsed (`worker-env.ts` routes them
- * through console in tests).
+ * The JSON lines the functions write while `action` runs, parsed: Powertools' log lines (through
+ * `console.info`, `warn`, `error` in its development mode, `worker-env.ts`) and its EMF lines
+ * (`console.log`), in the order written.
  */
 export async function linesWrittenBy(action: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
-  const spy = vi.spyOn(console, 'log').mockImplementation(() => undefined);
+  const lines: Record<string, unknown>[] = [];
+  const record = (line: unknown) => void lines.push(JSON.parse(String(line)));
+  const spies = (['log', 'info', 'warn', 'error', 'debug'] as const).map((method) =>
+    vi.spyOn(console, method).mockImplementation(record),
+  );
   try {
     await action();
-    return spy.mock.calls.map(([line]) => JSON.parse(String(line)));
+    return lines;
   } finally {
-    spy.mockRestore();
+    for (const spy of spies) spy.mockRestore();
   }
 }
+
+/** The EMF lines among `lines`: those carrying CloudWatch metric directives. */
+export const metricLines = (lines: readonly Record<string, unknown>[]) =>
+  lines.filter((line) => '_aws' in line);
+
+/** The log lines among `lines`: everything but EMF. */
+export const logLines = (lines: readonly Record<string, unknown>[]) =>
+  lines.filter((line) => !('_aws' in line));

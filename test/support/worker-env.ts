@@ -2,10 +2,14 @@ import fc from 'fast-check';
 import { inject } from 'vitest';
 
 // Runs before each test file is imported, so handler modules read this at their "cold start".
-Object.assign(process.env, inject('env'));
+// The `unit` project has no global setup, hence no DynamoDB Local and nothing to inject.
+Object.assign(process.env, inject('env') ?? {});
 
-// The functions' log lines go through console, so vitest shows them only for the tests that fail.
-process.env.TELEMETRY_OUTPUT = 'console';
+// Powertools' development mode writes the functions' log and metric lines through console, so that
+// vitest shows them only for the tests that fail (and `linesWrittenBy` reads them); its metrics
+// stay on. Undoes the global setup's silencing of the in-process gateway.
+Object.assign(process.env, { POWERTOOLS_DEV: 'true', POWERTOOLS_METRICS_DISABLED: 'false' });
+delete process.env.POWERTOOLS_LOG_LEVEL;
 
 // Property tests draw new inputs on every run, which is how they find what examples miss; CI pins
 // the seed (FC_SEED in .ci/run) so that a red build is reproducible and a green one stays green.

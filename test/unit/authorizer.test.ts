@@ -33,7 +33,7 @@ import { isAllowed } from '#infra/local/policy-evaluation.ts';
 import { methodArnFor } from '#shared/auth/policy.ts';
 import { CLOCK_TOLERANCE_SECONDS } from '#shared/auth/token-time.ts';
 import { type Route, routes } from '#shared/routes.ts';
-import { linesWrittenBy } from '../support/logs.ts';
+import { linesWrittenBy, logLines, metricLines } from '../support/logs.ts';
 
 type Handler = (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
 
@@ -246,6 +246,17 @@ describe('the authorizer refuses what is not a current access token (RFC 9068, R
     ['with a bidi override', 'alice\u202Ebob'],
     ['with a control character', 'alice\u0007'],
     ['not in NFC', 'jose\u0301'],
+    // Issue 25: the address profile (PRECIS, UTS #39) applies to the sub as to any address.
+    ['with a combining grapheme joiner', 'dave\u034F'],
+    ['with a variation selector', 'dave\uFE0F'],
+    ['with a Mongolian variation selector', 'dave\u180B'],
+    ['with a Khmer inherent vowel', 'dave\u17B4'],
+    ['with the Hangul filler', 'dave\u3164'],
+    ['with the braille blank', 'dave\u2800'],
+    ['with a space', 'dave '],
+    ['with a no-break space', 'dave\u00A0'],
+    ['with a Cyrillic а among Latin letters', 'd\u0430ve'],
+    ['in fullwidth letters', '\uFF44\uFF41\uFF56\uFF45'],
   ])('a sub %s', async (_label, sub) => {
     await expectUnauthorized(await bearer({ sub }));
   });
@@ -260,7 +271,9 @@ describe('the authorizer refuses what is not a current access token (RFC 9068, R
   ])('and logs the reason %s as a token rejection', async (reason, authorization) => {
     const event = tokenEvent(await authorization());
     const lines = await linesWrittenBy(() => handler(event).catch(() => undefined));
-    expect(lines).toEqual([expect.objectContaining({ level: 'WARN', outcome: 'invalid-token', reason })]);
+    expect(logLines(lines)).toEqual([
+      expect.objectContaining({ level: 'WARN', outcome: 'invalid-token', reason }),
+    ]);
   });
 });
 
@@ -336,9 +349,10 @@ describe('the authorizer logs each rejection once, by kind', () => {
   ])('%s: a WARN counted as AuthRejections', async (_label, authorization, reason) => {
     const event = tokenEvent(await authorization());
     const lines = await linesWrittenBy(() => handler(event).catch(() => undefined));
-    expect(lines).toEqual([
-      expect.objectContaining({ level: 'WARN', outcome: 'invalid-token', reason, AuthRejections: 1 }),
+    expect(logLines(lines)).toEqual([
+      expect.objectContaining({ level: 'WARN', outcome: 'invalid-token', reason }),
     ]);
+    expect(metricLines(lines)).toEqual([expect.objectContaining({ route: 'authorizer', AuthRejections: 1 })]);
   });
 
   it('an identity provider that fails: an ERROR counted as AuthErrors', async () => {
@@ -347,15 +361,15 @@ describe('the authorizer logs each rejection once, by kind', () => {
       const fresh = await loadHandlerFor(failing.url);
       const event = tokenEvent(await bearer());
       const lines = await linesWrittenBy(() => fresh(event).catch(() => undefined));
-      expect(lines).toEqual([
+      expect(logLines(lines)).toEqual([
         expect.objectContaining({
           level: 'ERROR',
           outcome: 'verification-error',
           reason: 'jwks-fetch',
           detail: expect.stringContaining('503'),
-          AuthErrors: 1,
         }),
       ]);
+      expect(metricLines(lines)).toEqual([expect.objectContaining({ route: 'authorizer', AuthErrors: 1 })]);
     } finally {
       await failing.close();
     }
@@ -407,8 +421,9 @@ describe('the authorizer follows the JWKS of the identity provider', () => {
       const lines = await linesWrittenBy(async () => {
         expect((await fresh(tokenEvent(token))).principalId).toBe('steady');
       });
-      expect(lines).toEqual([
-        expect.objectContaining({ level: 'WARN', reason: 'jwks-refresh', JwksRefreshFailures: 1 }),
+      expect(logLines(lines)).toEqual([expect.objectContaining({ level: 'WARN', reason: 'jwks-refresh' })]);
+      expect(metricLines(lines)).toEqual([
+        expect.objectContaining({ route: 'authorizer', JwksRefreshFailures: 1 }),
       ]);
       expect(fetches).toBe(2);
 
@@ -443,6 +458,11 @@ describe('the authorizer follows the JWKS of the identity provider', () => {
 });
 
 describe('the authorizer accepts a valid token', () => {
+  it('a Cognito sub (a UUID) as Cognito issues it, as before the address profile', async () => {
+    const sub = '3f1c2a6e-8d4b-4c7e-9a51-2b7d9e0f6a13';
+    expect((await handler(tokenEvent(await bearer({ sub })))).principalId).toBe(sub);
+  });
+
   it.each(['es256', 'rs256', 'ps256', 'eddsa'] as const)('signed with %s', async (name) => {
     const result = await handler(tokenEvent(await bearer({ sub: `signed-${name}` }, keys[name])));
     expect(result.principalId).toBe(`signed-${name}`);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { CALLER_RATE_KEY_TRANSFORMATIONS, callerRateKey } from '#infra/caller-rate-key.ts';
 import { CallerRateLimiter } from '#infra/local/caller-rate-limit.ts';
+import { BEARER_TOKEN_PATTERN } from '#shared/auth/bearer.ts';
 
 describe('the local per-caller rate limit (the WAF rule mirrored)', () => {
   const t0 = 1_700_000_000_000;
@@ -29,5 +31,36 @@ describe('the local per-caller rate limit (the WAF rule mirrored)', () => {
     expect(limiter.take('flooder', t0)).toBeUndefined();
     for (let i = 0; i < 10_000; i++) limiter.take(`caller-${i}`, t0 + 61_000);
     expect(limiter.take('caller-9999', t0 + 61_001)).toBe(60);
+  });
+});
+
+describe('the rate key: one bucket per token, however the Authorization header spells it', () => {
+  const token = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJkYXZlIn0.c2ln';
+  // Every spelling the authorizer accepts (any case of the scheme, RFC 9110 §11.1; one or more
+  // spaces, RFC 6750 §2.1) is one credential.
+  const spellings = ['Bearer', 'bearer', 'BEARER', 'bEaReR'].flatMap((scheme) =>
+    [' ', '  ', '     '].map((spaces) => `${scheme}${spaces}${token}`),
+  );
+
+  it('is the same key for every spelling the authorizer accepts', () => {
+    const bearer = new RegExp(BEARER_TOKEN_PATTERN);
+    for (const spelling of spellings) expect(bearer.exec(spelling)?.[1]).toBe(token);
+    expect(new Set(spellings.map(callerRateKey))).toEqual(new Set([`bearer ${token.toLowerCase()}`]));
+  });
+
+  it("applies AWS WAF's transformations as documented: ASCII lowercase, white space compressed", () => {
+    expect(CALLER_RATE_KEY_TRANSFORMATIONS).toEqual(['COMPRESS_WHITE_SPACE', 'LOWERCASE']);
+    expect(callerRateKey('Bearer\t \u00A0\f\v\r\nT')).toBe('bearer t');
+    // WAF's LOWERCASE maps A-Z only.
+    expect(callerRateKey('Bearer \u00C9')).toBe('bearer \u00C9');
+  });
+
+  it('counts 300 requests spread over the spellings against one limit of 300', () => {
+    const limiter = new CallerRateLimiter({ limit: 300, windowSeconds: 60 });
+    const t0 = 1_700_000_000_000;
+    for (let i = 0; i < 300; i++) {
+      expect(limiter.take(callerRateKey(spellings[i % spellings.length] as string), t0 + i)).toBeUndefined();
+    }
+    expect(limiter.take(callerRateKey(`bearer  ${token}`), t0 + 300)).toBe(60);
   });
 });

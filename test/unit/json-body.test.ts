@@ -6,9 +6,8 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { apiEvent, invoke } from '../support/events.ts';
 
 /*
- * The body middleware parses text that cannot hold a `__proto__` or `constructor` key itself and
- * leaves everything else to middy's parser. Whichever way a body goes, the outcome must be the one
- * middy's parser alone gives: the same value, or the same refusal.
+ * The body middleware parses with middy's parser and maps its refusals to our problems: the outcome
+ * must be the one middy's parser alone gives, the same value or the same refusal.
  */
 
 const acceptAll = Object.assign(() => true, { errors: null }) as unknown as ValidateFunction;

@@ -9,11 +9,13 @@ import {
   TRANSFER_RECORD,
 } from '#shared/wallet/audit/fingerprints.ts';
 import {
+  type Credit,
   type Entry,
   movementOfEntry,
   movementOfTransfer,
   type Transfer,
 } from '#shared/wallet/audit/records.ts';
+import { CLEARING_ACCOUNT } from '#shared/wallet/ledger-keys.ts';
 
 /*
  * The fingerprints the ledger audit folds settled items into instead of keeping them: a chain
@@ -37,6 +39,7 @@ function chain(amounts: readonly number[]): Entry[] {
       balanceAfter: balance,
       counterpartyAccount: 'W#other',
       counterpartySeq: i + 1,
+      writtenAt: 0,
     };
   });
 }
@@ -132,7 +135,7 @@ type Movement = typeof movement extends fc.Arbitrary<infer M> ? M : never;
 /** A movement's three items, as stored. */
 function itemsOf(m: Movement): { out: Entry; into: Entry; record: Transfer } {
   const [from, to] = [`W#w${m.from}`, `W#w${m.to}`];
-  const common = { transferId: m.transferId, amountMinor: m.amountMinor, balanceAfter: 0 };
+  const common = { transferId: m.transferId, amountMinor: m.amountMinor, balanceAfter: 0, writtenAt: 0 };
   return {
     out: {
       ...common,
@@ -208,6 +211,160 @@ describe('the movement sums of the settled movements', () => {
           };
           const sums = sumsOf(items, new Fingerprint());
           expect(sums.unbalanced()).toContain(sums.bucketOf(out.transferId));
+        },
+      ),
+    );
+  });
+});
+
+const payment = fc.record({
+  transferId: fc.uuid(),
+  amountMinor: fc.integer({ min: 1, max: 10 ** 15 }),
+  from: fc.integer({ min: 0, max: 9 }),
+  to: fc.integer({ min: 0, max: 9 }),
+  fromSeq: fc.integer({ min: 1, max: 1_000 }),
+  /** Where the poster posted it; undefined: still in transit. */
+  postedSeq: fc.option(fc.integer({ min: 1, max: 1_000 }), { nil: undefined }),
+});
+type Payment = typeof payment extends fc.Arbitrary<infer P> ? P : never;
+
+/** A payment through the clearing account, as stored: payer's entry, record, credit, recipient's entry once posted. */
+function paymentItems(p: Payment): { out: Entry; record: Transfer; credit: Credit; into?: Entry } {
+  const [from, to] = [`w${p.from}`, `w${p.to}`];
+  const common = { transferId: p.transferId, amountMinor: p.amountMinor, balanceAfter: 0, writtenAt: 0 };
+  return {
+    out: {
+      ...common,
+      account: `W#${from}`,
+      seq: p.fromSeq,
+      direction: 'out',
+      counterpartyAccount: CLEARING_ACCOUNT,
+      counterpartyAddress: to,
+    },
+    record: {
+      transferId: p.transferId,
+      transferKind: 'transfer',
+      amountMinor: p.amountMinor,
+      fromAddress: from,
+      toAddress: to,
+      fromSeq: p.fromSeq,
+      via: 'clearing',
+    },
+    credit: {
+      transferId: p.transferId,
+      fromAccount: `W#${from}`,
+      fromSeq: p.fromSeq,
+      toAccount: `W#${to}`,
+      amountMinor: p.amountMinor,
+      createdAt: 0,
+      ...(p.postedSeq === undefined ? {} : { postedSeq: p.postedSeq, postedAt: 0 }),
+    },
+    ...(p.postedSeq === undefined
+      ? {}
+      : {
+          into: {
+            ...common,
+            account: `W#${to}`,
+            seq: p.postedSeq,
+            direction: 'in' as const,
+            counterpartyAccount: CLEARING_ACCOUNT,
+            counterpartySeq: p.fromSeq,
+            counterpartyAddress: from,
+          },
+        }),
+  };
+}
+
+function paymentSums(items: readonly Partial<ReturnType<typeof paymentItems>>[], fp: Fingerprint) {
+  const sums = new MovementSums(64);
+  for (const { out, record, credit, into } of items) {
+    if (out) sums.add(OUT_ENTRY, out.transferId, fp.of(movementOfEntry(out)));
+    if (record) sums.add(TRANSFER_RECORD, record.transferId, fp.of(movementOfTransfer(record)));
+    if (credit) sums.addCredit(fp, credit, credit.postedSeq !== undefined);
+    if (into) sums.add(IN_ENTRY, into.transferId, fp.of(movementOfEntry(into)));
+  }
+  return sums;
+}
+
+describe('the movement sums of payments through the clearing account', () => {
+  it('balance when every payment has its entry, record and credit, and every posted credit its one entry', () => {
+    fc.assert(
+      fc.property(
+        fc.array(payment, { maxLength: 50 }),
+        fc.array(movement, { maxLength: 10 }),
+        (payments, direct) => {
+          const fp = new Fingerprint();
+          const sums = paymentSums(payments.map(paymentItems).reverse(), fp);
+          for (const { out, into, record } of direct.map(itemsOf)) {
+            sums.add(OUT_ENTRY, out.transferId, fp.of(movementOfEntry(out)));
+            sums.add(IN_ENTRY, into.transferId, fp.of(movementOfEntry(into)));
+            sums.add(TRANSFER_RECORD, record.transferId, fp.of(movementOfTransfer(record)));
+          }
+          expect(sums.unbalanced()).toEqual(new Set());
+        },
+      ),
+    );
+  });
+
+  it('name the bucket of a credit lost, altered, posted twice, or marked posted without its entry', () => {
+    const fault = fc.constantFrom(
+      'credit deleted',
+      'credit amount altered',
+      'posted twice',
+      'marked posted, no entry',
+      'entry without the credit marked',
+      'a direct in entry instead',
+    );
+    fc.assert(
+      fc.property(
+        fc.array(payment, { minLength: 1, maxLength: 30 }),
+        fc.nat(),
+        fault,
+        (payments, at, kind) => {
+          const items: Partial<ReturnType<typeof paymentItems>>[] = payments.map(paymentItems);
+          const i = at % items.length;
+          const target = items[i] as ReturnType<typeof paymentItems>;
+          const posted = target.into ?? {
+            ...target.out,
+            account: target.credit.toAccount,
+            seq: 7,
+            direction: 'in' as const,
+            counterpartySeq: target.out.seq,
+            counterpartyAddress: target.record.fromAddress,
+          };
+          switch (kind) {
+            case 'credit deleted':
+              items[i] = { ...target, credit: undefined, into: undefined };
+              break;
+            case 'credit amount altered':
+              items[i] = {
+                ...target,
+                credit: { ...target.credit, amountMinor: target.credit.amountMinor + 1 },
+              };
+              break;
+            case 'posted twice':
+              items.push({ into: { ...posted, seq: posted.seq + 1 } });
+              if (!target.into)
+                items[i] = { ...target, credit: { ...target.credit, postedSeq: 7 }, into: posted };
+              break;
+            case 'marked posted, no entry':
+              items[i] = { ...target, credit: { ...target.credit, postedSeq: posted.seq }, into: undefined };
+              break;
+            case 'entry without the credit marked': {
+              const { postedSeq: _, ...unmarked } = target.credit;
+              items[i] = { ...target, credit: unmarked, into: posted };
+              break;
+            }
+            case 'a direct in entry instead':
+              items[i] = {
+                ...target,
+                credit: undefined,
+                into: { ...posted, counterpartyAccount: target.out.account, counterpartyAddress: undefined },
+              };
+              break;
+          }
+          const sums = paymentSums(items, new Fingerprint());
+          expect(sums.unbalanced()).toContain(sums.bucketOf(target.out.transferId));
         },
       ),
     );

@@ -1,45 +1,23 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { addMetric, jsonString, setOutcome, withRequestTelemetry } from '#shared/observability/telemetry.ts';
-import { linesWrittenBy } from '../support/logs.ts';
+import { addMetric, requestTelemetry, setOutcome } from '#shared/observability/telemetry.ts';
+import { linesWrittenBy, logLines, metricLines } from '../support/logs.ts';
 
-afterEach(() => vi.restoreAllMocks());
-
-type Directive = { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[];
-
-describe('jsonString', () => {
-  const awkward = [
-    '',
-    'plain',
-    'a"b',
-    'a\\b',
-    'line\nbreak',
-    '\u0000',
-    '\u001f',
-    '\u007f',
-    'é',
-    '😀',
-    '\ud800',
-    'x\udc00',
-  ];
-
-  it.each(awkward)('writes %j as JSON.stringify does', (text) => {
-    expect(jsonString(text)).toBe(JSON.stringify(text));
-  });
-
-  it('writes any string as JSON.stringify does', () => {
-    for (let i = 0; i < 2_000; i++) {
-      const length = Math.floor(Math.random() * 12);
-      const text = String.fromCharCode(...Array.from({ length }, () => Math.floor(Math.random() * 0x10000)));
-      expect(jsonString(text)).toBe(JSON.stringify(text));
-    }
-  });
+afterEach(() => {
+  vi.restoreAllMocks();
+  vi.unstubAllEnvs();
 });
 
-describe('request lines', () => {
-  it('carry the request, the caller and every metric, each named in the EMF directive', async () => {
-    const request = { route: 'sendMoney', requestId: 'req-"quoted"\n-é', sub: 'user "x"\u0001' };
-    const [line, ...others] = await linesWrittenBy(() =>
-      withRequestTelemetry(request, async () => {
+type Directive = { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[];
+const DIMENSIONS = process.env.STAGE ? ['service', 'stage', 'route'] : ['service', 'route'];
+const directiveOf = (line: Record<string, unknown> | undefined) =>
+  (line?._aws as { CloudWatchMetrics: Directive } | undefined)?.CloudWatchMetrics[0];
+
+describe('request telemetry', () => {
+  it('writes a log line naming the request and caller, and one EMF line of its metrics by route', async () => {
+    const telemetry = requestTelemetry('sendMoney');
+    const request = { requestId: 'req-"quoted"\n-é', sub: 'user "x"\u0001' };
+    const lines = await linesWrittenBy(() =>
+      telemetry(request, undefined, async () => {
         addMetric('Transfers', 1);
         addMetric('TransferVolumeMinor', 125, 'None');
         addMetric('Transfers', 1);
@@ -47,49 +25,58 @@ describe('request lines', () => {
         return { statusCode: 503 };
       }),
     );
-    expect(others).toEqual([]);
-    expect(line).toMatchObject({
+    const [log, ...otherLogs] = logLines(lines);
+    const [emf, ...otherEmf] = metricLines(lines);
+    expect([otherLogs, otherEmf]).toEqual([[], []]);
+    expect(log).toMatchObject({
       level: 'ERROR',
       message: 'request',
-      requestId: request.requestId,
+      service: 'wallet-catalog-api',
+      correlation_id: request.requestId,
       route: 'sendMoney',
       sub: request.sub,
       status: 503,
       outcome: 'temporarily-unavailable',
+    });
+    expect(typeof log?.latencyMs).toBe('number');
+
+    expect(emf).toMatchObject({
+      route: 'sendMoney',
       Requests: 1,
       ServerErrors: 1,
       Transfers: 2,
       TransferVolumeMinor: 125,
     });
-    expect(line?.ClientErrors).toBeUndefined();
-    expect(typeof line?.latencyMs).toBe('number');
-
-    const aws = line?._aws as { Timestamp: number; CloudWatchMetrics: Directive };
-    expect(aws.Timestamp).toBe(Date.parse(line?.timestamp as string));
-    const [directive] = aws.CloudWatchMetrics;
+    expect(emf?.ClientErrors).toBeUndefined();
+    expect(emf?.Latency).toBe(log?.latencyMs);
+    const directive = directiveOf(emf);
     expect(directive?.Namespace).toBe('WalletCatalog');
+    // The dimensions the alarms name (infra/constructs/service-monitoring.ts).
+    expect(directive?.Dimensions).toEqual([DIMENSIONS]);
     const named = Object.fromEntries((directive?.Metrics ?? []).map((m) => [m.Name, m.Unit]));
-    const valued = Object.keys(line ?? {}).filter((key) => /^[A-Z]/.test(key));
+    const valued = Object.keys(emf ?? {}).filter((key) => /^[A-Z]/.test(key));
     expect(Object.keys(named).sort()).toEqual(valued.sort());
     expect(named).toMatchObject({ Latency: 'Milliseconds', TransferVolumeMinor: 'None', Transfers: 'Count' });
   });
 
-  it('count a refusal as a client error, with the status as outcome when none was named', async () => {
-    const [line] = await linesWrittenBy(() =>
-      withRequestTelemetry({ route: 'getPetById', requestId: 'r1' }, async () => ({ statusCode: 404 })),
+  it('counts a refusal as a client error, with the status as outcome when none was named', async () => {
+    const lines = await linesWrittenBy(() =>
+      requestTelemetry('getPetById')({ requestId: 'r1' }, undefined, async () => ({ statusCode: 404 })),
     );
-    expect(line).toMatchObject({ level: 'INFO', status: 404, outcome: 'http-404', ClientErrors: 1 });
-    expect(line).not.toHaveProperty('sub');
-    const [directive] = (line?._aws as { CloudWatchMetrics: Directive } | undefined)?.CloudWatchMetrics ?? [];
-    expect(directive?.Metrics.map((m) => m.Name)).toContain('ClientErrors');
-    expect(directive?.Metrics.map((m) => m.Name)).not.toContain('ServerErrors');
+    const [log] = logLines(lines);
+    const [emf] = metricLines(lines);
+    expect(log).toMatchObject({ level: 'INFO', status: 404, outcome: 'http-404' });
+    expect(log).not.toHaveProperty('sub');
+    expect(emf).toMatchObject({ ClientErrors: 1 });
+    expect(directiveOf(emf)?.Metrics.map((m) => m.Name)).not.toContain('ServerErrors');
   });
 
-  it('keep the metrics of concurrent requests apart', async () => {
+  it('keeps the metrics of concurrent requests apart', async () => {
+    const telemetry = requestTelemetry('sendMoney');
     const lines = await linesWrittenBy(() =>
       Promise.all(
         [1, 2, 3].map((n) =>
-          withRequestTelemetry({ route: 'sendMoney', requestId: `r${n}` }, async () => {
+          telemetry({ requestId: `r${n}` }, undefined, async () => {
             await new Promise((resolve) => setTimeout(resolve, 5 * (4 - n)));
             addMetric('TransferVolumeMinor', n, 'None');
             return { statusCode: 200 };
@@ -97,10 +84,26 @@ describe('request lines', () => {
         ),
       ),
     );
-    expect(lines.map((line) => [line.requestId, line.TransferVolumeMinor]).sort()).toEqual([
+    // Each request writes its log line, then its EMF line.
+    const pairs = lines.flatMap((line, i) =>
+      line.message === 'request' ? [[line.correlation_id, lines[i + 1]?.TransferVolumeMinor]] : [],
+    );
+    expect(pairs.sort()).toEqual([
       ['r1', 1],
       ['r2', 2],
       ['r3', 3],
     ]);
+  });
+
+  it('counts the first request of an on-demand execution environment as its cold start, by route', async () => {
+    vi.stubEnv('AWS_LAMBDA_INITIALIZATION_TYPE', 'on-demand');
+    const telemetry = requestTelemetry('getBalance');
+    const ok = async () => ({ statusCode: 200 });
+    const first = metricLines(await linesWrittenBy(() => telemetry({ requestId: 'r1' }, undefined, ok)));
+    const second = metricLines(await linesWrittenBy(() => telemetry({ requestId: 'r2' }, undefined, ok)));
+    const coldStart = first.find((line) => 'ColdStart' in line);
+    expect(coldStart).toMatchObject({ ColdStart: 1, service: 'wallet-catalog-api', route: 'getBalance' });
+    expect(directiveOf(coldStart)?.Dimensions).toEqual([DIMENSIONS]);
+    expect(second.some((line) => 'ColdStart' in line)).toBe(false);
   });
 });

@@ -1,14 +1,17 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, type JSONWebKeySet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultTokenRules } from '#infra/environment.ts';
 import { LOCAL_AUDIENCE, loadOrCreateLocalKeys, localIssuerUrl } from '#infra/local/issuer.ts';
+import { runTokenCommand } from '#infra/local/token-command.ts';
 
-const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+/**
+ * `npm run token`, run in-process (`runTokenCommand`); test/e2e/token-command.test.ts runs the
+ * real command, reading PORT and LOCAL_STATE_DIR, with processes racing for the issuer key.
+ */
+
 const tempDirs: string[] = [];
 let stateDir: string;
 
@@ -41,8 +44,8 @@ describe('npm run token', () => {
     });
   });
 
-  it('names the gateway on PORT as the issuer', async () => {
-    const run = await token(['--sub', 'alice', '--scope', 'read:pets'], { PORT: '4000' });
+  it('names the gateway on its port as the issuer', async () => {
+    const run = await token(['--sub', 'alice', '--scope', 'read:pets'], { port: 4000 });
     const { payload } = await verify(run.stdout, localIssuerUrl(4000));
     expect(payload.iss).toBe('http://127.0.0.1:4000');
   });
@@ -134,16 +137,6 @@ describe('npm run token', () => {
 });
 
 describe('the local issuer key', () => {
-  it('is the same for processes that race to create it', async () => {
-    const dir = await tempDir();
-    const runs = await Promise.all(
-      Array.from({ length: 4 }, (_, i) => token(['--sub', `racer-${i}`, '--scope', 'read:pets'], {}, dir)),
-    );
-    const jwks = await publicJwks(dir);
-    expect(jwks.keys).toHaveLength(1);
-    for (const run of runs) await verify(run.stdout, localIssuerUrl(3000), jwks);
-  });
-
   it('is the same for concurrent loads in one process', async () => {
     const dir = await tempDir();
     const loads = await Promise.all(Array.from({ length: 8 }, () => loadOrCreateLocalKeys(dir)));
@@ -159,20 +152,23 @@ interface Run {
   stderr: string;
 }
 
-/** Runs the real CLI as `npm run token` does, with PORT unset unless given. */
-function token(args: readonly string[], env: Record<string, string> = {}, dir = stateDir): Promise<Run> {
-  const { PORT: _port, ...inherited } = process.env;
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['infra/local/token.ts', ...args],
-      { cwd: repoRoot, env: { ...inherited, LOCAL_STATE_DIR: dir, ...env } },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-        resolve({ code, stdout, stderr });
+/** Runs `npm run token` in-process, for the issuer on `port` (3000 unless given) keeping its keys in `dir`. */
+async function token(args: readonly string[], { port = 3000, dir = stateDir } = {}): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runTokenCommand(
+    args,
+    {
+      stdout: (text) => {
+        stdout += text;
       },
-    );
-  });
+      stderr: (text) => {
+        stderr += text;
+      },
+    },
+    { port, stateDir: dir },
+  );
+  return { code, stdout, stderr };
 }
 
 async function publicJwks(dir = stateDir): Promise<JSONWebKeySet> {

@@ -6,14 +6,12 @@
  * stopped after it: DynamoDB Local in memory with fresh tables, and the local issuer's JWKS
  * served on a free port.
  */
-import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { CORS_ORIGINS_ENV } from '#shared/http/cors.ts';
 import { routes } from '#shared/routes.ts';
 import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from '../dynamodb-local.ts';
-import { JWKS_PATH, LOCAL_AUDIENCE, loadOrCreateLocalKeys, localIssuerUrl } from '../issuer.ts';
+import { LOCAL_AUDIENCE, loadOrCreateLocalKeys } from '../issuer.ts';
+import { startJwksServer } from '../jwks-server.ts';
 import { readRunningStack } from '../stack-record.ts';
 import type { TemplateFunction } from './template.ts';
 
@@ -68,19 +66,13 @@ export async function localResources(
     }
     if (needsIssuer(fn)) {
       const { publicJwks } = await loadOrCreateLocalKeys(options.stateDir);
-      const server = createServer((req, res) => {
-        const found = req.url === JWKS_PATH;
-        res.writeHead(found ? 200 : 404, { 'content-type': 'application/json' });
-        res.end(found ? JSON.stringify(publicJwks) : '{}');
-      });
-      server.listen(0, '127.0.0.1');
-      await once(server, 'listening');
-      closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-      issuerPort = (server.address() as AddressInfo).port;
+      const issuer = await startJwksServer(publicJwks);
+      closers.push(() => issuer.close());
+      issuerPort = issuer.port;
       Object.assign(env, {
-        AUTH_ISSUER: localIssuerUrl(issuerPort),
+        AUTH_ISSUER: issuer.issuerUrl,
         AUTH_AUDIENCE: LOCAL_AUDIENCE,
-        AUTH_JWKS_URL: `${localIssuerUrl(issuerPort)}${JWKS_PATH}`,
+        AUTH_JWKS_URL: issuer.jwksUrl,
       });
       started.push(`the local issuer's JWKS on port ${issuerPort}`);
     }

@@ -2,7 +2,15 @@ import { accountKey, entryKey, ISSUANCE_ACCOUNT } from '../ledger-keys.ts';
 import type { Broken } from './breaks.ts';
 import { addFingerprints, chainCloses, chainTerm, type Fingerprint } from './fingerprints.ts';
 import type { KeyReader } from './key-reader.ts';
-import { compactEntry, type Entry, type Item, minorUnits, type Names, signed } from './records.ts';
+import {
+  clearingShare,
+  compactEntry,
+  type Entry,
+  type Item,
+  minorUnits,
+  type Names,
+  signed,
+} from './records.ts';
 
 /**
  * What the audit keeps of one account while it scans: the account item as the scan saw it, and
@@ -18,10 +26,17 @@ export class AccountTally {
   top = 0;
   topBalance = 0n;
   terms = 0n;
+  /**
+   * What the folded entries add to the clearing account (paid into it, less posted out of it):
+   * valid while every folded entry lies within the account's cut, zeroed when the account is read
+   * again from an entry at or below them (its entries are then kept, and counted from there).
+   */
+  clearing = 0n;
 
   fold(fp: Fingerprint, entry: Entry): void {
     this.folded++;
     this.terms = addFingerprints(this.terms, chainTerm(fp, entry));
+    this.clearing += clearingShare(entry);
     if (entry.seq > this.top) {
       this.top = entry.seq;
       this.topBalance = minorUnits(entry.balanceAfter);
@@ -122,6 +137,7 @@ export async function readAccountOn(
   if (seq < prefix.seq) {
     broken('entry-orphan', entryKey(account, prefix.seq), `${key} is at seq ${seq}, below its entries`);
     from = { seq: 0, balance: 0n };
+    state.clearing = 0n;
   }
   let running = from.balance;
   let missingRun = 0;

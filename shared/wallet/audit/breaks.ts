@@ -9,8 +9,16 @@ export interface AuditBreak {
     | 'transfer-mismatch'
     | 'transfer-entries'
     | 'entry-orphan'
+    /** Paid into the clearing account, then neither in transit nor posted; or marked posted to no entry. */
+    | 'credit-lost'
+    /** A second entry posting one credit, or an entry posting a credit not marked posted. */
+    | 'credit-posted-twice'
+    /** A credit that states another payment than its payer's entry, transfer or posting. */
+    | 'credit-mismatch'
+    /** The credits in transit do not sum to what the entries through the clearing account leave in it. */
+    | 'clearing-balance'
     | 'grand-total';
-  /** The item's key (or "ledger" for the grand total). */
+  /** The item's key ("CLEARING" for the clearing account's balance, "ledger" for the grand total). */
   readonly subject: string;
   readonly detail: string;
 }

@@ -1,5 +1,5 @@
 import { hash, randomBytes } from 'node:crypto';
-import { type Entry, minorUnits, signed } from './records.ts';
+import { type Credit, type Entry, minorUnits, paymentOfCredit, postingOfCredit, signed } from './records.ts';
 
 /*
  * Multiset fingerprints: what lets the audit check every entry and transfer while keeping only a
@@ -40,7 +40,14 @@ export const chainTerm = (fp: Fingerprint, entry: Entry): bigint => {
 export const chainCloses = (fp: Fingerprint, terms: bigint, seq: number, balance: bigint): boolean =>
   addFingerprints(terms, fp.of('0:0')) === fp.of(`${seq}:${balance}`);
 
-/** Which of a movement's three items a fingerprint stands for: its out entry, in entry, record. */
+/**
+ * Which of a movement's three items a fingerprint stands for: its out entry, in entry, record.
+ * A payment through the clearing account has a credit instead of a direct in entry: the credit
+ * states the payment into the clearing account on the in side (its out entry and record state it
+ * too), and, once posted, the posting out of it on the out and record sides, which the
+ * recipient's entry states on the in side. So the three sums agree when every such payment has
+ * its payer's entry, record and credit, and every posted credit exactly its recipient's entry.
+ */
 export const OUT_ENTRY = 0;
 export const IN_ENTRY = 1;
 export const TRANSFER_RECORD = 2;
@@ -73,6 +80,18 @@ export class MovementSums {
     const bucket = this.bucketOf(transferId);
     // A BigUint64Array keeps its elements mod 2^64.
     this.#sums[side][bucket] = (this.#sums[side][bucket] as bigint) + fingerprint;
+  }
+
+  /**
+   * A credit's statements: the payment into the clearing account on the in side, and when its
+   * posting is settled too, the posting out of it on the out and record sides.
+   */
+  addCredit(fp: Fingerprint, credit: Credit, withPosting: boolean): void {
+    this.add(IN_ENTRY, credit.transferId, fp.of(paymentOfCredit(credit)));
+    if (!withPosting) return;
+    const posting = fp.of(postingOfCredit(credit));
+    this.add(OUT_ENTRY, credit.transferId, posting);
+    this.add(TRANSFER_RECORD, credit.transferId, posting);
   }
 
   /** The buckets whose three sums differ. */

@@ -1,10 +1,10 @@
-import { type EntryRecord, ISSUANCE_ACCOUNT } from '../ledger-keys.ts';
+import { CLEARING_ACCOUNT, type EntryRecord, ISSUANCE_ACCOUNT, walletAccount } from '../ledger-keys.ts';
 
 /* What the audit reads of the ledger's items, compact: only the attributes it checks. */
 
 export type Item = Record<string, unknown>;
 
-/** Only what the audit checks of an entry: no currency, kind or timestamps. */
+/** Only what the audit checks of an entry: no currency or kind. */
 export type Entry = Pick<
   EntryRecord,
   | 'account'
@@ -15,7 +15,11 @@ export type Entry = Pick<
   | 'balanceAfter'
   | 'counterpartyAccount'
   | 'counterpartySeq'
->;
+  | 'counterpartyAddress'
+> & {
+  /** When the entry was written (epoch ms): its posting for a credit's entry, else its movement's. */
+  readonly writtenAt: number;
+};
 
 /** Only what the audit checks of a transfer. */
 export interface Transfer {
@@ -26,6 +30,22 @@ export interface Transfer {
   readonly toAddress: string;
   readonly fromSeq?: number;
   readonly toSeq?: number;
+  /** The payment went through the clearing account: it has a credit and no toSeq. */
+  readonly via?: 'clearing';
+}
+
+/** Only what the audit checks of a credit in transit (CREDIT#<transferId>). */
+export interface Credit {
+  readonly transferId: string;
+  readonly fromAccount: string;
+  readonly fromSeq: number;
+  readonly toAccount: string;
+  readonly amountMinor: number;
+  /** The recipient's entry, once posted. */
+  readonly postedSeq?: number;
+  /** Epoch ms: when the payer's transaction wrote it, and when the poster posted it. */
+  readonly createdAt: number;
+  readonly postedAt?: number;
 }
 
 /*
@@ -51,6 +71,12 @@ const AUDITED = [
   'fromSeq',
   'toSeq',
   'createdAt',
+  'counterpartyAddress',
+  'via',
+  'fromAccount',
+  'toAccount',
+  'postedSeq',
+  'postedAt',
 ] as const;
 export const auditedProjection = {
   ProjectionExpression: AUDITED.map((_, i) => `#a${i}`).join(', '),
@@ -76,6 +102,15 @@ export class Names implements Interner {
   }
 }
 
+/**
+ * When an item was last written, in epoch ms: a credit's posting, or an entry the poster wrote
+ * (`postedAt`), lies after its movement's `createdAt`; NaN when a date is not a date.
+ */
+export const writtenAt = (item: Item): number =>
+  item.postedAt === undefined
+    ? Date.parse(item.createdAt as string)
+    : Math.max(Date.parse(item.createdAt as string), Date.parse(item.postedAt as string));
+
 export const compactEntry = (item: Item, names: Interner): Entry => ({
   account: names.intern(item.account as string),
   seq: item.seq as number,
@@ -84,7 +119,11 @@ export const compactEntry = (item: Item, names: Interner): Entry => ({
   amountMinor: item.amountMinor as number,
   balanceAfter: item.balanceAfter as number | bigint,
   counterpartyAccount: names.intern(item.counterpartyAccount as string),
-  counterpartySeq: item.counterpartySeq as number,
+  counterpartySeq: item.counterpartySeq as number | undefined,
+  ...(item.counterpartyAddress === undefined
+    ? {}
+    : { counterpartyAddress: names.intern(item.counterpartyAddress as string) }),
+  writtenAt: writtenAt(item),
 });
 
 export const compactTransfer = (item: Item): Transfer => ({
@@ -95,7 +134,28 @@ export const compactTransfer = (item: Item): Transfer => ({
   toAddress: item.toAddress as string,
   fromSeq: item.fromSeq as number | undefined,
   toSeq: item.toSeq as number | undefined,
+  ...(item.via === 'clearing' ? { via: 'clearing' as const } : {}),
 });
+
+export const compactCredit = (item: Item, names: Interner): Credit => ({
+  transferId: item.transferId as string,
+  fromAccount: names.intern(item.fromAccount as string),
+  fromSeq: item.fromSeq as number,
+  toAccount: names.intern(item.toAccount as string),
+  amountMinor: item.amountMinor as number,
+  ...(item.postedSeq === undefined ? {} : { postedSeq: item.postedSeq as number }),
+  createdAt: Date.parse(item.createdAt as string),
+  ...(item.postedAt === undefined ? {} : { postedAt: Date.parse(item.postedAt as string) }),
+});
+
+/** Whether an entry is a side of a payment through the clearing account (paid into it, or posted out of it). */
+export const throughClearing = (entry: Entry): boolean => entry.counterpartyAccount === CLEARING_ACCOUNT;
+
+/**
+ * What an entry adds to the clearing account: a payer's entry into it adds its amount, a posted
+ * credit's entry out of it takes it away; any other entry, nothing.
+ */
+export const clearingShare = (entry: Entry): bigint => (throughClearing(entry) ? -signed(entry) : 0n);
 
 /** The account of an account item's key; `undefined` for any other item. */
 export function accountOfKey(pk: string): string | undefined {
@@ -120,12 +180,42 @@ export const signed = (entry: Entry): bigint =>
 export const payerOf = (transfer: Transfer): string =>
   transfer.transferKind === 'deposit' ? ISSUANCE_ACCOUNT : `W#${transfer.fromAddress}`;
 
-/**
- * A movement as all three of its items must tell it: id, amount, and the account and seq of each
- * side. An out entry, its in entry and its transfer record state the same movement exactly when
- * they agree on every field the audit pairs them by.
+/** A wallet's account from an address an item names; a missing address stays visibly missing. */
+const accountOf = (address: string | undefined) =>
+  address === undefined ? 'no address' : walletAccount(address);
+
+/*
+ * A movement as each of its items must tell it, so that the items of a movement state the same
+ * text exactly when they agree on every field the audit pairs them by.
+ * - A direct movement: id, amount, and the account and seq of each side; stated by its out entry,
+ *   its in entry and its transfer record.
+ * - A payment through the clearing account is two: the payment into it (id, amount, payer's
+ *   account and seq, recipient's account), stated by the payer's entry, the transfer record and
+ *   the credit; and, once posted, the posting out of it (the same and the recipient's seq),
+ *   stated by the credit and the recipient's entry.
+ * The three shapes differ (a direct movement's second element is its amount, a number; the others
+ * start with their kind and the id), so no statement of one kind can stand for another.
  */
+
 export function movementOfEntry(entry: Entry): string {
+  if (throughClearing(entry)) {
+    return entry.direction === 'out'
+      ? paymentInto(
+          entry.transferId,
+          entry.amountMinor,
+          entry.account,
+          entry.seq,
+          accountOf(entry.counterpartyAddress),
+        )
+      : postingOf(
+          entry.transferId,
+          entry.amountMinor,
+          accountOf(entry.counterpartyAddress),
+          entry.counterpartySeq,
+          entry.account,
+          entry.seq,
+        );
+  }
   const self = [entry.account, entry.seq] as const;
   const other = [entry.counterpartyAccount, entry.counterpartySeq] as const;
   const [from, to] = entry.direction === 'out' ? [self, other] : [other, self];
@@ -133,4 +223,33 @@ export function movementOfEntry(entry: Entry): string {
 }
 
 export const movementOfTransfer = (t: Transfer): string =>
-  JSON.stringify([t.transferId, t.amountMinor, payerOf(t), t.fromSeq ?? 0, `W#${t.toAddress}`, t.toSeq ?? 0]);
+  t.via === 'clearing'
+    ? paymentInto(t.transferId, t.amountMinor, payerOf(t), t.fromSeq, accountOf(t.toAddress))
+    : JSON.stringify([
+        t.transferId,
+        t.amountMinor,
+        payerOf(t),
+        t.fromSeq ?? 0,
+        `W#${t.toAddress}`,
+        t.toSeq ?? 0,
+      ]);
+
+/** The payment into the clearing account, as its credit states it. */
+export const paymentOfCredit = (c: Credit): string =>
+  paymentInto(c.transferId, c.amountMinor, c.fromAccount, c.fromSeq, c.toAccount);
+
+/** The posting out of the clearing account, as its (posted) credit states it. */
+export const postingOfCredit = (c: Credit): string =>
+  postingOf(c.transferId, c.amountMinor, c.fromAccount, c.fromSeq, c.toAccount, c.postedSeq);
+
+const paymentInto = (id: string, amount: number, payer: string, payerSeq: unknown, recipient: string) =>
+  JSON.stringify(['clearing', id, amount, payer, payerSeq ?? 0, recipient]);
+
+const postingOf = (
+  id: string,
+  amount: number,
+  payer: string,
+  payerSeq: unknown,
+  recipient: string,
+  recipientSeq: unknown,
+) => JSON.stringify(['posting', id, amount, payer, payerSeq ?? 0, recipient, recipientSeq ?? 0]);

@@ -7,11 +7,25 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  type Admission,
+  ConflictTracker,
+  cancellation,
+  isConflictAnswer,
+  type TouchCount,
+  type TouchReportEntry,
+} from './dynamodb-conflicts.ts';
+import { KeySchemas, namedItems } from './dynamodb-items.ts';
+import { localClient } from './dynamodb-local.ts';
 
 /*
- * A fault-injecting HTTP proxy in front of DynamoDB Local. The functions' SDK talks to it through
- * DYNAMODB_ENDPOINT, so every fault happens beneath the SDK's middleware, on the wire, where a
- * real outage happens: the SDK parses a real error answer or meets a real broken socket.
+ * An HTTP proxy in front of DynamoDB Local, for `npm start` and the tests. The functions' SDK
+ * talks to it through DYNAMODB_ENDPOINT, so whatever it does happens beneath the SDK's middleware,
+ * on the wire, where it happens on AWS: the SDK parses a real error answer or meets a real broken
+ * socket. Two things it adds, alone or together:
+ * - faults a test injects (`inject`): throttling, 500s, resets, stalls, lost answers, …;
+ * - with `conflicts`, DynamoDB's transaction conflicts, which DynamoDB Local never raises
+ *   (`dynamodb-conflicts.ts`), and a count of the write attempts that named each item.
  */
 
 /** What the proxy does with one request instead of passing it through. */
@@ -60,31 +74,104 @@ interface ActiveRule {
   remaining: number;
 }
 
+export interface DynamoDbProxyOptions {
+  /**
+   * Behave as DynamoDB does under contention: a transaction naming an item that another request
+   * has in flight is cancelled with `TransactionConflict`, a plain write on an item in a
+   * transaction in flight fails with `TransactionConflictException`; and count touches per item.
+   */
+  readonly conflicts?: boolean;
+  /** Port to listen on; any free one when absent. */
+  readonly port?: number;
+  /**
+   * Keep every request for {@link DynamoDbProxy.requests} and {@link DynamoDbProxy.answered}, as
+   * tests do (the default); a long-running stack turns it off, or its memory grows without end.
+   */
+  readonly record?: boolean;
+}
+
 const JSON_TYPE = 'application/x-amz-json-1.0';
 
-export class DynamoDbFaultProxy {
+/** DynamoDB Local's answer to a forwarded request. */
+interface UpstreamAnswer {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer;
+}
+
+/**
+ * Where the proxy answers its touch report (GET) and forgets it (DELETE), for a process other than
+ * the one running it (the bench against `npm start`). DynamoDB's API is POST / only.
+ */
+export const TOUCHES_PATH = '/proxy/touches';
+
+export class DynamoDbProxy {
   readonly endpoint: string;
   readonly #server: ReturnType<typeof createServer>;
   readonly #upstream: URL;
   readonly #requests: ProxiedRequest[] = [];
   readonly #answered: ProxiedRequest[] = [];
+  readonly #conflicts: { tracker: ConflictTracker; schemas: KeySchemas; close(): void } | undefined;
+  readonly #record: boolean;
   #rules: ActiveRule[] = [];
 
-  private constructor(server: ReturnType<typeof createServer>, upstream: URL) {
+  private constructor(server: ReturnType<typeof createServer>, upstream: URL, options: DynamoDbProxyOptions) {
     this.#server = server;
     this.#upstream = upstream;
+    this.#record = options.record ?? true;
+    const conflicts = options.conflicts ?? false;
     this.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    if (conflicts) {
+      const client = localClient(upstream.href);
+      this.#conflicts = {
+        tracker: new ConflictTracker(),
+        schemas: new KeySchemas(client),
+        close: () => client.destroy(),
+      };
+    }
   }
 
-  /** Starts a proxy on a free local port in front of `upstream` (DynamoDB Local's endpoint). */
-  static async start(upstream: string): Promise<DynamoDbFaultProxy> {
-    let proxy: DynamoDbFaultProxy | undefined;
+  /** Starts a proxy on a local port in front of `upstream` (DynamoDB Local's endpoint). */
+  static async start(upstream: string, options: DynamoDbProxyOptions = {}): Promise<DynamoDbProxy> {
+    let proxy: DynamoDbProxy | undefined;
     const server = createServer((req, res) => {
       proxy?.handle(req, res).catch(() => res.socket?.destroy());
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    proxy = new DynamoDbFaultProxy(server, new URL(upstream));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, '127.0.0.1', resolve);
+    });
+    proxy = new DynamoDbProxy(server, new URL(upstream), options);
     return proxy;
+  }
+
+  /** Whether the proxy raises DynamoDB's transaction conflicts (and counts touches). */
+  get conflicts(): boolean {
+    return this.#conflicts !== undefined;
+  }
+
+  /**
+   * How often the item `key` (plain values, e.g. `{ pk: 'WALLET#alice' }`) of `table` was named by
+   * a write attempt since the last {@link resetTouches}: written, or named in one that failed.
+   * Counted in conflict mode only.
+   */
+  touches(table: string, key: Record<string, unknown>): TouchCount {
+    return this.#tracker().touches(table, key);
+  }
+
+  /** Every touched item, the most touched first. */
+  touchReport(): TouchReportEntry[] {
+    return this.#tracker().touchReport();
+  }
+
+  /** Starts counting touches afresh. */
+  resetTouches(): void {
+    this.#tracker().resetTouches();
+  }
+
+  /** How many items are in flight now: 0 once every request has been answered. */
+  itemsInFlight(): number {
+    return this.#tracker().inFlight();
   }
 
   /** Applies `fault` to the requests `rule` selects, the first matching rule winning. */
@@ -121,43 +208,55 @@ export class DynamoDbFaultProxy {
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     this.#server.closeAllConnections();
     await closed;
+    this.#conflicts?.close();
+  }
+
+  #tracker(): ConflictTracker {
+    if (this.#conflicts === undefined) throw new Error('Touches are counted in conflict mode only');
+    return this.#conflicts.tracker;
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
+    if (req.url === TOUCHES_PATH && this.#conflicts) return this.#answerTouches(req, res);
     const body = Buffer.concat(chunks);
     const target = String(req.headers['x-amz-target'] ?? '');
     const request: ProxiedRequest = {
       operation: target.slice(target.lastIndexOf('.') + 1),
       body: body.toString(),
     };
-    this.#requests.push(request);
+    if (this.#record) this.#requests.push(request);
     const fault = this.#take(request);
+    const conflicts = this.#conflicts;
+    // A fault that answers in DynamoDB's place still counts as an attempt on the items it names.
+    const refused = async () => {
+      if (!conflicts) return;
+      const named = await namedItems(request.operation, request.body, conflicts.schemas);
+      if (named) conflicts.tracker.count(named, false);
+    };
 
     switch (fault?.kind) {
       case 'reset':
+        await refused();
         req.socket.resetAndDestroy();
         return;
       case 'stall':
+        await refused();
         return;
       case 'throttle':
-        return answerError(
-          res,
-          400,
-          'ThrottlingException',
-          'Rate of requests exceeds the allowed throughput.',
-        );
-      case 'server-error':
-        return answerError(res, 500, 'InternalServerError', 'Internal server error');
-      case 'transaction-conflict': {
-        const items = (JSON.parse(request.body) as { TransactItems?: unknown[] }).TransactItems ?? [];
-        return answerError(res, 400, 'TransactionCanceledException', 'Transaction cancelled', {
-          CancellationReasons: items.map(() => ({
-            Code: 'TransactionConflict',
-            Message: 'Transaction is ongoing',
-          })),
+        await refused();
+        return answerError(res, 400, 'ThrottlingException', {
+          message: 'Rate of requests exceeds the allowed throughput.',
         });
+      case 'server-error':
+        await refused();
+        return answerError(res, 500, 'InternalServerError', { message: 'Internal server error' });
+      case 'transaction-conflict': {
+        await refused();
+        const items = (JSON.parse(request.body) as { TransactItems?: unknown[] }).TransactItems ?? [];
+        const answer = cancellation(items.map(() => true));
+        return answerError(res, answer.status, answer.type, answer.body);
       }
       case 'delay':
         await sleep(fault.ms);
@@ -169,8 +268,23 @@ export class DynamoDbFaultProxy {
 
     const sent =
       fault?.kind === 'rewrite' ? Buffer.from(JSON.stringify(fault.rewrite(JSON.parse(request.body)))) : body;
+    // What DynamoDB will see: the items of the body sent, decided on just before it is sent.
+    const named = conflicts && (await namedItems(request.operation, sent.toString(), conflicts.schemas));
+    let admission: Admission | undefined;
+    if (conflicts && named) {
+      const decision = conflicts.tracker.admit(named);
+      if (isConflictAnswer(decision)) return answerError(res, decision.status, decision.type, decision.body);
+      admission = decision;
+    }
     const { 'content-length': _, ...headers } = req.headers;
-    const answer = await this.#forward(req.method ?? 'POST', req.url ?? '/', headers, sent);
+    let answer: UpstreamAnswer;
+    try {
+      answer = await this.#forward(req.method ?? 'POST', req.url ?? '/', headers, sent);
+    } catch (error) {
+      admission?.release({ applied: false });
+      throw error;
+    }
+    admission?.release({ applied: answer.status === 200 });
     if (fault?.kind === 'lose-response') {
       // DynamoDB has applied the request; its answer never reaches the client.
       req.socket.resetAndDestroy();
@@ -178,7 +292,19 @@ export class DynamoDbFaultProxy {
     }
     res.writeHead(answer.status, answer.headers);
     res.end(answer.body);
-    this.#answered.push(request);
+    if (this.#record) this.#answered.push(request);
+  }
+
+  /** The touch report as JSON (GET), or forgotten (DELETE): for the bench against `npm start`. */
+  #answerTouches(req: IncomingMessage, res: ServerResponse): void {
+    if (req.method === 'DELETE') {
+      this.resetTouches();
+      res.writeHead(204).end();
+      return;
+    }
+    const body = JSON.stringify(this.touchReport());
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
   }
 
   #take(request: ProxiedRequest): Fault | undefined {
@@ -189,7 +315,7 @@ export class DynamoDbFaultProxy {
   }
 
   #forward(method: string, path: string, headers: IncomingHttpHeaders, body: Buffer) {
-    return new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+    return new Promise<UpstreamAnswer>((resolve, reject) => {
       const outgoing = httpRequest(
         {
           host: this.#upstream.hostname,
@@ -222,10 +348,9 @@ function answerError(
   res: ServerResponse,
   status: number,
   type: string,
-  message: string,
-  extra: Record<string, unknown> = {},
+  fields: Record<string, unknown>,
 ): void {
-  const body = JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${type}`, message, ...extra });
+  const body = JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${type}`, ...fields });
   res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }

@@ -1,0 +1,210 @@
+/**
+ * The budgets `npm run bench` holds every function to, and how a run's figures are judged against
+ * them (BENCHMARKS.md, *Budgets and verdicts*). To add a budget, add a line to {@link BUDGETS}: its
+ * limit, which side of it passes, and the checks it makes of a run's {@link Results}, one per
+ * function or scenario, each a deterministic number or an {@link Estimate} with its interval.
+ */
+import type { Results } from './results.ts';
+import { type Bound, type Estimate, judge, type Outcome } from './stats.ts';
+
+/** The limits, by budget. */
+export const LIMITS = {
+  bundleRatio: 1.25,
+  /** A static-asset function's bundle, gzipped, over the gzip of the files it serves. */
+  staticAssetsOverServedGzip: 1.1,
+  /** Lambda's limit on a synchronous invocation's response payload. */
+  lambdaResponseBytes: 6 * 1024 * 1024,
+  coldInitRatio: 1.1,
+  /** A tenth of Lambda's 1 ms billing step. */
+  warmOverheadUs: 100,
+  endToEndP50Ratio: 1.25,
+} as const;
+
+/** One thing a budget covers (a function, a route, a scenario) and what the run measured of it. */
+export interface Check {
+  readonly name: string;
+  /** A deterministic figure (bytes, a count), or a median with its interval. */
+  readonly value: number | Estimate;
+  /** This check's own limit where it differs from the budget's (e.g. the floor's round trips). */
+  readonly limit?: number;
+  readonly note?: string;
+}
+
+export interface Budget {
+  /** How the table refers to it. */
+  readonly id: string;
+  /** What its verdict line says, e.g. `Bundle ≤ 1.25 × baseline`. */
+  readonly title: string;
+  readonly limit: number;
+  /** `max`: a check passes at or below the limit; `min`: at or above it. */
+  readonly bound: Bound;
+  /** How a value prints, e.g. `1.043×`. */
+  readonly format: (value: number) => string;
+  readonly checks: (results: Results) => readonly Check[];
+}
+
+const ratio = (digits: number) => (value: number) => `${value.toFixed(digits)}×`;
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(2)} MiB`;
+
+export const BUDGETS: readonly Budget[] = [
+  {
+    id: 'bundle',
+    title: `Bundle ≤ ${LIMITS.bundleRatio} × baseline`,
+    limit: LIMITS.bundleRatio,
+    bound: 'max',
+    format: ratio(3),
+    checks: ({ bundles }) => {
+      const base = bundles.find((b) => b.target.kind === 'baseline')?.rawBytes ?? Number.NaN;
+      return bundles
+        .filter((b) => b.target.kind === 'function' && b.served === undefined)
+        .map((b) => ({ name: b.target.name, value: b.rawBytes / base }));
+    },
+  },
+  {
+    id: 'staticAssets',
+    title: `Static-asset bundle, gzipped, ≤ ${LIMITS.staticAssetsOverServedGzip} × the gzip of the files it serves`,
+    limit: LIMITS.staticAssetsOverServedGzip,
+    bound: 'max',
+    format: ratio(3),
+    checks: ({ bundles }) =>
+      bundles.flatMap((b) =>
+        b.served
+          ? [
+              {
+                name: b.target.name,
+                value: b.gzipBytes / b.served.gzipBytes,
+                note: b.target.staticAssets?.reason,
+              },
+            ]
+          : [],
+      ),
+  },
+  {
+    id: 'responseLimit',
+    title: `Largest static answer ≤ Lambda's ${mib(LIMITS.lambdaResponseBytes)} response limit`,
+    limit: LIMITS.lambdaResponseBytes,
+    bound: 'max',
+    format: mib,
+    checks: ({ bundles }) =>
+      bundles.flatMap((b) =>
+        b.served ? [{ name: b.target.name, value: b.served.largestResponseBytes }] : [],
+      ),
+  },
+  {
+    id: 'coldInit',
+    title: `Cold init (CPU) ≤ ${LIMITS.coldInitRatio} × baseline`,
+    limit: LIMITS.coldInitRatio,
+    bound: 'max',
+    format: ratio(3),
+    checks: ({ cold, bundles }) =>
+      cold
+        .filter((c) => bundles.some((b) => b.target.name === c.name && b.target.kind === 'function'))
+        .map((c) => ({ name: c.name, value: c.ratio })),
+  },
+  {
+    id: 'initNetwork',
+    title: 'Nothing fetched or connected during init',
+    limit: 0,
+    bound: 'max',
+    format: (value) => `${value}`,
+    checks: ({ cold }) => cold.map((c) => ({ name: c.name, value: c.fetches + c.connects })),
+  },
+  {
+    id: 'warm',
+    title: `Warm overhead ≤ ${LIMITS.warmOverheadUs} µs per invocation over the baseline with its request line (authorizer: over its signature check)`,
+    limit: LIMITS.warmOverheadUs,
+    bound: 'max',
+    format: (value) => `${value.toFixed(1)} µs`,
+    checks: ({ warm }) =>
+      warm.map((w) => ({
+        name: w.name,
+        value: w.overhead,
+        ...(w.over === 'baseline' ? {} : { note: `over ${w.over}` }),
+      })),
+  },
+  {
+    id: 'endToEnd',
+    title: `End-to-end p50 ≤ ${LIMITS.endToEndP50Ratio} × floor (node:http + the same DynamoDB calls)`,
+    limit: LIMITS.endToEndP50Ratio,
+    bound: 'max',
+    format: ratio(2),
+    checks: ({ endToEnd }) => endToEnd.flatMap((r) => (r.ratio ? [{ name: r.name, value: r.ratio }] : [])),
+  },
+  {
+    id: 'roundTrips',
+    title: 'DynamoDB round trips per request = the floor’s',
+    limit: 0,
+    bound: 'max',
+    format: (value) => `${value}`,
+    checks: ({ warm }) => warm.map((w) => ({ name: w.name, value: w.roundTrips, limit: w.floorRoundTrips })),
+  },
+];
+
+export interface JudgedCheck extends Check {
+  readonly outcome: Outcome;
+}
+
+export interface Verdict {
+  readonly budget: Budget;
+  /** Fail when a check fails; otherwise inconclusive when one is; pass when every check passes. */
+  readonly outcome: Outcome;
+  readonly checks: readonly JudgedCheck[];
+}
+
+/** Every budget against a run. A budget with nothing to check fails: it has not been shown to hold. */
+export function verdicts(results: Results, budgets: readonly Budget[] = BUDGETS): Verdict[] {
+  return budgets.map((budget) => {
+    const checks = budget.checks(results).map((check) => ({
+      ...check,
+      outcome: judge(check.value, check.limit ?? budget.limit, budget.bound),
+    }));
+    const some = (outcome: Outcome) => checks.some((c) => c.outcome === outcome);
+    const outcome: Outcome =
+      checks.length === 0 || some('fail') ? 'fail' : some('inconclusive') ? 'inconclusive' : 'pass';
+    return { budget, outcome, checks };
+  });
+}
+
+/** The exit code of a run: 0 when every budget passed, 1 when one failed, 2 when one is inconclusive. */
+export function exitCode(list: readonly Verdict[]): number {
+  if (list.some((v) => v.outcome === 'fail')) return 1;
+  return list.some((v) => v.outcome === 'inconclusive') ? 2 : 0;
+}
+
+const MARKS: Readonly<Record<Outcome, string>> = { pass: '✓', fail: '✗', inconclusive: '?' };
+const LABELS: Readonly<Record<Outcome, string>> = {
+  pass: 'PASS',
+  fail: 'FAIL',
+  inconclusive: 'INCONCLUSIVE, rerun',
+};
+
+/** A check's value as printed, with its interval and, unless it passed, its mark. */
+export function formatCheck(budget: Budget, check: JudgedCheck): string {
+  const { value } = check;
+  const shown =
+    typeof value === 'number'
+      ? budget.format(value)
+      : `${budget.format(value.median)} (${budget.format(value.low)} to ${budget.format(value.high)})`;
+  const limit = check.limit === undefined ? '' : ` (limit ${budget.format(check.limit)})`;
+  return `${shown}${check.outcome === 'pass' ? '' : ` ${MARKS[check.outcome]}`}${limit}`;
+}
+
+/** The mark of `name` under the budget `id` (for the table), empty when the budget does not cover it. */
+export function markOf(list: readonly Verdict[], id: string, name: string): string {
+  const check = list.find((v) => v.budget.id === id)?.checks.find((c) => c.name === name);
+  return check ? ` ${MARKS[check.outcome]}` : '';
+}
+
+/** The verdicts as lines: PASS, FAIL or INCONCLUSIVE, rerun, then each check. */
+export function verdictLines(list: readonly Verdict[]): string {
+  return list
+    .map((v) => {
+      const detail = v.checks.length
+        ? v.checks
+            .map((c) => `${c.name} ${formatCheck(v.budget, c)}${c.note ? ` (${c.note})` : ''}`)
+            .join(', ')
+        : 'nothing measured';
+      return `${LABELS[v.outcome]}  ${v.budget.title}: ${detail}`;
+    })
+    .join('\n');
+}

@@ -1,0 +1,81 @@
+import {
+  ConditionalCheckFailedException,
+  TransactionCanceledException,
+  TransactionConflictException,
+} from '@aws-sdk/client-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { isRetryable, withRetries } from '#shared/dynamodb/retry.ts';
+import { TemporarilyUnavailableError } from '#shared/errors.ts';
+
+/*
+ * The retry policy's view of DynamoDB's transaction conflicts, on the SDK's own exception classes.
+ * (What the wire answers look like, and that the SDK turns them into these classes, is
+ * test/integration/dynamodb-conflicts.test.ts.)
+ */
+
+const $metadata = { httpStatusCode: 400 };
+
+const cancelled = (...codes: string[]) =>
+  new TransactionCanceledException({
+    $metadata,
+    message: 'Transaction cancelled',
+    CancellationReasons: codes.map((Code) => ({ Code })),
+  });
+
+const fast = { attempts: 3, baseDelayMs: 0, maxDelayMs: 0 };
+
+describe('the retry policy and transaction conflicts', () => {
+  it('retries a plain write that met a transaction in flight (TransactionConflictException)', () => {
+    const conflict = new TransactionConflictException({
+      $metadata,
+      message: 'Transaction is ongoing for the item',
+    });
+    expect(isRetryable(conflict)).toBe(true);
+  });
+
+  it('retries a transaction cancelled only for conflicts, the other actions having no reason', () => {
+    expect(isRetryable(cancelled('None', 'TransactionConflict', 'None'))).toBe(true);
+    expect(isRetryable(cancelled('TransactionConflict', 'TransactionConflict'))).toBe(true);
+  });
+
+  it('does not retry a transaction cancelled by a failed condition, conflicts or not', () => {
+    expect(isRetryable(cancelled('ConditionalCheckFailed', 'None'))).toBe(false);
+    expect(isRetryable(cancelled('TransactionConflict', 'ConditionalCheckFailed'))).toBe(false);
+  });
+
+  it('does not retry a transaction that would fail again for another reason beside a conflict', () => {
+    expect(isRetryable(cancelled('TransactionConflict', 'ValidationError'))).toBe(false);
+    expect(isRetryable(cancelled('None', 'None'))).toBe(false);
+  });
+
+  it('does not retry answers that are not faults', () => {
+    expect(isRetryable(new ConditionalCheckFailedException({ $metadata, message: 'failed' }))).toBe(false);
+    const validation = Object.assign(new Error('One or more parameter values were invalid'), {
+      name: 'ValidationException',
+      $metadata,
+    });
+    expect(isRetryable(validation)).toBe(false);
+  });
+
+  it('sends a write again after TransactionConflictException, and answers what the next attempt got', async () => {
+    let calls = 0;
+    const result = await withRetries(async () => {
+      calls++;
+      if (calls === 1) {
+        throw new TransactionConflictException({ $metadata, message: 'Transaction is ongoing for the item' });
+      }
+      return 'written';
+    }, fast);
+    expect({ result, calls }).toEqual({ result: 'written', calls: 2 });
+  });
+
+  it('gives up with a 503 once every attempt met a conflict', async () => {
+    let calls = 0;
+    const attempt = withRetries(async () => {
+      calls++;
+      throw cancelled('TransactionConflict', 'None');
+    }, fast);
+    await expect(attempt).rejects.toBeInstanceOf(TemporarilyUnavailableError);
+    expect(calls).toBe(3);
+  });
+});

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPostCreditsHandler } from '#functions/post-credits/handler.ts';
 import { PROJECT_ROOT } from '#infra/bundling.ts';
 import { ensureTables, localClient } from '#infra/local/dynamodb-local.ts';
+import { DynamoDbProxy } from '#infra/local/dynamodb-proxy.ts';
 import {
   type FailedBatch,
   type StreamInvoke,
@@ -24,7 +25,6 @@ import { creditKey, HISTORY_INDEX, walletAccount, walletKey } from '#shared/wall
 import { systemClock } from '#shared/wallet/ports.ts';
 import { makeSendMoney } from '#shared/wallet/send-money.ts';
 import { createTransferLedger } from '#shared/wallet/transfer-ledger.ts';
-import { DynamoDbFaultProxy } from '../support/dynamodb-fault-proxy.ts';
 import { uniqueSub } from '../support/events.ts';
 
 // The local stand-in for the event source mapping (infra/local/stream-poller.ts) against DynamoDB
@@ -307,7 +307,7 @@ describe('the local stream poller delivering credits to the poster', () => {
     const owed = await payHotMerchants(book, [merchant], payers, 24);
     const due = owed.get(merchant) ?? { amount: 0, transfers: [] };
     // Its transactions slowed down on the wire, so that the batch takes long enough to die in.
-    const proxy = await DynamoDbFaultProxy.start(endpoint);
+    const proxy = await DynamoDbProxy.start(endpoint);
     proxy.inject({ kind: 'delay', ms: 400 }, { operation: 'TransactWriteItems' });
     const child = spawn(
       process.execPath,

@@ -306,7 +306,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const failureFile = join(stateDir, `credit-poster-failures-${port}.jsonl`);
     if (posterInvoke) {
       poller = await startStreamPoller({
-        endpoint: dynamodbEndpoint,
+        // DynamoDB Local itself: Lambda reads a stream from DynamoDB Streams, where no transaction
+        // conflicts; the poster's own writes go through the conflict proxy with the functions'.
+        endpoint: dynamodbLocalEndpoint,
         tableName: tableNames.wallets,
         invoke: posterInvoke,
         failureFile,

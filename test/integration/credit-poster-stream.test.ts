@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +9,9 @@ import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@a
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPostCreditsHandler } from '#functions/post-credits/handler.ts';
+import { PROJECT_ROOT } from '#infra/bundling.ts';
 import { ensureTables, localClient } from '#infra/local/dynamodb-local.ts';
+import { DynamoDbProxy } from '#infra/local/dynamodb-proxy.ts';
 import {
   type FailedBatch,
   type StreamInvoke,
@@ -290,6 +294,55 @@ describe('the local stream poller delivering credits to the poster', () => {
     for (const merchant of merchants) {
       await expectPostedOnce(book, merchant, 1, owed.get(merchant) ?? { amount: 0, transfers: [] });
     }
+  });
+
+  it('posts every credit exactly once when the poster process is killed in the middle of a batch', {
+    timeout: 180_000,
+  }, async () => {
+    const book = await ledger();
+    const merchant = uniqueSub('shop');
+    const payers = Array.from({ length: 5 }, () => uniqueSub('payer'));
+    await fundAll(book, [merchant], payers);
+    // Written before the poster starts, so that they come in one batch, posted 49 at a time.
+    const owed = await payHotMerchants(book, [merchant], payers, 24);
+    const due = owed.get(merchant) ?? { amount: 0, transfers: [] };
+    // Its transactions slowed down on the wire, so that the batch takes long enough to die in.
+    const proxy = await DynamoDbProxy.start(endpoint);
+    proxy.inject({ kind: 'delay', ms: 400 }, { operation: 'TransactWriteItems' });
+    const child = spawn(
+      process.execPath,
+      [join(PROJECT_ROOT, 'test', 'support', 'credit-poster-process.ts')],
+      {
+        cwd: PROJECT_ROOT,
+        env: {
+          ...process.env,
+          POSTER_TABLE: book.tableName,
+          POSTER_ENDPOINT: proxy.endpoint,
+          STREAM_ENDPOINT: endpoint,
+          POSTER_FAILURE_FILE: join(stateDir, `${book.tableName}-killed.jsonl`),
+        },
+        stdio: 'ignore',
+      },
+    );
+    const exited = once(child, 'exit');
+    const seq = async () => (await walletOf(book.client, book.tableName, merchant))?.seq ?? 0;
+    try {
+      await eventually(async () => (await seq()) > 0, 90_000, 'a first posting');
+      child.kill('SIGKILL');
+      await exited;
+    } finally {
+      child.kill('SIGKILL');
+      await proxy.close();
+    }
+    // Killed with some of the batch posted, and not all of it.
+    const posted = await seq();
+    expect(posted).toBeGreaterThan(0);
+    expect(posted).toBeLessThan(due.transfers.length);
+    // A new poster on the stream, as Lambda would start after the crash: it reads the batch again.
+    await book.poll(book.poster());
+    await eventually(postedAll(book, [merchant], owed), 60_000, 'every credit posted');
+    await sleep(1_000);
+    await expectPostedOnce(book, merchant, 1, due);
   });
 
   it('sends a malformed credit to the failure destination after the bounded retries, and posts the others', {

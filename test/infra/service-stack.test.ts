@@ -250,7 +250,11 @@ describe('data access', () => {
     expect(actionsOf(grant('addPet'))).toEqual(['dynamodb:PutItem']);
     expect(JSON.stringify(grant('addPet').Resource)).toMatch(tableReference('pets', 'Arn'));
     expect(actionsOf(grant('getPetById'))).toEqual(['dynamodb:GetItem']);
-    expect(actionsOf(grant('getBalance'))).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
+    expect(actionsOf(grant('getBalance'))).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:PutItem',
+      'dynamodb:Query',
+    ]);
     expect(JSON.stringify(grant('getBalance').Resource)).toMatch(tableReference('wallets', 'Arn'));
     expect(actionsOf(grant('sendMoney'))).toEqual([
       'dynamodb:BatchGetItem',
@@ -258,10 +262,13 @@ describe('data access', () => {
       'dynamodb:UpdateItem',
     ]);
     expect(JSON.stringify(grant('sendMoney').Resource)).not.toContain('index');
-    expect(actionsOf(grant('getTransfer'))).toEqual(['dynamodb:GetItem']);
-    // The history query reaches the table's history index by name, and no other function any index.
-    expect(actionsOf(grant('listTransfers'))).toEqual(['dynamodb:Query']);
+    expect(actionsOf(grant('getTransfer'))).toEqual(['dynamodb:BatchGetItem']);
+    // The history query reaches the table's indexes by name (history, and pending for a hot
+    // wallet's credits in transit), as does the balance (pending), and no other function any index.
+    expect(actionsOf(grant('listTransfers'))).toEqual(['dynamodb:BatchGetItem', 'dynamodb:Query']);
     expect(JSON.stringify(grant('listTransfers').Resource)).toContain('/index/history');
+    expect(JSON.stringify(grant('listTransfers').Resource)).toContain('/index/pending');
+    expect(JSON.stringify(grant('getBalance').Resource)).toContain('/index/pending');
     // The scheduled audit reads, and only reads.
     const audit = statementsOf(built.service.ledgerAudit.function).find((s) =>
       actionsOf(s).some((a) => a.startsWith('dynamodb:')),
@@ -274,7 +281,8 @@ describe('data access', () => {
       expect(everyAction).not.toContain(broad);
     }
     expect(everyAction.filter((a) => a === 'dynamodb:Scan')).toHaveLength(1);
-    expect(everyAction.filter((a) => a === 'dynamodb:Query')).toHaveLength(1);
+    // The history (its page and credits in transit) and the balance (a hot wallet's pending sum).
+    expect(everyAction.filter((a) => a === 'dynamodb:Query')).toHaveLength(2);
     expect(JSON.stringify(service.toJSON())).not.toContain('/index/*');
   });
 

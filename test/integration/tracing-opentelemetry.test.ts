@@ -41,13 +41,13 @@ describe('OpenTelemetry', () => {
     const response = await invoke(handler, apiEvent({ sub, scopes: ['read:wallet'] }));
     expect(response.statusCode).toBe(200);
     const spans = exporter.getFinishedSpans();
-    expect(spans.map((span) => span.name)).toEqual(['DynamoDB.GetItem']);
+    expect(spans.map((span) => span.name)).toEqual(['DynamoDB.BatchGetItem']);
     const [span] = spans;
     expect(span?.kind).toBe(SpanKind.CLIENT);
     expect(span?.attributes).toMatchObject({
       'rpc.system': 'aws-api',
       'rpc.service': 'DynamoDB',
-      'rpc.method': 'GetItem',
+      'rpc.method': 'BatchGetItem',
       'aws.dynamodb.table_names': [process.env.WALLETS_TABLE_NAME],
     });
     expect(span?.status.code).not.toBe(SpanStatusCode.ERROR);

@@ -56,7 +56,7 @@ describe('X-Ray', () => {
       namespace: 'aws',
       trace_id: '1-5759e988-bd862e3fe1be46a994272793',
       parent_id: '53995c3f42cd8ad8',
-      aws: { operation: 'GetItem', table_name: process.env.WALLETS_TABLE_NAME },
+      aws: { operation: 'BatchGetItem', table_name: process.env.WALLETS_TABLE_NAME },
       http: { response: { status: 200 } },
     });
     expect(subsegment.id).toMatch(/^[0-9a-f]{16}$/);

@@ -15,8 +15,8 @@ import { retryMovement } from './movement-retry.ts';
 const DEPOSIT_DEADLINE_MS = 30_000;
 
 /* Funding: money entering the ledger from outside. A module of its own because only the operator's
-   `wallet:fund` (scripts/wallet-fund.ts) records deposits; the functions import ./wallet-repository.ts
-   and so carry none of this code. */
+   `wallet:fund` (scripts/wallet-fund.ts) records deposits: no function imports it, so no bundle
+   carries this code. */
 
 /** A funding credit from outside the system, immutable once recorded. */
 export interface DepositRecord {

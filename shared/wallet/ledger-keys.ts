@@ -40,7 +40,7 @@ export const CLEARING_ACCOUNT = 'CLEARING';
 /** The account of a wallet in entries and the history index: never equal to {@link ISSUANCE_ACCOUNT}. */
 export const walletAccount = (address: string): string => `W#${address}`;
 
-/** The address of a wallet account; `undefined` for the issuance account. */
+/** The address of a wallet account; `undefined` for the issuance and the clearing account. */
 export const addressOfAccount = (account: string): string | undefined =>
   account.startsWith('W#') ? account.slice(2) : undefined;
 

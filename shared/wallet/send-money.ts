@@ -67,7 +67,10 @@ export type TransferCommit =
 /** The ledger as sending money needs it: declared here, implemented by ./transfer-ledger.ts. */
 export interface TransferLedger {
   read(transfer: TransferRecord, claim?: IdempotencyClaim): Promise<TransferState>;
-  /** Writes the plan in one transaction, applied at most once however often the request is resent. */
+  /**
+   * Writes the plan in one transaction, applied at most once however often it is retried: the
+   * transfer record is written on condition that its id is new.
+   */
   commit(plan: TransferPlan): Promise<TransferCommit>;
   /**
    * Routes payments to `address` through the clearing account until `until` (epoch ms). Never

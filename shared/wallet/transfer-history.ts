@@ -38,7 +38,9 @@ export interface TransferPage {
 /**
  * The caller's movements, newest first, a page per call: ONE Query of the history index, then the
  * state of the page's payments to hot wallets (ONE BatchGetItem, only when the page has any).
- * The first page also lists the credits in transit to the caller's wallet. Entries
+ * The first page also lists the credits in transit to the caller's wallet, read alongside the
+ * Query (one BatchGetItem of the wallet's hot marker, then, for a wallet ever hot, one Query per
+ * shard of the `pending` index). Entries
  * are numbered 1..n per wallet without gaps, so a page continues strictly below the last entry
  * shown: movements arriving meanwhile go on top, never into a page still to come, and there is
  * more exactly when that entry's number is above 1. A cursor names that entry (number and
@@ -94,7 +96,7 @@ export function makeListTransfers({
 
 /**
  * One movement, for its parties only: anyone else is told it does not exist (404, not 403, so
- * that an id confirms nothing). ONE GetItem.
+ * that an id confirms nothing). ONE BatchGetItem: the movement and its credit's state.
  */
 export function makeGetTransfer({ history }: { history: Pick<HistoryRepository, 'movement'> }) {
   return async ({ sub, transferId }: { sub: string; transferId: string }): Promise<MovementRecord> => {

@@ -130,7 +130,7 @@ export function createTransferLedger(access: WalletTableAccess): TransferLedger 
     return { kind: 'payer-moved' };
   }
 
-  /** Whether the credit of a transfer through the clearing account has been posted: ONE GetItem. */
+  /** Whether the credit of a transfer through the clearing account has been posted: ONE BatchGetItem of its credit. */
   async function creditPosted(transferId: string): Promise<boolean> {
     const found = await ledger.readMany([creditKey(transferId)]);
     return found.get(creditKey(transferId))?.postedSeq !== undefined;

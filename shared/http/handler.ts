@@ -46,8 +46,8 @@ export interface HttpResult {
   readonly body: unknown;
   readonly headers?: Record<string, string>;
   /**
-   * The request log line's `outcome` when not the plain `ok` (e.g. `idempotent-replay`): the
-   * handler names it from the use case's typed result, so that the use case decides no logging.
+   * The request log line's `outcome` when not the plain `ok`. No route returns one: send-money's
+   * adapter names `idempotent-replay` with `setOutcome` itself; only a test sets this field.
    */
   readonly outcome?: string;
 }
@@ -217,7 +217,7 @@ export interface HttpHandlerOptions<TBody> {
 /**
  * Wraps a use case into an API Gateway (REST, proxy) Lambda handler: scopes re-checked, body
  * parsed and validated, and every error turned into problem+json by the one error handler,
- * registered first so that its `onError` runs last.
+ * registered before all but CORS so that its `onError` runs after theirs.
  */
 export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody>) {
   const { scopes } = routeOf(options.operationId);

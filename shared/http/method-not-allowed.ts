@@ -4,7 +4,7 @@ import { PROBLEM_CONTENT_TYPE, problemType } from './problem.ts';
 /**
  * The answer to a method a known path is not served with: 405 and the methods it is served with
  * in `Allow` (RFC 9110 §15.5.6). API Gateway answers it from a mock integration on each resource
- * (`infra/constructs/method-not-allowed.ts`), the local gateway from the same route table.
+ * (`infra/constructs/http-edges.ts`), the local gateway from the same route table.
  */
 export const METHOD_NOT_ALLOWED = {
   status: 405,

@@ -8,7 +8,7 @@ import { problemResponse } from './problem.ts';
 const INTERNAL_DETAIL = 'An unexpected error occurred. Quote the requestId when you report it.';
 
 /**
- * The one place where errors become HTTP responses: typed client errors keep their message,
+ * The one place where errors become HTTP responses: typed errors (503 included) keep their message,
  * anything else becomes a bare 500 whose details go to the log only, never to the client.
  */
 export const problemErrorHandler = (): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> => ({

@@ -37,7 +37,9 @@ export function toViolations(errors: readonly ErrorObject[] | null | undefined):
             detail: `must be one of: ${(params.allowedValues as unknown[]).join(', ')}`,
           };
         case 'pattern':
-          // The one pattern is the address rule's (shared/schemas/wallet.ts).
+          // No body schema has a `pattern` any more: the address rule (shared/schemas/wallet.ts) is the
+          // `x-identifier-profile` keyword, whose violations take the `default` branch. This wording
+          // is the address rule's from when it was a pattern.
           return {
             pointer: instancePath,
             detail:

@@ -25,8 +25,7 @@ export async function tracingFromEnvironment(
 ): Promise<DynamoDbTracing> {
   if (env.AWS_LAMBDA_EXEC_WRAPPER?.endsWith('/otel-instrument')) {
     // Imported only under the layer, so that nowhere else does a cold start evaluate the
-    // OpenTelemetry API (imported eagerly it measured +0.7 % and +9 % of get-balance's import CPU
-    // in two paired runs).
+    // OpenTelemetry API (what the eager import cost: docs/decisions/tracing.md).
     const { traceDynamoDbWithOpenTelemetry } = await import('./opentelemetry.ts');
     return { kind: 'opentelemetry', instrument: traceDynamoDbWithOpenTelemetry };
   }

@@ -1,6 +1,7 @@
 /**
  * The typed errors of the service. Domain and use-case code throws these and knows nothing of
- * HTTP; `shared/http/problem-middleware.ts` is the one place that maps them to status codes.
+ * HTTP; `shared/http/error-mapping.ts` is the one table that maps them to status codes, applied by
+ * `shared/http/problem-middleware.ts`.
  */
 
 /** One violation of a request contract, located by a JSON Pointer into the body. */

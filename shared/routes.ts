@@ -92,7 +92,7 @@ export const routes = [
     path: '/api/wallet/transfers/{transferId}',
     functionDir: 'get-transfer',
     scopes: ['read:wallet'],
-    // One BatchGetItem: the transfer and, for a payment to a hot wallet, its credit's state.
+    // One BatchGetItem: the transfer and its credit (only a payment to a hot wallet has one).
     data: { table: 'wallets', actions: ['dynamodb:BatchGetItem'] },
     summary: 'One transfer or deposit of the caller',
   },

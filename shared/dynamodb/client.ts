@@ -6,7 +6,7 @@ import { type DynamoDbTracing, NO_TRACING, traceDynamoDb } from '../observabilit
 /**
  * How long one request to DynamoDB may take, connection included, before it fails with a
  * `TimeoutError` that {@link withRetries} retries. DynamoDB answers in milliseconds; a request
- * still open after 2 s is stalled, not slow. See ATTEMPT_BUDGET in retry.ts for the total.
+ * still open after 2 s is stalled, not slow. See worstCaseCallMs in retry.ts for the total.
  */
 export const REQUEST_TIMEOUT_MS = 2_000;
 const CONNECTION_TIMEOUT_MS = 1_000;

@@ -22,8 +22,8 @@ export interface TableDefinition {
   /** Global secondary indexes (projection ALL), e.g. the wallet ledger's history of entries. */
   readonly indexes?: readonly IndexDefinition[];
   /**
-   * The table's change stream, read by the function named here (its records hold the new image):
-   * the wallet ledger's credit poster reads the credits in transit from it.
+   * The table's change stream and what its records hold (the new image): the wallet ledger's
+   * credit poster reads the credits in transit from it.
    */
   readonly stream?: 'NEW_IMAGE';
   /** Attribute holding an epoch-seconds expiry that DynamoDB TTL deletes after. */

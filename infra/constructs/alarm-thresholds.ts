@@ -20,7 +20,10 @@ export const API_THROTTLED_METRIC = 'ApiThrottledRequests';
 export const ALARM_THRESHOLDS = {
   /** 5xx answers in % of requests, per minute: API-wide (API Gateway) and per route (EMF). */
   serverErrorRatePercent: { threshold: 5, period: Duration.minutes(1), periods: 5, datapoints: 3 },
-  /** p99 of API Gateway's Latency per method, in ms: well above a cold start (~1.5 s with the authorizer's). */
+  /**
+   * p99 of API Gateway's Latency per method, in ms: well above a cold start, the authorizer's
+   * included (estimates: BENCHMARKS.md, "Estimated cold starts on Lambda").
+   */
   p99LatencyMs: { threshold: 3000, period: Duration.minutes(5), periods: 3, datapoints: 3 },
   /** Throttled invocations of any one function: the account's or function's concurrency ran out. */
   lambdaThrottles: { threshold: 1, period: Duration.minutes(5), periods: 1, datapoints: 1 },

@@ -19,7 +19,8 @@ export interface LedgerAuditProps {
   readonly logRetention: RetentionDays;
   readonly logLevel: ApplicationLogLevel;
   /**
-   * A full scan costs about 1.5 read units per wallet with 10 movements (README): daily by default.
+   * A full scan reads every item (its cost per wallet: docs/decisions/double-entry-ledger.md): daily
+   * by default.
    * @default one day
    */
   readonly every?: Duration;

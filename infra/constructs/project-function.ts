@@ -58,7 +58,7 @@ export interface ProjectFunctionProps {
 export class ProjectFunction extends Construct {
   /**
    * 1024 MB: Lambda allots CPU in proportion to memory (one full vCPU at 1,769 MB), and what these
-   * functions spend time on is CPU-bound: loading a ~400 kB bundle at cold start, TLS handshakes,
+   * functions spend time on is CPU-bound: loading the bundle at cold start (sizes: BENCHMARKS.md), TLS handshakes,
    * JWT signature checks. The duration saved pays for much of the larger size; measure before
    * going lower.
    */

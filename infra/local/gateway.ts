@@ -6,10 +6,11 @@
  * shares this process and its `process.env`), or bundled (`bundled`), each from its bundle in the
  * synthesized `cdk.out` in execution environments of its own with only its template's environment
  * (`invoke/bundled-functions.ts`). This module composes the parts and owns the stack's lifecycle:
- * routing (`router.ts`), the 10 MB limit (`request-body.ts`), the authorizer and its cache
- * (`authorizer-emulation.ts`), the proxy event (`proxy-event.ts`), invocation (`invoke.ts`),
- * the gateway responses (`gateway-answer.ts`), and the wallets table's stream into the credit
- * poster, as the deployed event source mapping delivers it (`stream-poller.ts`).
+ * the request pipeline (`request-pipeline.ts`: the per-caller rate limit, routing, the 10 MB
+ * limit, the proxy event, invocation), the authorizer and its cache (`authorizer-emulation.ts`),
+ * the rate limiter (`caller-rate-limit.ts`), the in-process invoker (`invoke.ts`), DynamoDB Local
+ * and its proxy, the issuer's JWKS (`jwks-server.ts`), and the wallets table's stream into the
+ * credit poster, as the deployed event source mapping delivers it (`stream-poller.ts`).
  */
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:http';

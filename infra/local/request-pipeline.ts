@@ -1,7 +1,7 @@
 /**
- * One request through the local gateway, in API Gateway's order: WAF's per-caller rate limit, route,
- * body limit, authorizer,
- * proxy event, function, answer; and the issuer's JWKS, which the gateway serves itself.
+ * One request through the local gateway, in API Gateway's order: WAF's per-caller rate limit,
+ * route, body limit, authorizer, proxy event, function, answer; and the issuer's JWKS, which the
+ * gateway serves itself.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';

@@ -46,7 +46,7 @@ const settings = {
   sourcesContent: false,
   mainFields: ['module', 'main'],
   // keepNames would wrap every named function the SDK creates per call in a defineProperty call
-  // (measured 6–32 % of a warm invocation). Error names that reach logs are set explicitly.
+  // (its cost: docs/decisions/local-lambda-runner.md). Error names that reach logs are set explicitly.
   keepNames: false,
 } as const;
 

@@ -17,8 +17,8 @@ interface AuthorizedRoute {
 /**
  * Per route table, the routes behind the authorizer and the policy documents built so far, by
  * stage and by the routes they allow: a handful per deployment, so each is built once and shared
- * (frozen) by every token that opens the same routes. Building it per token was a third of the
- * authorizer's own time.
+ * (frozen) by every token that opens the same routes. Built per token, it cost a large share of the
+ * authorizer's own time (docs/decisions/authorizer-jwt-libraries.md).
  */
 interface RouteTablePolicies {
   readonly authorized: readonly AuthorizedRoute[];

@@ -23,7 +23,10 @@ interface StreamedCredit {
   readonly sequenceNumber: string;
 }
 
-/** The credit a record announces: an inserted CREDIT# item; `undefined` for any other record. */
+/**
+ * The credit a record announces: an inserted CREDIT# item; `'malformed'` for one without its
+ * transfer, recipient or sequence number; `undefined` for any other record.
+ */
 function creditOf(record: DynamoDBRecord): StreamedCredit | 'malformed' | undefined {
   const image = record.dynamodb?.NewImage;
   if (record.eventName !== 'INSERT' || image?.kind?.S !== 'credit') return undefined;

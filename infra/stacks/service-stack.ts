@@ -90,8 +90,9 @@ export interface ServiceStackProps extends StackProps {
 
 /**
  * The stateless service: a regional REST API with a Lambda TOKEN authorizer and one function per
- * route of the route table, each granted exactly its route's actions on its route's table; and
- * the alarms and dashboard that watch it.
+ * route of the route table, each granted exactly its route's actions on its route's table; the
+ * WAF web ACL of the stage, the credit poster, the scheduled ledger audit and the synthetic probe;
+ * and the alarms and dashboard that watch it.
  */
 export class ServiceStack extends Stack {
   readonly api: RestApi;

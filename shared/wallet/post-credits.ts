@@ -1,5 +1,5 @@
 import type { AccountState } from './ledger-commit.ts';
-import { retryMovement } from './movement-retry.ts';
+import { busy, retryMovement } from './movement-retry.ts';
 import type { Clock } from './ports.ts';
 import { HOT_FOR_MS } from './send-money.ts';
 
@@ -52,6 +52,13 @@ export const MAX_CREDITS_PER_POSTING = 49;
 export const POSTING_DEADLINE_MS = 20_000;
 
 /**
+ * How long one call may go on starting postings: a wallet's credits are posted one batch after
+ * another, and what is left past this is handed back to be delivered again, well inside the
+ * poster's 60 s timeout (infra/credit-poster-settings.ts).
+ */
+export const POSTING_CALL_MS = 30_000;
+
+/**
  * Posts credits in transit to one wallet, in batches: each batch is ONE transaction that writes
  * the wallet once (balance + the batch's sum, seq + its count), an entry per credit with its exact
  * running balance at seq + 1, + 2, …, and marks each credit posted on condition that it was not,
@@ -62,7 +69,10 @@ export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock
   return async (address: string, transferIds: readonly string[]): Promise<{ posted: number }> => {
     let posted = 0;
     const ids = [...new Set(transferIds)];
+    const started = Date.now();
     for (let start = 0; start < ids.length; start += MAX_CREDITS_PER_POSTING) {
+      if (Date.now() - started > POSTING_CALL_MS)
+        throw busy('Out of time for this batch; its credits are delivered again');
       const batch = ids.slice(start, start + MAX_CREDITS_PER_POSTING);
       posted += await retryMovement<number>(
         { ms: POSTING_DEADLINE_MS, message: 'The wallet is busy; its credits are delivered again' },

@@ -27,9 +27,9 @@ export const REQUEST_DEADLINE_MS = 3_000;
 export const busy = (message: string, cause?: unknown) =>
   new TemporarilyUnavailableError(message, 1, cause === undefined ? undefined : { cause });
 
-// Full jitter, capped low: the transactions that make us wait last a few milliseconds each.
+// Full jitter: the transaction that makes us wait is still in flight, and lasts milliseconds.
 const pause = (attempt: number) =>
-  new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * 2 ** attempt)));
+  new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(100, 5 * 2 ** attempt)));
 
 /**
  * Runs `attempt` until it is done, or throws `busy` once the deadline has passed. An attempt calls

@@ -57,7 +57,11 @@ export type TransferCommit =
   /** The key was claimed meanwhile: the transfer it made. */
   | { readonly kind: 'key-claimed'; readonly transfer: TransferRecord }
   /** The payer's account changed since it was read (another of its movements): read again. */
-  | { readonly kind: 'payer-moved' }
+  | {
+      readonly kind: 'payer-moved';
+      /** Another transaction on the payer's items is still in flight (else it has committed: read again at once). */
+      readonly inFlight: boolean;
+    }
   /**
    * The recipient's account changed or is in another transaction: it is contended. When the
    * payer's items were not refused too, what was read of the payer still holds.
@@ -200,7 +204,7 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
             marking ??= ledger.markHot(command.toAddress, clock.now() + HOT_FOR_MS);
             return { again: 'now' };
           case 'payer-moved':
-            return { again: 'after-pause' };
+            return { again: result.inFlight ? 'after-pause' : 'now' };
         }
       },
     );

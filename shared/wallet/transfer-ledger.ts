@@ -127,7 +127,8 @@ export function createTransferLedger(access: WalletTableAccess): TransferLedger 
     if (refused.recipient || refused.recipientEntry) {
       return { kind: 'recipient-busy', payerMoved: !!(refused.payer || refused.payerEntry) };
     }
-    return { kind: 'payer-moved' };
+    const inFlight = Object.values(refused).some((refusal) => refusal.code === 'TransactionConflict');
+    return { kind: 'payer-moved', inFlight };
   }
 
   /** Whether the credit of a transfer through the clearing account has been posted: ONE BatchGetItem of its credit. */

@@ -73,7 +73,7 @@ describe('transfer ledger on DynamoDB Local', () => {
       ...stale,
       route: { kind: 'direct' as const, recipient: (await wallets.transfers.read(stale.transfer)).recipient },
     };
-    expect(await wallets.transfers.commit(payerMoved)).toEqual({ kind: 'payer-moved' });
+    expect(await wallets.transfers.commit(payerMoved)).toEqual({ kind: 'payer-moved', inFlight: false });
     const fresh = await plan(transfer(alice, bob, 1), 'direct');
     const staleRecipient: AccountState = { exists: true, balance: 0n, seq: 0 };
     expect(

@@ -73,9 +73,9 @@ export class InMemoryWallets implements TransferLedger {
     if (claimed) return { kind: 'key-claimed', transfer: claimed.transfer };
     if (this.movePayer > 0) {
       this.movePayer--;
-      return { kind: 'payer-moved' };
+      return { kind: 'payer-moved', inFlight: true };
     }
-    if (!sameState(this.state(transfer.fromAddress), payer)) return { kind: 'payer-moved' };
+    if (!sameState(this.state(transfer.fromAddress), payer)) return { kind: 'payer-moved', inFlight: false };
     if (route.kind === 'direct') {
       if (this.contend > 0) {
         this.contend--;

@@ -13,6 +13,7 @@
  * `--table <name> [--region <r>] [--endpoint <url>]` it funds a deployed table instead, with the
  * default AWS credentials. No HTTP route creates money: this is an operator's tool.
  */
+
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { defaultServiceSettings, walletEnvironment } from '#infra/environment.ts';
@@ -20,6 +21,7 @@ import { defaultPort } from '#infra/local/issuer.ts';
 import { readRunningStack } from '#infra/local/stack-record.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
+import { validateAddress } from '#shared/schemas/validators.generated.js';
 import { createDepositLedger, type DepositOutcome } from '#shared/wallet/deposit-ledger.ts';
 import { formatMinor, MAX_AMOUNT_TEXT_LENGTH, MAX_BALANCE_MINOR, parseAmount } from '#shared/wallet/money.ts';
 import { loadWalletSettings } from '#shared/wallet/settings.ts';
@@ -64,6 +66,9 @@ async function main(): Promise<void> {
   }
   const { address, amount } = values;
   if (!address || !amount) fail('--address and --amount are required');
+  // The address rule every token's sub and every toAddress passes: no lookalike wallet by funding.
+  if (!validateAddress(address))
+    fail('--address is not a valid wallet address (docs/decisions/address-profile.md)');
   const givenDepositId = values['deposit-id'];
   if (givenDepositId !== undefined && !DEPOSIT_ID.test(givenDepositId)) {
     fail('--deposit-id must be 1 to 255 visible ASCII characters');

@@ -1,5 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { tableNamesOf } from './dynamodb-tables.ts';
 
 /**
  * DynamoDB calls as OpenTelemetry client spans, for functions run under the ADOT Lambda layer
@@ -17,7 +18,7 @@ export function traceDynamoDbWithOpenTelemetry(client: DynamoDBClient): void {
   client.middlewareStack.add(
     (next, context) => (args) => {
       const operation = String(context.commandName ?? 'Unknown').replace(/Command$/, '');
-      const tableName = (args.input as { TableName?: string }).TableName;
+      const tableNames = tableNamesOf(args.input);
       return tracer.startActiveSpan(
         `DynamoDB.${operation}`,
         {
@@ -28,7 +29,7 @@ export function traceDynamoDbWithOpenTelemetry(client: DynamoDBClient): void {
             'rpc.service': 'DynamoDB',
             'rpc.method': operation,
             ...(process.env.AWS_REGION ? { 'cloud.region': process.env.AWS_REGION } : {}),
-            ...(tableName ? { 'aws.dynamodb.table_names': [tableName] } : {}),
+            ...(tableNames.length > 0 ? { 'aws.dynamodb.table_names': tableNames } : {}),
           },
         },
         async (span) => {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:dgram';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { tableNamesOf } from './dynamodb-tables.ts';
 
 /**
  * DynamoDB calls as X-Ray subsegments, without the X-Ray SDK (a large bundle and a measurable cold
@@ -59,7 +60,7 @@ export function traceDynamoDbWithXRay(client: DynamoDBClient, daemon: XRayDaemon
       if (!trace) return next(args);
       const start = Date.now() / 1000;
       const operation = String(context.commandName ?? 'Unknown').replace(/Command$/, '');
-      const tableName = (args.input as { TableName?: string }).TableName;
+      const [tableName] = tableNamesOf(args.input);
       let status = 200;
       let errorName: string | undefined;
       try {

@@ -259,6 +259,15 @@ describe('GET /api/wallet/transfers and GET /api/wallet/transfers/{transferId}',
 });
 
 describe('npm run wallet:fund', () => {
+  it('refuses to open a lookalike of an address by funding it, exit code 2, writing nothing', async () => {
+    const { sub, token } = await caller();
+    // The address followed by a no-break space: what no token's sub and no toAddress may be.
+    const run = await runFundCli(['--address', `${sub}\u00a0`, '--amount', '1']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/not a valid wallet address/);
+    expect((await balance(token)).json).toMatchObject({ balance: 0 });
+  });
+
   it('funds once per --deposit-id: a re-run after success credits nothing more', async () => {
     const { sub, token } = await caller();
     const args = ['--address', sub, '--amount', '7.25', '--deposit-id', `dep-${sub}`];

@@ -116,7 +116,7 @@ describe("DynamoDB round trips per request, each exactly covered by its route's 
     expect(sent).toEqual(['BatchGetItem', 'PutItem']);
   });
 
-  it('balance of a wallet ever hot: a read, then one query per shard of its credits in transit, all at once', async () => {
+  it('balance of a wallet ever hot: a read, one query per shard of its credits in transit, all at once, then the wallet again', async () => {
     const sub = uniqueSub();
     await fund(sub, 100);
     await createInboundMarker(wallet)(sub, Date.now() + 60_000);
@@ -126,6 +126,7 @@ describe("DynamoDB round trips per request, each exactly covered by its route's 
       { part: true },
     );
     expect(sent[0]).toBe('BatchGetItem');
+    expect(sent.at(-1)).toBe('BatchGetItem');
     const shards = proxy
       .requests('Query')
       .slice(-PENDING_SHARDS * 2)

@@ -113,12 +113,11 @@ describe('a wallet many pay at once', () => {
 
     // Every payment answered 200 is in the merchant's available balance or its pending amount.
     const right = await balanceOf(merchantToken);
-    expect(cents(right.balance) + cents(right.pending)).toBe(paidCents);
+    // (A credit posted between the balance's two reads may for a moment be in both, never in neither.)
+    expect(cents(right.balance) + cents(right.pending)).toBeGreaterThanOrEqual(paidCents);
     const posted = await settled(merchantToken);
     expect(posted.pending).toBe(0);
-    // Nothing paid is lost. (Exactly what was paid is what the books must show; this e2e run has
-    // twice shown more, which no run through npm start reproduced: an open defect, issue 24.)
-    expect(cents(posted.balance)).toBeGreaterThanOrEqual(CLIENTS * (PAYMENTS_EACH + 1) * 100);
+    expect(cents(posted.balance)).toBe(CLIENTS * (PAYMENTS_EACH + 1) * 100);
   }, 180_000);
 
   it('lets one wallet send 16 payments at once, each answered 200, to the cent', async () => {

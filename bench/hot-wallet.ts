@@ -198,15 +198,14 @@ export async function measureHotWallet(options: HotWalletOptions): Promise<HotWa
       p99Ratios.push(percentile(hot.latenciesMs, 99) / percentile(spread.latenciesMs, 99));
       failed += hot.failed + spread.failed;
       payments += count + spread.latenciesMs.length;
-      delays.push(...(await postingDelays(merchant, hot)));
-      touchesPerPayment = Math.max(
-        touchesPerPayment,
-        ((await touchesOf(`WALLET#${merchant}`)) - touchesBefore) / count,
-      );
+      const roundDelays = await postingDelays(merchant, hot);
+      delays.push(...roundDelays);
+      const roundTouches = ((await touchesOf(`WALLET#${merchant}`)) - touchesBefore) / count;
+      touchesPerPayment = Math.max(touchesPerPayment, roundTouches);
       hotRate += count / hot.seconds;
       spreadRate += spread.latenciesMs.length / spread.seconds;
       progress(
-        `hot wallet round ${n + 1}: ${hot.failed} + ${spread.failed} not 200 (${[...statuses].map(([k, v]) => `${k}×${v}`).join(', ')}${lastProblem ? `: ${lastProblem}` : ''}), ${(count / hot.seconds).toFixed(0)} vs ${(spread.latenciesMs.length / spread.seconds).toFixed(0)} payments/s, p99 ${percentile(hot.latenciesMs, 99).toFixed(0)} vs ${percentile(spread.latenciesMs, 99).toFixed(0)} ms`,
+        `hot wallet round ${n + 1}: ${hot.failed} + ${spread.failed} not 200 (${[...statuses].map(([k, v]) => `${k}×${v}`).join(', ')}${lastProblem ? `: ${lastProblem}` : ''}), ${(count / hot.seconds).toFixed(0)} vs ${(spread.latenciesMs.length / spread.seconds).toFixed(0)} payments/s, p99 ${percentile(hot.latenciesMs, 99).toFixed(0)} vs ${percentile(spread.latenciesMs, 99).toFixed(0)} ms, ${roundTouches.toFixed(2)} touches/payment, available after p99 ${percentile(roundDelays, 99).toFixed(0)} ms`,
       );
     };
     let rounds = 0;

@@ -85,5 +85,6 @@ export function sendCommandOf(request: HttpRequest<SendRequest>, settings: Walle
     amountMinor: parsed.minor,
     // Every line of the header: a repeated one is refused, not decided by which came last.
     idempotencyKey: idempotencyKeyOf(request.headerValues('idempotency-key')),
+    answerBy: request.timesOutAt,
   };
 }

@@ -1,4 +1,4 @@
-import { CfnOutput, type Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import {
   AccessLogField,
   AccessLogFormat,
@@ -183,6 +183,7 @@ export class ServiceStack extends Stack {
         logRetention: props.logRetention,
         applicationLogLevel: props.logLevel,
         reservedConcurrency: props.reservedConcurrency,
+        ...(route.timeoutSeconds ? { timeout: Duration.seconds(route.timeoutSeconds) } : {}),
       });
       if (route.data) {
         const indexes = (tables[route.data.table].indexes ?? []).map((index) => index.name);

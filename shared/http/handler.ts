@@ -10,7 +10,7 @@ import {
   UnsupportedMediaTypeError,
   ValidationError,
 } from '../errors.ts';
-import { requestTelemetry, setOutcome } from '../observability/telemetry.ts';
+import { requestTelemetry } from '../observability/telemetry.ts';
 import { type OperationId, routeOf } from '../routes.ts';
 import { canonicalPath } from './canonical-path.ts';
 import { corsMiddleware, corsOriginsFromEnv } from './cors.ts';
@@ -38,6 +38,8 @@ export interface HttpRequest<TBody> {
   /** The query string's parameters (the last value of a repeated one, as API Gateway gives it). */
   readonly query: Readonly<Record<string, string | undefined>>;
   readonly requestId: string;
+  /** Epoch ms at which the function times out (Lambda's remaining time when the request came in). */
+  readonly timesOutAt: number;
 }
 
 /** A successful outcome; errors are thrown as typed errors instead. */
@@ -45,11 +47,6 @@ export interface HttpResult {
   readonly statusCode: number;
   readonly body: unknown;
   readonly headers?: Record<string, string>;
-  /**
-   * The request log line's `outcome` when not the plain `ok`. No route returns one: send-money's
-   * adapter names `idempotent-replay` with `setOutcome` itself; only a test sets this field.
-   */
-  readonly outcome?: string;
 }
 
 type Event = APIGatewayProxyEvent;
@@ -232,7 +229,7 @@ export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody
   // about to time out is answered by the gateway's DEFAULT_5XX problem all the same.
   const handler = middy<Event, APIGatewayProxyResult>({ timeoutEarlyInMillis: 0 })
     .use(middlewares)
-    .handler(async (event: ParsedEvent) => {
+    .handler(async (event: ParsedEvent, context: Context) => {
       const result = await options.run({
         principal: event[PRINCIPAL] ?? ANONYMOUS,
         body: event.body as TBody,
@@ -242,8 +239,8 @@ export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody
         pathParameters: withoutPrototype(event.pathParameters),
         query: withoutPrototype(event.queryStringParameters),
         requestId: event.requestContext.requestId,
+        timesOutAt: Date.now() + context.getRemainingTimeInMillis(),
       });
-      if (result.outcome !== undefined) setOutcome(result.outcome);
       return jsonResponse(result.statusCode, result.body, result.headers);
     });
 

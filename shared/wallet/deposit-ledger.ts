@@ -55,7 +55,7 @@ export function createDepositLedger(access: WalletTableAccess) {
     return retryMovement<DepositOutcome>(
       // The operator's command has no function timeout to stay under, and every deposit waits for
       // the others on the one issuance account: it may keep trying for longer than a request.
-      { ms: DEPOSIT_DEADLINE_MS, message: 'The accounts are busy; retry the deposit' },
+      { at: Date.now() + DEPOSIT_DEADLINE_MS, message: 'The accounts are busy; retry the deposit' },
       async (_attempt, beforeWrite) => {
         const read = await ledger.readMany([
           walletKey(deposit.address),

@@ -93,9 +93,8 @@ export interface AuditOptions {
   readonly segments?: number;
   /**
    * Items written before this are settled: checked by fingerprint. It should lie before the scan
-   * starts by more than a movement can take to commit (a send's transaction starts within 3 s of
-   * its createdAt and ends within the function's 10 s; a posting's within seconds of its
-   * postedAt); a later one costs a second scan, never a false break. @default 5 minutes before now
+   * starts by more than a movement can take to commit (a send's transaction ends within its
+   * function's 20 s timeout of its createdAt; a posting's within seconds of its postedAt); a later one costs a second scan, never a false break. @default 5 minutes before now
    */
   readonly settledBefore?: Date;
 }

@@ -12,16 +12,10 @@ import { TemporarilyUnavailableError } from '../errors.ts';
 export type AttemptVerdict<T> = { readonly done: T } | { readonly again: 'after-pause' | 'now' };
 
 export interface MovementDeadline {
-  /** Past this, no new transaction starts: a 503 with Retry-After, nothing written. */
-  readonly ms: number;
+  /** Epoch ms past which no new transaction starts: a 503 with Retry-After, nothing written. */
+  readonly at: number;
   readonly message: string;
 }
-
-/**
- * A transaction may take up to 6.5 s (worstCaseCallMs in shared/dynamodb/retry.ts): started later
- * than 3 s into a request it could outlast the function's 10 s timeout.
- */
-export const REQUEST_DEADLINE_MS = 3_000;
 
 /** Nothing was written, and another try soon may succeed: a 503 with Retry-After. */
 export const busy = (message: string, cause?: unknown) =>
@@ -40,9 +34,8 @@ export async function retryMovement<T>(
   deadline: MovementDeadline,
   attempt: (n: number, beforeWrite: () => void) => Promise<AttemptVerdict<T>>,
 ): Promise<T> {
-  const started = Date.now();
   const beforeWrite = () => {
-    if (Date.now() - started > deadline.ms) throw busy(deadline.message);
+    if (Date.now() > deadline.at) throw busy(deadline.message);
   };
   for (let n = 1; ; n++) {
     const verdict = await attempt(n, beforeWrite);

@@ -75,7 +75,10 @@ export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock
         throw busy('Out of time for this batch; its credits are delivered again');
       const batch = ids.slice(start, start + MAX_CREDITS_PER_POSTING);
       posted += await retryMovement<number>(
-        { ms: POSTING_DEADLINE_MS, message: 'The wallet is busy; its credits are delivered again' },
+        {
+          at: Date.now() + POSTING_DEADLINE_MS,
+          message: 'The wallet is busy; its credits are delivered again',
+        },
         async (_attempt, beforeWrite) => {
           const { wallet, credits } = await ledger.read(address, batch);
           const due = credits

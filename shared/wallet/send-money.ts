@@ -6,7 +6,7 @@ import {
 } from '../errors.ts';
 import type { AccountState } from './ledger-commit.ts';
 import { formatMinor, MAX_BALANCE_MINOR } from './money.ts';
-import { REQUEST_DEADLINE_MS, retryMovement } from './movement-retry.ts';
+import { retryMovement } from './movement-retry.ts';
 import type { Clock, IdSource } from './ports.ts';
 import type { WalletSettings } from './settings.ts';
 
@@ -76,6 +76,8 @@ export interface TransferLedger {
    * transfer record is written on condition that its id is new.
    */
   commit(plan: TransferPlan): Promise<TransferCommit>;
+  /** The longest a commit can take before it answers or fails (every retry included). */
+  readonly longestCommitMs: number;
   /**
    * Routes payments to `address` through the clearing account until `until` (epoch ms). Never
    * throws: the mark only spares later payments a try, so a failure to write it costs nothing else.
@@ -97,6 +99,8 @@ export interface SendMoneyCommand {
   readonly amountMinor: number;
   /** The caller's Idempotency-Key, if it sent one. */
   readonly idempotencyKey?: string | undefined;
+  /** Epoch ms by which the answer must be given (the function's timeout). */
+  readonly answerBy: number;
 }
 
 export interface SendMoneyResult {
@@ -113,6 +117,9 @@ export interface SendMoneyDependencies {
   readonly ids: IdSource;
   readonly settings: WalletSettings;
 }
+
+/** Time kept after the last commit could end, to answer (and log) before the function times out. */
+export const ANSWER_MARGIN_MS = 500;
 
 /** How long a wallet stays hot after a payment to it met another: long enough to outlast a burst. */
 export const HOT_FOR_MS = 10_000;
@@ -158,7 +165,12 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
     let marking: Promise<void> | undefined;
 
     return retryMovement<SendMoneyResult>(
-      { ms: REQUEST_DEADLINE_MS, message: 'The wallets are busy; retry the request' },
+      // The payer's own other payments may keep it busy: it goes on trying while a transaction
+      // started now still ends in time to answer, and only then answers 503.
+      {
+        at: command.answerBy - ledger.longestCommitMs - ANSWER_MARGIN_MS,
+        message: 'The wallets are busy; retry the request',
+      },
       async (attempt, beforeWrite) => {
         const state = known ?? (await ledger.read(transfer, claim));
         known = undefined;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { worstCaseCallMs } from '../dynamodb/retry.ts';
 import { createInboundMarker } from './inbound-marker.ts';
 import { createLedgerCommit, sideEntry, stateOf, type WalletTableAccess } from './ledger-commit.ts';
 import {
@@ -140,6 +141,8 @@ export function createTransferLedger(access: WalletTableAccess): TransferLedger 
   return {
     read,
     commit,
+    // A commit is one call under the default retry policy, timeouts and backoff included.
+    longestCommitMs: worstCaseCallMs(),
     markHot: createInboundMarker(access),
     creditPosted,
     openWallet: createWalletOpening(access),

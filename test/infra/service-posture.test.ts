@@ -2,6 +2,7 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ServiceApp } from '#infra/app.ts';
 import { COUNTED_MANAGED_RULES } from '#infra/constructs/caller-rate-limit.ts';
+import { ProjectFunction } from '#infra/constructs/project-function.ts';
 import { NO_ALARM_SUBSCRIBER_WARNING } from '#infra/stacks/stateful-stack.ts';
 import { type OperationId, type Route, routes } from '#shared/routes.ts';
 import cdkJson from '../../cdk.json' with { type: 'json' };
@@ -169,6 +170,15 @@ describe('capacity', () => {
     // The scheduled ledger audit and the probe answer no request: their timeouts are their own.
     for (const fn of routeAndAuthorizerFunctions(prod, prodService)) {
       expect(fn.Timeout).toBeLessThan(API_GATEWAY_INTEGRATION_TIMEOUT_S);
+    }
+  });
+
+  it("gives each route's function the timeout its route names, the project's otherwise", () => {
+    for (const route of routeTable) {
+      const fn = prod.service.functions.get(route.operationId);
+      if (!fn) throw new Error(`No function for ${route.operationId}`);
+      const { Timeout } = prodService.toJSON().Resources[logicalId(prod.service, fn.function)].Properties;
+      expect(Timeout, route.operationId).toBe(route.timeoutSeconds ?? ProjectFunction.TIMEOUT.toSeconds());
     }
   });
 });

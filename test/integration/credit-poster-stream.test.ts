@@ -121,7 +121,7 @@ async function pay(book: Ledger, sub: string, toAddress: string, amountMinor: nu
   const command = { sub, toAddress, amountMinor, idempotencyKey: randomUUID() };
   for (let attempt = 1; ; attempt++) {
     try {
-      const result = await book.sendMoney(command);
+      const result = await book.sendMoney({ ...command, answerBy: Date.now() + 10_000 });
       // Through the clearing account: the recipient is hot.
       expect(result.transfer.via).toBe('clearing');
       return result;
@@ -428,6 +428,7 @@ describe('the local stream poller delivering credits to the poster', () => {
       sub: payers[0] as string,
       toAddress: merchant,
       amountMinor: 7,
+      answerBy: Date.now() + 10_000,
     });
     poisoned = firstPayment.transfer.transferId;
     const rest = await payHotMerchants(book, [merchant], payers, 2);

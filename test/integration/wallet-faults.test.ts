@@ -5,7 +5,7 @@ import type { Fault } from '#infra/local/dynamodb-proxy.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { createInboundMarker } from '#shared/wallet/inbound-marker.ts';
 import { loadWalletSettings } from '#shared/wallet/settings.ts';
-import { apiEvent, invoke, sendEvent, uniqueSub } from '../support/events.ts';
+import { apiEvent, invoke, lambdaContext, sendEvent, uniqueSub } from '../support/events.ts';
 import { mentions, startFaultProxy, storedItem } from '../support/faults.ts';
 import { fund } from '../support/wallet.ts';
 
@@ -101,11 +101,15 @@ describe('send money under faults beneath the SDK', () => {
 
   it('answers 503 without starting the transaction when the read before it took the time a transaction may need', async () => {
     const [alice, bob] = await twoWallets();
-    // The read of both wallets stalls twice (two request timeouts) and then answers; a transaction
-    // started after that could stall three times more, past the function's 10 s timeout.
+    // 10 s left: the read of both wallets stalls twice (two request timeouts) and then answers; a
+    // transaction started after that could stall three times more, past the function's timeout.
     proxy.inject({ kind: 'stall' }, { operation: 'BatchGetItem', when: mentions(alice), times: 2 });
     proxy.inject({ kind: 'stall' }, { operation: 'TransactWriteItems', when: mentions(alice) });
-    const response = await sendAs(alice, { toAddress: bob, amount: 1 });
+    const response = await invoke(
+      send,
+      sendEvent(alice, { toAddress: bob, amount: 1 }),
+      lambdaContext('send', 10_000),
+    );
     expect(response.statusCode).toBe(503);
     expect(response.headers?.['retry-after']).toMatch(/^\d+$/);
     expect(proxy.requests('BatchGetItem', mentions(alice))).toHaveLength(3);

@@ -59,8 +59,9 @@ function authorizerContext(sub: string, options: EventOptions): Record<string, s
   };
 }
 
-/** A Lambda context good enough for in-process invocations. */
-export function lambdaContext(functionName = 'test'): Context {
+/** A Lambda context good enough for in-process invocations, `remainingMs` from its timeout. */
+export function lambdaContext(functionName = 'test', remainingMs = 30_000): Context {
+  const timesOutAt = Date.now() + remainingMs;
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName,
@@ -70,7 +71,7 @@ export function lambdaContext(functionName = 'test'): Context {
     awsRequestId: randomUUID(),
     logGroupName: `/aws/lambda/${functionName}`,
     logStreamName: 'local',
-    getRemainingTimeInMillis: () => 30_000,
+    getRemainingTimeInMillis: () => Math.max(0, timesOutAt - Date.now()),
     done: () => undefined,
     fail: () => undefined,
     succeed: () => undefined,
@@ -80,8 +81,8 @@ export function lambdaContext(functionName = 'test'): Context {
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
 /** Invokes a handler and parses its JSON body. */
-export async function invoke(handler: Handler, event: APIGatewayProxyEvent) {
-  const response = await handler(event, lambdaContext());
+export async function invoke(handler: Handler, event: APIGatewayProxyEvent, context = lambdaContext()) {
+  const response = await handler(event, context);
   const contentType = response.headers?.['content-type'];
   return { ...response, contentType, json: response.body ? JSON.parse(response.body) : undefined };
 }

@@ -113,7 +113,12 @@ export async function createHotLedger(payers: number, fundedAt = new Date()): Pr
         ids: { next: () => randomUUID() },
         settings,
       });
-      const { transfer } = await send({ sub: payer, toAddress: to, amountMinor });
+      const { transfer } = await send({
+        sub: payer,
+        toAddress: to,
+        amountMinor,
+        answerBy: Date.now() + 10_000,
+      });
       return transfer.transferId;
     },
     async post(transferIds, at) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { httpHandler } from '#shared/http/handler.ts';
+import { setOutcome } from '#shared/observability/telemetry.ts';
 import { apiEvent, invoke } from '../support/events.ts';
 import { linesWrittenBy } from '../support/logs.ts';
 
@@ -14,10 +15,13 @@ async function outcomeOf(handler: ReturnType<typeof httpHandler>): Promise<unkno
 }
 
 describe('the request line outcome', () => {
-  it('is the one the handler names from the use case result', async () => {
+  it('is the one the handler names while it runs', async () => {
     const handler = httpHandler({
       operationId: 'getPetById',
-      run: async () => ({ statusCode: 200, body: {}, outcome: 'idempotent-replay' }),
+      run: async () => {
+        setOutcome('idempotent-replay');
+        return { statusCode: 200, body: {} };
+      },
     });
     expect(await outcomeOf(handler)).toBe('idempotent-replay');
   });

@@ -1,12 +1,13 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   IdempotencyKeyReuseError,
   InsufficientFundsError,
   RecipientLimitError,
+  TemporarilyUnavailableError,
   UnknownRecipientError,
 } from '#shared/errors.ts';
 import { MAX_BALANCE_MINOR } from '#shared/wallet/money.ts';
-import { makeSendMoney } from '#shared/wallet/send-money.ts';
+import { ANSWER_MARGIN_MS, makeSendMoney, type SendMoneyCommand } from '#shared/wallet/send-money.ts';
 import type { WalletSettings } from '#shared/wallet/settings.ts';
 import { InMemoryWallets } from './fakes/in-memory-wallets.ts';
 
@@ -23,12 +24,15 @@ function bank(balances: Record<string, number>) {
     wallets.wallets.set(address, { balanceMinor: BigInt(minor), seq: 0 });
   }
   let n = 0;
-  const send = makeSendMoney({
+  const sendMoney = makeSendMoney({
     ledger: wallets,
     clock: { now: () => NOW },
     ids: { next: () => `transfer-${++n}` },
     settings,
   });
+  // A request with the function's 10 s ahead of it, unless it says otherwise.
+  const send = (command: Omit<SendMoneyCommand, 'answerBy'> & { answerBy?: number }) =>
+    sendMoney({ answerBy: Date.now() + 10_000, ...command });
   const balance = (address: string) => wallets.wallets.get(address)?.balanceMinor;
   return { wallets, send, balance };
 }
@@ -149,6 +153,37 @@ describe('send money (use case)', () => {
     expect((await send({ sub: 'alice', toAddress: 'bob', amountMinor: 1 })).status).toBe('completed');
     expect(wallets.commits).toHaveLength(6);
     expect(balance('alice')).toBe(999n);
+  });
+
+  it('keeps trying a payer busy with its own payments while a commit started still ends in time to answer', async () => {
+    vi.useFakeTimers();
+    try {
+      const { wallets, send, balance } = bank({ alice: 1_000, bob: 0 });
+      wallets.movePayer = Number.POSITIVE_INFINITY;
+      // The send route's 20 s: its payer stays busy for 5 s (a loaded DynamoDB Local, 16 payments
+      // from one wallet at once), longer than any fixed count of tries or seconds would wait.
+      const settled = send({ sub: 'alice', toAddress: 'bob', amountMinor: 1, answerBy: Date.now() + 20_000 });
+      settled.catch(() => undefined);
+      await vi.advanceTimersByTimeAsync(5_000);
+      wallets.movePayer = 0;
+      await vi.advanceTimersByTimeAsync(200);
+      expect((await settled).status).toBe('completed');
+      expect(balance('alice')).toBe(999n);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('answers busy, writing nothing, once a commit started now could end after the answer is due', async () => {
+    const { wallets, send, balance } = bank({ alice: 1_000, bob: 0 });
+    wallets.movePayer = Number.POSITIVE_INFINITY;
+    const answerBy = Date.now() + wallets.longestCommitMs + ANSWER_MARGIN_MS + 100;
+    await expect(send({ sub: 'alice', toAddress: 'bob', amountMinor: 1, answerBy })).rejects.toThrow(
+      TemporarilyUnavailableError,
+    );
+    const commits = wallets.commits.length;
+    expect(commits).toBeGreaterThan(1);
+    expect(balance('alice')).toBe(1_000n);
   });
 
   it('replays a payment to a hot wallet with the status its credit has now', async () => {

@@ -35,6 +35,7 @@ export class InMemoryWallets implements TransferLedger {
   contend = 0;
   /** How many of the next commits find the payer moved on since it was read. */
   movePayer = 0;
+  readonly longestCommitMs = 1_000;
 
   async readWallet(address: string): Promise<WalletRecord | undefined> {
     const wallet = this.wallets.get(address);

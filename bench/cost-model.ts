@@ -27,12 +27,15 @@ const REQUESTS_PER_CACHED_POLICY = 10;
  * consistent read of a missing item costs a unit like a found one.
  */
 function capacityUnits(name: string): { wru: number; rru: number } {
-  // Read: both wallets and the Idempotency-Key's (absent) record, consistent. Write: 6 items in one
-  // transaction (2 accounts, the transfer, 2 entries, the key's claim), plus the history index's
-  // copy of each entry (standard writes).
-  if (name === 'send-money') return { wru: 6 * 2 + 2, rru: 3 };
-  // One eventually consistent Query of a full page: 20 entries ≈ 8 KB, two 4 KB units at half price.
-  if (name === 'list-transfers') return { wru: 0, rru: 1 };
+  // Read: both wallets, the recipient's hot marker and the Idempotency-Key's (absent) record,
+  // consistent. Write: 6 items in one transaction (2 accounts, the transfer, 2 entries, the key's
+  // claim), plus the history index's copy of each entry (standard writes).
+  if (name === 'send-money') return { wru: 6 * 2 + 2, rru: 4 };
+  // One eventually consistent Query of a full page (20 entries ≈ 8 KB, two 4 KB units at half
+  // price) and the consistent read of the hot marker.
+  if (name === 'list-transfers') return { wru: 0, rru: 2 };
+  // The wallet and its marker; the movement and its credit: two items read, consistent.
+  if (name === 'get-balance' || name === 'get-transfer') return { wru: 0, rru: 2 };
   const calls = DYNAMODB_CALLS[name] ?? [];
   return {
     wru: calls.filter((c) => c === 'PutItem').length,
@@ -103,7 +106,7 @@ export function costModel(results: Results, memoryMb: number, authorizerCacheTtl
     '',
     `- Billed duration = measured in-process time (warm column) + DynamoDB calls × ${ROUND_TRIP_MS[0]}–${ROUND_TRIP_MS[1]} ms, rounded up to whole ms; ${memoryMb} MB from \`ProjectFunction.MEMORY_MB\`.`,
     `- Authorizer: one invocation (${authorizerBilledMs} ms billed: its measured signature check) per token per ${authorizerCacheTtlSeconds} s cache period, assuming ${REQUESTS_PER_CACHED_POLICY} requests per token in that period (worst case, 1 request: ${(authorizerPerMillion * REQUESTS_PER_CACHED_POLICY).toFixed(3)} USD per million).`,
-    '- DynamoDB: items are under 1 KB; strongly consistent reads cost 1 RRU (an absent item too); a transfer reads 3 items (both wallets, the Idempotency-Key) in one BatchGetItem, then writes 6 items in one transaction, 2 WRU each, plus 2 history-index writes; a history page is one eventually consistent Query of 20 entries (≈ 8 KB, 1 RRU).',
+    `- DynamoDB: items are under 1 KB; strongly consistent reads cost 1 RRU (an absent item too); a transfer reads 4 items (both wallets, the recipient's hot marker, the Idempotency-Key) in one BatchGetItem, then writes 6 items in one transaction, 2 WRU each, plus 2 history-index writes; the balance reads the wallet and its marker, a lookup the movement and its credit (2 RRU each); a history page is one eventually consistent Query of 20 entries (≈ 8 KB, 1 RRU) beside the marker's read (1 RRU).`,
     '- Logs: the request log line each function writes (measured on stdout), at CloudWatch Logs ingestion prices.',
   ].join('\n');
 }

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import type { TouchReportEntry } from '#infra/local/dynamodb-conflicts.ts';
 import { freePort } from '#infra/local/dynamodb-local.ts';
 import { TOUCHES_PATH } from '#infra/local/dynamodb-proxy.ts';
@@ -146,20 +146,16 @@ export async function measureHotWallet(options: HotWalletOptions): Promise<HotWa
       const deadline = Date.now() + 60_000;
       for (;;) {
         const credits: Record<string, unknown>[] = [];
-        let start: Record<string, unknown> | undefined;
-        do {
-          const page = await client.send(
-            new ScanCommand({
-              TableName: tableName,
-              ConsistentRead: true,
-              FilterExpression: 'kind = :k AND toAccount = :to',
-              ExpressionAttributeValues: { ':k': 'credit', ':to': walletAccount(merchant) },
-              ExclusiveStartKey: start,
-            }),
-          );
-          credits.push(...(page.Items ?? []));
-          start = page.LastEvaluatedKey;
-        } while (start);
+        const pages = paginateScan(
+          { client },
+          {
+            TableName: tableName,
+            ConsistentRead: true,
+            FilterExpression: 'kind = :k AND toAccount = :to',
+            ExpressionAttributeValues: { ':k': 'credit', ':to': walletAccount(merchant) },
+          },
+        );
+        for await (const page of pages) credits.push(...(page.Items ?? []));
         if (credits.every((c) => c.postedAt !== undefined) || Date.now() > deadline) {
           const delays = credits.map((c) =>
             c.postedAt === undefined

@@ -81,8 +81,8 @@ interface Sendable {
 /**
  * What DynamoDB would answer through the DocumentClient: an item for a GetItem (a pet for the pets
  * table's `id` key, a transfer to the caller or a wallet for the wallets table's `pk`), the
- * wallets of a BatchGetItem (no idempotency record: the key is new), a page of history for a
- * Query, only metadata for writes.
+ * wallets and transfers of a BatchGetItem (no hot marker, credit or idempotency record: no wallet
+ * is hot and the key is new), a page of history for a Query, only metadata for writes.
  */
 function stubSend(command: Sendable): Promise<unknown> {
   stubCalls.count++;
@@ -95,7 +95,13 @@ function stubSend(command: Sendable): Promise<unknown> {
     const Responses = Object.fromEntries(
       Object.entries(RequestItems).map(([table, { Keys = [] }]) => [
         table,
-        Keys.filter((k) => k.pk?.startsWith('WALLET#')).map((k) => ({ ...WALLET_ITEM, pk: k.pk })),
+        Keys.flatMap(({ pk = '' }): Record<string, unknown>[] =>
+          pk.startsWith('WALLET#')
+            ? [{ ...WALLET_ITEM, pk }]
+            : pk.startsWith('TRANSFER#')
+              ? [transferItem(pk)]
+              : [],
+        ),
       ]),
     );
     return Promise.resolve({ Responses, UnprocessedKeys: {}, $metadata: METADATA });

@@ -226,10 +226,13 @@ export const DYNAMODB_CALLS: Readonly<
   authorizer: [],
   'add-pet': ['PutItem'],
   'get-pet': ['GetItem'],
-  'get-balance': ['GetItem'],
+  // The wallet and its hot marker, in one read.
+  'get-balance': ['BatchGetItem'],
   // The running balances need the two accounts (and the key's claim) read before the transaction.
   'send-money': ['BatchGetItem', 'TransactWriteItems'],
-  'list-transfers': ['Query'],
-  'get-transfer': ['GetItem'],
+  // The first page: the history query and the hot marker's read, at once.
+  'list-transfers': ['Query', 'BatchGetItem'],
+  // The movement and its credit's state, in one read.
+  'get-transfer': ['BatchGetItem'],
   openapi: [],
 };

@@ -5,19 +5,15 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPostCreditsHandler } from '#functions/post-credits/handler.ts';
 import { PROJECT_ROOT } from '#infra/bundling.ts';
 import { ensureTables, localClient } from '#infra/local/dynamodb-local.ts';
 import { DynamoDbProxy } from '#infra/local/dynamodb-proxy.ts';
-import {
-  type FailedBatch,
-  type StreamInvoke,
-  type StreamPoller,
-  startStreamPoller,
-} from '#infra/local/stream-poller.ts';
+import { type StreamInvoke, type StreamPoller, startStreamPoller } from '#infra/local/stream-poller.ts';
+import type { FailedBatch } from '#infra/local/stream-records.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { createInboundMarker } from '#shared/wallet/inbound-marker.ts';
@@ -165,20 +161,16 @@ interface Entry {
 
 async function entriesOf(client: DynamoDBDocumentClient, tableName: string, address: string) {
   const items: Entry[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await client.send(
-      new QueryCommand({
-        TableName: tableName,
-        IndexName: HISTORY_INDEX,
-        KeyConditionExpression: 'account = :a',
-        ExpressionAttributeValues: { ':a': walletAccount(address) },
-        ExclusiveStartKey: start,
-      }),
-    );
-    items.push(...((page.Items ?? []) as Entry[]));
-    start = page.LastEvaluatedKey;
-  } while (start);
+  const pages = paginateQuery(
+    { client },
+    {
+      TableName: tableName,
+      IndexName: HISTORY_INDEX,
+      KeyConditionExpression: 'account = :a',
+      ExpressionAttributeValues: { ':a': walletAccount(address) },
+    },
+  );
+  for await (const page of pages) items.push(...((page.Items ?? []) as Entry[]));
   return items.sort((a, b) => a.seq - b.seq);
 }
 

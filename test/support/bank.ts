@@ -1,4 +1,4 @@
-import { type DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, paginateScan } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 
 /*
@@ -46,14 +46,9 @@ export async function ledgerRecords(
   addresses: ReadonlySet<string>,
 ): Promise<LedgerRecords> {
   const items: Record<string, unknown>[] = [];
-  let ExclusiveStartKey: Record<string, never> | undefined;
-  do {
-    const page = await client.send(
-      new ScanCommand({ TableName: tableName, ConsistentRead: true, ExclusiveStartKey }),
-    );
+  for await (const page of paginateScan({ client }, { TableName: tableName, ConsistentRead: true })) {
     items.push(...(page.Items ?? []).map((item) => unmarshall(item)));
-    ExclusiveStartKey = page.LastEvaluatedKey as typeof ExclusiveStartKey;
-  } while (ExclusiveStartKey);
+  }
   const names = (...values: unknown[]) => values.some((v) => addresses.has(v as string));
   return {
     transfers: items.filter(

@@ -1,4 +1,4 @@
-import { type DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, paginateScan } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { createCreditLedger } from '#shared/wallet/credit-ledger.ts';
@@ -12,23 +12,21 @@ export async function creditsInTransit(
   tableName: string,
 ): Promise<Map<string, string[]>> {
   const byAddress = new Map<string, string[]>();
-  let ExclusiveStartKey: Record<string, never> | undefined;
-  do {
-    const page = await client.send(
-      new ScanCommand({
-        TableName: tableName,
-        ConsistentRead: true,
-        FilterExpression: 'kind = :credit AND attribute_not_exists(postedSeq)',
-        ExpressionAttributeValues: { ':credit': { S: 'credit' } },
-        ExclusiveStartKey,
-      }),
-    );
+  const pages = paginateScan(
+    { client },
+    {
+      TableName: tableName,
+      ConsistentRead: true,
+      FilterExpression: 'kind = :credit AND attribute_not_exists(postedSeq)',
+      ExpressionAttributeValues: { ':credit': { S: 'credit' } },
+    },
+  );
+  for await (const page of pages) {
     for (const item of (page.Items ?? []).map((i) => unmarshall(i))) {
       const address = addressOfAccount(item.toAccount as string) as string;
       byAddress.set(address, [...(byAddress.get(address) ?? []), item.transferId as string]);
     }
-    ExclusiveStartKey = page.LastEvaluatedKey as typeof ExclusiveStartKey;
-  } while (ExclusiveStartKey);
+  }
   return byAddress;
 }
 

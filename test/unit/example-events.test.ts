@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '#infra/bundling.ts';
 import { CREDIT_RECORD_FILTER } from '#infra/credit-poster-settings.ts';
 import { eventFileName, exampleEvents, TOKEN_PLACEHOLDER } from '#infra/local/invoke/events.ts';
-import { matchesFilter } from '#infra/local/stream-poller.ts';
+import { matchesFilter } from '#infra/local/stream-records.ts';
 import { routes } from '#shared/routes.ts';
 
 const dir = join(PROJECT_ROOT, 'events');

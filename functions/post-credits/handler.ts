@@ -1,4 +1,6 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { requireEnv } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
@@ -8,7 +10,7 @@ import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { createCreditLedger } from '#shared/wallet/credit-ledger.ts';
 import { addressOfAccount } from '#shared/wallet/ledger-keys.ts';
 import { type Clock, systemClock } from '#shared/wallet/ports.ts';
-import { makePostCredits } from '#shared/wallet/post-credits.ts';
+import { type CreditInTransit, makePostCredits } from '#shared/wallet/post-credits.ts';
 
 export interface PostCreditsFunctionDependencies {
   readonly client: DynamoDBDocumentClient;
@@ -16,25 +18,39 @@ export interface PostCreditsFunctionDependencies {
   readonly clock?: Clock;
 }
 
-/** A credit in transit named by a stream record: its transfer, its recipient, and the record's position. */
+/** A credit in transit as a stream record announces it, with the record's position. */
 interface StreamedCredit {
-  readonly transferId: string;
   readonly address: string;
+  readonly credit: CreditInTransit;
   readonly sequenceNumber: string;
 }
 
 /**
  * The credit a record announces: an inserted CREDIT# item; `'malformed'` for one without its
- * transfer, recipient or sequence number; `undefined` for any other record.
+ * transfer, accounts, amount, time or sequence number; `undefined` for any other record.
  */
 function creditOf(record: DynamoDBRecord): StreamedCredit | 'malformed' | undefined {
   const image = record.dynamodb?.NewImage;
   if (record.eventName !== 'INSERT' || image?.kind?.S !== 'credit') return undefined;
-  const transferId = image.transferId?.S;
-  const address = addressOfAccount(image.toAccount?.S ?? '');
+  const item = unmarshall(image as Record<string, AttributeValue>);
+  const address = addressOfAccount(String(item.toAccount ?? ''));
   const sequenceNumber = record.dynamodb?.SequenceNumber;
-  if (!transferId || address === undefined || !sequenceNumber) return 'malformed';
-  return { transferId, address, sequenceNumber };
+  const credit = {
+    transferId: item.transferId,
+    fromAccount: item.fromAccount,
+    fromSeq: item.fromSeq,
+    amountMinor: item.amountMinor,
+    currency: item.currency,
+    createdAt: item.createdAt,
+  };
+  const strings = [credit.transferId, credit.fromAccount, credit.currency, credit.createdAt];
+  const wellFormed =
+    address !== undefined &&
+    sequenceNumber !== undefined &&
+    strings.every((value) => typeof value === 'string' && value !== '') &&
+    Number.isSafeInteger(credit.fromSeq) &&
+    Number.isSafeInteger(credit.amountMinor);
+  return wellFormed ? { address, credit: credit as CreditInTransit, sequenceNumber } : 'malformed';
 }
 
 /**
@@ -67,7 +83,7 @@ export function createPostCreditsHandler({
       [...byWallet].map(([address, credits]) =>
         postCredits(
           address,
-          credits.map((c) => c.transferId),
+          credits.map((c) => c.credit),
         ),
       ),
     );

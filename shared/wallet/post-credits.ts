@@ -16,7 +16,7 @@ export interface CreditInTransit {
   readonly postedSeq?: number | undefined;
 }
 
-/** One posting: the wallet as read, and the credits (not yet posted) it takes in, in order. */
+/** One posting: the wallet as it stands, and the credits (not yet posted) it takes in, in order. */
 export interface PostingPlan {
   readonly address: string;
   readonly wallet: AccountState;
@@ -58,34 +58,52 @@ export const POSTING_DEADLINE_MS = 20_000;
  */
 export const POSTING_CALL_MS = 30_000;
 
+/** How many wallets' states a poster keeps between its calls (the hot ones: a few). */
+const KNOWN_WALLETS = 1_000;
+
 /**
  * Posts credits in transit to one wallet, in batches: each batch is ONE transaction that writes
  * the wallet once (balance + the batch's sum, seq + its count), an entry per credit with its exact
  * running balance at seq + 1, + 2, …, and marks each credit posted on condition that it was not,
- * so a redelivered or concurrent batch posts nothing twice. A credit already posted, or not found,
- * is skipped. Credits go in the order they were paid. The wallet stays hot while credits arrive.
+ * so a redelivered or concurrent batch posts nothing twice. Credits go in the order they were paid.
+ *
+ * The credits come as the stream announced them, and the wallet as the poster's last posting to it
+ * left it: a wallet that only this poster writes (a hot one, while credits arrive) is posted to in
+ * one round trip, without a read. Should either have moved on (its owner paid, another poller
+ * posted, a batch was delivered again), the transaction's conditions refuse it, and the batch is
+ * read (the wallet, and which credits are still due) and built again. The wallet stays hot while
+ * credits arrive.
  */
 export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock: Clock }) {
-  return async (address: string, transferIds: readonly string[]): Promise<{ posted: number }> => {
+  /** Each wallet as this poster's last posting to it left it. */
+  const known = new Map<string, AccountState>();
+  const remember = (address: string, wallet: AccountState) => {
+    known.delete(address);
+    known.set(address, wallet);
+    if (known.size > KNOWN_WALLETS) known.delete(known.keys().next().value as string);
+  };
+
+  return async (address: string, announced: readonly CreditInTransit[]): Promise<{ posted: number }> => {
     let posted = 0;
-    const ids = [...new Set(transferIds)];
+    const credits = [...new Map(announced.map((credit) => [credit.transferId, credit])).values()].sort(
+      paidOrder,
+    );
     const started = Date.now();
-    for (let start = 0; start < ids.length; start += MAX_CREDITS_PER_POSTING) {
+    for (let start = 0; start < credits.length; start += MAX_CREDITS_PER_POSTING) {
       if (Date.now() - started > POSTING_CALL_MS)
         throw busy('Out of time for this batch; its credits are delivered again');
-      const batch = ids.slice(start, start + MAX_CREDITS_PER_POSTING);
+      const batch = credits.slice(start, start + MAX_CREDITS_PER_POSTING);
       posted += await retryMovement<number>(
         {
           at: Date.now() + POSTING_DEADLINE_MS,
           message: 'The wallet is busy; its credits are delivered again',
         },
         async (_attempt, beforeWrite) => {
-          const { wallet, credits } = await ledger.read(address, batch);
-          const due = credits
-            .filter((credit) => credit.postedSeq === undefined)
-            .sort(
-              (a, b) => a.createdAt.localeCompare(b.createdAt) || a.transferId.localeCompare(b.transferId),
-            );
+          const remembered = known.get(address);
+          known.delete(address);
+          const { wallet, due } = remembered
+            ? { wallet: remembered, due: batch }
+            : await readDue(ledger, address, batch);
           if (due.length === 0) return { done: 0 };
           beforeWrite();
           const result = await ledger.post({
@@ -94,11 +112,27 @@ export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock
             credits: due,
             postedAt: new Date(clock.now()).toISOString(),
           });
-          return result.kind === 'posted' ? { done: due.length } : { again: 'after-pause' };
+          if (result.kind !== 'posted') return { again: remembered ? 'now' : 'after-pause' };
+          const sum = due.reduce((total, credit) => total + BigInt(credit.amountMinor), 0n);
+          remember(address, { exists: true, balance: wallet.balance + sum, seq: wallet.seq + due.length });
+          return { done: due.length };
         },
       );
     }
     if (posted > 0) await ledger.markHot(address, clock.now() + HOT_FOR_MS);
     return { posted };
   };
+}
+
+/** The order credits were paid in: the order they are posted in. */
+const paidOrder = (a: CreditInTransit, b: CreditInTransit) =>
+  a.createdAt.localeCompare(b.createdAt) || a.transferId.localeCompare(b.transferId);
+
+/** The wallet as it is, and those of `batch` still to post (a credit posted meanwhile, or not found, is skipped). */
+async function readDue(ledger: CreditLedger, address: string, batch: readonly CreditInTransit[]) {
+  const { wallet, credits } = await ledger.read(
+    address,
+    batch.map((credit) => credit.transferId),
+  );
+  return { wallet, due: credits.filter((credit) => credit.postedSeq === undefined).sort(paidOrder) };
 }

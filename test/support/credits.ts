@@ -4,14 +4,14 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { createCreditLedger } from '#shared/wallet/credit-ledger.ts';
 import { addressOfAccount } from '#shared/wallet/ledger-keys.ts';
 import { systemClock } from '#shared/wallet/ports.ts';
-import { makePostCredits } from '#shared/wallet/post-credits.ts';
+import { type CreditInTransit, makePostCredits } from '#shared/wallet/post-credits.ts';
 
 /** The credits in transit on `tableName` not yet posted, by recipient address (a consistent scan). */
 export async function creditsInTransit(
   client: DynamoDBClient,
   tableName: string,
-): Promise<Map<string, string[]>> {
-  const byAddress = new Map<string, string[]>();
+): Promise<Map<string, CreditInTransit[]>> {
+  const byAddress = new Map<string, CreditInTransit[]>();
   const pages = paginateScan(
     { client },
     {
@@ -24,7 +24,7 @@ export async function creditsInTransit(
   for await (const page of pages) {
     for (const item of (page.Items ?? []).map((i) => unmarshall(i))) {
       const address = addressOfAccount(item.toAccount as string) as string;
-      byAddress.set(address, [...(byAddress.get(address) ?? []), item.transferId as string]);
+      byAddress.set(address, [...(byAddress.get(address) ?? []), item as CreditInTransit]);
     }
   }
   return byAddress;
@@ -40,8 +40,8 @@ export async function postCreditsInTransit(endpoint: string, tableName: string):
   try {
     const post = makePostCredits({ ledger: createCreditLedger({ client, tableName }), clock: systemClock });
     let posted = 0;
-    for (const [address, ids] of await creditsInTransit(client, tableName))
-      posted += (await post(address, ids)).posted;
+    for (const [address, credits] of await creditsInTransit(client, tableName))
+      posted += (await post(address, credits)).posted;
     return posted;
   } finally {
     client.destroy();

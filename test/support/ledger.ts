@@ -123,7 +123,9 @@ export async function createHotLedger(payers: number, fundedAt = new Date()): Pr
     },
     async post(transferIds, at) {
       const post = makePostCredits({ ledger: wallets.credits, clock: clockAt(at) });
-      return (await post(shop, transferIds)).posted;
+      // The credits as the stream would announce them: as the payers' transactions wrote them.
+      const { credits } = await wallets.credits.read(shop, transferIds);
+      return (await post(shop, credits)).posted;
     },
   };
 }

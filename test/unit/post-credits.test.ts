@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import type { AccountState } from '#shared/wallet/ledger-commit.ts';
+import {
+  type CreditInTransit,
+  type CreditLedger,
+  makePostCredits,
+  type PostingPlan,
+  type PostingResult,
+} from '#shared/wallet/post-credits.ts';
+
+/**
+ * One wallet's side of the ledger in memory, refusing a posting as the transaction's conditions
+ * do: a wallet that is not as the plan says, or a credit posted already.
+ */
+class OneWallet implements CreditLedger {
+  wallet: AccountState = { exists: true, balance: 0n, seq: 0 };
+  readonly credits = new Map<string, CreditInTransit>();
+  readonly posts: PostingPlan[] = [];
+  reads = 0;
+
+  async read(_address: string, transferIds: readonly string[]) {
+    this.reads++;
+    const credits = transferIds.flatMap((id) => {
+      const credit = this.credits.get(id);
+      return credit ? [credit] : [];
+    });
+    return { wallet: this.wallet, credits };
+  }
+
+  async post(plan: PostingPlan): Promise<PostingResult> {
+    this.posts.push(plan);
+    if (plan.wallet.balance !== this.wallet.balance || plan.wallet.seq !== this.wallet.seq) {
+      return { kind: 'wallet-moved' };
+    }
+    if (plan.credits.some((c) => this.credits.get(c.transferId)?.postedSeq !== undefined)) {
+      return { kind: 'credit-taken' };
+    }
+    let { balance, seq } = this.wallet;
+    for (const credit of plan.credits) {
+      balance += BigInt(credit.amountMinor);
+      this.credits.set(credit.transferId, { ...credit, postedSeq: ++seq });
+    }
+    this.wallet = { exists: true, balance, seq };
+    return { kind: 'posted' };
+  }
+
+  async markHot(): Promise<void> {}
+
+  /** Credits paid into the wallet, as the stream announces them. */
+  pay(...amounts: number[]): CreditInTransit[] {
+    return amounts.map((amountMinor) => {
+      const credit = {
+        transferId: `t${this.credits.size + 1}`,
+        fromAccount: 'W#payer',
+        fromSeq: this.credits.size + 1,
+        amountMinor,
+        currency: 'USD',
+        createdAt: new Date(Date.UTC(2026, 10, 25, 0, 0, this.credits.size)).toISOString(),
+      };
+      this.credits.set(credit.transferId, credit);
+      return credit;
+    });
+  }
+}
+
+const clock = { now: () => Date.UTC(2026, 10, 25, 12) };
+
+describe('posting credits in transit', () => {
+  it("posts a wallet's next batch in one round trip, without reading it, while only this poster writes it", async () => {
+    const ledger = new OneWallet();
+    const post = makePostCredits({ ledger, clock });
+    expect(await post('shop', ledger.pay(100, 200))).toEqual({ posted: 2 });
+    expect(await post('shop', ledger.pay(3, 4, 5))).toEqual({ posted: 3 });
+    expect(ledger.reads).toBe(1);
+    expect(ledger.posts).toHaveLength(2);
+    expect(ledger.wallet).toEqual({ exists: true, balance: 312n, seq: 5 });
+    expect([...ledger.credits.values()].map((c) => c.postedSeq)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('reads the wallet again and posts each credit once when its owner paid since the last posting', async () => {
+    const ledger = new OneWallet();
+    const post = makePostCredits({ ledger, clock });
+    await post('shop', ledger.pay(100));
+    // The owner pays 40 out of it: its balance and seq move without this poster.
+    ledger.wallet = { exists: true, balance: 60n, seq: 2 };
+    expect(await post('shop', ledger.pay(7))).toEqual({ posted: 1 });
+    expect(ledger.reads).toBe(2);
+    expect(ledger.wallet).toEqual({ exists: true, balance: 67n, seq: 3 });
+    expect(ledger.credits.get('t2')?.postedSeq).toBe(3);
+  });
+
+  it('posts nothing twice when the stream delivers a batch again', async () => {
+    const ledger = new OneWallet();
+    const post = makePostCredits({ ledger, clock });
+    const credits = ledger.pay(100, 200);
+    await post('shop', credits);
+    expect(await post('shop', credits)).toEqual({ posted: 0 });
+    expect(ledger.wallet).toEqual({ exists: true, balance: 300n, seq: 2 });
+  });
+
+  it('posts more credits than one transaction holds in consecutive postings, in the order they were paid', async () => {
+    const ledger = new OneWallet();
+    const post = makePostCredits({ ledger, clock });
+    const credits = ledger.pay(...Array.from({ length: 120 }, (_, i) => i + 1));
+    expect(await post('shop', [...credits].reverse())).toEqual({ posted: 120 });
+    expect(ledger.posts.map((p) => p.credits.length)).toEqual([49, 49, 22]);
+    expect(ledger.reads).toBe(1);
+    expect(credits.map((c) => ledger.credits.get(c.transferId)?.postedSeq)).toEqual(
+      Array.from({ length: 120 }, (_, i) => i + 1),
+    );
+  });
+});

@@ -16,7 +16,9 @@
  * (context rules, the Bidi Rule, scripts mixed) is decided here. docs/decisions/address-profile.md
  * says why and what the profile does not catch.
  */
-import { BIDI_CLASSES, CONTEXTUAL, SCRIPT_SETS, STARTS, VALUES } from './identifier-table.generated.ts';
+
+import { BIDI_CLASSES, CONTEXTUAL, RUNS, SCRIPT_NAMES, SCRIPT_SETS } from './identifier-table.generated.ts';
+import { decodeNumbers } from './identifier-table-codec.ts';
 
 const BIDI_COUNT = BIDI_CLASSES.length;
 const bidiIndex = (name: (typeof BIDI_CLASSES)[number]) => BIDI_CLASSES.indexOf(name);
@@ -40,16 +42,45 @@ const COVERS = [
   ['Latin', 'Han', 'Hangul'],
 ] as const;
 
+interface Table {
+  /** The first code point of each run, ascending from 0. */
+  readonly starts: Uint32Array;
+  readonly values: Uint16Array;
+  readonly scriptSets: readonly (readonly string[])[];
+}
+
+/** The table, decoded on first use: a visible-ASCII identifier (the usual `sub`) never needs it. */
+let decoded: Table | undefined;
+function table(): Table {
+  if (decoded) return decoded;
+  const runs = decodeNumbers(RUNS);
+  const starts = new Uint32Array(runs.length / 2);
+  const values = new Uint16Array(runs.length / 2);
+  for (let i = 0, start = 0; i < starts.length; i++) {
+    start += runs[2 * i] as number;
+    starts[i] = start;
+    values[i] = runs[2 * i + 1] as number;
+  }
+  const names = SCRIPT_NAMES.split(' ');
+  const sets = decodeNumbers(SCRIPT_SETS);
+  const scriptSets: string[][] = [];
+  for (let i = 0; i < sets.length; i += 1 + (sets[i] as number)) {
+    scriptSets.push(sets.slice(i + 1, i + 1 + (sets[i] as number)).map((n) => names[n] as string));
+  }
+  decoded = { starts, values, scriptSets };
+  return decoded;
+}
+
 /** The table's value for a code point: that of the last run starting at or before it. */
-function tableValue(codePoint: number): number {
+function tableValue({ starts, values }: Table, codePoint: number): number {
   let low = 0;
-  let high = STARTS.length - 1;
+  let high = starts.length - 1;
   while (low < high) {
     const middle = (low + high + 1) >> 1;
-    if ((STARTS[middle] as number) <= codePoint) low = middle;
+    if ((starts[middle] as number) <= codePoint) low = middle;
     else high = middle - 1;
   }
-  return VALUES[low] as number;
+  return values[low] as number;
 }
 
 const contextual = new Set(CONTEXTUAL);
@@ -93,17 +124,17 @@ function bidiRuleHolds(classes: readonly number[]): boolean {
 }
 
 /** UTS #39 §5.2 Highly Restrictive, over the distinct script sets of the text's characters. */
-function highlyRestrictive(sets: ReadonlySet<number>): boolean {
+function highlyRestrictive(sets: ReadonlySet<number>, { scriptSets }: Table): boolean {
   let resolved: readonly string[] | undefined;
   for (const set of sets) {
-    const scripts = SCRIPT_SETS[set] as readonly string[];
+    const scripts = scriptSets[set] as readonly string[];
     resolved = resolved === undefined ? scripts : resolved.filter((script) => scripts.includes(script));
     if (resolved.length === 0) break;
   }
   if (resolved === undefined || resolved.length > 0) return true;
   return COVERS.some((cover) =>
     [...sets].every((set) =>
-      (SCRIPT_SETS[set] as readonly string[]).some((s) => (cover as readonly string[]).includes(s)),
+      (scriptSets[set] as readonly string[]).some((s) => (cover as readonly string[]).includes(s)),
     ),
   );
 }
@@ -115,13 +146,14 @@ export function isProfiledIdentifier(text: string): boolean {
   // RFC 8265 §3.3.3: an empty identifier is none.
   if (text === '' || text.normalize('NFC') !== text) return false;
   const chars = [...text];
+  const data = table();
   const classes: number[] = [];
   const sets = new Set<number>();
   let rightToLeft = false;
   let needsContext = false;
   for (const char of chars) {
     const codePoint = char.codePointAt(0) as number;
-    const value = tableValue(codePoint);
+    const value = tableValue(data, codePoint);
     if (value === 0) return false;
     const bidi = (value - 1) % BIDI_COUNT;
     const set = Math.floor((value - 1) / BIDI_COUNT);
@@ -137,5 +169,5 @@ export function isProfiledIdentifier(text: string): boolean {
     }
   }
   if (rightToLeft && !bidiRuleHolds(classes)) return false;
-  return highlyRestrictive(sets);
+  return highlyRestrictive(sets, data);
 }

@@ -177,7 +177,13 @@ export const BUDGETS: readonly Budget[] = [
     limit: LIMITS.hotTouchesPerPayment,
     bound: 'max',
     format: (value) => value.toFixed(3),
-    checks: ({ hotWallet }) => [{ name: 'hot-wallet', value: hotWallet.touchesPerPayment }],
+    checks: ({ hotWallet }) => [
+      {
+        name: 'hot-wallet',
+        value: hotWallet.touchesPerPayment,
+        note: `${hotWallet.writesPerPayment.toFixed(3)} of them writes (postings), the rest failed transactions naming it`,
+      },
+    ],
   },
   {
     id: 'hotVisible',

@@ -33,6 +33,8 @@ export interface HotWallet {
   readonly payments: number;
   /** Touches of the merchant's item (written, or named in a failed transaction) per payment, the worst round. */
   readonly touchesPerPayment: number;
+  /** The worst round's touches per payment that were writes (postings); the rest named it in a failed transaction. */
+  readonly writesPerPayment: number;
   /** p99 over every hot payment of the time from its 200 to its credit's posting (0 when credited directly). */
   readonly visibleP99Ms: number;
   readonly hotPaymentsPerSecond: number;
@@ -133,12 +135,15 @@ export async function measureHotWallet(options: HotWalletOptions): Promise<HotWa
       return { latenciesMs, answeredAt, failed, seconds: (performance.now() - started) / 1000 };
     };
 
-    const touchesOf = async (pk: string): Promise<number> => {
+    /** The proxy's count of writes of the item `pk`, and of failed writes naming it. */
+    const touchesOf = async (pk: string): Promise<{ writes: number; failed: number }> => {
       const response = await fetch(new URL(TOUCHES_PATH, stack.dynamodbEndpoint));
       const report = (await response.json()) as TouchReportEntry[];
-      return report
-        .filter((e) => e.table === tableName && e.key.pk === pk)
-        .reduce((sum, e) => sum + e.writes + e.failed, 0);
+      const entries = report.filter((e) => e.table === tableName && e.key.pk === pk);
+      return {
+        writes: entries.reduce((sum, e) => sum + e.writes, 0),
+        failed: entries.reduce((sum, e) => sum + e.failed, 0),
+      };
     };
 
     /** Waits until every credit to `merchant` is posted, then the delays from each 200 to its posting. */
@@ -178,6 +183,7 @@ export async function measureHotWallet(options: HotWalletOptions): Promise<HotWa
     let failed = 0;
     let payments = 0;
     let touchesPerPayment = 0;
+    let writesPerPayment = 0;
     let hotRate = 0;
     let spreadRate = 0;
     const round = async (n: number) => {
@@ -196,12 +202,15 @@ export async function measureHotWallet(options: HotWalletOptions): Promise<HotWa
       payments += count + spread.latenciesMs.length;
       const roundDelays = await postingDelays(merchant, hot);
       delays.push(...roundDelays);
-      const roundTouches = ((await touchesOf(`WALLET#${merchant}`)) - touchesBefore) / count;
-      touchesPerPayment = Math.max(touchesPerPayment, roundTouches);
+      const touchesAfter = await touchesOf(`WALLET#${merchant}`);
+      const roundWrites = (touchesAfter.writes - touchesBefore.writes) / count;
+      const roundTouches = roundWrites + (touchesAfter.failed - touchesBefore.failed) / count;
+      if (roundTouches > touchesPerPayment)
+        [touchesPerPayment, writesPerPayment] = [roundTouches, roundWrites];
       hotRate += count / hot.seconds;
       spreadRate += spread.latenciesMs.length / spread.seconds;
       progress(
-        `hot wallet round ${n + 1}: ${hot.failed} + ${spread.failed} not 200 (${[...statuses].map(([k, v]) => `${k}×${v}`).join(', ')}${lastProblem ? `: ${lastProblem}` : ''}), ${(count / hot.seconds).toFixed(0)} vs ${(spread.latenciesMs.length / spread.seconds).toFixed(0)} payments/s, p99 ${percentile(hot.latenciesMs, 99).toFixed(0)} vs ${percentile(spread.latenciesMs, 99).toFixed(0)} ms, ${roundTouches.toFixed(2)} touches/payment, available after p99 ${percentile(roundDelays, 99).toFixed(0)} ms`,
+        `hot wallet round ${n + 1}: ${hot.failed} + ${spread.failed} not 200 (${[...statuses].map(([k, v]) => `${k}×${v}`).join(', ')}${lastProblem ? `: ${lastProblem}` : ''}), ${(count / hot.seconds).toFixed(0)} vs ${(spread.latenciesMs.length / spread.seconds).toFixed(0)} payments/s, p99 ${percentile(hot.latenciesMs, 99).toFixed(0)} vs ${percentile(spread.latenciesMs, 99).toFixed(0)} ms, ${roundTouches.toFixed(2)} touches/payment (${roundWrites.toFixed(2)} written), available after p99 ${percentile(roundDelays, 99).toFixed(0)} ms`,
       );
     };
     let rounds = 0;
@@ -222,6 +231,7 @@ export async function measureHotWallet(options: HotWalletOptions): Promise<HotWa
       failed,
       payments,
       touchesPerPayment,
+      writesPerPayment,
       visibleP99Ms: percentile(delays, 99),
       hotPaymentsPerSecond: hotRate / rounds,
       spreadPaymentsPerSecond: spreadRate / rounds,

@@ -146,6 +146,7 @@ describe('API methods and authorization', () => {
 describe('functions', () => {
   const all = () => [built.service.authorizerFunction, ...built.service.functions.values()];
 
+  // Their timeouts: test/infra/service-posture.test.ts ("capacity").
   it('runs every function on Node.js 24, arm64, 1024 MB, with active tracing and JSON logs at the stage log level', () => {
     expect(all()).toHaveLength(routeTable.length + 1);
     for (const fn of all()) {
@@ -155,7 +156,6 @@ describe('functions', () => {
         Architectures: ['arm64'],
         Handler: 'index.handler',
         MemorySize: 1024,
-        Timeout: 10,
         TracingConfig: { Mode: 'Active' },
         LoggingConfig: {
           LogFormat: 'JSON',

@@ -1,5 +1,4 @@
-import { type DynamoDBClient, paginateScan } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { type DynamoDBDocumentClient, paginateScan } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { createCreditLedger } from '#shared/wallet/credit-ledger.ts';
 import { addressOfAccount } from '#shared/wallet/ledger-keys.ts';
@@ -8,7 +7,7 @@ import { type CreditInTransit, makePostCredits } from '#shared/wallet/post-credi
 
 /** The credits in transit on `tableName` not yet posted, by recipient address (a consistent scan). */
 export async function creditsInTransit(
-  client: DynamoDBClient,
+  client: DynamoDBDocumentClient,
   tableName: string,
 ): Promise<Map<string, CreditInTransit[]>> {
   const byAddress = new Map<string, CreditInTransit[]>();
@@ -18,11 +17,11 @@ export async function creditsInTransit(
       TableName: tableName,
       ConsistentRead: true,
       FilterExpression: 'kind = :credit AND attribute_not_exists(postedSeq)',
-      ExpressionAttributeValues: { ':credit': { S: 'credit' } },
+      ExpressionAttributeValues: { ':credit': 'credit' },
     },
   );
   for await (const page of pages) {
-    for (const item of (page.Items ?? []).map((i) => unmarshall(i))) {
+    for (const item of page.Items ?? []) {
       const address = addressOfAccount(item.toAccount as string) as string;
       byAddress.set(address, [...(byAddress.get(address) ?? []), item as CreditInTransit]);
     }

@@ -57,9 +57,10 @@ const settings: Settings = flags.quick
     }
   : {
       coldRounds: 31,
-      warmBatches: 40,
+      // The warm verdict is over processes (bench/warm.ts): more of them, fewer batches each.
+      warmBatches: 24,
       warmBatchSize: 200,
-      warmPasses: 3,
+      warmPasses: 5,
       concurrency: 6,
       warmUpRequests: 500,
       e2eRounds: 20,
@@ -193,7 +194,7 @@ function generatedSection(run: Results, list: readonly Verdict[], authorizerCach
   return [
     `Last run ${run.startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC (${Math.round(run.durationS)} s) with \`npm run bench\`${flags.quick ? ' --quick' : ''}, on ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, Node.js ${m.node}, Linux ${m.kernel}; 1-minute load average ${m.loadAtStart.toFixed(1)} at the start, ${(m.loadAtEnd ?? 0).toFixed(1)} at the end.`,
     '',
-    `Every interval is the ${confidence} bootstrap interval of the median; a check whose interval straddled its limit got up to ${s.extraSets} more sets of samples. Cold init: ${s.coldRounds} rounds of fresh processes, the ratio per round of the import's CPU time to the baseline's. Warm: ${s.warmPasses} processes of ${s.warmBatches} batches of ${s.warmBatchSize} invocations, each batch minus the baseline's next to it (which writes the same request line), in node with Lambda's heap limits at ${memoryMb} MB (\`${lambdaNodeOptions(memoryMb).join(' ')}\`). End to end: ${s.e2eRounds} rounds of ${s.e2eBatchRequests} requests per route and side at concurrency ${s.concurrency} after ${s.warmUpRequests} to warm up, through the local gateway and DynamoDB Local, against the floor (a bare node:http server making the route's DynamoDB calls with the same client, driven by the same workers); the ratio per round of the two p50s.`,
+    `Every interval is the ${confidence} bootstrap interval of the median; a check whose interval straddled its limit got up to ${s.extraSets} more sets of samples. Cold init: ${s.coldRounds} rounds of fresh processes, the ratio per round of the import's CPU time to the baseline's. Warm: ${s.warmPasses} processes of ${s.warmBatches} batches of ${s.warmBatchSize} invocations, each batch minus the baseline's next to it (which writes the same request line), the interval over the processes' medians, in node with Lambda's heap limits at ${memoryMb} MB (\`${lambdaNodeOptions(memoryMb).join(' ')}\`). End to end: ${s.e2eRounds} rounds of ${s.e2eBatchRequests} requests per route and side at concurrency ${s.concurrency} after ${s.warmUpRequests} to warm up, through the local gateway and DynamoDB Local, against the floor (a bare node:http server making the route's DynamoDB calls with the same client, driven by the same workers); the ratio per round of the two p50s.`,
     '',
     `Hot wallet: ${s.hotRounds} rounds (and up to ${s.extraSets} more sets) of 100 clients each making 5 payments of 1.00 into one fresh wallet, and the same spread over 100 fresh recipients, in alternating order, through \`npm start\` with its DynamoDB-like conflict mode: ${run.hotWallet.hotPaymentsPerSecond.toFixed(0)} payments/s into one wallet against ${run.hotWallet.spreadPaymentsPerSecond.toFixed(0)} spread (means over the rounds); the ratios per round judged.`,
     '',

@@ -36,15 +36,6 @@ export function toViolations(errors: readonly ErrorObject[] | null | undefined):
             pointer: instancePath,
             detail: `must be one of: ${(params.allowedValues as unknown[]).join(', ')}`,
           };
-        case 'pattern':
-          // No body schema has a `pattern` any more: the address rule (shared/schemas/wallet.ts) is the
-          // `x-identifier-profile` keyword, whose violations take the `default` branch. This wording
-          // is the address rule's from when it was a pattern.
-          return {
-            pointer: instancePath,
-            detail:
-              'must not contain control, invisible formatting (zero-width, bidi, BOM, soft hyphen), private-use, unassigned or surrogate characters, nor line separators',
-          };
         default:
           return { pointer: instancePath, detail: error.message ?? keyword };
       }

@@ -137,6 +137,16 @@ describe('bank under DynamoDB faults', () => {
     // Its first request commits (nothing else runs yet) and loses every answer; the client's
     // retries then race the other transfers.
     const lostFirst = await sendOnce(lostFrom, lostTo, '1.00', lostKey);
+    // The credit poster, as deployed, beside the payments (straight to DynamoDB Local, unfaulted):
+    // credits to wallets found hot become spendable again, or the wallets would drain into
+    // transit and refuse ever more transfers for want of funds.
+    let paying = true;
+    const poster = (async () => {
+      while (paying) {
+        await postCreditsInTransit(process.env.DYNAMODB_ENDPOINT as string, tableName);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    })();
     const lost = sendRetrying(lostFrom, lostTo, '1.00', lostKey).then((later) => [lostFirst, ...later]);
     const runs = await inParallel(TRANSFERS, CONCURRENCY, async () => {
       const from = wallets[randomInt(WALLETS)] as string;
@@ -150,8 +160,10 @@ describe('bank under DynamoDB faults', () => {
         : [await sendRetrying(from, to, amount, key)];
     });
     const lostAnswers = await lost;
+    paying = false;
+    await poster;
     proxy.heal();
-    // The poster's work, at rest: payments to wallets found hot are still in transit.
+    // The poster's last round, at rest: what was paid since its last pass is still in transit.
     await postCreditsInTransit(process.env.DYNAMODB_ENDPOINT as string, tableName);
 
     // The client whose answers were lost got a 503, retried with its key, and got the original.

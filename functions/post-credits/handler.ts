@@ -7,8 +7,7 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { logger, publish, routeMetrics } from '#shared/observability/telemetry.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
-import { createCreditLedger } from '#shared/wallet/credit-ledger.ts';
-import { addressOfAccount } from '#shared/wallet/ledger-keys.ts';
+import { createCreditLedger, creditOfItem } from '#shared/wallet/credit-ledger.ts';
 import { type Clock, systemClock } from '#shared/wallet/ports.ts';
 import { type CreditInTransit, makePostCredits } from '#shared/wallet/post-credits.ts';
 
@@ -32,25 +31,9 @@ interface StreamedCredit {
 function creditOf(record: DynamoDBRecord): StreamedCredit | 'malformed' | undefined {
   const image = record.dynamodb?.NewImage;
   if (record.eventName !== 'INSERT' || image?.kind?.S !== 'credit') return undefined;
-  const item = unmarshall(image as Record<string, AttributeValue>);
-  const address = addressOfAccount(String(item.toAccount ?? ''));
+  const announced = creditOfItem(unmarshall(image as Record<string, AttributeValue>));
   const sequenceNumber = record.dynamodb?.SequenceNumber;
-  const credit = {
-    transferId: item.transferId,
-    fromAccount: item.fromAccount,
-    fromSeq: item.fromSeq,
-    amountMinor: item.amountMinor,
-    currency: item.currency,
-    createdAt: item.createdAt,
-  };
-  const strings = [credit.transferId, credit.fromAccount, credit.currency, credit.createdAt];
-  const wellFormed =
-    address !== undefined &&
-    sequenceNumber !== undefined &&
-    strings.every((value) => typeof value === 'string' && value !== '') &&
-    Number.isSafeInteger(credit.fromSeq) &&
-    Number.isSafeInteger(credit.amountMinor);
-  return wellFormed ? { address, credit: credit as CreditInTransit, sequenceNumber } : 'malformed';
+  return announced && sequenceNumber ? { ...announced, sequenceNumber } : 'malformed';
 }
 
 /**

@@ -4,6 +4,33 @@ import { createLedgerCommit, sideEntry, stateOf, type WalletTableAccess } from '
 import { addressOfAccount, CLEARING_ACCOUNT, creditKey, walletAccount, walletKey } from './ledger-keys.ts';
 import type { CreditInTransit, CreditLedger, PostingPlan, PostingResult } from './post-credits.ts';
 
+/**
+ * A credit in transit as its item holds it (read from the table, or from the stream's image of its
+ * insert), with its recipient's address; `undefined` for an item without its transfer, accounts,
+ * amount or time.
+ */
+export function creditOfItem(
+  item: Record<string, unknown>,
+): { address: string; credit: CreditInTransit } | undefined {
+  const address = addressOfAccount(String(item.toAccount ?? ''));
+  const { transferId, fromAccount, fromSeq, amountMinor, currency, createdAt, postedSeq } = item;
+  const texts = [transferId, fromAccount, currency, createdAt];
+  if (address === undefined || !texts.every((value) => typeof value === 'string' && value !== '')) return;
+  if (!Number.isSafeInteger(fromSeq) || !Number.isSafeInteger(amountMinor)) return;
+  return {
+    address,
+    credit: {
+      transferId,
+      fromAccount,
+      fromSeq,
+      amountMinor,
+      currency,
+      createdAt,
+      postedSeq: postedSeq as number | undefined,
+    } as CreditInTransit,
+  };
+}
+
 /** The credits in transit of the wallet ledger on its DynamoDB table: what the credit poster needs. */
 export function createCreditLedger(access: WalletTableAccess): CreditLedger {
   const ledger = createLedgerCommit(access);
@@ -13,16 +40,8 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger {
     const credits: CreditInTransit[] = [];
     for (const id of transferIds) {
       const item = found.get(creditKey(id));
-      if (!item || item.toAccount !== walletAccount(address)) continue;
-      credits.push({
-        transferId: item.transferId as string,
-        fromAccount: item.fromAccount as string,
-        fromSeq: item.fromSeq as number,
-        amountMinor: item.amountMinor as number,
-        currency: item.currency as string,
-        createdAt: item.createdAt as string,
-        postedSeq: item.postedSeq as number | undefined,
-      });
+      const read = item && creditOfItem(item);
+      if (read?.address === address) credits.push(read.credit);
     }
     return { wallet: stateOf(found.get(walletKey(address))), credits };
   }

@@ -1,55 +1,113 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 
 /**
- * Logs and metrics through Powertools for AWS Lambda (docs/decisions/logging-and-metrics.md):
- * Logger writes JSON lines with its standard keys, at the level Lambda's advanced logging controls
- * (`AWS_LAMBDA_LOG_LEVEL`) or `POWERTOOLS_LOG_LEVEL` set; Metrics writes the Embedded Metric Format
- * (EMF) lines the alarms and the dashboard read.
+ * Logs and metrics as JSON lines on stdout (docs/decisions/logging-and-metrics.md): log lines with
+ * the keys Powertools for AWS Lambda writes, at the level Lambda's advanced logging controls
+ * (`AWS_LAMBDA_LOG_LEVEL`) or `LOG_LEVEL` set, and the Embedded Metric Format (EMF) lines the
+ * alarms and the dashboard read. Written by `JSON.stringify` and one `write` per line.
  */
 
 export const METRICS_NAMESPACE = 'WalletCatalog';
-/** Powertools' `service`: a key of every log line and a dimension of every metric. */
+/** The `service` key of every log line, and a dimension of every metric. */
 export const SERVICE = 'wallet-catalog-api';
 
 /** The `route` the authorizer's lines carry (it serves every route). */
 export const AUTHORIZER_ROUTE = 'authorizer';
 
-// Stages may share an account and region: their metrics must not mix. Unset locally.
+// Read once, at cold start. Stages may share an account and region: their metrics must not mix
+// (unset locally).
 const stage = process.env.STAGE;
+const LEVELS = { DEBUG: 8, INFO: 12, WARN: 16, ERROR: 20, CRITICAL: 24, SILENT: 28 } as const;
+type Level = Exclude<keyof typeof LEVELS, 'SILENT'>;
+const threshold =
+  LEVELS[
+    (process.env.AWS_LAMBDA_LOG_LEVEL ?? process.env.LOG_LEVEL ?? 'INFO').toUpperCase() as keyof typeof LEVELS
+  ] ?? LEVELS.INFO;
+const metricsDisabled = process.env.METRICS_DISABLED === 'true';
 
-export const logger = new Logger({ serviceName: SERVICE, persistentKeys: stage ? { stage } : {} });
+const writeLine = (line: object) => void process.stdout.write(`${JSON.stringify(line)}\n`);
+
+/** The invocation a log line belongs to, as Lambda's context names it. */
+let invocation: Record<string, unknown> = {};
+let invocations = 0;
+
+/** Log lines in Powertools' shape: `level`, `message`, `timestamp`, `service`, the invocation's keys, then the fields. */
+export const logger = {
+  /** Sets the invocation keys of the lines that follow (`cold_start` true only on the first). */
+  addContext(context: Context): void {
+    invocation = {
+      cold_start: invocations++ === 0,
+      function_arn: context.invokedFunctionArn,
+      function_memory_size: Number(context.memoryLimitInMB),
+      function_name: context.functionName,
+      function_request_id: context.awsRequestId,
+    };
+  },
+  debug: (message: string, fields?: object) => log('DEBUG', message, fields),
+  info: (message: string, fields?: object) => log('INFO', message, fields),
+  warn: (message: string, fields?: object) => log('WARN', message, fields),
+  error: (message: string, fields?: object) => log('ERROR', message, fields),
+};
+
+function log(level: Level, message: string, fields?: object): void {
+  if (LEVELS[level] < threshold) return;
+  // Lambda sets the trace header per invocation, in the environment.
+  const trace = process.env._X_AMZN_TRACE_ID;
+  writeLine({
+    level,
+    message,
+    timestamp: new Date().toISOString(),
+    service: SERVICE,
+    ...(stage ? { stage } : {}),
+    ...invocation,
+    ...(trace ? { xray_trace_id: trace.split(';')[0]?.replace('Root=', '') } : {}),
+    ...fields,
+  });
+}
 
 /** A metric unit CloudWatch knows. */
 export type MetricUnit = 'Count' | 'Milliseconds' | 'None';
 
-/**
- * The metrics of one function: each in the dimension set service × stage × route, which the
- * alarms and the dashboard name (infra/constructs/service-monitoring.ts).
- */
-export function routeMetrics(route: string): Metrics {
-  return new Metrics({
-    namespace: METRICS_NAMESPACE,
-    serviceName: SERVICE,
-    defaultDimensions: stage ? { stage, route } : { route },
-  });
-}
-
 /** A metric's value: its name, the number, its unit (a count unless named). */
 export type MetricValue = readonly [name: string, value: number, unit?: MetricUnit];
 
+/**
+ * Where one function's metrics go: the dimension set service × stage × route, which the alarms and
+ * the dashboard name (infra/constructs/service-monitoring.ts).
+ */
+export interface RouteMetrics {
+  readonly dimensions: Readonly<Record<string, string>>;
+}
+
+export function routeMetrics(route: string): RouteMetrics {
+  return { dimensions: stage ? { service: SERVICE, stage, route } : { service: SERVICE, route } };
+}
+
 /** Writes `values` as one EMF line of `metrics`. */
-export function publish(metrics: Metrics, values: Iterable<MetricValue>): void {
-  for (const [name, value, unit = 'Count'] of values) metrics.addMetric(name, unit, value);
-  metrics.publishStoredMetrics();
+export function publish(metrics: RouteMetrics, values: Iterable<MetricValue>): void {
+  if (metricsDisabled) return;
+  const definitions: { Name: string; Unit: MetricUnit }[] = [];
+  const line: Record<string, unknown> = { ...metrics.dimensions };
+  for (const [name, value, unit = 'Count'] of values) {
+    definitions.push({ Name: name, Unit: unit });
+    line[name] = value;
+  }
+  writeLine({
+    _aws: {
+      Timestamp: Date.now(),
+      CloudWatchMetrics: [
+        { Namespace: METRICS_NAMESPACE, Dimensions: [Object.keys(metrics.dimensions)], Metrics: definitions },
+      ],
+    },
+    ...line,
+  });
 }
 
 /**
- * What a request adds while it runs. Kept in its own async scope, not in Powertools' store, which
- * is shared by the requests a process serves at once (the local gateway, tests); published in one
- * synchronous step when the request ends.
+ * What a request adds while it runs, kept in its own async scope: the local gateway and the tests
+ * serve several requests of one process at once. Published in one synchronous step when the
+ * request ends.
  */
 interface RequestScope {
   outcome?: string;
@@ -81,10 +139,11 @@ export interface RequestLabels {
  * request id as `correlation_id`, route, caller `sub` when authenticated, status, outcome, latency;
  * never a token or a body) and one EMF line: Requests, Latency, ClientErrors or ServerErrors,
  * and the metrics the request added; the first request of an on-demand execution environment also
- * writes Powertools' ColdStart metric.
+ * counts `ColdStart` (provisioned concurrency and SnapStart environments are not cold when called).
  */
 export function requestTelemetry(route: string) {
   const metrics = routeMetrics(route);
+  let coldStart = process.env.AWS_LAMBDA_INITIALIZATION_TYPE === 'on-demand';
   return async <T extends { statusCode: number }>(
     request: RequestLabels,
     context: Context | undefined,
@@ -92,7 +151,6 @@ export function requestTelemetry(route: string) {
   ): Promise<T> => {
     const started = performance.now();
     if (context) logger.addContext(context);
-    metrics.captureColdStartMetric();
     const scope: RequestScope = { metrics: new Map() };
     const response = await current.run(scope, run);
     const latencyMs = Math.round((performance.now() - started) * 1000) / 1000;
@@ -109,6 +167,8 @@ export function requestTelemetry(route: string) {
       ['Requests', 1],
       ['Latency', latencyMs, 'Milliseconds'],
     ];
+    if (coldStart) values.push(['ColdStart', 1]);
+    coldStart = false;
     if (status >= 500) values.push(['ServerErrors', 1]);
     else if (status >= 400) values.push(['ClientErrors', 1]);
     for (const [name, { value, unit }] of scope.metrics) values.push([name, value, unit]);

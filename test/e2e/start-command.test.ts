@@ -66,8 +66,7 @@ async function startCommand(
   const port = await freePort();
   const stateDir = await mkdtemp(join(tmpdir(), 'start-command-'));
   tempDirs.push(stateDir);
-  // As a developer runs it: not in the Powertools development mode the test workers use.
-  const { DYNAMODB_LOCAL_PATH: _, POWERTOOLS_DEV: _dev, ...env } = process.env;
+  const { DYNAMODB_LOCAL_PATH: _, ...env } = process.env;
   const [command, args] =
     via === 'npm'
       ? ['npm', ['start', '--silent', '--', ...extraArgs]]

@@ -59,7 +59,7 @@ export async function setupWithGateway(project: TestProject, bundled?: BundledOp
     };
     // The gateway's functions run in this process, where no test owns their lines: keep them quiet.
     // (Bundled, their lines go to `onLog`, which drops them.)
-    Object.assign(process.env, { POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true' });
+    Object.assign(process.env, { LOG_LEVEL: 'SILENT', METRICS_DISABLED: 'true' });
     // Port 0: runs side by side with `npm start` and with each other.
     gateway = await startLocalStack({
       port: 0,

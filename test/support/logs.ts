@@ -1,21 +1,21 @@
 import { vi } from 'vitest';
 
 /**
- * The JSON lines the functions write while `action` runs, parsed: Powertools' log lines (through
- * `console.info`, `warn`, `error` in its development mode, `worker-env.ts`) and its EMF lines
- * (`console.log`), in the order written.
+ * The JSON lines the functions write to stdout while `action` runs (log lines and EMF lines,
+ * `shared/observability/telemetry.ts`), parsed, in the order written. Nothing reaches the terminal
+ * meanwhile.
  */
 export async function linesWrittenBy(action: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
   const lines: Record<string, unknown>[] = [];
-  const record = (line: unknown) => void lines.push(JSON.parse(String(line)));
-  const spies = (['log', 'info', 'warn', 'error', 'debug'] as const).map((method) =>
-    vi.spyOn(console, method).mockImplementation(record),
-  );
+  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    for (const line of String(chunk).split('\n')) if (line) lines.push(JSON.parse(line));
+    return true;
+  });
   try {
     await action();
     return lines;
   } finally {
-    for (const spy of spies) spy.mockRestore();
+    spy.mockRestore();
   }
 }
 

@@ -1,3 +1,4 @@
+import type { Context } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { addMetric, requestTelemetry, setOutcome } from '#shared/observability/telemetry.ts';
 import { linesWrittenBy, logLines, metricLines } from '../support/logs.ts';
@@ -107,3 +108,72 @@ describe('request telemetry', () => {
     expect(second.some((line) => 'ColdStart' in line)).toBe(false);
   });
 });
+
+describe('log lines', () => {
+  const context = {
+    functionName: 'wallet-send',
+    invokedFunctionArn: 'arn:aws:lambda:eu-west-1:123456789012:function:wallet-send',
+    memoryLimitInMB: '1024',
+    awsRequestId: 'c6af9ac6-7b61-11e6-9a41-93e812345678',
+  } as Context;
+
+  it("carry Powertools' keys, the invocation's from its context, cold only on the first", async () => {
+    vi.stubEnv(
+      '_X_AMZN_TRACE_ID',
+      'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1',
+    );
+    const { logger } = await freshTelemetry();
+    const lines = await linesWrittenBy(async () => {
+      logger.addContext(context);
+      logger.info('first', { n: 1 });
+      logger.addContext({ ...context, awsRequestId: 'second-request' });
+      logger.warn('second');
+    });
+    expect(lines).toEqual([
+      {
+        level: 'INFO',
+        message: 'first',
+        timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        service: 'wallet-catalog-api',
+        ...(process.env.STAGE ? { stage: process.env.STAGE } : {}),
+        cold_start: true,
+        function_arn: context.invokedFunctionArn,
+        function_memory_size: 1024,
+        function_name: 'wallet-send',
+        function_request_id: context.awsRequestId,
+        xray_trace_id: '1-5759e988-bd862e3fe1be46a994272793',
+        n: 1,
+      },
+      expect.objectContaining({ level: 'WARN', cold_start: false, function_request_id: 'second-request' }),
+    ]);
+  });
+
+  it("are written from the level Lambda's log controls set, over LOG_LEVEL", async () => {
+    vi.stubEnv('LOG_LEVEL', 'DEBUG');
+    vi.stubEnv('AWS_LAMBDA_LOG_LEVEL', 'WARN');
+    const { logger } = await freshTelemetry();
+    const lines = await linesWrittenBy(async () => {
+      for (const level of ['debug', 'info', 'warn', 'error'] as const) logger[level](level);
+    });
+    expect(lines.map((line) => line.level)).toEqual(['WARN', 'ERROR']);
+  });
+
+  it('are not written at SILENT, and metrics not when disabled', async () => {
+    vi.stubEnv('LOG_LEVEL', 'SILENT');
+    vi.stubEnv('METRICS_DISABLED', 'true');
+    const telemetry = await freshTelemetry();
+    const lines = await linesWrittenBy(async () => {
+      telemetry.logger.error('never');
+      await telemetry.requestTelemetry('getBalance')({ requestId: 'r' }, undefined, async () => ({
+        statusCode: 500,
+      }));
+    });
+    expect(lines).toEqual([]);
+  });
+});
+
+/** The module as a cold start loads it, reading the environment stubbed before. */
+async function freshTelemetry(): Promise<typeof import('#shared/observability/telemetry.ts')> {
+  vi.resetModules();
+  return import('#shared/observability/telemetry.ts');
+}

@@ -1,7 +1,7 @@
 /** The cost model of BENCHMARKS.md: USD per million requests of each route, from a run's figures. */
 import { routes as routeTable } from '#shared/routes.ts';
 import type { Results } from './results.ts';
-import { DYNAMODB_CALLS } from './workload.ts';
+import { CALLS_BESIDE_ANOTHER, DYNAMODB_CALLS } from './workload.ts';
 
 export const PRICES = {
   apiGatewayPerMillion: 3.5,
@@ -29,8 +29,9 @@ const REQUESTS_PER_CACHED_POLICY = 10;
 function capacityUnits(name: string): { wru: number; rru: number } {
   // Read: both wallets, the recipient's hot marker and the Idempotency-Key's (absent) record,
   // consistent. Write: 6 items in one transaction (2 accounts, the transfer, 2 entries, the key's
-  // claim), plus the history index's copy of each entry (standard writes).
-  if (name === 'send-money') return { wru: 6 * 2 + 2, rru: 4 };
+  // claim), plus the history index's copy of each entry (standard writes), and the claim of the
+  // recipient's direct credit (a standard write).
+  if (name === 'send-money') return { wru: 6 * 2 + 2 + 1, rru: 4 };
   // One eventually consistent Query of a full page (20 entries ≈ 8 KB, two 4 KB units at half
   // price) and the consistent read of the hot marker.
   if (name === 'list-transfers') return { wru: 0, rru: 2 };
@@ -55,7 +56,7 @@ export function costModel(results: Results, memoryMb: number, authorizerCacheTtl
   const routes = results.endToEnd.map((r) => r.name);
   const rows = routes.map((name) => {
     const warm = results.warm.find((w) => w.name === name);
-    const roundTrips = (DYNAMODB_CALLS[name] ?? []).length;
+    const roundTrips = (DYNAMODB_CALLS[name] ?? []).length - (CALLS_BESIDE_ANOTHER[name] ?? 0);
     const inProcessMs = (warm?.functionUs ?? 0) / 1000;
     const billed = ROUND_TRIP_MS.map((rt) => Math.max(1, Math.ceil(inProcessMs + roundTrips * rt)));
     const compute = billed.map((ms) => (ms / 1000) * gb * PRICES.lambdaArmPerGbSecond * 1e6);

@@ -11,6 +11,7 @@ import {
   PutCommand,
   QueryCommand,
   TransactWriteCommand,
+  UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { DYNAMODB_CALLS, fullPet, nextBenchPetId } from './workload.ts';
 
@@ -78,11 +79,28 @@ export function floorOperations(
       const from = `W#${transfer.fromAddress}`;
       const to = `W#${transfer.toAddress}`;
       const claimKey = `IDEMPOTENCY#${JSON.stringify([caller.sub, randomUUID()])}`;
-      const read = await readItems([
-        `WALLET#${transfer.fromAddress}`,
-        `WALLET#${transfer.toAddress}`,
-        `INBOUND#${transfer.toAddress}`,
-        claimKey,
+      // The claim of the recipient's direct credit goes out beside the read.
+      const [read] = await Promise.all([
+        readItems([
+          `WALLET#${transfer.fromAddress}`,
+          `WALLET#${transfer.toAddress}`,
+          `INBOUND#${transfer.toAddress}`,
+          claimKey,
+        ]),
+        client.send(
+          new UpdateCommand({
+            TableName: walletsTable,
+            Key: { pk: `DIRECT#${transfer.toAddress}` },
+            UpdateExpression: 'SET kind = :kind, claimId = :id, claimedAt = :now, expiresAt = :expires',
+            ExpressionAttributeValues: {
+              ':kind': 'direct-claim',
+              ':id': transfer.transferId,
+              ':now': Date.now(),
+              ':expires': nowEpoch + 86_400,
+            },
+            ReturnValues: 'ALL_OLD',
+          }),
+        ),
       ]);
       const stateOf = (pk: string) => {
         const item = read.get(pk);
@@ -91,12 +109,11 @@ export function floorOperations(
       const sender = stateOf(`WALLET#${transfer.fromAddress}`);
       const recipient = stateOf(`WALLET#${transfer.toAddress}`);
       const amount = transfer.amountMinor;
-      const accountUpdate = (pk: string, before: typeof sender, after: number, kind: string) => ({
+      const accountUpdate = (pk: string, before: typeof sender, after: number, claim?: string) => ({
         Update: {
           TableName: walletsTable,
           Key: { pk },
-          UpdateExpression:
-            'SET balance = :after, seq = :next, updatedAt = :now, kind = :kind, openedAt = if_not_exists(openedAt, :now)',
+          UpdateExpression: `SET balance = :after, seq = :next, updatedAt = :now, kind = :kind, openedAt = if_not_exists(openedAt, :now)${claim ? ', directClaim = :claim' : ''}`,
           ConditionExpression: 'balance = :before AND (seq = :seq OR attribute_not_exists(seq))',
           ExpressionAttributeValues: {
             ':before': before.balance,
@@ -104,7 +121,8 @@ export function floorOperations(
             ':after': after,
             ':next': before.seq + 1,
             ':now': now,
-            ':kind': kind,
+            ':kind': 'wallet',
+            ...(claim ? { ':claim': claim } : {}),
           },
         },
       });
@@ -140,8 +158,13 @@ export function floorOperations(
         new TransactWriteCommand({
           ClientRequestToken: transfer.transferId,
           TransactItems: [
-            accountUpdate(`WALLET#${transfer.fromAddress}`, sender, sender.balance - amount, 'wallet'),
-            accountUpdate(`WALLET#${transfer.toAddress}`, recipient, recipient.balance + amount, 'wallet'),
+            accountUpdate(`WALLET#${transfer.fromAddress}`, sender, sender.balance - amount),
+            accountUpdate(
+              `WALLET#${transfer.toAddress}`,
+              recipient,
+              recipient.balance + amount,
+              transfer.transferId,
+            ),
             {
               Put: {
                 TableName: walletsTable,

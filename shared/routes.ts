@@ -71,8 +71,9 @@ export const routes = [
     functionDir: 'send-money',
     scopes: ['write:wallet'],
     // One BatchGetItem reads both wallets, the recipient's hot marker and the key's record;
-    // TransactWriteItems is authorised per item action: its items are Updates and Puts only;
-    // PutItem marks a contended recipient hot (and opens a refused payer's wallet).
+    // UpdateItem claims the recipient's direct credit beside it; TransactWriteItems is authorised
+    // per item action: its items are Updates and Puts only; PutItem marks a contended recipient hot
+    // (and opens a refused payer's wallet).
     data: { table: 'wallets', actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'] },
     summary: "Send money from the caller's wallet to another address",
     // A payer busy with its own other payments is tried again until a commit could no longer end

@@ -85,7 +85,9 @@ export function createLedgerCommit({ client, tableName }: WalletTableAccess) {
   /**
    * An account's update by `deltaMinor`, on condition that it still holds what was read, so that
    * its entry's seq and running balance are exact and no movement is lost. `entries` is how many
-   * entries the movement writes on it (a posting batch writes several).
+   * entries the movement writes on it (a posting batch writes several). `directClaim` is the claim
+   * of a payment crediting the wallet directly, recorded so that the next claimant sees it settled
+   * (./direct-credit-claim.ts).
    */
   function accountUpdate(
     account: string,
@@ -93,6 +95,7 @@ export function createLedgerCommit({ client, tableName }: WalletTableAccess) {
     deltaMinor: bigint,
     now: string,
     entries = 1,
+    directClaim?: string,
   ) {
     // A wallet opened before entries existed has no seq: it is at 0 all the same.
     const versioned = before.exists
@@ -102,8 +105,7 @@ export function createLedgerCommit({ client, tableName }: WalletTableAccess) {
       Update: {
         TableName: tableName,
         Key: { pk: accountKey(account) },
-        UpdateExpression:
-          'SET balance = :after, seq = :next, updatedAt = :now, kind = :kind, openedAt = if_not_exists(openedAt, :now)',
+        UpdateExpression: `SET balance = :after, seq = :next, updatedAt = :now, kind = :kind, openedAt = if_not_exists(openedAt, :now)${directClaim ? ', directClaim = :claim' : ''}`,
         ConditionExpression: versioned,
         ExpressionAttributeValues: {
           ...(before.exists ? { ':before': exact(before.balance), ':seq': before.seq } : {}),
@@ -111,6 +113,7 @@ export function createLedgerCommit({ client, tableName }: WalletTableAccess) {
           ':next': before.seq + entries,
           ':now': now,
           ':kind': account === ISSUANCE_ACCOUNT ? 'issuance' : 'wallet',
+          ...(directClaim ? { ':claim': directClaim } : {}),
         },
       },
     } satisfies TransactItem;

@@ -20,6 +20,10 @@
  *   INBOUND#<address>          a hot wallet's marker        hotUntil: payments to it go through the
  *                                                          clearing account until then; its presence
  *                                                          also says credits may be in transit
+ *   DIRECT#<address>           the last direct-credit claim claimId, claimedAt: written beside each
+ *                                                          payment's read; the wallet item's
+ *                                                          directClaim names the last one settled;
+ *                                                          expiresAt (TTL) a day after its last use
  * An account's `seq` counts its entries: each movement writes, in its one transaction, its
  * accounts with seq + 1 (on condition that they still hold the balance and seq read) and an
  * entry at that seq on each side, so the entries of an account are numbered 1..seq without gaps.
@@ -54,6 +58,7 @@ export const transferKey = (transferId: string): string => `TRANSFER#${transferI
 export const depositKey = (depositId: string): string => `DEPOSIT#${depositId}`;
 export const creditKey = (transferId: string): string => `CREDIT#${transferId}`;
 export const inboundKey = (address: string): string => `INBOUND#${address}`;
+export const directClaimKey = (address: string): string => `DIRECT#${address}`;
 // JSON keeps (sub, key) unambiguous whatever characters either holds.
 export const idempotencyKey = (sub: string, key: string): string =>
   `IDEMPOTENCY#${JSON.stringify([sub, key])}`;

@@ -36,6 +36,8 @@ export interface TransferState {
   readonly recipient: AccountState;
   /** Epoch ms until which the recipient is hot (0: never marked): credit it through the clearing account. */
   readonly recipientHotUntil: number;
+  /** The last direct-credit claim settled on the recipient's wallet (its payment credited it). */
+  readonly recipientDirectClaim?: string | undefined;
   /** The key's claim, when the key was used before. */
   readonly claimed?: { readonly transfer: TransferRecord; readonly expiresAt: number };
 }
@@ -68,9 +70,25 @@ export type TransferCommit =
    */
   | { readonly kind: 'recipient-busy'; readonly payerMoved: boolean };
 
+/** What claiming a recipient's direct credit answers: the claim it replaced, if any. */
+export interface DirectCreditClaim {
+  readonly previous?: { readonly claimId: string; readonly claimedAt: number };
+}
+
 /** The ledger as sending money needs it: declared here, implemented by ./transfer-ledger.ts. */
 export interface TransferLedger {
   read(transfer: TransferRecord, claim?: IdempotencyClaim): Promise<TransferState>;
+  /**
+   * Claims the direct credit of `address` for the payment `claimId` at `now` (epoch ms), beside the
+   * read. Never throws: `undefined` when the claim could not be written.
+   */
+  claimDirectCredit(address: string, claimId: string, now: number): Promise<DirectCreditClaim | undefined>;
+  /**
+   * Withdraws the claim `claimId` of a payment that wrote nothing (refused, replayed, busy), unless
+   * a later claim replaced it: the claim before it is restored, or with none it is left stale, so
+   * that the next payment need not wait for it. Never throws.
+   */
+  releaseDirectCredit(address: string, claimId: string, before: DirectCreditClaim): Promise<void>;
   /**
    * Writes the plan in one transaction, applied at most once however often it is retried: the
    * transfer record is written on condition that its id is new.
@@ -125,22 +143,56 @@ export const ANSWER_MARGIN_MS = 500;
 export const HOT_FOR_MS = 10_000;
 
 /**
+ * How long a claim holds the recipient's wallet while its payment is not seen settled on it: past
+ * a commit's usual time, so that a claim whose payment was refused, or went through the clearing
+ * account, does not keep the wallet from direct credits for long.
+ */
+export const DIRECT_CLAIM_HOLDS_MS = 2_000;
+
+/** How many recipients a container remembers as hot: enough for its busiest, bounded in memory. */
+const HOT_RECIPIENTS_REMEMBERED = 1_000;
+
+/**
+ * Whether a payment may write the recipient's wallet itself: only if the claim before its own is
+ * settled there (or stale, or there was none), so that of the payments arriving at a wallet
+ * together only the first tries it, and the others never name it in a transaction that would fail.
+ */
+export function mayCreditDirectly(claim: DirectCreditClaim | undefined, state: TransferState, now: number) {
+  if (!claim) return false;
+  const { previous } = claim;
+  return (
+    previous === undefined ||
+    previous.claimId === state.recipientDirectClaim ||
+    previous.claimedAt < now - DIRECT_CLAIM_HOLDS_MS
+  );
+}
+
+/**
  * Sends money from the caller's wallet to another address.
- * 1. One read of both wallets, the recipient's hot marker and the key's claim.
+ * 1. One read of both wallets, the recipient's hot marker and the key's claim; beside it, unless
+ *    the recipient is known hot, the payment's claim of the recipient's direct credit.
  * 2. A key already claimed by the same request replays the original transfer; by another
  *    request, it is refused. Either way no money moves a second time.
  * 3. The payer must cover the amount (a caller who cannot pay learns nothing about the
  *    recipient; a refusal opens the payer's wallet, once); money goes only to an open wallet, so
  *    a typo cannot lose money; no wallet is credited past the most it holds.
- * 4. One transaction writes the payer's side and the credit: straight to the recipient, or, to a
- *    hot wallet, into the clearing account, from where the credit poster posts it in a batch.
- *    A recipient found contended is marked hot and the payment goes through the clearing
+ * 4. One transaction writes the payer's side and the credit: straight to the recipient when its
+ *    claim allows it (`mayCreditDirectly`), or else into the clearing account, from where the
+ *    credit poster posts it in a batch. A recipient found contended (another claim in flight, or
+ *    its wallet in another transaction) is marked hot and the payment goes through the clearing
  *    account at once, so no payment waits for other payments to the same wallet.
  * The answer is the transfer, not the balance: reading the balance after it would be a second
  * round trip on every send.
  */
 export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDependencies) {
   const cap = formatMinor(MAX_BALANCE_MINOR, settings.currency);
+  /** Recipients this container saw hot, until when: their payments make no claim. */
+  const hotSeen = new Map<string, number>();
+  const seenHot = (address: string, until: number) => {
+    hotSeen.delete(address);
+    hotSeen.set(address, until);
+    if (hotSeen.size > HOT_RECIPIENTS_REMEMBERED) hotSeen.delete(hotSeen.keys().next().value as string);
+  };
   return async (command: SendMoneyCommand): Promise<SendMoneyResult> => {
     const now = clock.now();
     const transfer: TransferRecord = {
@@ -159,67 +211,92 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
         }
       : undefined;
     const amount = BigInt(transfer.amountMinor);
-    let forceClearing = false;
+    const claiming =
+      (hotSeen.get(command.toAddress) ?? 0) > now
+        ? Promise.resolve(undefined)
+        : ledger.claimDirectCredit(command.toAddress, transfer.transferId, now);
+    /** Whether this payment may credit the recipient directly: decided on its first read. */
+    let direct: boolean | undefined;
     /** What was read, while it still holds. */
     let known: TransferState | undefined;
     let marking: Promise<void> | undefined;
+    let committed = false;
+    const markHot = () => {
+      const until = clock.now() + HOT_FOR_MS;
+      seenHot(command.toAddress, until);
+      marking ??= ledger.markHot(command.toAddress, until);
+    };
 
-    return retryMovement<SendMoneyResult>(
-      // The payer's own other payments may keep it busy: it goes on trying while a transaction
-      // started now still ends in time to answer, and only then answers 503.
-      {
-        at: command.answerBy - ledger.longestCommitMs - ANSWER_MARGIN_MS,
-        message: 'The wallets are busy; retry the request',
-      },
-      async (attempt, beforeWrite) => {
-        const state = known ?? (await ledger.read(transfer, claim));
-        known = undefined;
-        if (state.claimed && state.claimed.expiresAt >= Math.floor(now / 1000)) {
-          return { done: await replay(state.claimed.transfer, transfer) };
-        }
-        if (!state.payer.exists || state.payer.balance < amount) {
-          if (!state.payer.exists) await ledger.openWallet(command.sub, transfer.createdAt);
-          throw new InsufficientFundsError('The balance does not cover this amount; nothing was sent');
-        }
-        if (!state.recipient.exists) {
-          throw new UnknownRecipientError(
-            'No wallet is open at toAddress (a wallet opens when its owner first uses it, or is funded); nothing was sent',
-          );
-        }
-        if (state.recipient.balance + amount > BigInt(MAX_BALANCE_MINOR)) {
-          throw new RecipientLimitError(
-            `The recipient's balance would exceed the most a wallet holds (${cap}); nothing was sent`,
-          );
-        }
-        const clearing = forceClearing || state.recipientHotUntil > clock.now();
-        const sent = clearing ? { ...transfer, via: 'clearing' as const } : transfer;
-        beforeWrite();
-        const result = await ledger.commit({
-          transfer: sent,
-          claim,
-          payer: state.payer,
-          route: clearing ? { kind: 'clearing' } : { kind: 'direct', recipient: state.recipient },
-          attempt,
-        });
-        switch (result.kind) {
-          case 'committed':
-            await marking;
-            return { done: { transfer: sent, status: clearing ? 'pending' : 'completed', replayed: false } };
-          case 'key-claimed':
-            await marking;
-            return { done: await replay(result.transfer, transfer) };
-          case 'recipient-busy':
-            // Through the clearing account at once, on the same read unless the payer moved too;
-            // the mark is written meanwhile, for the payments after this one.
-            forceClearing = true;
-            if (!result.payerMoved) known = state;
-            marking ??= ledger.markHot(command.toAddress, clock.now() + HOT_FOR_MS);
-            return { again: 'now' };
-          case 'payer-moved':
-            return { again: result.inFlight ? 'after-pause' : 'now' };
-        }
-      },
-    );
+    try {
+      return await retryMovement<SendMoneyResult>(
+        // The payer's own other payments may keep it busy: it goes on trying while a transaction
+        // started now still ends in time to answer, and only then answers 503.
+        {
+          at: command.answerBy - ledger.longestCommitMs - ANSWER_MARGIN_MS,
+          message: 'The wallets are busy; retry the request',
+        },
+        async (attempt, beforeWrite) => {
+          const state = known ?? (await ledger.read(transfer, claim));
+          known = undefined;
+          if (state.claimed && state.claimed.expiresAt >= Math.floor(now / 1000)) {
+            return { done: await replay(state.claimed.transfer, transfer) };
+          }
+          if (!state.payer.exists || state.payer.balance < amount) {
+            if (!state.payer.exists) await ledger.openWallet(command.sub, transfer.createdAt);
+            throw new InsufficientFundsError('The balance does not cover this amount; nothing was sent');
+          }
+          if (!state.recipient.exists) {
+            throw new UnknownRecipientError(
+              'No wallet is open at toAddress (a wallet opens when its owner first uses it, or is funded); nothing was sent',
+            );
+          }
+          if (state.recipient.balance + amount > BigInt(MAX_BALANCE_MINOR)) {
+            throw new RecipientLimitError(
+              `The recipient's balance would exceed the most a wallet holds (${cap}); nothing was sent`,
+            );
+          }
+          const hot = state.recipientHotUntil > clock.now();
+          if (hot) seenHot(command.toAddress, state.recipientHotUntil);
+          direct ??= !hot && mayCreditDirectly(await claiming, state, now);
+          const clearing = !direct || hot;
+          // A credit in transit is in the recipient's pending amount only once its marker exists.
+          if (clearing && !hot) markHot();
+          const sent = clearing ? { ...transfer, via: 'clearing' as const } : transfer;
+          beforeWrite();
+          const result = await ledger.commit({
+            transfer: sent,
+            claim,
+            payer: state.payer,
+            route: clearing ? { kind: 'clearing' } : { kind: 'direct', recipient: state.recipient },
+            attempt,
+          });
+          switch (result.kind) {
+            case 'committed':
+              committed = true;
+              await marking;
+              return {
+                done: { transfer: sent, status: clearing ? 'pending' : 'completed', replayed: false },
+              };
+            case 'key-claimed':
+              await marking;
+              return { done: await replay(result.transfer, transfer) };
+            case 'recipient-busy':
+              // Through the clearing account at once, on the same read unless the payer moved too;
+              // the mark is written meanwhile, for the payments after this one.
+              direct = false;
+              if (!result.payerMoved) known = state;
+              markHot();
+              return { again: 'now' };
+            case 'payer-moved':
+              return { again: result.inFlight ? 'after-pause' : 'now' };
+          }
+        },
+      );
+    } finally {
+      // A payment that wrote nothing must not hold the recipient from direct credits.
+      const made = committed ? undefined : await claiming;
+      if (made) await ledger.releaseDirectCredit(command.toAddress, transfer.transferId, made);
+    }
   };
 
   /** The answer to a key used before: the original transfer if the request is the same, else a refusal. */

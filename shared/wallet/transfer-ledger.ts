@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { worstCaseCallMs } from '../dynamodb/retry.ts';
+import { createDirectCreditClaim, createDirectCreditRelease } from './direct-credit-claim.ts';
 import { createInboundMarker } from './inbound-marker.ts';
 import { createLedgerCommit, sideEntry, stateOf, type WalletTableAccess } from './ledger-commit.ts';
 import {
@@ -33,9 +34,11 @@ export function createTransferLedger(access: WalletTableAccess): TransferLedger 
     if (claim) keys.push(idempotencyKey(claim.sub, claim.key));
     const found = await ledger.readMany(keys);
     const claimed = claim && found.get(idempotencyKey(claim.sub, claim.key));
+    const recipient = found.get(walletKey(toAddress));
     return {
       payer: stateOf(found.get(walletKey(fromAddress))),
-      recipient: stateOf(found.get(walletKey(toAddress))),
+      recipient: stateOf(recipient),
+      recipientDirectClaim: recipient?.directClaim as string | undefined,
       recipientHotUntil: (found.get(inboundKey(toAddress))?.hotUntil as number | undefined) ?? 0,
       ...(claimed
         ? {
@@ -75,7 +78,7 @@ export function createTransferLedger(access: WalletTableAccess): TransferLedger 
       }),
       ...(direct
         ? {
-            recipient: ledger.accountUpdate(to, direct.state, amount, now),
+            recipient: ledger.accountUpdate(to, direct.state, amount, now, 1, transfer.transferId),
             recipientEntry: ledger.entryPut(
               sideEntry(movement, direct, 'in', { account: from.account, seq: payer.seq + 1 }),
             ),
@@ -143,6 +146,8 @@ export function createTransferLedger(access: WalletTableAccess): TransferLedger 
     commit,
     // A commit is one call under the default retry policy, timeouts and backoff included.
     longestCommitMs: worstCaseCallMs(),
+    claimDirectCredit: createDirectCreditClaim(access),
+    releaseDirectCredit: createDirectCreditRelease(access),
     markHot: createInboundMarker(access),
     creditPosted,
     openWallet: createWalletOpening(access),

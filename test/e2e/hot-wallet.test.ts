@@ -102,14 +102,15 @@ describe('a wallet many pay at once', () => {
         }
       });
 
-    // The first burst finds the wallet contended and marks it hot; every payment is taken.
-    await payRound(1);
+    // The first burst finds the wallet claimed by the first of them and marks it hot; every payment
+    // is taken, and none tries the merchant's wallet only to be refused on it, the first burst
+    // included (the bench's budget: at most a tenth of a touch per payment).
     const before = await failedTouchesOf(`WALLET#${merchant}`);
+    await payRound(1);
     await payRound(PAYMENTS_EACH);
     expect(statuses.filter((s) => s !== 200)).toEqual([]);
-    // Once hot, the payments do not try the merchant's wallet: none is refused on it.
     const failed = (await failedTouchesOf(`WALLET#${merchant}`)) - before;
-    expect(failed).toBeLessThanOrEqual((CLIENTS * PAYMENTS_EACH) / 10);
+    expect(failed).toBeLessThanOrEqual((CLIENTS * (PAYMENTS_EACH + 1)) / 10);
 
     // Every payment answered 200 is in the merchant's available balance or its pending amount.
     const right = await balanceOf(merchantToken);

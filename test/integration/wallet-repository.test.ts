@@ -57,6 +57,34 @@ describe('transfer ledger on DynamoDB Local', () => {
     expect([await balance(alice), await balance(bob)]).toEqual([300n, 200n]);
   });
 
+  it("claims a wallet's direct credit, answering the claim it replaced; a direct commit settles its claim on the wallet", async () => {
+    const [alice, bob] = [await funded(500), await funded(0)];
+    const record = transfer(alice, bob, 1);
+    const now = Date.now();
+    expect(await wallets.transfers.claimDirectCredit(bob, record.transferId, now)).toEqual({});
+    expect(await wallets.transfers.claimDirectCredit(bob, 'next', now + 1)).toEqual({
+      previous: { claimId: record.transferId, claimedAt: now },
+    });
+    expect((await wallets.transfers.read(record)).recipientDirectClaim).toBeUndefined();
+    await wallets.transfers.commit(await plan(record, 'direct'));
+    expect((await wallets.transfers.read(record)).recipientDirectClaim).toBe(record.transferId);
+  });
+
+  it('withdraws a claim that is still the last, restoring the one before it, and leaves a later one alone', async () => {
+    const bob = await funded(0);
+    const now = Date.now();
+    await wallets.transfers.claimDirectCredit(bob, 'first', now);
+    const second = await wallets.transfers.claimDirectCredit(bob, 'second', now + 1);
+    await wallets.transfers.releaseDirectCredit(bob, 'second', second ?? {});
+    const third = await wallets.transfers.claimDirectCredit(bob, 'third', now + 2);
+    expect(third).toEqual({ previous: { claimId: 'first', claimedAt: now } });
+    await wallets.transfers.claimDirectCredit(bob, 'fourth', now + 3);
+    await wallets.transfers.releaseDirectCredit(bob, 'third', third ?? {});
+    expect(await wallets.transfers.claimDirectCredit(bob, 'fifth', now + 4)).toEqual({
+      previous: { claimId: 'fourth', claimedAt: now + 3 },
+    });
+  });
+
   it('commits a payment through the clearing account: the payer is debited, the credit waits in transit', async () => {
     const [alice, shop] = [await funded(500), await funded(0)];
     const record = transfer(alice, shop, 200);

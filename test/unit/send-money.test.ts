@@ -7,7 +7,12 @@ import {
   UnknownRecipientError,
 } from '#shared/errors.ts';
 import { MAX_BALANCE_MINOR } from '#shared/wallet/money.ts';
-import { ANSWER_MARGIN_MS, makeSendMoney, type SendMoneyCommand } from '#shared/wallet/send-money.ts';
+import {
+  ANSWER_MARGIN_MS,
+  DIRECT_CLAIM_HOLDS_MS,
+  makeSendMoney,
+  type SendMoneyCommand,
+} from '#shared/wallet/send-money.ts';
 import type { WalletSettings } from '#shared/wallet/settings.ts';
 import { InMemoryWallets } from './fakes/in-memory-wallets.ts';
 
@@ -145,6 +150,67 @@ describe('send money (use case)', () => {
     // The payer was not refused: its read still holds, and the second write needs no second read.
     expect(wallets.reads).toBe(1);
     expect(wallets.hotUntil.get('shop')).toBeGreaterThan(NOW);
+  });
+
+  it('lets only the first of payments arriving at a wallet together write it: the rest go through the clearing account without naming it', async () => {
+    const payers = Array.from({ length: 20 }, (_, i) => `payer-${i}`);
+    const { wallets, send, balance } = bank({ shop: 0, ...Object.fromEntries(payers.map((p) => [p, 100])) });
+    const results = await Promise.all(
+      payers.map((sub) => send({ sub, toAddress: 'shop', amountMinor: 100 })),
+    );
+    expect(wallets.commits.filter((plan) => plan.route.kind === 'direct')).toHaveLength(1);
+    expect(results.filter((r) => r.status === 'pending')).toHaveLength(19);
+    expect(balance('shop')).toBe(100n);
+    expect((await wallets.readWallet('shop'))?.pendingMinor).toBe(1_900n);
+    expect(wallets.hotUntil.get('shop')).toBeGreaterThan(NOW);
+  });
+
+  it('credits a wallet directly when the claim before was settled on it, or is stale', async () => {
+    const { wallets, send, balance } = bank({ alice: 1_000, bob: 0 });
+    await send({ sub: 'alice', toAddress: 'bob', amountMinor: 1 });
+    expect((await send({ sub: 'alice', toAddress: 'bob', amountMinor: 1 })).status).toBe('completed');
+    // A claim whose payment never credited the wallet (refused, say) holds it only for a while.
+    wallets.directClaims.set('bob', { claimId: 'refused', claimedAt: NOW - DIRECT_CLAIM_HOLDS_MS - 1 });
+    expect((await send({ sub: 'alice', toAddress: 'bob', amountMinor: 1 })).status).toBe('completed');
+    wallets.directClaims.set('bob', { claimId: 'in-flight', claimedAt: NOW - 1 });
+    expect((await send({ sub: 'alice', toAddress: 'bob', amountMinor: 1 })).status).toBe('pending');
+    expect(balance('bob')).toBe(3n);
+  });
+
+  it('withdraws the claim of a payment that wrote nothing, so that the next one credits the wallet directly', async () => {
+    const { wallets, send, balance } = bank({ alice: 100, bob: 0 });
+    await expect(send({ sub: 'alice', toAddress: 'bob', amountMinor: 1_000 })).rejects.toThrow(
+      InsufficientFundsError,
+    );
+    expect((await send({ sub: 'alice', toAddress: 'bob', amountMinor: 10 })).status).toBe('completed');
+    expect(balance('bob')).toBe(10n);
+    // A claim made after the refused one's is not withdrawn by it.
+    const release = wallets.releaseDirectCredit.bind(wallets);
+    wallets.releaseDirectCredit = async (address, claimId, before) => {
+      wallets.directClaims.set(address, { claimId: 'later', claimedAt: NOW });
+      await release(address, claimId, before);
+    };
+    await expect(send({ sub: 'alice', toAddress: 'bob', amountMinor: 1_000 })).rejects.toThrow(
+      InsufficientFundsError,
+    );
+    expect(wallets.directClaims.get('bob')?.claimId).toBe('later');
+  });
+
+  it('pays through the clearing account, marking the wallet, when its claim could not be written', async () => {
+    const { wallets, send } = bank({ alice: 1_000, bob: 0 });
+    wallets.claimDirectCredit = async () => undefined;
+    expect((await send({ sub: 'alice', toAddress: 'bob', amountMinor: 1 })).status).toBe('pending');
+    expect(wallets.commits.map((plan) => plan.route.kind)).toEqual(['clearing']);
+    expect(wallets.hotUntil.get('bob')).toBeGreaterThan(NOW);
+  });
+
+  it('makes no claim for a recipient it has seen hot', async () => {
+    const { wallets, send } = bank({ alice: 1_000, shop: 0 });
+    await wallets.markHot('shop', NOW + 1);
+    const claims = vi.spyOn(wallets, 'claimDirectCredit');
+    await send({ sub: 'alice', toAddress: 'shop', amountMinor: 1 });
+    await send({ sub: 'alice', toAddress: 'shop', amountMinor: 1 });
+    expect(claims).toHaveBeenCalledTimes(1);
   });
 
   it('reads the payer again and retries when its account moved on, until it commits', async () => {

@@ -1,5 +1,6 @@
 import type { AccountState } from '#shared/wallet/ledger-commit.ts';
 import type {
+  DirectCreditClaim,
   TransferCommit,
   TransferLedger,
   TransferPlan,
@@ -12,6 +13,8 @@ interface Wallet {
   balanceMinor: bigint;
   seq: number;
   updatedAt?: string;
+  /** The claim of the last payment that credited it directly. */
+  directClaim?: string;
 }
 
 /**
@@ -28,6 +31,8 @@ export class InMemoryWallets implements TransferLedger {
   /** Credits in transit, by transfer id, and whether posted. */
   readonly credits = new Map<string, { transfer: TransferRecord; posted: boolean }>();
   readonly hotUntil = new Map<string, number>();
+  /** The last direct-credit claim made of each wallet. */
+  readonly directClaims = new Map<string, { claimId: string; claimedAt: number }>();
   readonly commits: TransferPlan[] = [];
   /** How many times the ledger was read. */
   reads = 0;
@@ -62,6 +67,7 @@ export class InMemoryWallets implements TransferLedger {
       payer: this.state(transfer.fromAddress),
       recipient: this.state(transfer.toAddress),
       recipientHotUntil: this.hotUntil.get(transfer.toAddress) ?? 0,
+      recipientDirectClaim: this.wallets.get(transfer.toAddress)?.directClaim,
       ...(claimed ? { claimed } : {}),
     };
   }
@@ -96,12 +102,32 @@ export class InMemoryWallets implements TransferLedger {
       to.balanceMinor += amount;
       to.seq++;
       to.updatedAt = transfer.createdAt;
+      to.directClaim = transfer.transferId;
     } else {
       this.credits.set(transfer.transferId, { transfer, posted: false });
     }
     this.transfers.push(transfer);
     if (claim && claimKey !== undefined) this.claims.set(claimKey, { transfer, expiresAt: claim.expiresAt });
     return { kind: 'committed' };
+  }
+
+  async claimDirectCredit(
+    address: string,
+    claimId: string,
+    now: number,
+  ): Promise<DirectCreditClaim | undefined> {
+    const previous = this.directClaims.get(address);
+    this.directClaims.set(address, { claimId, claimedAt: now });
+    return previous ? { previous } : {};
+  }
+
+  async releaseDirectCredit(
+    address: string,
+    claimId: string,
+    { previous }: DirectCreditClaim,
+  ): Promise<void> {
+    if (this.directClaims.get(address)?.claimId !== claimId) return;
+    this.directClaims.set(address, previous ?? { claimId, claimedAt: 0 });
   }
 
   async markHot(address: string, until: number): Promise<void> {

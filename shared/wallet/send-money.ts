@@ -144,8 +144,8 @@ export const HOT_FOR_MS = 10_000;
 
 /**
  * How long a claim holds the recipient's wallet while its payment is not seen settled on it: past
- * a commit's usual time, so that a claim whose payment was refused, or went through the clearing
- * account, does not keep the wallet from direct credits for long.
+ * a commit's usual time, so that a claim whose payment went through the clearing account, or died
+ * before it could withdraw its claim, does not keep the wallet from direct credits for long.
  */
 export const DIRECT_CLAIM_HOLDS_MS = 2_000;
 

@@ -1,6 +1,7 @@
 import type { AccountState } from './ledger-commit.ts';
 import { busy, retryMovement } from './movement-retry.ts';
 import type { Clock } from './ports.ts';
+import { recentEntries } from './recent-entries.ts';
 import { HOT_FOR_MS } from './send-money.ts';
 
 /** A credit in transit to a hot wallet, as the payer's transaction wrote it. */
@@ -76,12 +77,7 @@ const KNOWN_WALLETS = 1_000;
  */
 export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock: Clock }) {
   /** Each wallet as this poster's last posting to it left it. */
-  const known = new Map<string, AccountState>();
-  const remember = (address: string, wallet: AccountState) => {
-    known.delete(address);
-    known.set(address, wallet);
-    if (known.size > KNOWN_WALLETS) known.delete(known.keys().next().value as string);
-  };
+  const known = recentEntries<AccountState>(KNOWN_WALLETS);
 
   return async (address: string, announced: readonly CreditInTransit[]): Promise<{ posted: number }> => {
     let posted = 0;
@@ -114,7 +110,7 @@ export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock
           });
           if (result.kind !== 'posted') return { again: remembered ? 'now' : 'after-pause' };
           const sum = due.reduce((total, credit) => total + BigInt(credit.amountMinor), 0n);
-          remember(address, { exists: true, balance: wallet.balance + sum, seq: wallet.seq + due.length });
+          known.set(address, { exists: true, balance: wallet.balance + sum, seq: wallet.seq + due.length });
           return { done: due.length };
         },
       );

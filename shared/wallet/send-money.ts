@@ -8,6 +8,7 @@ import type { AccountState } from './ledger-commit.ts';
 import { formatMinor, MAX_BALANCE_MINOR } from './money.ts';
 import { retryMovement } from './movement-retry.ts';
 import type { Clock, IdSource } from './ports.ts';
+import { recentEntries } from './recent-entries.ts';
 import type { WalletSettings } from './settings.ts';
 
 /** A transfer as asked for and as answered: immutable once written. */
@@ -187,12 +188,7 @@ export function mayCreditDirectly(claim: DirectCreditClaim | undefined, state: T
 export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDependencies) {
   const cap = formatMinor(MAX_BALANCE_MINOR, settings.currency);
   /** Recipients this container saw hot, until when: their payments make no claim. */
-  const hotSeen = new Map<string, number>();
-  const seenHot = (address: string, until: number) => {
-    hotSeen.delete(address);
-    hotSeen.set(address, until);
-    if (hotSeen.size > HOT_RECIPIENTS_REMEMBERED) hotSeen.delete(hotSeen.keys().next().value as string);
-  };
+  const hotSeen = recentEntries<number>(HOT_RECIPIENTS_REMEMBERED);
   return async (command: SendMoneyCommand): Promise<SendMoneyResult> => {
     const now = clock.now();
     const transfer: TransferRecord = {
@@ -223,7 +219,7 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
     let committed = false;
     const markHot = () => {
       const until = clock.now() + HOT_FOR_MS;
-      seenHot(command.toAddress, until);
+      hotSeen.set(command.toAddress, until);
       marking ??= ledger.markHot(command.toAddress, until);
     };
 
@@ -256,7 +252,7 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
             );
           }
           const hot = state.recipientHotUntil > clock.now();
-          if (hot) seenHot(command.toAddress, state.recipientHotUntil);
+          if (hot) hotSeen.set(command.toAddress, state.recipientHotUntil);
           direct ??= !hot && mayCreditDirectly(await claiming, state, now);
           const clearing = !direct || hot;
           // A credit in transit is in the recipient's pending amount only once its marker exists.

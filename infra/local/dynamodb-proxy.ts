@@ -17,15 +17,18 @@ import {
 } from './dynamodb-conflicts.ts';
 import { KeySchemas, namedItems } from './dynamodb-items.ts';
 import { localClient } from './dynamodb-local.ts';
+import { CallerShare, callerOf } from './dynamodb-share.ts';
 
 /*
  * An HTTP proxy in front of DynamoDB Local, for `npm start` and the tests. The functions' SDK
  * talks to it through DYNAMODB_ENDPOINT, so whatever it does happens beneath the SDK's middleware,
  * on the wire, where it happens on AWS: the SDK parses a real error answer or meets a real broken
- * socket. Two things it adds, alone or together:
+ * socket. What it adds, alone or together:
  * - faults a test injects (`inject`): throttling, 500s, resets, stalls, lost answers, …;
  * - with `conflicts`, DynamoDB's transaction conflicts, which DynamoDB Local never raises
- *   (`dynamodb-conflicts.ts`), and a count of the write attempts that named each item.
+ *   (`dynamodb-conflicts.ts`), and a count of the write attempts that named each item;
+ * - with `callerSlots`, DynamoDB Local shared among the callers that name themselves in the
+ *   endpoint's path (`dynamodb-share.ts`).
  */
 
 /** What the proxy does with one request instead of passing it through. */
@@ -81,6 +84,11 @@ export interface DynamoDbProxyOptions {
    * transaction in flight fails with `TransactionConflictException`; and count touches per item.
    */
   readonly conflicts?: boolean;
+  /**
+   * At most this many requests at DynamoDB Local at once, the waiting ones served one caller after
+   * another (`dynamodb-share.ts`); unset, every request is forwarded at once.
+   */
+  readonly callerSlots?: number;
   /** Port to listen on; any free one when absent. */
   readonly port?: number;
   /**
@@ -113,12 +121,14 @@ export class DynamoDbProxy {
   readonly #answered: ProxiedRequest[] = [];
   readonly #conflicts: { tracker: ConflictTracker; schemas: KeySchemas; close(): void } | undefined;
   readonly #record: boolean;
+  readonly #share: CallerShare | undefined;
   #rules: ActiveRule[] = [];
 
   private constructor(server: ReturnType<typeof createServer>, upstream: URL, options: DynamoDbProxyOptions) {
     this.#server = server;
     this.#upstream = upstream;
     this.#record = options.record ?? true;
+    this.#share = options.callerSlots === undefined ? undefined : new CallerShare(options.callerSlots);
     const conflicts = options.conflicts ?? false;
     this.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     if (conflicts) {
@@ -278,11 +288,17 @@ export class DynamoDbProxy {
     }
     const { 'content-length': _, ...headers } = req.headers;
     let answer: UpstreamAnswer;
+    // Queued for DynamoDB Local after the conflict check: the items stay in flight meanwhile, as
+    // they would inside DynamoDB Local's own queue without the share.
+    const freeSlot = await this.#share?.acquire(callerOf(req.url ?? '/'));
     try {
-      answer = await this.#forward(req.method ?? 'POST', req.url ?? '/', headers, sent);
+      // DynamoDB's API is POST / whatever path named the caller.
+      answer = await this.#forward(req.method ?? 'POST', '/', headers, sent);
     } catch (error) {
       admission?.release({ applied: false });
       throw error;
+    } finally {
+      freeSlot?.();
     }
     admission?.release({ applied: answer.status === 200 });
     if (fault?.kind === 'lose-response') {

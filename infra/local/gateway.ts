@@ -31,6 +31,7 @@ import { AuthorizerEmulation, type AuthorizerHandler } from './authorizer-emulat
 import { CallerRateLimiter } from './caller-rate-limit.ts';
 import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local.ts';
 import { DynamoDbProxy } from './dynamodb-proxy.ts';
+import { callerEndpoint } from './dynamodb-share.ts';
 import { logFunctionError } from './gateway-answer.ts';
 import {
   answerClientErrors,
@@ -112,6 +113,13 @@ export interface LocalStackOptions {
 
 /** The stage name local functions see in `STAGE` in-process (bundled, they see their template's). */
 export const LOCAL_STAGE = 'local';
+
+/**
+ * How many requests the stack's proxy lets reach DynamoDB Local at once: enough to keep its
+ * threads busy, few enough that a caller's request waits behind a round of the others, not behind
+ * every request in the machine (docs/decisions/local-dynamodb-share.md).
+ */
+const LOCAL_DYNAMODB_SLOTS = 4;
 
 export interface LocalStack {
   readonly baseUrl: string;
@@ -230,7 +238,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const dynamodbLocalEndpoint = dynamodbEndpoint;
     let dynamodbProxy: DynamoDbProxy | undefined;
     if (options.conflicts ?? true) {
-      const proxy = await DynamoDbProxy.start(dynamodbLocalEndpoint, { conflicts: true, record: false });
+      const proxy = await DynamoDbProxy.start(dynamodbLocalEndpoint, {
+        conflicts: true,
+        record: false,
+        callerSlots: LOCAL_DYNAMODB_SLOTS,
+      });
       cleanups.push(() => proxy.close());
       dynamodbProxy = proxy;
       dynamodbEndpoint = proxy.endpoint;
@@ -248,6 +260,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...common,
       ...functionEnvironment(route, settings, tableNames),
     });
+    // Each function its own endpoint at the proxy, which shares DynamoDB Local among them.
+    const ownEndpoint = (id: string): Record<string, string> =>
+      dynamodbProxy === undefined ? {} : { DYNAMODB_ENDPOINT: callerEndpoint(dynamodbProxy.endpoint, id) };
     const authorizerEnv = {
       ...common,
       ...authorizerEnvironment({
@@ -268,7 +283,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     let functionsSource = 'the TypeScript sources, in this process';
     let functionStats = (): Record<string, FunctionStats> => ({});
     if (options.bundled) {
-      const functions = await loadBundledFunctions(options.bundled, routes, env);
+      const functions = await loadBundledFunctions(options.bundled, routes, (id) => ({
+        ...env,
+        ...ownEndpoint(id),
+      }));
       cleanups.push(() => functions.close());
       authorizer.handler = functions.authorizer();
       ({ loadErrors, source: functionsSource } = functions);
@@ -288,10 +306,18 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       } catch (error) {
         inProcess.loadErrors.authorizer = error instanceof Error ? error.message : String(error);
       }
-      await inProcess.load(routes, environmentOf, env);
+      await inProcess.load(
+        routes,
+        (route) => ({ ...environmentOf(route), ...ownEndpoint(route.operationId) }),
+        env,
+      );
       loadErrors = inProcess.loadErrors;
       try {
-        const posterEnv = { ...common, [tables.wallets.envVar]: tableNames.wallets };
+        const posterEnv = {
+          ...common,
+          ...ownEndpoint(CREDIT_POSTER_NAME),
+          [tables.wallets.envVar]: tableNames.wallets,
+        };
         posterInvoke = (await withOwnEnvironment(posterEnv, env, () =>
           loadHandler(CREDIT_POSTER_FUNCTION_DIR),
         )) as StreamInvoke;

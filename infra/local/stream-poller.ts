@@ -228,8 +228,13 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
     let lastRead: string | undefined;
     let buffer: DynamoDBRecord[] = [];
     let windowOpenedAt = 0;
+    let lastPolledAt = 0;
     while (!stopped) {
       if (iterator !== undefined && buffer.length < settings.batchSize) {
+        // Lambda reads each shard about four times a second, however many records wait.
+        await pause(Math.max(0, lastPolledAt + settings.pollIntervalMs - Date.now()));
+        if (stopped) return;
+        lastPolledAt = Date.now();
         try {
           const { Records, NextShardIterator } = await streams.send(
             new GetRecordsCommand({
@@ -269,7 +274,6 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
         continue;
       }
       if (closed) return;
-      await pause(settings.pollIntervalMs);
     }
   }
 

@@ -444,4 +444,46 @@ describe('the local stream poller delivering credits to the poster', () => {
     expect(sizes).toContain(1);
     await expectPostedOnce(book, merchant, 1, good);
   });
+
+  it('reads a shard no more often than its poll interval while records keep coming', {
+    timeout: 60_000,
+  }, async () => {
+    const book = await ledger();
+    // The poller reads the stream through a proxy that keeps every request it forwards.
+    const reads = await DynamoDbProxy.start(endpoint);
+    let delivered = 0;
+    const poller = await startStreamPoller({
+      endpoint: reads.endpoint,
+      tableName: book.tableName,
+      invoke: async (event) => {
+        delivered += event.Records.length;
+        return { batchItemFailures: [] };
+      },
+      failureFile: join(stateDir, `${book.tableName}-cadence.jsonl`),
+      settings: { maxBatchingWindowSeconds: 0, pollIntervalMs: 250 },
+      log: () => undefined,
+    });
+    pollers.push(poller);
+    try {
+      // Credits written one after another for 2 s, so that every read finds some.
+      const started = Date.now();
+      let written = 0;
+      while (Date.now() - started < 2_000) {
+        await book.client.send(
+          new PutCommand({
+            TableName: book.tableName,
+            Item: { pk: creditKey(randomUUID()), kind: 'credit' },
+          }),
+        );
+        written++;
+      }
+      await eventually(async () => delivered >= written, 10_000, 'every record delivered');
+      const seconds = (Date.now() - started) / 1000;
+      // One shard (a new table's stream), read about four times a second: not once per delivery.
+      expect(reads.requests('GetRecords').length).toBeLessThanOrEqual(Math.ceil(seconds * 4) + 2);
+    } finally {
+      await poller.stop();
+      await reads.close();
+    }
+  });
 });

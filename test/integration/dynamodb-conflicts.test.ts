@@ -17,6 +17,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { DynamoDbProxy, TOUCHES_PATH } from '#infra/local/dynamodb-proxy.ts';
+import { callerEndpoint } from '#infra/local/dynamodb-share.ts';
 import { isRetryable } from '#shared/dynamodb/retry.ts';
 import { mentions } from '../support/faults.ts';
 
@@ -385,6 +386,35 @@ describe('without conflict mode', () => {
     } finally {
       through.destroy();
       await plain.close();
+    }
+  });
+});
+
+describe('sharing DynamoDB Local among callers', () => {
+  it('serves the requests waiting for a slot one caller after another, the caller named by its endpoint', async () => {
+    const shared = await DynamoDbProxy.start(holding.endpoint, { callerSlots: 1 });
+    const callerClient = (caller: string) =>
+      new DynamoDBClient({ endpoint: callerEndpoint(shared.endpoint, caller), maxAttempts: 1 });
+    const [busy, quiet] = [callerClient('busy'), callerClient('quiet')];
+    const answered: string[] = [];
+    const get = (through: DynamoDBClient, name: string, key = newKey()) =>
+      through.send(new GetItemCommand({ TableName: table, Key: key.wire })).then(() => answered.push(name));
+    try {
+      // The busy caller's first request holds the one slot; four more of its own, then the quiet
+      // caller's one, wait for it.
+      const held = newKey();
+      const first = await inFlight(held.plain.pk, () => get(busy, 'busy-1', held));
+      const waiting = [2, 3, 4, 5].map((n) => get(busy, `busy-${n}`));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const theQuietOne = get(quiet, 'quiet');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await first.release();
+      await Promise.all([...waiting, theQuietOne]);
+      expect(answered).toEqual(['busy-1', 'busy-2', 'quiet', 'busy-3', 'busy-4', 'busy-5']);
+    } finally {
+      busy.destroy();
+      quiet.destroy();
+      await shared.close();
     }
   });
 });

@@ -85,7 +85,7 @@ export class BundledFunctions implements Invoker {
   constructor(
     functions: readonly TemplateFunction[],
     routes: readonly Route[],
-    localEnv: Readonly<Record<string, string>>,
+    localEnvOf: (id: string) => Readonly<Record<string, string>>,
     settings: { stage: string; source: string; onLog?: BundledOptions['onLog'] },
   ) {
     this.source = settings.source;
@@ -100,7 +100,7 @@ export class BundledFunctions implements Invoker {
             runtime: fn.runtime,
             memorySizeMb: fn.memorySizeMb,
             timeoutSeconds: fn.timeoutSeconds,
-            environment: resolveEnvironment(fn, localEnv),
+            environment: resolveEnvironment(fn, localEnvOf(id)),
             region: LOCAL_DEPLOYMENT.region,
             accountId: LOCAL_DEPLOYMENT.accountId,
           },
@@ -173,12 +173,13 @@ export class BundledFunctions implements Invoker {
 
 /**
  * The stage's functions from `cdk.out`, synthesized first when it is older than the sources
- * (the freshness rule of `npm run invoke`), ready to run with the local stack's `localEnv`.
+ * (the freshness rule of `npm run invoke`), each ready to run with the local stack's
+ * `localEnvOf(id)`, `id` being its operation id or construct id.
  */
 export async function loadBundledFunctions(
   options: BundledOptions,
   routes: readonly Route[],
-  localEnv: Readonly<Record<string, string>>,
+  localEnvOf: (id: string) => Readonly<Record<string, string>>,
 ): Promise<BundledFunctions> {
   const stage = options.stage ?? cdkJson.context.stage;
   const cdkOut = options.cdkOut ?? join(PROJECT_ROOT, 'cdk.out');
@@ -186,7 +187,7 @@ export async function loadBundledFunctions(
   const synthesized = synth === 'always' || (synth === 'if-stale' && !isFresh(cdkOut, stage));
   if (synthesized) await synthesizeAsync(cdkOut, stage);
   const functions = readFunctions(cdkOut, stage);
-  return new BundledFunctions(functions, routes, localEnv, {
+  return new BundledFunctions(functions, routes, localEnvOf, {
     stage,
     source: `${serviceStackName(stage)} in ${cdkOut}${synthesized ? ' (synthesized now)' : ''}`,
     ...(options.onLog === undefined ? {} : { onLog: options.onLog }),

@@ -5,7 +5,8 @@ import type { Context } from 'aws-lambda';
  * Logs and metrics as JSON lines on stdout (docs/decisions/logging-and-metrics.md): log lines with
  * the keys Powertools for AWS Lambda writes, at the level Lambda's advanced logging controls
  * (`AWS_LAMBDA_LOG_LEVEL`) or `LOG_LEVEL` set, and the Embedded Metric Format (EMF) lines the
- * alarms and the dashboard read. Written by `JSON.stringify` and one `write` per line.
+ * alarms and the dashboard read. Written by `JSON.stringify` and one `write` per line. A request's
+ * log line carries its metrics too: one line, one write, one ingestion per request.
  */
 
 export const METRICS_NAMESPACE = 'WalletCatalog';
@@ -50,8 +51,9 @@ export const logger = {
   error: (message: string, fields?: object) => log('ERROR', message, fields),
 };
 
-function log(level: Level, message: string, fields?: object): void {
-  if (LEVELS[level] < threshold) return;
+/** Writes a log line at `level` unless the threshold drops it; whether it was written. */
+function log(level: Level, message: string, fields?: object): boolean {
+  if (LEVELS[level] < threshold) return false;
   // Lambda sets the trace header per invocation, in the environment.
   const trace = process.env._X_AMZN_TRACE_ID;
   writeLine({
@@ -64,6 +66,7 @@ function log(level: Level, message: string, fields?: object): void {
     ...(trace ? { xray_trace_id: trace.split(';')[0]?.replace('Root=', '') } : {}),
     ...fields,
   });
+  return true;
 }
 
 /** A metric unit CloudWatch knows. */
@@ -86,14 +89,23 @@ export function routeMetrics(route: string): RouteMetrics {
 
 /** Writes `values` as one EMF line of `metrics`. */
 export function publish(metrics: RouteMetrics, values: Iterable<MetricValue>): void {
-  if (metricsDisabled) return;
+  const fields = metricFields(metrics, values);
+  if (fields) writeLine(fields);
+}
+
+/**
+ * The EMF fields of `values` in `metrics`, which make any JSON line a metrics line too (CloudWatch
+ * reads the `_aws` directive and the top-level values it names); none with metrics disabled.
+ */
+function metricFields(metrics: RouteMetrics, values: Iterable<MetricValue>): object | undefined {
+  if (metricsDisabled) return undefined;
   const definitions: { Name: string; Unit: MetricUnit }[] = [];
   const line: Record<string, unknown> = { ...metrics.dimensions };
   for (const [name, value, unit = 'Count'] of values) {
     definitions.push({ Name: name, Unit: unit });
     line[name] = value;
   }
-  writeLine({
+  return {
     _aws: {
       Timestamp: Date.now(),
       CloudWatchMetrics: [
@@ -101,7 +113,7 @@ export function publish(metrics: RouteMetrics, values: Iterable<MetricValue>): v
       ],
     },
     ...line,
-  });
+  };
 }
 
 /**
@@ -135,11 +147,13 @@ export interface RequestLabels {
 }
 
 /**
- * The request telemetry of one route's function. Each request writes its log line (the API Gateway
- * request id as `correlation_id`, route, caller `sub` when authenticated, status, outcome, latency;
- * never a token or a body) and one EMF line: Requests, Latency, ClientErrors or ServerErrors,
- * and the metrics the request added; the first request of an on-demand execution environment also
- * counts `ColdStart` (provisioned concurrency and SnapStart environments are not cold when called).
+ * The request telemetry of one route's function. Each request writes one line: its log line (the
+ * API Gateway request id as `correlation_id`, route, caller `sub` when authenticated, status,
+ * outcome, latency; never a token or a body) carrying its metrics in EMF: Requests, Latency,
+ * ClientErrors or ServerErrors, and the metrics the request added; the first request of an
+ * on-demand execution environment also counts `ColdStart` (provisioned concurrency and SnapStart
+ * environments are not cold when called). A level that drops the log line leaves the metrics alone
+ * on theirs. The line's `service` and `route` are the metrics' dimensions too.
  */
 export function requestTelemetry(route: string) {
   const metrics = routeMetrics(route);
@@ -155,14 +169,6 @@ export function requestTelemetry(route: string) {
     const response = await current.run(scope, run);
     const latencyMs = Math.round((performance.now() - started) * 1000) / 1000;
     const status = response.statusCode;
-    logger[status >= 500 ? 'error' : 'info']('request', {
-      correlation_id: request.requestId,
-      route,
-      sub: request.sub,
-      status,
-      outcome: scope.outcome ?? (status < 400 ? 'ok' : `http-${status}`),
-      latencyMs,
-    });
     const values: MetricValue[] = [
       ['Requests', 1],
       ['Latency', latencyMs, 'Milliseconds'],
@@ -172,7 +178,17 @@ export function requestTelemetry(route: string) {
     if (status >= 500) values.push(['ServerErrors', 1]);
     else if (status >= 400) values.push(['ClientErrors', 1]);
     for (const [name, { value, unit }] of scope.metrics) values.push([name, value, unit]);
-    publish(metrics, values);
+    const emf = metricFields(metrics, values);
+    const logged = log(status >= 500 ? 'ERROR' : 'INFO', 'request', {
+      correlation_id: request.requestId,
+      route,
+      sub: request.sub,
+      status,
+      outcome: scope.outcome ?? (status < 400 ? 'ok' : `http-${status}`),
+      latencyMs,
+      ...emf,
+    });
+    if (!logged && emf) writeLine(emf);
     return response;
   };
 }

@@ -19,10 +19,10 @@ export async function linesWrittenBy(action: () => Promise<unknown>): Promise<Re
   }
 }
 
-/** The EMF lines among `lines`: those carrying CloudWatch metric directives. */
+/** The EMF lines among `lines`: those carrying CloudWatch metric directives (a request's log line does). */
 export const metricLines = (lines: readonly Record<string, unknown>[]) =>
   lines.filter((line) => '_aws' in line);
 
-/** The log lines among `lines`: everything but EMF. */
+/** The log lines among `lines`: those with a level (a request's carries its metrics too). */
 export const logLines = (lines: readonly Record<string, unknown>[]) =>
-  lines.filter((line) => !('_aws' in line));
+  lines.filter((line) => 'level' in line);

@@ -14,7 +14,7 @@ const directiveOf = (line: Record<string, unknown> | undefined) =>
   (line?._aws as { CloudWatchMetrics: Directive } | undefined)?.CloudWatchMetrics[0];
 
 describe('request telemetry', () => {
-  it('writes a log line naming the request and caller, and one EMF line of its metrics by route', async () => {
+  it('writes one line per request: its log line naming the request and caller, carrying its metrics by route', async () => {
     const telemetry = requestTelemetry('sendMoney');
     const request = { requestId: 'req-"quoted"\n-é', sub: 'user "x"\u0001' };
     const lines = await linesWrittenBy(() =>
@@ -26,9 +26,10 @@ describe('request telemetry', () => {
         return { statusCode: 503 };
       }),
     );
-    const [log, ...otherLogs] = logLines(lines);
-    const [emf, ...otherEmf] = metricLines(lines);
-    expect([otherLogs, otherEmf]).toEqual([[], []]);
+    expect(lines).toHaveLength(1);
+    const [log] = logLines(lines);
+    const [emf] = metricLines(lines);
+    expect(emf).toBe(log);
     expect(log).toMatchObject({
       level: 'ERROR',
       message: 'request',
@@ -85,10 +86,7 @@ describe('request telemetry', () => {
         ),
       ),
     );
-    // Each request writes its log line, then its EMF line.
-    const pairs = lines.flatMap((line, i) =>
-      line.message === 'request' ? [[line.correlation_id, lines[i + 1]?.TransferVolumeMinor]] : [],
-    );
+    const pairs = lines.map((line) => [line.correlation_id, line.TransferVolumeMinor]);
     expect(pairs.sort()).toEqual([
       ['r1', 1],
       ['r2', 2],
@@ -156,6 +154,18 @@ describe('log lines', () => {
       for (const level of ['debug', 'info', 'warn', 'error'] as const) logger[level](level);
     });
     expect(lines.map((line) => line.level)).toEqual(['WARN', 'ERROR']);
+  });
+
+  it("leave a request's metrics on a line of their own when the level drops the request line", async () => {
+    vi.stubEnv('LOG_LEVEL', 'WARN');
+    const telemetry = await freshTelemetry();
+    const lines = await linesWrittenBy(() =>
+      telemetry.requestTelemetry('getBalance')({ requestId: 'r' }, undefined, async () => ({
+        statusCode: 200,
+      })),
+    );
+    expect(logLines(lines)).toEqual([]);
+    expect(metricLines(lines)).toEqual([expect.objectContaining({ route: 'getBalance', Requests: 1 })]);
   });
 
   it('are not written at SILENT, and metrics not when disabled', async () => {

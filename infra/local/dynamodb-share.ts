@@ -1,6 +1,7 @@
 /**
- * DynamoDB Local's capacity, shared among its callers as DynamoDB's is not needed on AWS: at most
- * `slots` requests reach it at once, and the requests waiting for a slot are served one caller
+ * DynamoDB Local's capacity, shared among its callers (the local stack's functions), since it
+ * serves every request in one queue where DynamoDB serves each function's partitions apart: at
+ * most `slots` requests reach it at once, and the requests waiting for a slot are served one caller
  * after another (round robin), each caller's own in the order they came. A caller with a hundred
  * requests waiting then delays another caller's one by a round, not by the hundred.
  * Why: docs/decisions/local-dynamodb-share.md.

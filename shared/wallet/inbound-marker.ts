@@ -3,18 +3,28 @@ import { withRetries } from '../dynamodb/retry.ts';
 import { logger } from '../observability/telemetry.ts';
 import type { WalletTableAccess } from './ledger-commit.ts';
 import { inboundKey } from './ledger-keys.ts';
+import { recentEntries } from './recent-entries.ts';
 
 /** A marker is rewritten only when it would lapse within this margin. */
 const RENEW_MARGIN_MS = 5_000;
+
+/** How many addresses' markers a container remembers (the hot ones: a few). */
+const KNOWN_MARKERS = 1_000;
 
 /**
  * Marks `address` hot until `until` (epoch ms): payments to it go through the clearing account.
  * The marker is an item of its own, so marking never touches the hot wallet; it is written only
  * when it would lapse soon, so a crowd of payers, or a poster posting batch after batch, does not
- * rewrite it on every payment. It never throws: see `TransferLedger.markHot`.
+ * rewrite it on every payment. The container remembers until when each marker holds (from its own
+ * write, or from the marker a refused write returns) and does not ask again before it would be
+ * renewed: a refused conditional write still costs a write unit and a round trip. It never throws:
+ * see `TransferLedger.markHot`.
  */
 export function createInboundMarker({ client, tableName }: WalletTableAccess) {
+  const markedUntil = recentEntries<number>(KNOWN_MARKERS);
   return async function markHot(address: string, until: number): Promise<void> {
+    const renewBefore = until - RENEW_MARGIN_MS;
+    if ((markedUntil.get(address) ?? 0) >= renewBefore) return;
     try {
       await withRetries(() =>
         client.send(
@@ -22,18 +32,24 @@ export function createInboundMarker({ client, tableName }: WalletTableAccess) {
             TableName: tableName,
             Item: { pk: inboundKey(address), kind: 'inbound', hotUntil: until },
             ConditionExpression: 'attribute_not_exists(pk) OR hotUntil < :renewBefore',
-            ExpressionAttributeValues: { ':renewBefore': until - RENEW_MARGIN_MS },
+            ExpressionAttributeValues: { ':renewBefore': renewBefore },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         ),
       );
+      markedUntil.set(address, until);
     } catch (error) {
-      // Hot for long enough already; or not marked this time, which only costs a later payment
-      // one try of the wallet.
-      if ((error as Error | undefined)?.name !== 'ConditionalCheckFailedException') {
-        logger.warn('The hot-wallet marker was not written', {
-          errorName: (error as Error | undefined)?.name,
-        });
+      const refused = error as { name?: string; Item?: { hotUntil?: { N?: string } } } | undefined;
+      if (refused?.name === 'ConditionalCheckFailedException') {
+        // Hot for long enough already: the marker as it stands says until when.
+        const hotUntil = Number(refused.Item?.hotUntil?.N);
+        if (Number.isSafeInteger(hotUntil)) markedUntil.set(address, hotUntil);
+        return;
       }
+      // Not marked this time, which only costs a later payment one try of the wallet.
+      logger.warn('The hot-wallet marker was not written', {
+        errorName: (error as Error | undefined)?.name,
+      });
     }
   };
 }

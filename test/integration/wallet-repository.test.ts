@@ -1,12 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { createInboundMarker } from '#shared/wallet/inbound-marker.ts';
 import type { AccountState } from '#shared/wallet/ledger-commit.ts';
+import { inboundKey } from '#shared/wallet/ledger-keys.ts';
 import type { TransferPlan, TransferRecord } from '#shared/wallet/send-money.ts';
 import { uniqueSub } from '../support/events.ts';
+import { mentions, proxiedClient, startFaultProxy, storedItem } from '../support/faults.ts';
 import { walletLedger } from '../support/wallet.ts';
 
 /* The repositories alone on DynamoDB Local: the outcomes their transaction conditions tell apart. */
 const wallets = walletLedger();
+const proxy = await startFaultProxy();
 const at = () => new Date().toISOString();
 
 const transfer = (fromAddress: string, toAddress: string, amountMinor: number): TransferRecord => ({
@@ -201,5 +205,31 @@ describe('credit ledger on DynamoDB Local', () => {
       kind: 'wallet-moved',
     });
     expect(await balance(shop)).toBe(6n);
+  });
+});
+
+describe('the hot-wallet marker on DynamoDB Local', () => {
+  it('is written once per renewal however often a container asks, and a refusal tells another container until when it holds', async () => {
+    // Through a proxy that keeps every request it forwards.
+    const client = proxiedClient(proxy);
+    const tableName = process.env.WALLETS_TABLE_NAME as string;
+    const shop = uniqueSub('shop');
+    const writes = () => proxy.requests('PutItem', mentions(inboundKey(shop))).length;
+    const [poster, sender] = [
+      createInboundMarker({ client, tableName }),
+      createInboundMarker({ client, tableName }),
+    ];
+    const now = Date.now();
+    for (let delivery = 0; delivery < 3; delivery++) await poster(shop, now + 10_000 + delivery);
+    expect(writes()).toBe(1);
+    // Another container: refused once, and told the marker's time by the refusal.
+    await sender(shop, now + 10_000);
+    await sender(shop, now + 10_500);
+    expect(writes()).toBe(2);
+    // Past the renewal margin the marker is written again.
+    await poster(shop, now + 16_000);
+    expect(writes()).toBe(3);
+    const stored = await storedItem(tableName, { pk: inboundKey(shop) });
+    expect(stored?.hotUntil).toBe(now + 16_000);
   });
 });

@@ -66,6 +66,25 @@ const transferItem = (pk: string) => ({
   toSeq: 41,
 });
 
+/**
+ * The item DynamoDB holds at `pk`, if any: a wallet or a transfer (no hot marker, credit or
+ * idempotency record: no wallet is hot and every key is new). Built once per key, as the pet and
+ * the history page are: built per call, with the BatchGetItem's response around them, they were
+ * charged to send-money as if its own code had made them.
+ */
+const items = new Map<string, Record<string, unknown> | undefined>();
+function itemAt(pk: string): Record<string, unknown> | undefined {
+  if (items.has(pk)) return items.get(pk);
+  const item = pk.startsWith('WALLET#')
+    ? { ...WALLET_ITEM, pk }
+    : pk.startsWith('TRANSFER#')
+      ? transferItem(pk)
+      : undefined;
+  // Every request's idempotency key is new: only the keys that hold an item are kept.
+  if (item) items.set(pk, item);
+  return item;
+}
+
 /** How many commands the stub answered; the benchmark checks the round trips per request with it. */
 export const stubCalls = { count: 0 };
 
@@ -81,29 +100,25 @@ interface Sendable {
 /**
  * What DynamoDB would answer through the DocumentClient: an item for a GetItem (a pet for the pets
  * table's `id` key, a transfer to the caller or a wallet for the wallets table's `pk`), the
- * wallets and transfers of a BatchGetItem (no hot marker, credit or idempotency record: no wallet
- * is hot and the key is new), a page of history for a Query, only metadata for writes.
+ * wallets and transfers of a BatchGetItem (`itemAt`), a page of history for a Query, only metadata for writes.
  */
 function stubSend(command: Sendable): Promise<unknown> {
   stubCalls.count++;
   const { Key: key, RequestItems, IndexName, ExpressionAttributeValues } = command.input ?? {};
   if (key?.id !== undefined) return Promise.resolve({ Item: PET_ITEM, $metadata: METADATA });
   if (typeof key?.pk === 'string' && key.pk.startsWith('TRANSFER#'))
-    return Promise.resolve({ Item: transferItem(key.pk), $metadata: METADATA });
+    return Promise.resolve({ Item: itemAt(key.pk), $metadata: METADATA });
   if (key?.pk !== undefined) return Promise.resolve({ Item: WALLET_ITEM, $metadata: METADATA });
   if (RequestItems) {
-    const Responses = Object.fromEntries(
-      Object.entries(RequestItems).map(([table, { Keys = [] }]) => [
-        table,
-        Keys.flatMap(({ pk = '' }): Record<string, unknown>[] =>
-          pk.startsWith('WALLET#')
-            ? [{ ...WALLET_ITEM, pk }]
-            : pk.startsWith('TRANSFER#')
-              ? [transferItem(pk)]
-              : [],
-        ),
-      ]),
-    );
+    const Responses: Record<string, Record<string, unknown>[]> = {};
+    for (const table in RequestItems) {
+      const found: Record<string, unknown>[] = [];
+      for (const { pk = '' } of RequestItems[table]?.Keys ?? []) {
+        const item = itemAt(pk);
+        if (item) found.push(item);
+      }
+      Responses[table] = found;
+    }
     return Promise.resolve({ Responses, UnprocessedKeys: {}, $metadata: METADATA });
   }
   if (IndexName !== undefined)

@@ -3,6 +3,7 @@ import { withRetries } from '../dynamodb/retry.ts';
 import {
   AccountTally,
   impossibleBalance,
+  mustReadOn,
   type Prefix,
   provenPrefix,
   readAccountOn,
@@ -254,8 +255,7 @@ export async function auditTable(
     const prefix = provenPrefix(state, kept, fp);
     // Folded entries above the proven prefix are read again and kept: counted from there.
     if (prefix.seq < state.top) state.clearing = 0n;
-    if (state.cut !== prefix.seq || state.balance !== prefix.balance)
-      reread.push([account, state, prefix, kept]);
+    if (mustReadOn(state, prefix)) reread.push([account, state, prefix, kept]);
   }
   keptByAccount.clear();
   const readOn = { reader, names, broken, keptEntries };

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { AccountTally, provenPrefix } from '#shared/wallet/audit/accounts.ts';
+import { AccountTally, mustReadOn, provenPrefix } from '#shared/wallet/audit/accounts.ts';
 import {
   Fingerprint,
   IN_ENTRY,
@@ -110,6 +110,38 @@ describe('the chain fingerprint of an account', () => {
     const proven = prove(entries.slice(0, 4), [entries[4], entries[5], entries[7]] as Entry[]);
     expect(proven).toEqual({ seq: 6, balance: BigInt(entries[5]?.balanceAfter as number) });
     expect(prove([], [])).toEqual({ seq: 0, balance: 0n });
+  });
+
+  it('leaves an account as the scan saw it only when every entry it folded lies within its cut', () => {
+    // The scan saw the account item at `cut` (its balance then) and folded any subset of its
+    // entries: some written before the item was read, some after (a wallet paid while the scan ran).
+    const scanned = amounts.chain((drawn) => {
+      const entries = chain(drawn);
+      return fc.tuple(
+        fc.constant(entries),
+        fc.subarray(entries),
+        fc.integer({ min: 0, max: entries.length }),
+      );
+    });
+    fc.assert(
+      fc.property(scanned, ([entries, folded, cut]) => {
+        const fp = new Fingerprint();
+        const tally = new AccountTally();
+        for (const entry of folded) tally.fold(fp, entry);
+        tally.cut = cut;
+        tally.balance = BigInt(cut === 0 ? 0 : (entries[cut - 1] as Entry).balanceAfter);
+        if (!mustReadOn(tally, provenPrefix(tally, [], fp))) {
+          expect(folded.every((entry) => entry.seq <= cut)).toBe(true);
+        }
+      }),
+    );
+    // The case a live audit met: a wallet read before its first entry, then its second folded.
+    const [, second] = chain([5, 7]) as [Entry, Entry];
+    const tally = new AccountTally();
+    const fp = new Fingerprint();
+    tally.fold(fp, second);
+    tally.cut = 0;
+    expect(mustReadOn(tally, provenPrefix(tally, [], fp))).toBe(true);
   });
 
   it('is keyed afresh for every audit: two audits fingerprint the same entry apart', () => {

@@ -79,6 +79,17 @@ export function provenPrefix(tally: AccountTally, kept: readonly Entry[], fp: Fi
     : { seq: 0, balance: 0n };
 }
 
+/**
+ * Whether an account must be read on by key after the scan: unless the scan saw its item exactly
+ * at the proven prefix, and no folded entry lies above that prefix. A folded entry above it (one
+ * the chain could not vouch for, behind a gap) may lie beyond the item's cut too, where neither
+ * the cut nor the clearing sums would count it: the entries are read again and kept instead. An
+ * account whose item the scan saw at seq 0, before its first entries were written, proves the
+ * prefix 0 and matches it whatever the scan folded of its later entries.
+ */
+export const mustReadOn = (tally: AccountTally, prefix: Prefix): boolean =>
+  tally.cut !== prefix.seq || tally.balance !== prefix.balance || tally.top > prefix.seq;
+
 /** A balance no account may hold: below zero for a wallet, above zero for the issuance account. */
 export const impossibleBalance = (account: string, balance: bigint): string | undefined => {
   if (account === ISSUANCE_ACCOUNT) {

@@ -82,10 +82,11 @@ export function provenPrefix(tally: AccountTally, kept: readonly Entry[], fp: Fi
 /**
  * Whether an account must be read on by key after the scan: unless the scan saw its item exactly
  * at the proven prefix, and no folded entry lies above that prefix. A folded entry above it (one
- * the chain could not vouch for, behind a gap) may lie beyond the item's cut too, where neither
- * the cut nor the clearing sums would count it: the entries are read again and kept instead. An
- * account whose item the scan saw at seq 0, before its first entries were written, proves the
- * prefix 0 and matches it whatever the scan folded of its later entries.
+ * the chain could not vouch for, behind a gap) may lie beyond the item's cut too: the account's
+ * clearing share drops it, but the clearing sums of its movement's bucket, which balanced, count
+ * it as within the cut. Read on, the entries are kept and the cut moves past them. The case: an
+ * item the scan saw at seq 0, before the account's first entry, matches the prefix 0 whatever the
+ * scan folded of its later entries.
  */
 export const mustReadOn = (tally: AccountTally, prefix: Prefix): boolean =>
   tally.cut !== prefix.seq || tally.balance !== prefix.balance || tally.top > prefix.seq;

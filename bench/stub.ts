@@ -72,16 +72,18 @@ const transferItem = (pk: string) => ({
  * the history page are: built per call, with the BatchGetItem's response around them, they were
  * charged to send-money as if its own code had made them.
  */
-const items = new Map<string, Record<string, unknown> | undefined>();
+const items = new Map<string, Record<string, unknown>>();
 function itemAt(pk: string): Record<string, unknown> | undefined {
-  if (items.has(pk)) return items.get(pk);
-  const item = pk.startsWith('WALLET#')
-    ? { ...WALLET_ITEM, pk }
-    : pk.startsWith('TRANSFER#')
-      ? transferItem(pk)
-      : undefined;
-  // Every request's idempotency key is new: only the keys that hold an item are kept.
-  if (item) items.set(pk, item);
+  let item = items.get(pk);
+  if (item === undefined) {
+    item = pk.startsWith('WALLET#')
+      ? { ...WALLET_ITEM, pk }
+      : pk.startsWith('TRANSFER#')
+        ? transferItem(pk)
+        : undefined;
+    // Every request's idempotency key is new: only the keys that hold an item are kept.
+    if (item) items.set(pk, item);
+  }
   return item;
 }
 
@@ -100,7 +102,8 @@ interface Sendable {
 /**
  * What DynamoDB would answer through the DocumentClient: an item for a GetItem (a pet for the pets
  * table's `id` key, a transfer to the caller or a wallet for the wallets table's `pk`), the
- * wallets and transfers of a BatchGetItem (`itemAt`), a page of history for a Query, only metadata for writes.
+ * wallets and transfers of a BatchGetItem (`itemAt`), a page of history for a Query, only metadata
+ * for writes.
  */
 function stubSend(command: Sendable): Promise<unknown> {
   stubCalls.count++;
@@ -110,15 +113,12 @@ function stubSend(command: Sendable): Promise<unknown> {
     return Promise.resolve({ Item: itemAt(key.pk), $metadata: METADATA });
   if (key?.pk !== undefined) return Promise.resolve({ Item: WALLET_ITEM, $metadata: METADATA });
   if (RequestItems) {
-    const Responses: Record<string, Record<string, unknown>[]> = {};
-    for (const table in RequestItems) {
-      const found: Record<string, unknown>[] = [];
-      for (const { pk = '' } of RequestItems[table]?.Keys ?? []) {
-        const item = itemAt(pk);
-        if (item) found.push(item);
-      }
-      Responses[table] = found;
-    }
+    const Responses = Object.fromEntries(
+      Object.entries(RequestItems).map(([table, { Keys = [] }]) => [
+        table,
+        Keys.flatMap(({ pk = '' }) => itemAt(pk) ?? []),
+      ]),
+    );
     return Promise.resolve({ Responses, UnprocessedKeys: {}, $metadata: METADATA });
   }
   if (IndexName !== undefined)

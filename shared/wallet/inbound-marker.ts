@@ -18,13 +18,15 @@ const KNOWN_MARKERS = 1_000;
  * rewrite it on every payment. The container remembers until when each marker holds (from its own
  * write, or from the marker a refused write returns) and does not ask again before it would be
  * renewed: a refused conditional write still costs a write unit and a round trip. It never throws:
- * see `TransferLedger.markHot`.
+ * see `TransferLedger.markHot`. It answers until when the marker is known to hold: `until`, the
+ * later time of a marker already there, or 0 when it could not be written.
  */
 export function createInboundMarker({ client, tableName }: WalletTableAccess) {
   const markedUntil = recentEntries<number>(KNOWN_MARKERS);
-  return async function markHot(address: string, until: number): Promise<void> {
+  return async function markHot(address: string, until: number): Promise<number> {
     const renewBefore = until - RENEW_MARGIN_MS;
-    if ((markedUntil.get(address) ?? 0) >= renewBefore) return;
+    const known = markedUntil.get(address) ?? 0;
+    if (known >= renewBefore) return known;
     try {
       await withRetries(() =>
         client.send(
@@ -38,18 +40,21 @@ export function createInboundMarker({ client, tableName }: WalletTableAccess) {
         ),
       );
       markedUntil.set(address, until);
+      return until;
     } catch (error) {
       const refused = error as { name?: string; Item?: { hotUntil?: { N?: string } } } | undefined;
       if (refused?.name === 'ConditionalCheckFailedException') {
         // Hot for long enough already: the marker as it stands says until when.
         const hotUntil = Number(refused.Item?.hotUntil?.N);
-        if (Number.isSafeInteger(hotUntil)) markedUntil.set(address, hotUntil);
-        return;
+        if (!Number.isSafeInteger(hotUntil)) return 0;
+        markedUntil.set(address, hotUntil);
+        return hotUntil;
       }
       // Not marked this time, which only costs a later payment one try of the wallet.
       logger.warn('The hot-wallet marker was not written', {
         errorName: (error as Error | undefined)?.name,
       });
+      return 0;
     }
   };
 }

@@ -40,7 +40,8 @@ export interface CreditLedger {
     transferIds: readonly string[],
   ): Promise<{ wallet: AccountState; credits: CreditInTransit[] }>;
   post(plan: PostingPlan): Promise<PostingResult>;
-  markHot(address: string, until: number): Promise<void>;
+  /** Keeps `address` hot while its credits arrive: `TransferLedger.markHot`. */
+  markHot(address: string, until: number): Promise<number>;
 }
 
 /**

@@ -43,6 +43,12 @@ export interface TransferState {
   readonly claimed?: { readonly transfer: TransferRecord; readonly expiresAt: number };
 }
 
+/**
+ * The recipient as a container remembers it while it knows the recipient is hot: its wallet as
+ * last read and until when its mark holds. Given to `read`, it is not read again.
+ */
+export type HotRecipient = Pick<TransferState, 'recipient' | 'recipientHotUntil'>;
+
 /** One write of a transfer: its payer's side, and where the credit goes. */
 export interface TransferPlan {
   readonly transfer: TransferRecord;
@@ -78,7 +84,11 @@ export interface DirectCreditClaim {
 
 /** The ledger as sending money needs it: declared here, implemented by ./transfer-ledger.ts. */
 export interface TransferLedger {
-  read(transfer: TransferRecord, claim?: IdempotencyClaim): Promise<TransferState>;
+  /**
+   * One read of what the transfer depends on: the payer's wallet, the key's claim and, unless it
+   * is given as `known`, the recipient's wallet and hot marker.
+   */
+  read(transfer: TransferRecord, claim?: IdempotencyClaim, known?: HotRecipient): Promise<TransferState>;
   /**
    * Claims the direct credit of `address` for the payment `claimId` at `now` (epoch ms), beside the
    * read. Never throws: `undefined` when the claim could not be written.
@@ -98,10 +108,11 @@ export interface TransferLedger {
   /** The longest a commit can take before it answers or fails (every retry included). */
   readonly longestCommitMs: number;
   /**
-   * Routes payments to `address` through the clearing account until `until` (epoch ms). Never
-   * throws: the mark only spares later payments a try, so a failure to write it costs nothing else.
+   * Routes payments to `address` through the clearing account until `until` (epoch ms); answers
+   * until when the mark is known to hold (0: it could not be written). Never throws: the mark only
+   * spares later payments a try, so a failure to write it costs nothing else.
    */
-  markHot(address: string, until: number): Promise<void>;
+  markHot(address: string, until: number): Promise<number>;
   creditPosted(transferId: string): Promise<boolean>;
   openWallet(address: string, openedAt: string): Promise<void>;
 }
@@ -170,8 +181,10 @@ export function mayCreditDirectly(claim: DirectCreditClaim | undefined, state: T
 
 /**
  * Sends money from the caller's wallet to another address.
- * 1. One read of both wallets, the recipient's hot marker and the key's claim; beside it, unless
- *    the recipient is known hot, the payment's claim of the recipient's direct credit.
+ * 1. One read of both wallets, the recipient's hot marker and the key's claim; beside it, the
+ *    payment's claim of the recipient's direct credit. A recipient this container knows is hot is
+ *    neither read nor claimed: wallets never close, and at thousands of payments a second every
+ *    payer reading its item would take more than an item's read throughput.
  * 2. A key already claimed by the same request replays the original transfer; by another
  *    request, it is refused. Either way no money moves a second time.
  * 3. The payer must cover the amount (a caller who cannot pay learns nothing about the
@@ -187,8 +200,11 @@ export function mayCreditDirectly(claim: DirectCreditClaim | undefined, state: T
  */
 export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDependencies) {
   const cap = formatMinor(MAX_BALANCE_MINOR, settings.currency);
-  /** Recipients this container saw hot, until when: their payments make no claim. */
-  const hotSeen = recentEntries<number>(HOT_RECIPIENTS_REMEMBERED);
+  /**
+   * Recipients this container saw hot: while their mark holds, their payments make no claim and
+   * read neither their wallet nor their marker (`HotRecipient`).
+   */
+  const hotSeen = recentEntries<HotRecipient>(HOT_RECIPIENTS_REMEMBERED);
   return async (command: SendMoneyCommand): Promise<SendMoneyResult> => {
     const now = clock.now();
     const transfer: TransferRecord = {
@@ -207,20 +223,24 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
         }
       : undefined;
     const amount = BigInt(transfer.amountMinor);
-    const claiming =
-      (hotSeen.get(command.toAddress) ?? 0) > now
-        ? Promise.resolve(undefined)
-        : ledger.claimDirectCredit(command.toAddress, transfer.transferId, now);
+    const seen = hotSeen.get(command.toAddress);
+    const knownHot = seen && seen.recipientHotUntil > now ? seen : undefined;
+    const claiming = knownHot
+      ? Promise.resolve(undefined)
+      : ledger.claimDirectCredit(command.toAddress, transfer.transferId, now);
     /** Whether this payment may credit the recipient directly: decided on its first read. */
     let direct: boolean | undefined;
     /** What was read, while it still holds. */
     let known: TransferState | undefined;
     let marking: Promise<void> | undefined;
     let committed = false;
-    const markHot = () => {
-      const until = clock.now() + HOT_FOR_MS;
-      hotSeen.set(command.toAddress, until);
-      marking ??= ledger.markHot(command.toAddress, until);
+    // Remembered only once the mark is written: a payment that trusted a mark never written would
+    // put its credit in transit where the balance read does not look (it looks once marked).
+    const markHot = (state: TransferState) => {
+      marking ??= ledger.markHot(command.toAddress, clock.now() + HOT_FOR_MS).then((holds) => {
+        if (holds > 0)
+          hotSeen.set(command.toAddress, { recipient: state.recipient, recipientHotUntil: holds });
+      });
     };
 
     try {
@@ -232,7 +252,7 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
           message: 'The wallets are busy; retry the request',
         },
         async (attempt, beforeWrite) => {
-          const state = known ?? (await ledger.read(transfer, claim));
+          const state = known ?? (await ledger.read(transfer, claim, knownHot));
           known = undefined;
           if (state.claimed && state.claimed.expiresAt >= Math.floor(now / 1000)) {
             return { done: await replay(state.claimed.transfer, transfer) };
@@ -246,17 +266,24 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
               'No wallet is open at toAddress (a wallet opens when its owner first uses it, or is funded); nothing was sent',
             );
           }
+          // For a recipient known hot, on its balance as last read: like its credits in transit,
+          // what was posted since may take it past the cap (docs/decisions/hot-wallets.md).
           if (state.recipient.balance + amount > BigInt(MAX_BALANCE_MINOR)) {
             throw new RecipientLimitError(
               `The recipient's balance would exceed the most a wallet holds (${cap}); nothing was sent`,
             );
           }
           const hot = state.recipientHotUntil > clock.now();
-          if (hot) hotSeen.set(command.toAddress, state.recipientHotUntil);
+          if (hot) {
+            hotSeen.set(command.toAddress, {
+              recipient: state.recipient,
+              recipientHotUntil: state.recipientHotUntil,
+            });
+          }
           direct ??= !hot && mayCreditDirectly(await claiming, state, now);
           const clearing = !direct || hot;
           // A credit in transit is in the recipient's pending amount only once its marker exists.
-          if (clearing && !hot) markHot();
+          if (clearing && !hot) markHot(state);
           const sent = clearing ? { ...transfer, via: 'clearing' as const } : transfer;
           beforeWrite();
           const result = await ledger.commit({
@@ -281,7 +308,7 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
               // the mark is written meanwhile, for the payments after this one.
               direct = false;
               if (!result.payerMoved) known = state;
-              markHot();
+              markHot(state);
               return { again: 'now' };
             case 'payer-moved':
               return { again: result.inFlight ? 'after-pause' : 'now' };

@@ -15,6 +15,7 @@ import {
   walletKey,
 } from './ledger-keys.ts';
 import type {
+  HotRecipient,
   TransferCommit,
   TransferLedger,
   TransferPlan,
@@ -28,18 +29,28 @@ export function createTransferLedger(access: WalletTableAccess): TransferLedger 
   const ledger = createLedgerCommit(access);
   const { tableName } = access;
 
-  /** One strongly consistent BatchGetItem: both wallets, the recipient's hot marker, the key's claim. */
-  async function read({ fromAddress, toAddress }: TransferRecord, claim?: { sub: string; key: string }) {
-    const keys = [walletKey(fromAddress), walletKey(toAddress), inboundKey(toAddress)];
+  /**
+   * One strongly consistent BatchGetItem: the payer's wallet, the key's claim and, unless `known`,
+   * the recipient's wallet and hot marker.
+   */
+  async function read(
+    { fromAddress, toAddress }: TransferRecord,
+    claim?: { sub: string; key: string },
+    known?: HotRecipient,
+  ) {
+    const keys = [walletKey(fromAddress)];
+    if (!known) keys.push(walletKey(toAddress), inboundKey(toAddress));
     if (claim) keys.push(idempotencyKey(claim.sub, claim.key));
     const found = await ledger.readMany(keys);
     const claimed = claim && found.get(idempotencyKey(claim.sub, claim.key));
     const recipient = found.get(walletKey(toAddress));
     return {
       payer: stateOf(found.get(walletKey(fromAddress))),
-      recipient: stateOf(recipient),
-      recipientDirectClaim: recipient?.directClaim as string | undefined,
-      recipientHotUntil: (found.get(inboundKey(toAddress))?.hotUntil as number | undefined) ?? 0,
+      ...(known ?? {
+        recipient: stateOf(recipient),
+        recipientDirectClaim: recipient?.directClaim as string | undefined,
+        recipientHotUntil: (found.get(inboundKey(toAddress))?.hotUntil as number | undefined) ?? 0,
+      }),
       ...(claimed
         ? {
             claimed: { transfer: claimed.transfer as TransferRecord, expiresAt: claimed.expiresAt as number },

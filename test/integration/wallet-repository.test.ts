@@ -220,15 +220,22 @@ describe('the hot-wallet marker on DynamoDB Local', () => {
       createInboundMarker({ client, tableName }),
     ];
     const now = Date.now();
-    for (let delivery = 0; delivery < 3; delivery++) await poster(shop, now + 10_000 + delivery);
+    // Each call answers until when the marker is known to hold.
+    for (let delivery = 0; delivery < 3; delivery++) {
+      expect(await poster(shop, now + 10_000 + delivery)).toBe(now + 10_000);
+    }
     expect(writes()).toBe(1);
     // Another container: refused once, and told the marker's time by the refusal.
-    await sender(shop, now + 10_000);
-    await sender(shop, now + 10_500);
+    expect(await sender(shop, now + 10_000)).toBe(now + 10_000);
+    expect(await sender(shop, now + 10_500)).toBe(now + 10_000);
     expect(writes()).toBe(2);
     // Past the renewal margin the marker is written again.
-    await poster(shop, now + 16_000);
+    expect(await poster(shop, now + 16_000)).toBe(now + 16_000);
     expect(writes()).toBe(3);
+    // A marker that could not be written is known to hold for no time at all.
+    const down = uniqueSub('shop');
+    proxy.inject({ kind: 'server-error' }, { operation: 'PutItem', when: mentions(down) });
+    expect(await createInboundMarker({ client, tableName })(down, now + 10_000)).toBe(0);
     const stored = await storedItem(tableName, { pk: inboundKey(shop) });
     expect(stored?.hotUntil).toBe(now + 16_000);
   });

@@ -6,7 +6,7 @@ import { createSendMoneyHandler, handler as send } from '#functions/send-money/h
 import { MAX_BALANCE_MINOR } from '#shared/wallet/money.ts';
 import { loadWalletSettings } from '#shared/wallet/settings.ts';
 import { apiEvent, invoke, sendEvent, uniqueSub } from '../support/events.ts';
-import { proxiedClient, startFaultProxy } from '../support/faults.ts';
+import { mentions, proxiedClient, startFaultProxy } from '../support/faults.ts';
 import { fund, open, walletLedger } from '../support/wallet.ts';
 
 const { readWallet, recordDeposit } = walletLedger();
@@ -395,5 +395,22 @@ describe('a wallet many pay at once', () => {
     expect(touches.writes).toBeLessThanOrEqual(1);
     const { balanceMinor, pendingMinor } = (await readWallet(merchant)) ?? {};
     expect((balanceMinor ?? 0n) + (pendingMinor ?? 0n)).toBe(24n * 500n);
+  });
+
+  it("reads a hot wallet's item and marker once per environment while its mark holds, however many pay it there", async () => {
+    const merchant = uniqueSub('merchant');
+    const payers = Array.from({ length: 3 }, () => uniqueSub('payer'));
+    await open(merchant);
+    for (const payer of payers) await fund(payer, 500);
+    await walletLedger().transfers.markHot(merchant, Date.now() + 60_000);
+    const environment = contendedFunction();
+    for (const payer of payers) {
+      const response = await invoke(environment, sendEvent(payer, { toAddress: merchant, amount: 5 }, {}));
+      expect(response.statusCode).toBe(200);
+      expect(JSON.parse(response.body).status).toBe('pending');
+    }
+    const reads = (key: string) => conflicts.requests('BatchGetItem', mentions(`"${key}"`)).length;
+    expect([reads(`WALLET#${merchant}`), reads(`INBOUND#${merchant}`)]).toEqual([1, 1]);
+    expect((await readWallet(merchant))?.pendingMinor).toBe(3n * 500n);
   });
 });

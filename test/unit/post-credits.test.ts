@@ -44,7 +44,9 @@ class OneWallet implements CreditLedger {
     return { kind: 'posted' };
   }
 
-  async markHot(): Promise<void> {}
+  async markHot(): Promise<number> {
+    return 0;
+  }
 
   /** Credits paid into the wallet, as the stream announces them. */
   pay(...amounts: number[]): CreditInTransit[] {

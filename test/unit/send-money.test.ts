@@ -10,6 +10,7 @@ import { MAX_BALANCE_MINOR } from '#shared/wallet/money.ts';
 import {
   ANSWER_MARGIN_MS,
   DIRECT_CLAIM_HOLDS_MS,
+  HOT_FOR_MS,
   makeSendMoney,
   type SendMoneyCommand,
 } from '#shared/wallet/send-money.ts';
@@ -204,13 +205,53 @@ describe('send money (use case)', () => {
     expect(wallets.hotUntil.get('bob')).toBeGreaterThan(NOW);
   });
 
-  it('makes no claim for a recipient it has seen hot', async () => {
+  it('neither claims nor reads a recipient it has seen hot while its mark holds, and reads it again once the mark lapses', async () => {
     const { wallets, send } = bank({ alice: 1_000, shop: 0 });
     await wallets.markHot('shop', NOW + 1);
     const claims = vi.spyOn(wallets, 'claimDirectCredit');
     await send({ sub: 'alice', toAddress: 'shop', amountMinor: 1 });
     await send({ sub: 'alice', toAddress: 'shop', amountMinor: 1 });
     expect(claims).toHaveBeenCalledTimes(1);
+    expect([wallets.reads, wallets.recipientReads]).toEqual([2, 1]);
+    expect(wallets.credits.size).toBe(2);
+
+    let now = NOW;
+    const later = makeSendMoney({
+      ledger: wallets,
+      clock: { now: () => now },
+      ids: { next: () => `later-${now}` },
+      settings,
+    });
+    const pay = () =>
+      later({ sub: 'alice', toAddress: 'shop', amountMinor: 1, answerBy: Date.now() + 10_000 });
+    // A wallet a container marked itself is remembered too: the mark lapsed in the ledger, and the
+    // claim before this payment's is not settled, so it goes through the clearing account and marks.
+    wallets.hotUntil.delete('shop');
+    expect((await pay()).status).toBe('pending');
+    expect(wallets.hotUntil.get('shop')).toBe(NOW + HOT_FOR_MS);
+    const readsBefore = wallets.recipientReads;
+    now += 1;
+    expect((await pay()).status).toBe('pending');
+    expect(wallets.recipientReads).toBe(readsBefore);
+    // Past the mark the recipient is read again, and credited directly when no longer hot.
+    now += HOT_FOR_MS;
+    wallets.hotUntil.delete('shop');
+    expect((await pay()).status).toBe('completed');
+    expect(wallets.recipientReads).toBe(readsBefore + 1);
+  });
+
+  it('remembers a wallet it marked only once the mark is written: until then its payments read it, and mark it again', async () => {
+    const { wallets, send } = bank({ alice: 1_000, shop: 0 });
+    wallets.contend = 1;
+    const markHot = vi.spyOn(wallets, 'markHot').mockResolvedValueOnce(0);
+    expect((await send({ sub: 'alice', toAddress: 'shop', amountMinor: 1 })).status).toBe('pending');
+    const reads = wallets.recipientReads;
+    expect((await send({ sub: 'alice', toAddress: 'shop', amountMinor: 1 })).status).toBe('pending');
+    expect(wallets.recipientReads).toBe(reads + 1);
+    expect(markHot).toHaveBeenCalledTimes(2);
+    expect(wallets.hotUntil.get('shop')).toBeGreaterThan(NOW);
+    await send({ sub: 'alice', toAddress: 'shop', amountMinor: 1 });
+    expect(wallets.recipientReads).toBe(reads + 1);
   });
 
   it('reads the payer again and retries when its account moved on, until it commits', async () => {

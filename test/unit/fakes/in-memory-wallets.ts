@@ -1,6 +1,7 @@
 import type { AccountState } from '#shared/wallet/ledger-commit.ts';
 import type {
   DirectCreditClaim,
+  HotRecipient,
   TransferCommit,
   TransferLedger,
   TransferPlan,
@@ -34,8 +35,9 @@ export class InMemoryWallets implements TransferLedger {
   /** The last direct-credit claim made of each wallet. */
   readonly directClaims = new Map<string, { claimId: string; claimedAt: number }>();
   readonly commits: TransferPlan[] = [];
-  /** How many times the ledger was read. */
+  /** How many times the ledger was read, and how many of those read the recipient. */
   reads = 0;
+  recipientReads = 0;
   /** How many of the next commits find the recipient in another transaction. */
   contend = 0;
   /** How many of the next commits find the payer moved on since it was read. */
@@ -60,14 +62,21 @@ export class InMemoryWallets implements TransferLedger {
     if (!this.wallets.has(address)) this.wallets.set(address, { balanceMinor: 0n, seq: 0 });
   }
 
-  async read(transfer: TransferRecord, claim?: { sub: string; key: string }): Promise<TransferState> {
+  async read(
+    transfer: TransferRecord,
+    claim?: { sub: string; key: string },
+    known?: HotRecipient,
+  ): Promise<TransferState> {
     this.reads++;
+    if (!known) this.recipientReads++;
     const claimed = claim && this.claims.get(JSON.stringify([claim.sub, claim.key]));
     return {
       payer: this.state(transfer.fromAddress),
-      recipient: this.state(transfer.toAddress),
-      recipientHotUntil: this.hotUntil.get(transfer.toAddress) ?? 0,
-      recipientDirectClaim: this.wallets.get(transfer.toAddress)?.directClaim,
+      ...(known ?? {
+        recipient: this.state(transfer.toAddress),
+        recipientHotUntil: this.hotUntil.get(transfer.toAddress) ?? 0,
+        recipientDirectClaim: this.wallets.get(transfer.toAddress)?.directClaim,
+      }),
       ...(claimed ? { claimed } : {}),
     };
   }
@@ -130,8 +139,9 @@ export class InMemoryWallets implements TransferLedger {
     this.directClaims.set(address, previous ?? { claimId, claimedAt: 0 });
   }
 
-  async markHot(address: string, until: number): Promise<void> {
+  async markHot(address: string, until: number): Promise<number> {
     this.hotUntil.set(address, Math.max(until, this.hotUntil.get(address) ?? 0));
+    return this.hotUntil.get(address) as number;
   }
 
   async creditPosted(transferId: string): Promise<boolean> {

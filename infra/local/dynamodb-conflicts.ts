@@ -221,8 +221,11 @@ export class ConflictTracker {
  * The TransactionCanceledException DynamoDB answers, one reason per action in order. Its message
  * lists the codes as DynamoDB's does; the SDK reads `Message` and `CancellationReasons` from it.
  */
-export function cancellation(conflicting: readonly boolean[]): ConflictAnswer {
-  const reasons = conflicting.map((conflict) => (conflict ? CONFLICT_REASON : { Code: 'None' }));
+export function cancellation(
+  conflicting: readonly boolean[],
+  reason: { Code: string; Message: string } = CONFLICT_REASON,
+): ConflictAnswer {
+  const reasons = conflicting.map((conflict) => (conflict ? reason : { Code: 'None' }));
   return {
     status: 400,
     type: 'TransactionCanceledException',

@@ -47,6 +47,10 @@ export type Fault =
   | { readonly kind: 'server-error' }
   /** Answers 400 TransactionCanceledException, every item cancelled by a TransactionConflict. */
   | { readonly kind: 'transaction-conflict' }
+  /** Answers 400 TransactionCanceledException, the first item cancelled by a ThrottlingError. */
+  | { readonly kind: 'transaction-throttled' }
+  /** Answers a BatchGetItem with no item and every key unprocessed, as DynamoDB under throttling may. */
+  | { readonly kind: 'unprocessed' }
   /** Forwards, lets DynamoDB apply it, then resets the connection: the answer is lost. */
   | { readonly kind: 'lose-response' }
   /** Forwards `rewrite(body)` instead of the body received (a request DynamoDB sees differently). */
@@ -266,6 +270,29 @@ export class DynamoDbProxy {
         await refused();
         const items = (JSON.parse(request.body) as { TransactItems?: unknown[] }).TransactItems ?? [];
         const answer = cancellation(items.map(() => true));
+        return answerError(res, answer.status, answer.type, answer.body);
+      }
+      case 'unprocessed': {
+        await refused();
+        const { RequestItems = {} } = JSON.parse(request.body) as { RequestItems?: Record<string, unknown> };
+        const answer = JSON.stringify({
+          Responses: Object.fromEntries(Object.keys(RequestItems).map((table) => [table, []])),
+          UnprocessedKeys: RequestItems,
+        });
+        res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(answer) });
+        res.end(answer);
+        return;
+      }
+      case 'transaction-throttled': {
+        await refused();
+        const items = (JSON.parse(request.body) as { TransactItems?: unknown[] }).TransactItems ?? [];
+        const answer = cancellation(
+          items.map((_, i) => i === 0),
+          {
+            Code: 'ThrottlingError',
+            Message: 'Throughput exceeds the current capacity of your table or index.',
+          },
+        );
         return answerError(res, answer.status, answer.type, answer.body);
       }
       case 'delay':

@@ -24,7 +24,16 @@ export const defaultRetryPolicy: RetryPolicy = { attempts: 3, baseDelayMs: 25, m
 export const worstCaseCallMs = (policy: RetryPolicy = defaultRetryPolicy): number =>
   policy.attempts * REQUEST_TIMEOUT_MS + (policy.attempts - 1) * policy.maxDelayMs;
 
+/**
+ * A batch read DynamoDB answered in part: under throttling it leaves keys unprocessed rather than
+ * failing. Retried as throttling is, with backoff and within the same attempts.
+ */
+export class UnprocessedKeysError extends Error {
+  override readonly name = 'UnprocessedKeysError';
+}
+
 const RETRYABLE_NAMES = new Set([
+  'UnprocessedKeysError',
   'TransactionInProgressException',
   // A PutItem, UpdateItem or DeleteItem on an item that a transaction has in flight.
   'TransactionConflictException',

@@ -1,23 +1,25 @@
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { withRetries } from '../dynamodb/retry.ts';
+import { UnprocessedKeysError, withRetries } from '../dynamodb/retry.ts';
 import type { WalletTableAccess } from './ledger-commit.ts';
 
-/** Items by key, strongly consistent, in one BatchGetItem (plus one per unprocessed remainder). */
+/**
+ * Items by key, strongly consistent, in one BatchGetItem. Keys DynamoDB leaves unprocessed are
+ * asked for again after a backoff, within the attempts of any call (then a 503): asked for again at
+ * once and without end, they hammered a table already short of capacity past the function's timeout.
+ */
 export async function readItems(
   { client, tableName }: WalletTableAccess,
   keys: readonly string[],
 ): Promise<Map<string, Record<string, unknown>>> {
   const found = new Map<string, Record<string, unknown>>();
   let pending: { pk: string }[] = [...new Set(keys)].map((pk) => ({ pk }));
-  while (pending.length > 0) {
-    const request = pending;
-    const { Responses, UnprocessedKeys } = await withRetries(() =>
-      client.send(
-        new BatchGetCommand({ RequestItems: { [tableName]: { Keys: request, ConsistentRead: true } } }),
-      ),
+  await withRetries(async () => {
+    const { Responses, UnprocessedKeys } = await client.send(
+      new BatchGetCommand({ RequestItems: { [tableName]: { Keys: pending, ConsistentRead: true } } }),
     );
     for (const item of Responses?.[tableName] ?? []) found.set(item.pk as string, item);
     pending = (UnprocessedKeys?.[tableName]?.Keys as { pk: string }[] | undefined) ?? [];
-  }
+    if (pending.length > 0) throw new UnprocessedKeysError(`${pending.length} keys unprocessed`);
+  });
   return found;
 }

@@ -53,9 +53,12 @@ export function createLedgerCommit({ client, tableName }: WalletTableAccess) {
   const readMany = (keys: readonly string[]) => readItems({ client, tableName }, keys);
 
   /**
-   * Writes `items` in one TransactWriteItems. A cancellation is an answer, not a failure: it comes
-   * back named, and is never resent as it was (the caller reads again and decides). Other passing
-   * faults are retried with the same input and token, which DynamoDB applies at most once.
+   * Writes `items` in one TransactWriteItems. A cancellation by a failed condition or a conflict is
+   * an answer, not a failure: it comes back named, and is never resent as it was (the caller reads
+   * again and decides). Any other cancellation (throttling, a validation error) is a failure like
+   * the passing faults, which are retried with the same input and token (DynamoDB applies it at most
+   * once) after a backoff; answered as a refusal, throttling made the caller read and write again
+   * at once, thousands of times a second against a table already short of capacity.
    */
   async function commit(items: Readonly<Record<string, TransactItem>>, token: string): Promise<CommitResult> {
     const names = Object.keys(items);
@@ -69,7 +72,11 @@ export function createLedgerCommit({ client, tableName }: WalletTableAccess) {
         return undefined;
       } catch (error) {
         const cancelled = cancellationReasons(error);
-        if (cancelled) return cancelled;
+        if (
+          cancelled?.some(({ Code }) => Code === 'ConditionalCheckFailed' || Code === 'TransactionConflict')
+        ) {
+          return cancelled;
+        }
         throw error;
       }
     });

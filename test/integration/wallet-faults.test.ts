@@ -77,6 +77,7 @@ describe('send money under faults beneath the SDK', () => {
 
   it.each<[string, Fault]>([
     ['throttling', { kind: 'throttle' }],
+    ['a transaction cancelled by throttling', { kind: 'transaction-throttled' }],
     ['500 answers', { kind: 'server-error' }],
     ['connection resets', { kind: 'reset' }],
     ['a stalled DynamoDB', { kind: 'stall' }],
@@ -98,6 +99,21 @@ describe('send money under faults beneath the SDK', () => {
       expect(await balanceMinor(bob)).toBe(1);
     },
   );
+
+  it('answers 503 with Retry-After after at most 3 reads when DynamoDB leaves the keys of each read unprocessed, changing nothing', async () => {
+    const [alice, bob] = await twoWallets();
+    proxy.inject({ kind: 'unprocessed' }, { operation: 'BatchGetItem', when: mentions(alice) });
+    const sent = await sendAs(alice, { toAddress: bob, amount: 1 });
+    const read = await balanceOf(alice);
+    for (const response of [sent, read]) {
+      expect(response.statusCode).toBe(503);
+      expect(response.headers?.['retry-after']).toMatch(/^\d+$/);
+    }
+    // Three reads per call, then the answer: the send's and the balance's.
+    expect(proxy.requests('BatchGetItem', mentions(alice))).toHaveLength(6);
+    expect(transactions(alice)).toHaveLength(0);
+    expect(await balanceMinor(alice)).toBe(1_000);
+  });
 
   it('answers 503 without starting the transaction when the read before it took the time a transaction may need', async () => {
     const [alice, bob] = await twoWallets();

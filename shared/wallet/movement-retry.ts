@@ -28,7 +28,9 @@ const pause = (attempt: number) =>
 /**
  * Runs `attempt` until it is done, or throws `busy` once the deadline has passed. An attempt calls
  * `beforeWrite()` just before its transaction: past the deadline, that throws instead, so a slow
- * read never starts a transaction that could outlast the request.
+ * read never starts a transaction that could outlast the request. Past the deadline no attempt
+ * starts again either: a transaction started just before it can end refused just before the
+ * answer is due, and the read of another attempt would outlast the request.
  */
 export async function retryMovement<T>(
   deadline: MovementDeadline,
@@ -38,6 +40,7 @@ export async function retryMovement<T>(
     if (Date.now() > deadline.at) throw busy(deadline.message);
   };
   for (let n = 1; ; n++) {
+    if (n > 1) beforeWrite();
     const verdict = await attempt(n, beforeWrite);
     if ('done' in verdict) return verdict.done;
     if (verdict.again === 'after-pause') await pause(n);

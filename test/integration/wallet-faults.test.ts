@@ -133,6 +133,33 @@ describe('send money under faults beneath the SDK', () => {
     expect(await balanceMinor(alice)).toBe(1_000);
   });
 
+  it('answers 503 without reading again when a transaction started in time comes back refused after the last moment to start one', async () => {
+    const [alice, bob] = await twoWallets();
+    // 10 s left, so no transaction starts after 3 s. This one starts at once, stalls twice (two
+    // request timeouts) and is then cancelled by a conflict, at about 4.5 s; reads after the first
+    // stall three times, which would take 6.5 s more: past the function's timeout.
+    proxy.inject({ kind: 'stall' }, { operation: 'TransactWriteItems', when: mentions(alice), times: 2 });
+    proxy.inject(
+      { kind: 'transaction-conflict' },
+      { operation: 'TransactWriteItems', when: mentions(alice) },
+    );
+    let reads = 0;
+    proxy.inject(
+      { kind: 'stall' },
+      { operation: 'BatchGetItem', when: (r) => mentions(alice)(r) && ++reads > 1 },
+    );
+    const response = await invoke(
+      send,
+      sendEvent(alice, { toAddress: bob, amount: 1 }),
+      lambdaContext('send', 10_000),
+    );
+    expect(response.statusCode).toBe(503);
+    expect(response.headers?.['retry-after']).toMatch(/^\d+$/);
+    expect(proxy.requests('BatchGetItem', mentions(alice))).toHaveLength(1);
+    expect(transactions(alice)).toHaveLength(3);
+    expect(await balanceMinor(alice)).toBe(1_000);
+  });
+
   it('answers 503, not 500, for a balance read while connections to DynamoDB are reset', async () => {
     const [alice] = await twoWallets();
     proxy.inject({ kind: 'reset' }, { operation: 'BatchGetItem', when: mentions(alice) });

@@ -172,7 +172,8 @@ export const transferHistoryPageSchema = {
     nextCursor: {
       type: 'string',
       maxLength: 200,
-      description: 'Pass as `cursor` for the next (older) page; absent on the last page',
+      description:
+        'Pass as `cursor` for the next (older) page; absent on the last page. A page may hold fewer than `limit` items, even none, and still have one: it ends before a movement just made that is not readable everywhere yet, and the next page starts there',
     },
   },
 } as const;

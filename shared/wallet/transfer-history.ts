@@ -44,7 +44,8 @@ export interface TransferPage {
  * are numbered 1..n per wallet without gaps, so a page continues strictly below the last entry
  * shown: movements arriving meanwhile go on top, never into a page still to come, and there is
  * more exactly when that entry's number is above 1. A cursor names that entry (number and
- * transfer id): the query starts AT it, and it must be there, so an edited cursor is refused.
+ * transfer id): the query starts AT it, and it must be there, so an edited cursor is refused. A
+ * page ends early at a number the index does not have yet (below).
  */
 export function makeListTransfers({
   history,
@@ -55,6 +56,8 @@ export function makeListTransfers({
     const account = walletAccount(sub);
     let rows: EntryRecord[];
     let pending: PendingCredit[] | undefined;
+    /** The entry the page continues below (a cursor's), if any. */
+    let above: EntryRecord | undefined;
     if (cursor === undefined) {
       [rows, pending] = await Promise.all([
         history.entries(account, limit),
@@ -65,7 +68,17 @@ export function makeListTransfers({
       const [at, ...after] = await history.entries(account, limit + 1, position.seq);
       if (at?.seq !== position.seq || at.transferId !== position.transferId) throw new InvalidCursorError();
       rows = after;
+      above = at;
     }
+    // Numbers have no gaps, but the index receives each entry on its own, in no promised order: a
+    // page ends before a number it does not have yet, so that the next page starts there and lists
+    // the late entry, where a page past it would have left it out of the walk for good.
+    const gap = rows.findIndex((entry, i) => {
+      const before = i === 0 ? above : rows[i - 1];
+      return before !== undefined && entry.seq !== before.seq - 1;
+    });
+    const complete = gap === -1;
+    if (!complete) rows = rows.slice(0, gap);
     const inTransit = await history.creditsInTransit(
       rows
         .filter((e) => e.direction === 'out' && e.counterpartyAccount === CLEARING_ACCOUNT)
@@ -84,7 +97,7 @@ export function makeListTransfers({
         status: inTransit.has(entry.transferId) ? 'pending' : 'completed',
       }),
     );
-    const last = rows.at(-1);
+    const last = rows.at(-1) ?? (complete ? undefined : above);
     return {
       items,
       ...(pending?.length ? { pending } : {}),

@@ -12,7 +12,12 @@ import type { PendingCredit } from '#shared/wallet/pending-credits.ts';
 import { makeGetTransfer, makeListTransfers } from '#shared/wallet/transfer-history.ts';
 
 /** A history of `count` entries of alice (1 a deposit, then transfers with bob), in memory. */
-function historyOf(count: number, inTransit: { payments?: string[]; credits?: PendingCredit[] } = {}) {
+function historyOf(
+  count: number,
+  inTransit: { payments?: string[]; credits?: PendingCredit[] } = {},
+  /** Entries the index does not have yet: its copies arrive one by one, in no promised order. */
+  lagging = new Set<number>(),
+) {
   const entries: EntryRecord[] = Array.from({ length: count }, (_, i) => ({
     account: walletAccount('alice'),
     seq: i + 1,
@@ -37,6 +42,7 @@ function historyOf(count: number, inTransit: { payments?: string[]; credits?: Pe
       queries.push(limit);
       return entries
         .filter((e) => e.account === account && (atOrBelow === undefined || e.seq <= atOrBelow))
+        .filter((e) => !lagging.has(e.seq))
         .sort((a, b) => b.seq - a.seq)
         .slice(0, limit);
     },
@@ -68,6 +74,22 @@ describe('list transfers (use case)', () => {
       counterparty: 'bob',
       balanceAfterMinor: 9_998n,
     });
+  });
+
+  it('ends a page before an entry the index does not have yet, so that a later page lists it', async () => {
+    const lagging = new Set([11, 6]);
+    const { list } = historyOf(12, {}, lagging);
+    const first = await list({ sub: 'alice', limit: 5 });
+    expect(first.items.map((i) => i.transferId)).toEqual(['t12']);
+    lagging.delete(11);
+    const second = await list({ sub: 'alice', limit: 5, cursor: first.nextCursor });
+    expect(second.items.map((i) => i.transferId)).toEqual(['t11', 't10', 't9', 't8', 't7']);
+    // Missing right below the cursor: an empty page that continues from the same place.
+    const stalled = await list({ sub: 'alice', limit: 5, cursor: second.nextCursor });
+    expect(stalled).toEqual({ items: [], nextCursor: second.nextCursor });
+    lagging.delete(6);
+    const third = await list({ sub: 'alice', limit: 5, cursor: stalled.nextCursor });
+    expect(third.items.map((i) => i.transferId)).toEqual(['t6', 't5', 't4', 't3', 't2']);
   });
 
   it('refuses a cursor of another caller or one naming another transfer at its position', async () => {

@@ -6,7 +6,7 @@ import {
 } from '../errors.ts';
 import type { AccountState } from './ledger-commit.ts';
 import { formatMinor, MAX_BALANCE_MINOR } from './money.ts';
-import { retryMovement } from './movement-retry.ts';
+import { busy, retryMovement } from './movement-retry.ts';
 import type { Clock, IdSource } from './ports.ts';
 import { recentEntries } from './recent-entries.ts';
 import type { WalletSettings } from './settings.ts';
@@ -232,16 +232,19 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
     let direct: boolean | undefined;
     /** What was read, while it still holds. */
     let known: TransferState | undefined;
-    let marking: Promise<void> | undefined;
+    let marking: Promise<number> | undefined;
     let committed = false;
-    // Remembered only once the mark is written: a payment that trusted a mark never written would
-    // put its credit in transit where the balance read does not look (it looks once marked).
-    const markHot = (state: TransferState) => {
-      marking ??= ledger.markHot(command.toAddress, clock.now() + HOT_FOR_MS).then((holds) => {
+    /**
+     * Marks the recipient hot, once per request; answers until when the mark holds (0: not
+     * written). Remembered only once written: a payment that trusted a mark never written would put
+     * its credit in transit where the balance read does not look (it looks once marked).
+     */
+    const markHot = (state: TransferState) =>
+      (marking ??= ledger.markHot(command.toAddress, clock.now() + HOT_FOR_MS).then((holds) => {
         if (holds > 0)
           hotSeen.set(command.toAddress, { recipient: state.recipient, recipientHotUntil: holds });
-      });
-    };
+        return holds;
+      }));
 
     try {
       return await retryMovement<SendMoneyResult>(
@@ -282,8 +285,11 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
           }
           direct ??= !hot && mayCreditDirectly(await claiming, state, now);
           const clearing = !direct || hot;
-          // A credit in transit is in the recipient's pending amount only once its marker exists.
-          if (clearing && !hot) markHot(state);
+          // A credit in transit is in the recipient's pending amount only once its marker exists:
+          // none goes into transit before it is written.
+          if (clearing && !hot && (await markHot(state)) === 0) {
+            throw busy("The recipient's wallet cannot take payments right now; retry the request");
+          }
           const sent = clearing ? { ...transfer, via: 'clearing' as const } : transfer;
           beforeWrite();
           const result = await ledger.commit({
@@ -296,12 +302,10 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
           switch (result.kind) {
             case 'committed':
               committed = true;
-              await marking;
               return {
                 done: { transfer: sent, status: clearing ? 'pending' : 'completed', replayed: false },
               };
             case 'key-claimed':
-              await marking;
               return { done: await replay(result.transfer, transfer) };
             case 'recipient-busy':
               // Through the clearing account at once, on the same read unless the payer moved too;

@@ -240,12 +240,18 @@ describe('send money (use case)', () => {
     expect(wallets.recipientReads).toBe(readsBefore + 1);
   });
 
-  it('remembers a wallet it marked only once the mark is written: until then its payments read it, and mark it again', async () => {
-    const { wallets, send } = bank({ alice: 1_000, shop: 0 });
+  it('puts no credit in transit before the mark is written, and remembers a wallet it marked only then', async () => {
+    const { wallets, send, balance } = bank({ alice: 1_000, shop: 0 });
     wallets.contend = 1;
     const markHot = vi.spyOn(wallets, 'markHot').mockResolvedValueOnce(0);
-    expect((await send({ sub: 'alice', toAddress: 'shop', amountMinor: 1 })).status).toBe('pending');
+    // The mark could not be written: no credit may wait where the balance read does not look.
+    await expect(send({ sub: 'alice', toAddress: 'shop', amountMinor: 1 })).rejects.toThrow(
+      TemporarilyUnavailableError,
+    );
+    expect([balance('alice'), wallets.credits.size]).toEqual([1_000n, 0]);
+    // Not remembered: the next payment reads the wallet, and marks it.
     const reads = wallets.recipientReads;
+    wallets.contend = 1;
     expect((await send({ sub: 'alice', toAddress: 'shop', amountMinor: 1 })).status).toBe('pending');
     expect(wallets.recipientReads).toBe(reads + 1);
     expect(markHot).toHaveBeenCalledTimes(2);

@@ -77,7 +77,7 @@ export const routes = [
     data: { table: 'wallets', actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'] },
     summary: "Send money from the caller's wallet to another address",
     // A payer busy with its own other payments is tried again until a commit could no longer end
-    // before the timeout (shared/wallet/send-money.ts): 20 s leaves it 13 s to wait, well inside
+    // before the timeout (shared/wallet/send-money.ts): 20 s leaves it 11 s to wait, well inside
     // API Gateway's 29 s, where 10 s left 3 s, which a loaded DynamoDB Local can use up.
     timeoutSeconds: 20,
   },

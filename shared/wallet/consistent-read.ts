@@ -1,5 +1,5 @@
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { UnprocessedKeysError, withRetries } from '../dynamodb/retry.ts';
+import { type RetryPolicy, UnprocessedKeysError, withRetries } from '../dynamodb/retry.ts';
 import type { WalletTableAccess } from './ledger-commit.ts';
 
 /**
@@ -10,6 +10,7 @@ import type { WalletTableAccess } from './ledger-commit.ts';
 export async function readItems(
   { client, tableName }: WalletTableAccess,
   keys: readonly string[],
+  policy?: RetryPolicy,
 ): Promise<Map<string, Record<string, unknown>>> {
   const found = new Map<string, Record<string, unknown>>();
   let pending: { pk: string }[] = [...new Set(keys)].map((pk) => ({ pk }));
@@ -20,6 +21,6 @@ export async function readItems(
     for (const item of Responses?.[tableName] ?? []) found.set(item.pk as string, item);
     pending = (UnprocessedKeys?.[tableName]?.Keys as { pk: string }[] | undefined) ?? [];
     if (pending.length > 0) throw new UnprocessedKeysError(`${pending.length} keys unprocessed`);
-  });
+  }, policy);
   return found;
 }

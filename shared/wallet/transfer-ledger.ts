@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { worstCaseCallMs } from '../dynamodb/retry.ts';
+import { defaultRetryPolicy, worstCaseCallMs } from '../dynamodb/retry.ts';
+import { TemporarilyUnavailableError } from '../errors.ts';
+import { readItems } from './consistent-read.ts';
 import { createDirectCreditClaim, createDirectCreditRelease } from './direct-credit-claim.ts';
 import { createInboundMarker } from './inbound-marker.ts';
 import { createLedgerCommit, sideEntry, stateOf, type WalletTableAccess } from './ledger-commit.ts';
@@ -23,6 +25,12 @@ import type {
   TransferState,
 } from './send-money.ts';
 import { createWalletOpening } from './wallet-opening.ts';
+
+/**
+ * One try, for the read that settles a commit whose every answer was lost: it must fit in the send's
+ * time (`longestCommitMs`), and a DynamoDB that cannot answer it leaves the 503 as it was.
+ */
+const SETTLING_READ = { ...defaultRetryPolicy, attempts: 1 };
 
 /** The transfers of the wallet ledger on its DynamoDB table: what `makeSendMoney` needs of it. */
 export function createTransferLedger(access: WalletTableAccess): TransferLedger {
@@ -130,7 +138,18 @@ export function createTransferLedger(access: WalletTableAccess): TransferLedger 
     };
     // The transfer id for the first version; a fresh token for each next one, as DynamoDB refuses a
     // token reused with other parameters.
-    const result = await ledger.commit(items, attempt === 1 ? transfer.transferId : randomUUID());
+    let result: Awaited<ReturnType<typeof ledger.commit>>;
+    try {
+      result = await ledger.commit(items, attempt === 1 ? transfer.transferId : randomUUID());
+    } catch (error) {
+      // Every try went unanswered (lost, timed out): the transaction may have committed all the
+      // same, and a client without an Idempotency-Key that retried a 503 would pay twice. Its
+      // transfer record, which only this transaction writes, says whether it did.
+      if (error instanceof TemporarilyUnavailableError && (await recorded(transfer.transferId))) {
+        return { kind: 'committed' };
+      }
+      throw error;
+    }
     if (result.committed) return { kind: 'committed' };
     const { refused } = result;
     // Cancellation reasons come as DynamoDB sees them: the DocumentClient does not translate errors.
@@ -146,6 +165,15 @@ export function createTransferLedger(access: WalletTableAccess): TransferLedger 
     return { kind: 'payer-moved', inFlight };
   }
 
+  /** Whether the transfer record is there, in one try: false when it is not, or cannot be read. */
+  async function recorded(transferId: string): Promise<boolean> {
+    try {
+      return (await readItems(access, [transferKey(transferId)], SETTLING_READ)).has(transferKey(transferId));
+    } catch {
+      return false;
+    }
+  }
+
   /** Whether the credit of a transfer through the clearing account has been posted: ONE BatchGetItem of its credit. */
   async function creditPosted(transferId: string): Promise<boolean> {
     const found = await ledger.readMany([creditKey(transferId)]);
@@ -155,8 +183,9 @@ export function createTransferLedger(access: WalletTableAccess): TransferLedger 
   return {
     read,
     commit,
-    // A commit is one call under the default retry policy, timeouts and backoff included.
-    longestCommitMs: worstCaseCallMs(),
+    // A commit is one call under the default retry policy, timeouts and backoff included, and
+    // when every try went unanswered, one try of the read that settles it.
+    longestCommitMs: worstCaseCallMs() + worstCaseCallMs(SETTLING_READ),
     claimDirectCredit: createDirectCreditClaim(access),
     releaseDirectCredit: createDirectCreditRelease(access),
     markHot: createInboundMarker(access),

@@ -184,6 +184,22 @@ describe('send money under faults beneath the SDK', () => {
     expect(await balanceMinor(bob)).toBe(101);
   });
 
+  it('answers the transfer, not 503, when it committed but the answer of every try was lost', async () => {
+    const [alice, bob] = await twoWallets();
+    proxy.inject({ kind: 'lose-response' }, { operation: 'TransactWriteItems', when: mentions(alice) });
+    const response = await sendAs(alice, { toAddress: bob, amount: 1 });
+    expect(response.statusCode).toBe(200);
+    expect(response.json).toMatchObject({
+      fromAddress: alice,
+      toAddress: bob,
+      amount: 1,
+      status: 'completed',
+    });
+    expect(transactions(alice)).toHaveLength(3);
+    expect(await balanceMinor(alice)).toBe(900);
+    expect(await balanceMinor(bob)).toBe(101);
+  });
+
   it('replays from the key record once DynamoDB has forgotten the request token (after 10 minutes)', async () => {
     const [alice, bob] = await twoWallets();
     const headers = { 'Idempotency-Key': `late-${alice}` };
@@ -206,8 +222,10 @@ describe('send money under faults beneath the SDK', () => {
   it('returns the original transfer when the client retries with its key after losing the response', async () => {
     const [alice, bob] = await twoWallets();
     const headers = { 'Idempotency-Key': `lost-${alice}` };
-    // The commit lands, but every answer is lost: the client sees a 503 and retries later.
+    // The commit lands, but every answer is lost, and so is the read that would have settled it:
+    // the client sees a 503 and retries later.
     proxy.inject({ kind: 'lose-response' }, { operation: 'TransactWriteItems', when: mentions(alice) });
+    proxy.inject({ kind: 'reset' }, { operation: 'BatchGetItem', when: mentions('"TRANSFER#'), times: 1 });
     const lost = await sendAs(alice, { toAddress: bob, amount: 2 }, headers);
     expect(lost.statusCode).toBe(503);
     expect(await balanceMinor(alice)).toBe(800);

@@ -50,7 +50,8 @@ export function createInboundMarker({ client, tableName }: WalletTableAccess) {
         markedUntil.set(address, hotUntil);
         return hotUntil;
       }
-      // Not marked this time, which only costs a later payment one try of the wallet.
+      // Not marked this time: a payment that needed the mark answers 503 (`makeSendMoney`), a
+      // poster renews it with its next posting.
       logger.warn('The hot-wallet marker was not written', {
         errorName: (error as Error | undefined)?.name,
       });

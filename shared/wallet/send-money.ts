@@ -108,9 +108,9 @@ export interface TransferLedger {
   /** The longest a commit can take before it answers or fails (every retry included). */
   readonly longestCommitMs: number;
   /**
-   * Routes payments to `address` through the clearing account until `until` (epoch ms); answers
-   * until when the mark is known to hold (0: it could not be written). Never throws: the mark only
-   * spares later payments a try, so a failure to write it costs nothing else.
+   * Routes payments to `address` through the clearing account until `until` (epoch ms), and makes
+   * reads of its balance count its credits in transit; answers until when the mark is known to
+   * hold. Never throws: a mark that could not be written answers 0.
    */
   markHot(address: string, until: number): Promise<number>;
   creditPosted(transferId: string): Promise<boolean>;

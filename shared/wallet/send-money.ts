@@ -246,14 +246,12 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
         return holds;
       }));
 
+    const deadline = command.answerBy - ledger.longestCommitMs - ANSWER_MARGIN_MS;
     try {
       return await retryMovement<SendMoneyResult>(
         // The payer's own other payments may keep it busy: it goes on trying while a transaction
         // started now still ends in time to answer, and only then answers 503.
-        {
-          at: command.answerBy - ledger.longestCommitMs - ANSWER_MARGIN_MS,
-          message: 'The wallets are busy; retry the request',
-        },
+        { at: deadline, message: 'The wallets are busy; retry the request' },
         async (attempt, beforeWrite) => {
           const state = known ?? (await ledger.read(transfer, claim, knownHot));
           known = undefined;
@@ -320,9 +318,13 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
         },
       );
     } finally {
-      // A payment that wrote nothing must not hold the recipient from direct credits.
+      // A payment that wrote nothing must not hold the recipient from direct credits. Past the
+      // deadline there is no time left to say so (a write may take as long as a commit), and the
+      // claim goes stale by itself within DIRECT_CLAIM_HOLDS_MS.
       const made = committed ? undefined : await claiming;
-      if (made) await ledger.releaseDirectCredit(command.toAddress, transfer.transferId, made);
+      if (made && Date.now() <= deadline) {
+        await ledger.releaseDirectCredit(command.toAddress, transfer.transferId, made);
+      }
     }
   };
 

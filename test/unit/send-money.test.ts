@@ -299,6 +299,29 @@ describe('send money (use case)', () => {
     expect(balance('alice')).toBe(1_000n);
   });
 
+  it('leaves its claim to go stale, rather than withdraw it, once past the last moment to start a commit', async () => {
+    const { wallets, send } = bank({ alice: 1_000, bob: 0 });
+    const releases = vi.spyOn(wallets, 'releaseDirectCredit');
+    // A commit that starts in time and comes back refused after the deadline.
+    const commit = wallets.commit.bind(wallets);
+    wallets.commit = async (plan) => {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      wallets.movePayer = 1;
+      return commit(plan);
+    };
+    const answerBy = Date.now() + wallets.longestCommitMs + ANSWER_MARGIN_MS + 100;
+    await expect(send({ sub: 'alice', toAddress: 'bob', amountMinor: 1, answerBy })).rejects.toThrow(
+      TemporarilyUnavailableError,
+    );
+    expect(wallets.commits).toHaveLength(1);
+    expect(releases).not.toHaveBeenCalled();
+    // In time, a payment that wrote nothing withdraws it.
+    await expect(send({ sub: 'alice', toAddress: 'bob', amountMinor: 5_000 })).rejects.toThrow(
+      InsufficientFundsError,
+    );
+    expect(releases).toHaveBeenCalledTimes(1);
+  });
+
   it('replays a payment to a hot wallet with the status its credit has now', async () => {
     const { wallets, send } = bank({ alice: 1_000, shop: 0 });
     await wallets.markHot('shop', NOW + 1);

@@ -107,12 +107,14 @@ describe('bank under DynamoDB faults', () => {
     await Promise.all(wallets.map((address) => fund(address, INITIAL_MINOR, ledgerWallets)));
     const ours = (request: { body: string }) => wallets.some((address) => request.body.includes(address));
 
-    // One transfer of this run whose every answer is lost: its client sees 503 and must retry.
+    // One transfer of this run whose every answer is lost, and so is the read of its record that
+    // would have settled it: its client sees 503 and must retry.
     const lostKey = randomUUID();
     proxy.inject(
       { kind: 'lose-response' },
       { operation: 'TransactWriteItems', when: mentions(lostKey), times: defaultRetryPolicy.attempts },
     );
+    proxy.inject({ kind: 'reset' }, { operation: 'BatchGetItem', when: mentions('"TRANSFER#'), times: 1 });
     // Faults on roughly a third of the requests, of every kind the proxy makes except stalls
     // (a stall costs a whole request timeout; the stall itself is tested in wallet-faults).
     const faults = [

@@ -37,6 +37,10 @@ async function twoWallets() {
   return [alice, bob] as const;
 }
 
+/** A send of 1.00 from a function with 10 s left, as Lambda's context tells it. */
+const sendWithTenSecondsLeft = (from: string, to: string) =>
+  invoke(send, sendEvent(from, { toAddress: to, amount: 1 }), lambdaContext('send', 10_000));
+
 /** The transfer transactions (not the deposits that funded the wallets) that name `address`. */
 const transactions = (address: string) =>
   proxy.requests('TransactWriteItems', (r) => mentions(address)(r) && mentions('TRANSFER#')(r));
@@ -121,11 +125,7 @@ describe('send money under faults beneath the SDK', () => {
     // transaction started after that could stall three times more, past the function's timeout.
     proxy.inject({ kind: 'stall' }, { operation: 'BatchGetItem', when: mentions(alice), times: 2 });
     proxy.inject({ kind: 'stall' }, { operation: 'TransactWriteItems', when: mentions(alice) });
-    const response = await invoke(
-      send,
-      sendEvent(alice, { toAddress: bob, amount: 1 }),
-      lambdaContext('send', 10_000),
-    );
+    const response = await sendWithTenSecondsLeft(alice, bob);
     expect(response.statusCode).toBe(503);
     expect(response.headers?.['retry-after']).toMatch(/^\d+$/);
     expect(proxy.requests('BatchGetItem', mentions(alice))).toHaveLength(3);
@@ -135,9 +135,10 @@ describe('send money under faults beneath the SDK', () => {
 
   it('answers 503 without reading again when a transaction started in time comes back refused after the last moment to start one', async () => {
     const [alice, bob] = await twoWallets();
-    // 10 s left, so no transaction starts after 3 s. This one starts at once, stalls twice (two
-    // request timeouts) and is then cancelled by a conflict, at about 4.5 s; reads after the first
-    // stall three times, which would take 6.5 s more: past the function's timeout.
+    // 10 s left, so no transaction starts after 1 s (a commit may take 8.5 s). This one starts at
+    // once, stalls twice (two request timeouts) and is then cancelled by a conflict, at about
+    // 4.5 s; reads after the first stall three times, which would take 6.5 s more: past the
+    // function's timeout.
     proxy.inject({ kind: 'stall' }, { operation: 'TransactWriteItems', when: mentions(alice), times: 2 });
     proxy.inject(
       { kind: 'transaction-conflict' },
@@ -148,11 +149,7 @@ describe('send money under faults beneath the SDK', () => {
       { kind: 'stall' },
       { operation: 'BatchGetItem', when: (r) => mentions(alice)(r) && ++reads > 1 },
     );
-    const response = await invoke(
-      send,
-      sendEvent(alice, { toAddress: bob, amount: 1 }),
-      lambdaContext('send', 10_000),
-    );
+    const response = await sendWithTenSecondsLeft(alice, bob);
     expect(response.statusCode).toBe(503);
     expect(response.headers?.['retry-after']).toMatch(/^\d+$/);
     expect(proxy.requests('BatchGetItem', mentions(alice))).toHaveLength(1);

@@ -70,8 +70,9 @@ export const routes = [
     path: '/api/wallet/send',
     functionDir: 'send-money',
     scopes: ['write:wallet'],
-    // One BatchGetItem reads both wallets, the recipient's hot marker and the key's record;
-    // UpdateItem claims the recipient's direct credit beside it; TransactWriteItems is authorised
+    // One BatchGetItem reads both wallets, the recipient's hot marker and the key's record (only
+    // the payer's and the key's for a recipient known hot); UpdateItem claims the recipient's
+    // direct credit beside it; TransactWriteItems is authorised
     // per item action: its items are Updates and Puts only; PutItem marks a contended recipient hot
     // (and opens a refused payer's wallet).
     data: { table: 'wallets', actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'] },

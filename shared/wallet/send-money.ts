@@ -256,7 +256,7 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
           const state = known ?? (await ledger.read(transfer, claim, knownHot));
           known = undefined;
           if (state.claimed && state.claimed.expiresAt >= Math.floor(now / 1000)) {
-            return { done: await replay(state.claimed.transfer, transfer) };
+            return { done: await replay(state.claimed.transfer, transfer, deadline) };
           }
           if (!state.payer.exists || state.payer.balance < amount) {
             if (!state.payer.exists) await ledger.openWallet(command.sub, transfer.createdAt);
@@ -304,7 +304,7 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
                 done: { transfer: sent, status: clearing ? 'pending' : 'completed', replayed: false },
               };
             case 'key-claimed':
-              return { done: await replay(result.transfer, transfer) };
+              return { done: await replay(result.transfer, transfer, deadline) };
             case 'recipient-busy':
               // Through the clearing account at once, on the same read unless the payer moved too;
               // the mark is written meanwhile, for the payments after this one.
@@ -329,21 +329,31 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
   };
 
   /** The answer to a key used before: the original transfer if the request is the same, else a refusal. */
-  async function replay(original: TransferRecord, attempt: TransferRecord): Promise<SendMoneyResult> {
+  async function replay(
+    original: TransferRecord,
+    attempt: TransferRecord,
+    deadline: number,
+  ): Promise<SendMoneyResult> {
     if (original.transferId === attempt.transferId) {
       // Our own earlier attempt committed (its answer was lost): this is our transfer.
-      return { transfer: original, status: await statusOf(original), replayed: false };
+      return { transfer: original, status: await statusOf(original, deadline), replayed: false };
     }
     if (!isSameRequest(original, attempt)) {
       throw new IdempotencyKeyReuseError('This Idempotency-Key was used for a different request');
     }
-    return { transfer: original, status: await statusOf(original), replayed: true };
+    return { transfer: original, status: await statusOf(original, deadline), replayed: true };
   }
 
-  async function statusOf(transfer: TransferRecord): Promise<TransferStatus> {
-    return transfer.via === 'clearing' && !(await ledger.creditPosted(transfer.transferId))
-      ? 'pending'
-      : 'completed';
+  /**
+   * The status a transfer has now: one read of its credit, for a transfer through the clearing
+   * account. Past the deadline that read could outlast the request: busy instead, which the client
+   * retries with its key (a key is what led here) and is answered in full.
+   */
+  async function statusOf(transfer: TransferRecord, deadline: number): Promise<TransferStatus> {
+    if (transfer.via !== 'clearing') return 'completed';
+    if (Date.now() > deadline)
+      throw busy('The transfer was made; retry the request with its key for its status');
+    return (await ledger.creditPosted(transfer.transferId)) ? 'completed' : 'pending';
   }
 }
 

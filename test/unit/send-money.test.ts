@@ -322,6 +322,29 @@ describe('send money (use case)', () => {
     expect(releases).toHaveBeenCalledTimes(1);
   });
 
+  it('answers busy rather than read its status when a key turns out to be claimed past the last moment to start a commit', async () => {
+    const { wallets, send } = bank({ alice: 1_000, shop: 0 });
+    await wallets.markHot('shop', NOW + 1);
+    const command = { sub: 'alice', toAddress: 'shop', amountMinor: 100, idempotencyKey: 'k-late' };
+    expect((await send(command)).status).toBe('pending');
+    // The same key again, in a request whose read misses the claim and whose commit, started in
+    // time, finds it after the deadline.
+    const read = wallets.read.bind(wallets);
+    wallets.read = async (...args) => {
+      const { claimed: _, ...state } = await read(...args);
+      return state;
+    };
+    const commit = wallets.commit.bind(wallets);
+    wallets.commit = async (plan) => {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return commit(plan);
+    };
+    const statuses = vi.spyOn(wallets, 'creditPosted');
+    const answerBy = Date.now() + wallets.longestCommitMs + ANSWER_MARGIN_MS + 100;
+    await expect(send({ ...command, answerBy })).rejects.toThrow(TemporarilyUnavailableError);
+    expect(statuses).not.toHaveBeenCalled();
+  });
+
   it('replays a payment to a hot wallet with the status its credit has now', async () => {
     const { wallets, send } = bank({ alice: 1_000, shop: 0 });
     await wallets.markHot('shop', NOW + 1);

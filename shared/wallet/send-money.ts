@@ -234,6 +234,9 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
     let known: TransferState | undefined;
     let marking: Promise<number> | undefined;
     let committed = false;
+    // Only the recipient's part of what was read: the rest (payer, key) is this request's alone.
+    const rememberHot = (state: TransferState, until: number) =>
+      hotSeen.set(command.toAddress, { recipient: state.recipient, recipientHotUntil: until });
     /**
      * Marks the recipient hot, once per request; answers until when the mark holds (0: not
      * written). Remembered only once written: a payment that trusted a mark never written would put
@@ -241,8 +244,7 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
      */
     const markHot = (state: TransferState) =>
       (marking ??= ledger.markHot(command.toAddress, clock.now() + HOT_FOR_MS).then((holds) => {
-        if (holds > 0)
-          hotSeen.set(command.toAddress, { recipient: state.recipient, recipientHotUntil: holds });
+        if (holds > 0) rememberHot(state, holds);
         return holds;
       }));
 
@@ -275,12 +277,7 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
             );
           }
           const hot = state.recipientHotUntil > clock.now();
-          if (hot) {
-            hotSeen.set(command.toAddress, {
-              recipient: state.recipient,
-              recipientHotUntil: state.recipientHotUntil,
-            });
-          }
+          if (hot) rememberHot(state, state.recipientHotUntil);
           direct ??= !hot && mayCreditDirectly(await claiming, state, now);
           const clearing = !direct || hot;
           // A credit in transit is in the recipient's pending amount only once its marker exists:
@@ -307,7 +304,7 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
               return { done: await replay(result.transfer, transfer, deadline) };
             case 'recipient-busy':
               // Through the clearing account at once, on the same read unless the payer moved too;
-              // the mark is written meanwhile, for the payments after this one.
+              // the mark's write starts now, and the next attempt waits for it before its commit.
               direct = false;
               if (!result.payerMoved) known = state;
               markHot(state);

@@ -167,8 +167,9 @@ export function createTransferLedger(access: WalletTableAccess): TransferLedger 
 
   /** Whether the transfer record is there, in one try: false when it is not, or cannot be read. */
   async function recorded(transferId: string): Promise<boolean> {
+    const key = transferKey(transferId);
     try {
-      return (await readItems(access, [transferKey(transferId)], SETTLING_READ)).has(transferKey(transferId));
+      return (await readItems(access, [key], { policy: SETTLING_READ })).has(key);
     } catch {
       return false;
     }

@@ -3,6 +3,8 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ProxiedRequest } from '#infra/local/dynamodb-proxy.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { UnprocessedKeysError } from '#shared/dynamodb/retry.ts';
+import { AUDIT_RETRY_POLICY } from '#shared/wallet/audit/key-reader.ts';
 import { type AuditOptions, type AuditReport, auditTable } from '#shared/wallet/ledger-audit.ts';
 import { transferKey } from '#shared/wallet/ledger-keys.ts';
 import { inParallel } from '../support/bank.ts';
@@ -122,6 +124,37 @@ describe('the ledger audit on a live table', LEDGER_TEST, () => {
     });
     expect(report.breaks).toEqual([]);
     expect(report.grandTotalMinor).toBe(0n);
+  });
+
+  it('waits out keys DynamoDB leaves unprocessed on its reads by key, then fails after its attempts rather than ask again without end', async () => {
+    // A recent transfer record with no entries: the audit reads its entries by key before it names it.
+    const ledger = await seedLedger();
+    const transferId = `bogus-${ledger.alice}`;
+    await direct.send(
+      new PutCommand({
+        TableName: ledger.tableName,
+        Item: {
+          pk: transferKey(transferId),
+          kind: 'transfer',
+          transferKind: 'transfer',
+          transferId,
+          fromAddress: ledger.alice,
+          toAddress: ledger.bob,
+          amountMinor: 700,
+          currency: 'USD',
+          createdAt: new Date().toISOString(),
+          fromSeq: 9,
+          toSeq: 9,
+        },
+      }),
+    );
+    proxy.inject({ kind: 'unprocessed' }, { operation: 'BatchGetItem', when: mentions(ledger.tableName) });
+    await expect(auditTable(auditClient, ledger.tableName)).rejects.toMatchObject({
+      cause: expect.any(UnprocessedKeysError),
+    });
+    expect(proxy.requests('BatchGetItem', mentions(ledger.tableName))).toHaveLength(
+      AUDIT_RETRY_POLICY.attempts,
+    );
   });
 
   it('names a settled transfer record with no entries, written while transfers run', async () => {

@@ -1,5 +1,6 @@
-import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { type RetryPolicy, withRetries } from '../../dynamodb/retry.ts';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { RetryPolicy } from '../../dynamodb/retry.ts';
+import { readItems } from '../consistent-read.ts';
 import { auditedProjection, type Item } from './records.ts';
 
 /**
@@ -13,29 +14,19 @@ const BATCH = 100;
 /**
  * Items read by key after the scan, strongly consistent, in BatchGetItems of 100 keys: the audit
  * reads an item again before it calls anything missing or broken, since a Scan is no snapshot.
+ * Keys DynamoDB leaves unprocessed are waited out as a throttled call is, within the policy's
+ * attempts (`readItems`).
  */
 export function createKeyReader(client: DynamoDBDocumentClient, tableName: string) {
   let fetched = 0;
 
   async function readBatch(keys: readonly string[], found: Map<string, Item>): Promise<void> {
-    let pending = keys.map((pk) => ({ pk }));
-    while (pending.length > 0) {
-      const request = pending;
-      const { Responses, UnprocessedKeys } = await withRetries(
-        () =>
-          client.send(
-            new BatchGetCommand({
-              RequestItems: { [tableName]: { Keys: request, ConsistentRead: true, ...auditedProjection } },
-            }),
-          ),
-        AUDIT_RETRY_POLICY,
-      );
-      for (const item of Responses?.[tableName] ?? []) {
-        found.set(item.pk as string, item);
-        fetched++;
-      }
-      pending = (UnprocessedKeys?.[tableName]?.Keys as { pk: string }[] | undefined) ?? [];
-    }
+    const items = await readItems({ client, tableName }, keys, {
+      policy: AUDIT_RETRY_POLICY,
+      projection: auditedProjection,
+    });
+    for (const [key, item] of items) found.set(key, item);
+    fetched += items.size;
   }
 
   return {

@@ -37,7 +37,6 @@ process.stdout.write(
   JSON.stringify({
     ms,
     ...(sampling ? { peakLiveBytes: Math.max(peak, live() - before) } : {}),
-    itemsScanned: report.itemsScanned,
     itemsKept: report.itemsKept,
     breaks: report.breaks.length,
   }),

@@ -34,7 +34,6 @@ const child = fileURLToPath(new URL('./audit-scale-child.ts', import.meta.url));
 interface Measured {
   readonly peakLiveBytes?: number;
   readonly ms: number;
-  readonly itemsScanned: number;
   readonly itemsKept: number;
   readonly breaks: number;
 }

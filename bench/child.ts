@@ -17,10 +17,6 @@ export function reportResult(result: unknown): void {
   writeSync(RESULT_FD, JSON.stringify(result));
 }
 
-export interface ChildOutcome<T> {
-  readonly result: T;
-}
-
 /**
  * Runs `node [nodeOptions] <script> ...args` with exactly `env` and returns what it reported
  * through {@link reportResult}. A non-zero exit, a timeout or a missing result rejects.
@@ -29,15 +25,15 @@ export function runJsonChild<T>(
   script: string,
   args: readonly string[],
   env: Record<string, string>,
-  options: { nodeOptions?: readonly string[]; timeoutMs?: number } = {},
-): Promise<ChildOutcome<T>> {
+  nodeOptions: readonly string[] = [],
+): Promise<T> {
   const path = fileURLToPath(new URL(script, import.meta.url));
   // Stdout goes to a file, not a pipe: a write to a pipe the parent is slow to drain (two busy
   // cores) would block or queue, and the functions' log line would cost what the scheduler decides.
   const stdoutPath = join(tmpdir(), `wallet-catalog-bench-${randomUUID()}.log`);
   const stdoutFd = openSync(stdoutPath, 'w');
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...(options.nodeOptions ?? []), path, ...args], {
+    const child = spawn(process.execPath, [...nodeOptions, path, ...args], {
       env,
       stdio: ['ignore', stdoutFd, 'pipe', 'pipe'],
     });
@@ -51,7 +47,7 @@ export function runJsonChild<T>(
     results.setEncoding('utf8').on('data', (chunk: string) => {
       result += chunk;
     });
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 180_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 180_000);
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
@@ -61,7 +57,7 @@ export function runJsonChild<T>(
       };
       try {
         if (code !== 0) return reject(failure(`exited with ${signal ?? code}`));
-        resolve({ result: JSON.parse(result) as T });
+        resolve(JSON.parse(result) as T);
       } catch {
         reject(failure('reported no result'));
       } finally {

@@ -57,7 +57,7 @@ export async function measureColdInit(
       const shift = Math.max(round, 0) % set.length;
       const cpuThisRound = new Map<string, number>();
       for (const bundle of [...set.slice(shift), ...set.slice(0, shift)]) {
-        const { result } = await runJsonChild<{ ms: number; cpuMs: number; handler: boolean }>(
+        const result = await runJsonChild<{ ms: number; cpuMs: number; handler: boolean }>(
           'cold-child.ts',
           [pathToFileURL(bundle.file).href, 'time'],
           envOf(bundle),
@@ -87,7 +87,7 @@ export async function measureColdInit(
 
   const results: ColdInit[] = [];
   for (const bundle of bundles) {
-    const { result: check } = await runJsonChild<{ fetches: number; connects: number }>(
+    const check = await runJsonChild<{ fetches: number; connects: number }>(
       'cold-child.ts',
       [pathToFileURL(bundle.file).href, 'check'],
       envOf(bundle),

@@ -1,5 +1,6 @@
 /** The cost model of BENCHMARKS.md: USD per million requests of each route, from a run's figures. */
 import { routes as routeTable } from '#shared/routes.ts';
+import { table } from './report.ts';
 import type { Results } from './results.ts';
 import { CALLS_BESIDE_ANOTHER, DYNAMODB_CALLS } from './workload.ts';
 
@@ -48,7 +49,7 @@ function capacityUnits(name: string): { wru: number; rru: number } {
 export function costModel(results: Results, memoryMb: number, authorizerCacheTtlSeconds: number): string {
   const gb = memoryMb / 1024;
   const authorizer = results.warm.find((w) => w.name === 'authorizer');
-  // Billed in whole milliseconds; the authorizer's work is its signature check and nothing else.
+  // Billed in whole milliseconds: its measured invocation, rounded up.
   const authorizerBilledMs = Math.max(1, Math.ceil((authorizer?.functionUs ?? 1000) / 1000));
   const authorizerPerMillion =
     (PRICES.lambdaRequestsPerMillion + (authorizerBilledMs / 1000) * gb * PRICES.lambdaArmPerGbSecond * 1e6) /
@@ -97,16 +98,13 @@ export function costModel(results: Results, memoryMb: number, authorizerCacheTtl
     'Logs ingested',
     'Total',
   ];
-  const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
   return [
     `USD per million requests; the range is DynamoDB at ${ROUND_TRIP_MS[0]} ms and at ${ROUND_TRIP_MS[1]} ms per round trip.`,
     '',
-    line(header),
-    line(header.map(() => '---')),
-    ...rows.map(line),
+    table(header, rows),
     '',
     `- Billed duration = measured in-process time (warm column) + DynamoDB calls × ${ROUND_TRIP_MS[0]}–${ROUND_TRIP_MS[1]} ms, rounded up to whole ms; ${memoryMb} MB from \`ProjectFunction.MEMORY_MB\`.`,
-    `- Authorizer: one invocation (${authorizerBilledMs} ms billed: its measured signature check) per token per ${authorizerCacheTtlSeconds} s cache period, assuming ${REQUESTS_PER_CACHED_POLICY} requests per token in that period (worst case, 1 request: ${(authorizerPerMillion * REQUESTS_PER_CACHED_POLICY).toFixed(3)} USD per million).`,
+    `- Authorizer: one invocation (${authorizerBilledMs} ms billed: its measured invocation) per token per ${authorizerCacheTtlSeconds} s cache period, assuming ${REQUESTS_PER_CACHED_POLICY} requests per token in that period (worst case, 1 request: ${(authorizerPerMillion * REQUESTS_PER_CACHED_POLICY).toFixed(3)} USD per million).`,
     `- DynamoDB: items are under 1 KB; strongly consistent reads cost 1 RRU (an absent item too); a transfer reads 4 items (both wallets, the recipient's hot marker, the Idempotency-Key) in one BatchGetItem, then writes 6 items in one transaction, 2 WRU each, plus 2 history-index writes; the balance reads the wallet and its marker, a lookup the movement and its credit (2 RRU each); a history page is one eventually consistent Query of 20 entries (≈ 8 KB, 1 RRU) beside the marker's read (1 RRU).`,
     '- Logs: the request log line each function writes (measured on stdout), at CloudWatch Logs ingestion prices.',
   ].join('\n');

@@ -13,6 +13,17 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import {
+  creditKey,
+  directClaimKey,
+  entryKey,
+  HISTORY_INDEX,
+  idempotencyKey,
+  inboundKey,
+  transferKey,
+  walletAccount,
+  walletKey,
+} from '#shared/wallet/ledger-keys.ts';
 import { DYNAMODB_CALLS, fullPet, nextBenchPetId } from './workload.ts';
 
 /** Whose items a floor call touches: each benchmark worker has its own wallet and pet. */
@@ -61,7 +72,7 @@ export function floorOperations(
       );
     },
     'get-balance': async (caller) => {
-      await readItems([`WALLET#${caller.sub}`, `INBOUND#${caller.sub}`]);
+      await readItems([walletKey(caller.sub), inboundKey(caller.sub)]);
     },
     // The read and the transaction of `commitTransfer` with an Idempotency-Key, item for item: the
     // running balances and seqs come from the read, so the floor writes a ledger the audit accepts.
@@ -76,21 +87,21 @@ export function floorOperations(
       };
       const now = transfer.createdAt;
       const nowEpoch = Math.floor(Date.now() / 1000);
-      const from = `W#${transfer.fromAddress}`;
-      const to = `W#${transfer.toAddress}`;
-      const claimKey = `IDEMPOTENCY#${JSON.stringify([caller.sub, randomUUID()])}`;
+      const from = walletAccount(transfer.fromAddress);
+      const to = walletAccount(transfer.toAddress);
+      const claimKey = idempotencyKey(caller.sub, randomUUID());
       // The claim of the recipient's direct credit goes out beside the read.
       const [read] = await Promise.all([
         readItems([
-          `WALLET#${transfer.fromAddress}`,
-          `WALLET#${transfer.toAddress}`,
-          `INBOUND#${transfer.toAddress}`,
+          walletKey(transfer.fromAddress),
+          walletKey(transfer.toAddress),
+          inboundKey(transfer.toAddress),
           claimKey,
         ]),
         client.send(
           new UpdateCommand({
             TableName: walletsTable,
-            Key: { pk: `DIRECT#${transfer.toAddress}` },
+            Key: { pk: directClaimKey(transfer.toAddress) },
             UpdateExpression: 'SET kind = :kind, claimId = :id, claimedAt = :now, expiresAt = :expires',
             ExpressionAttributeValues: {
               ':kind': 'direct-claim',
@@ -106,8 +117,8 @@ export function floorOperations(
         const item = read.get(pk);
         return { balance: Number(item?.balance ?? 0), seq: Number(item?.seq ?? 0) };
       };
-      const sender = stateOf(`WALLET#${transfer.fromAddress}`);
-      const recipient = stateOf(`WALLET#${transfer.toAddress}`);
+      const sender = stateOf(walletKey(transfer.fromAddress));
+      const recipient = stateOf(walletKey(transfer.toAddress));
       const amount = transfer.amountMinor;
       const accountUpdate = (pk: string, before: typeof sender, after: number, claim?: string) => ({
         Update: {
@@ -137,7 +148,7 @@ export function floorOperations(
         Put: {
           TableName: walletsTable,
           Item: {
-            pk: `ENTRY#${JSON.stringify([account, self.seq + 1])}`,
+            pk: entryKey(account, self.seq + 1),
             kind: 'entry',
             account,
             seq: self.seq + 1,
@@ -158,9 +169,9 @@ export function floorOperations(
         new TransactWriteCommand({
           ClientRequestToken: transfer.transferId,
           TransactItems: [
-            accountUpdate(`WALLET#${transfer.fromAddress}`, sender, sender.balance - amount),
+            accountUpdate(walletKey(transfer.fromAddress), sender, sender.balance - amount),
             accountUpdate(
-              `WALLET#${transfer.toAddress}`,
+              walletKey(transfer.toAddress),
               recipient,
               recipient.balance + amount,
               transfer.transferId,
@@ -169,7 +180,7 @@ export function floorOperations(
               Put: {
                 TableName: walletsTable,
                 Item: {
-                  pk: `TRANSFER#${transfer.transferId}`,
+                  pk: transferKey(transfer.transferId),
                   kind: 'transfer',
                   transferKind: 'transfer',
                   ...transfer,
@@ -200,19 +211,19 @@ export function floorOperations(
         client.send(
           new QueryCommand({
             TableName: walletsTable,
-            IndexName: 'history',
+            IndexName: HISTORY_INDEX,
             KeyConditionExpression: 'account = :a',
-            ExpressionAttributeValues: { ':a': `W#${caller.sub}` },
+            ExpressionAttributeValues: { ':a': walletAccount(caller.sub) },
             ScanIndexForward: false,
             Limit: 20,
           }),
         ),
-        readItems([`INBOUND#${caller.sub}`]),
+        readItems([inboundKey(caller.sub)]),
       ]);
     },
     // `history.movement`: one movement by id and its credit's state, strongly consistent.
     'get-transfer': async (caller) => {
-      await readItems([`TRANSFER#${caller.transferId}`, `CREDIT#${caller.transferId}`]);
+      await readItems([transferKey(caller.transferId), creditKey(caller.transferId)]);
     },
   };
 }

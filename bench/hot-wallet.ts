@@ -18,7 +18,7 @@ import { TOUCHES_PATH } from '#infra/local/dynamodb-proxy.ts';
 import { signLocalToken } from '#infra/local/issuer.ts';
 import { readRunningStack } from '#infra/local/stack-record.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
-import { walletAccount } from '#shared/wallet/ledger-keys.ts';
+import { walletAccount, walletKey } from '#shared/wallet/ledger-keys.ts';
 import { startGateway, stopGateway } from './e2e.ts';
 import { KeepAliveConnection } from './keep-alive-client.ts';
 import { type Estimate, estimate, percentile, type Undecided } from './stats.ts';
@@ -192,7 +192,7 @@ export async function measureHotWallet(options: HotWalletOptions): Promise<HotWa
       const merchant = `hot-merchant-${randomUUID()}`;
       const recipients = payers.map((_, i) => `hot-recipient-${n}-${i}-${randomUUID()}`);
       await Promise.all([merchant, ...recipients].map((address) => openWallet(address, now())));
-      const touchesBefore = await touchesOf(`WALLET#${merchant}`);
+      const touchesBefore = await touchesOf(walletKey(merchant));
       const hotFirst = n % 2 === 0;
       const first = await pay((i) => (hotFirst ? merchant : (recipients[i] as string)));
       const second = await pay((i) => (hotFirst ? (recipients[i] as string) : merchant));
@@ -204,7 +204,7 @@ export async function measureHotWallet(options: HotWalletOptions): Promise<HotWa
       payments += count + spread.latenciesMs.length;
       const roundDelays = await postingDelays(merchant, hot);
       delays.push(...roundDelays);
-      const touchesAfter = await touchesOf(`WALLET#${merchant}`);
+      const touchesAfter = await touchesOf(walletKey(merchant));
       const roundWrites = (touchesAfter.writes - touchesBefore.writes) / count;
       const roundTouches = roundWrites + (touchesAfter.failed - touchesBefore.failed) / count;
       if (roundTouches > touchesPerPayment)

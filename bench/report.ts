@@ -13,7 +13,7 @@ const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
 const withInterval = (e: Estimate, digits: number, unit = '') =>
   `${fmt(e.median, digits)}${unit} (${fmt(e.low, digits)} to ${fmt(e.high, digits)})`;
 
-const table = (header: readonly string[], rows: readonly (readonly string[])[]) => {
+export const table = (header: readonly string[], rows: readonly (readonly string[])[]) => {
   const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
   return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
 };
@@ -107,23 +107,14 @@ export function coldStartEstimates(
 const BEGIN = '<!-- bench:results:begin -->';
 const END = '<!-- bench:results:end -->';
 
-/**
- * Replaces the generated part of BENCHMARKS.md (between the markers) with `generated`, keeping the
- * hand-written rest; a file without the markers gets them appended.
- */
+/** Replaces the generated part of BENCHMARKS.md (between the markers), keeping the hand-written rest. */
 export async function writeBenchmarksMd(path: string, generated: string): Promise<void> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch {
-    text = '# Benchmarks\n\n';
-  }
+  const text = await readFile(path, 'utf8');
   const begin = text.indexOf(BEGIN);
   const end = text.indexOf(END);
-  const block = `${BEGIN}\n${generated.trim()}\n${END}`;
-  const next =
-    begin >= 0 && end > begin
-      ? text.slice(0, begin) + block + text.slice(end + END.length)
-      : `${text.trimEnd()}\n\n${block}\n`;
-  await writeFile(path, next);
+  if (begin < 0 || end < begin) throw new Error(`${path} has lost its ${BEGIN} … ${END} markers`);
+  await writeFile(
+    path,
+    `${text.slice(0, begin)}${BEGIN}\n${generated.trim()}\n${END}${text.slice(end + END.length)}`,
+  );
 }

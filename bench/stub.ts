@@ -100,18 +100,14 @@ interface Sendable {
 }
 
 /**
- * What DynamoDB would answer through the DocumentClient: an item for a GetItem (a pet for the pets
- * table's `id` key, a transfer to the caller or a wallet for the wallets table's `pk`), the
- * wallets and transfers of a BatchGetItem (`itemAt`), a page of history for a Query, only metadata
- * for writes.
+ * What DynamoDB would answer through the DocumentClient: a pet for a GetItem (the only one is the
+ * pets table's, by `id`), the wallets and transfers of a BatchGetItem (`itemAt`), a page of history
+ * for a Query, only metadata for writes.
  */
 function stubSend(command: Sendable): Promise<unknown> {
   stubCalls.count++;
   const { Key: key, RequestItems, IndexName, ExpressionAttributeValues } = command.input ?? {};
   if (key?.id !== undefined) return Promise.resolve({ Item: PET_ITEM, $metadata: METADATA });
-  if (typeof key?.pk === 'string' && key.pk.startsWith('TRANSFER#'))
-    return Promise.resolve({ Item: itemAt(key.pk), $metadata: METADATA });
-  if (key?.pk !== undefined) return Promise.resolve({ Item: WALLET_ITEM, $metadata: METADATA });
   if (RequestItems) {
     const Responses = Object.fromEntries(
       Object.entries(RequestItems).map(([table, { Keys = [] }]) => [

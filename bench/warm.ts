@@ -15,10 +15,9 @@ export interface WarmOverhead {
   /**
    * What the budget judges: each process's median over its batches of (function − baseline), or
    * for the authorizer (function − its floor), the floor being the baseline plus one check of the
-   * token's signature (see `warm-child.ts`); the estimate is over processes, not batches. Batches
-   * of one process share its compiled code and heap: one run's batches had send-money at 101.9 µs
-   * (101.3–102.9) and the next run's at 96.2 µs (94.9–96.9), get-transfer at 42.5 and 86.2 µs.
-   * Processes are what differ from run to run, so they are what the interval must cover.
+   * token's signature (see `warm-child.ts`); the estimate is over processes, not batches: batches
+   * of one process share its compiled code and heap, and processes are what differ from run to run
+   * (BENCHMARKS.md, *The warm interval is over processes*).
    */
   readonly overhead: Estimate;
   /** What {@link overhead} is over. */
@@ -120,7 +119,7 @@ async function runPass(
   options: WarmOptions,
 ): Promise<Pass> {
   const name = bundle.target.name;
-  const { result } = await runJsonChild<Pass>(
+  const result = await runJsonChild<Pass>(
     'warm-child.ts',
     [
       name,
@@ -130,7 +129,7 @@ async function runPass(
       String(options.batchSize),
     ],
     { ...env, BENCH_SUB: caller.sub, BENCH_TOKEN: caller.token, BENCH_PUBLIC_JWK: caller.publicJwk },
-    { nodeOptions: options.nodeOptions ?? [] },
+    options.nodeOptions,
   );
   if ((DYNAMODB_CALLS[name]?.length ?? 0) > 0 && result.stubbedClasses === 0) {
     throw new Error(`${name}: the instrumented bundle registered no SDK Client to stub`);

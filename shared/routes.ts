@@ -78,8 +78,8 @@ export const routes = [
     data: { table: 'wallets', actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'] },
     summary: "Send money from the caller's wallet to another address",
     // A payer busy with its own other payments is tried again until a commit could no longer end
-    // before the timeout (shared/wallet/send-money.ts): 20 s leaves it 11 s to wait, well inside
-    // API Gateway's 29 s, where 10 s left 3 s, which a loaded DynamoDB Local can use up.
+    // before the timeout (shared/wallet/send-money.ts): longer than the other routes, so that it has
+    // time left to wait, and inside API Gateway's 29 s (docs/decisions/concurrency-and-timeouts.md).
     timeoutSeconds: 20,
   },
   {

@@ -1,4 +1,3 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { requireEnv } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
@@ -6,28 +5,16 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { makeGetBalance } from '#shared/wallet/get-balance.ts';
 import { moneyJson } from '#shared/wallet/money.ts';
-import { type Clock, systemClock } from '#shared/wallet/ports.ts';
-import { loadWalletSettings, type WalletSettings } from '#shared/wallet/settings.ts';
+import { systemClock } from '#shared/wallet/ports.ts';
+import { loadWalletSettings, type WalletFunctionDependencies } from '#shared/wallet/settings.ts';
 import { createWalletOpening } from '#shared/wallet/wallet-opening.ts';
 import { createWalletReader } from '#shared/wallet/wallet-reader.ts';
 
-export interface GetBalanceFunctionDependencies {
-  readonly client: DynamoDBDocumentClient;
-  readonly tableName: string;
-  readonly settings: WalletSettings;
-  readonly clock?: Clock;
-}
-
 /** The composition root of `GET /api/wallet/balance`, and its edge: the balance as an exact decimal. */
-export function createGetBalanceHandler({
-  client,
-  tableName,
-  settings,
-  clock = systemClock,
-}: GetBalanceFunctionDependencies) {
+export function createGetBalanceHandler({ client, tableName, settings }: WalletFunctionDependencies) {
   const access = { client, tableName };
   const wallets = { ...createWalletReader(access), openWallet: createWalletOpening(access) };
-  const getBalance = makeGetBalance({ wallets, clock });
+  const getBalance = makeGetBalance({ wallets, clock: systemClock });
   return httpHandler({
     operationId: 'getBalance',
     run: async ({ principal }) => {

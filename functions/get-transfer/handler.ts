@@ -1,4 +1,3 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { requireEnv } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
@@ -7,20 +6,14 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { createHistoryRepository } from '#shared/wallet/history-repository.ts';
 import { moneyJson } from '#shared/wallet/money.ts';
-import { loadWalletSettings, type WalletSettings } from '#shared/wallet/settings.ts';
+import { loadWalletSettings, type WalletFunctionDependencies } from '#shared/wallet/settings.ts';
 import { makeGetTransfer } from '#shared/wallet/transfer-history.ts';
-
-export interface GetTransferFunctionDependencies {
-  readonly client: DynamoDBDocumentClient;
-  readonly tableName: string;
-  readonly settings: WalletSettings;
-}
 
 /** Transfer ids are UUIDs: anything else names no transfer, and costs no read. */
 const TRANSFER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The composition root of `GET /api/wallet/transfers/{transferId}`, and its edge. */
-export function createGetTransferHandler({ client, tableName, settings }: GetTransferFunctionDependencies) {
+export function createGetTransferHandler({ client, tableName, settings }: WalletFunctionDependencies) {
   const getTransfer = makeGetTransfer({ history: createHistoryRepository({ client, tableName }) });
   return httpHandler({
     operationId: 'getTransfer',

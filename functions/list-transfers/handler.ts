@@ -1,4 +1,3 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { requireEnv } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
@@ -7,14 +6,8 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { createHistoryRepository } from '#shared/wallet/history-repository.ts';
 import { moneyJson } from '#shared/wallet/money.ts';
-import { loadWalletSettings, type WalletSettings } from '#shared/wallet/settings.ts';
+import { loadWalletSettings, type WalletFunctionDependencies } from '#shared/wallet/settings.ts';
 import { makeListTransfers } from '#shared/wallet/transfer-history.ts';
-
-export interface ListTransfersFunctionDependencies {
-  readonly client: DynamoDBDocumentClient;
-  readonly tableName: string;
-  readonly settings: WalletSettings;
-}
 
 const DEFAULT_LIMIT = 20;
 
@@ -28,11 +21,7 @@ function limitOf(text: string | undefined): number {
 }
 
 /** The composition root of `GET /api/wallet/transfers`, and its edge: query parameters in, exact decimals out. */
-export function createListTransfersHandler({
-  client,
-  tableName,
-  settings,
-}: ListTransfersFunctionDependencies) {
+export function createListTransfersHandler({ client, tableName, settings }: WalletFunctionDependencies) {
   const listTransfers = makeListTransfers({ history: createHistoryRepository({ client, tableName }) });
   return httpHandler({
     operationId: 'listTransfers',

@@ -1,5 +1,4 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { requireEnv } from '#shared/config.ts';
@@ -8,14 +7,9 @@ import { tables } from '#shared/dynamodb/tables.ts';
 import { logger, publish, routeMetrics } from '#shared/observability/telemetry.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { createCreditLedger, creditOfItem } from '#shared/wallet/credit-ledger.ts';
-import { type Clock, systemClock } from '#shared/wallet/ports.ts';
+import type { WalletTableAccess } from '#shared/wallet/ledger-commit.ts';
+import { systemClock } from '#shared/wallet/ports.ts';
 import { type CreditInTransit, makePostCredits } from '#shared/wallet/post-credits.ts';
-
-export interface PostCreditsFunctionDependencies {
-  readonly client: DynamoDBDocumentClient;
-  readonly tableName: string;
-  readonly clock?: Clock;
-}
 
 /** A credit in transit as a stream record announces it, with the record's position. */
 interface StreamedCredit {
@@ -44,12 +38,8 @@ function creditOf(record: DynamoDBRecord): StreamedCredit | 'malformed' | undefi
  * condition that it was not. A record that is not a credit is skipped; a malformed credit record
  * is reported failed, so that bounded retries send it to the failure destination.
  */
-export function createPostCreditsHandler({
-  client,
-  tableName,
-  clock = systemClock,
-}: PostCreditsFunctionDependencies) {
-  const postCredits = makePostCredits({ ledger: createCreditLedger({ client, tableName }), clock });
+export function createPostCreditsHandler(access: WalletTableAccess) {
+  const postCredits = makePostCredits({ ledger: createCreditLedger(access), clock: systemClock });
   const metrics = routeMetrics('post-credits');
   return async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
     const byWallet = new Map<string, StreamedCredit[]>();

@@ -10,9 +10,9 @@ import { CORS_ALLOWED_HEADERS, CORS_MAX_AGE_SECONDS } from '#shared/http/cors.ts
 import {
   allowHeader,
   METHOD_NOT_ALLOWED,
-  METHOD_NOT_ALLOWED_CONTENT_TYPE,
   methodNotAllowedTemplate,
 } from '#shared/http/method-not-allowed.ts';
+import { PROBLEM_CONTENT_TYPE } from '#shared/http/problem.ts';
 import type { Route } from '#shared/routes.ts';
 
 const PUBLIC_BY_DESIGN =
@@ -65,7 +65,7 @@ function addMethodNotAllowed(resource: IResource, allow: string): void {
           statusCode: status,
           responseParameters: {
             'method.response.header.Allow': `'${allow}'`,
-            'method.response.header.Content-Type': `'${METHOD_NOT_ALLOWED_CONTENT_TYPE}'`,
+            'method.response.header.Content-Type': `'${PROBLEM_CONTENT_TYPE}'`,
           },
           responseTemplates: { 'application/json': methodNotAllowedTemplate(allow) },
         },

@@ -97,17 +97,19 @@ export async function startDynamoDbLocal(
   return { endpoint, pid, exited, stop };
 }
 
+/** How a client of DynamoDB Local (or of its Streams API) is configured. */
+export const localClientConfig = (endpoint: string) => ({
+  endpoint,
+  region: LOCAL_AWS_ENV.AWS_REGION,
+  credentials: {
+    accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID,
+    secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY,
+  },
+});
+
 /** A low-level client for DynamoDB Local. */
-export function localClient(endpoint: string): DynamoDBClient {
-  return new DynamoDBClient({
-    endpoint,
-    region: LOCAL_AWS_ENV.AWS_REGION,
-    credentials: {
-      accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID,
-      secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY,
-    },
-  });
-}
+export const localClient = (endpoint: string): DynamoDBClient =>
+  new DynamoDBClient(localClientConfig(endpoint));
 
 /**
  * Creates every table of `shared/dynamodb/tables.ts` (if missing) under `<prefix>-<name>` and

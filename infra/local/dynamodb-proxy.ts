@@ -59,6 +59,23 @@ export type Fault =
       readonly rewrite: (body: Record<string, unknown>) => Record<string, unknown>;
     };
 
+/** The faults that answer in DynamoDB's place (or never): DynamoDB does not see the request. */
+const ANSWERED_IN_PLACE: ReadonlySet<Fault['kind']> = new Set([
+  'reset',
+  'stall',
+  'throttle',
+  'server-error',
+  'transaction-conflict',
+  'transaction-throttled',
+  'unprocessed',
+]);
+
+const select = (
+  list: readonly ProxiedRequest[],
+  operation: string | undefined,
+  when: ((request: ProxiedRequest) => boolean) | undefined,
+) => list.filter((r) => (operation === undefined || r.operation === operation) && (when?.(r) ?? true));
+
 /** One request as the proxy received it. */
 export interface ProxiedRequest {
   /** The DynamoDB operation, from the X-Amz-Target header (e.g. `TransactWriteItems`). */
@@ -159,11 +176,6 @@ export class DynamoDbProxy {
     return proxy;
   }
 
-  /** Whether the proxy raises DynamoDB's transaction conflicts (and counts touches). */
-  get conflicts(): boolean {
-    return this.#conflicts !== undefined;
-  }
-
   /**
    * How often the item `key` (plain values, e.g. `{ pk: 'WALLET#alice' }`) of `table` was named by
    * a write attempt since the last {@link resetTouches}: written, or named in one that failed.
@@ -205,16 +217,12 @@ export class DynamoDbProxy {
 
   /** The requests received so far, optionally only those for `operation` and accepted by `when`. */
   requests(operation?: string, when?: (request: ProxiedRequest) => boolean): ProxiedRequest[] {
-    return this.#requests.filter(
-      (r) => (operation === undefined || r.operation === operation) && (when?.(r) ?? true),
-    );
+    return select(this.#requests, operation, when);
   }
 
   /** The requests whose answer DynamoDB gave and the proxy passed on, filtered as {@link requests}. */
   answered(operation?: string, when?: (request: ProxiedRequest) => boolean): ProxiedRequest[] {
-    return this.#answered.filter(
-      (r) => (operation === undefined || r.operation === operation) && (when?.(r) ?? true),
-    );
+    return select(this.#answered, operation, when);
   }
 
   /** Stops listening and drops every connection, stalled ones included. */
@@ -244,36 +252,29 @@ export class DynamoDbProxy {
     const fault = this.#take(request);
     const conflicts = this.#conflicts;
     // A fault that answers in DynamoDB's place still counts as an attempt on the items it names.
-    const refused = async () => {
-      if (!conflicts) return;
+    if (conflicts && fault && ANSWERED_IN_PLACE.has(fault.kind)) {
       const named = await namedItems(request.operation, request.body, conflicts.schemas);
       if (named) conflicts.tracker.count(named, false);
-    };
+    }
 
     switch (fault?.kind) {
       case 'reset':
-        await refused();
         req.socket.resetAndDestroy();
         return;
       case 'stall':
-        await refused();
         return;
       case 'throttle':
-        await refused();
         return answerError(res, 400, 'ThrottlingException', {
           message: 'Rate of requests exceeds the allowed throughput.',
         });
       case 'server-error':
-        await refused();
         return answerError(res, 500, 'InternalServerError', { message: 'Internal server error' });
       case 'transaction-conflict': {
-        await refused();
         const items = (JSON.parse(request.body) as { TransactItems?: unknown[] }).TransactItems ?? [];
         const answer = cancellation(items.map(() => true));
         return answerError(res, answer.status, answer.type, answer.body);
       }
       case 'unprocessed': {
-        await refused();
         const { RequestItems = {} } = JSON.parse(request.body) as { RequestItems?: Record<string, unknown> };
         const answer = JSON.stringify({
           Responses: Object.fromEntries(Object.keys(RequestItems).map((table) => [table, []])),
@@ -284,7 +285,6 @@ export class DynamoDbProxy {
         return;
       }
       case 'transaction-throttled': {
-        await refused();
         const items = (JSON.parse(request.body) as { TransactItems?: unknown[] }).TransactItems ?? [];
         const answer = cancellation(
           items.map((_, i) => i === 0),

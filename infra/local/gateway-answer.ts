@@ -5,16 +5,12 @@
 import type { ServerResponse } from 'node:http';
 import { CORS_ALLOWED_HEADERS, CORS_MAX_AGE_SECONDS } from '#shared/http/cors.ts';
 import {
-  GATEWAY_RESPONSE_CONTENT_TYPE,
   type GatewayResponse,
   gatewayResponses,
   gatewayResponseTemplate,
 } from '#shared/http/gateway-responses.ts';
-import {
-  METHOD_NOT_ALLOWED,
-  METHOD_NOT_ALLOWED_CONTENT_TYPE,
-  methodNotAllowedTemplate,
-} from '#shared/http/method-not-allowed.ts';
+import { METHOD_NOT_ALLOWED, methodNotAllowedTemplate } from '#shared/http/method-not-allowed.ts';
+import { PROBLEM_CONTENT_TYPE } from '#shared/http/problem.ts';
 
 /** A gateway response or a function's result, ready to be written. */
 export interface Answer {
@@ -49,7 +45,7 @@ export class GatewayError extends Error {
 export function methodNotAllowedAnswer(allow: string, requestId: string): Answer {
   return {
     statusCode: METHOD_NOT_ALLOWED.status,
-    headers: { 'content-type': METHOD_NOT_ALLOWED_CONTENT_TYPE, allow },
+    headers: { 'content-type': PROBLEM_CONTENT_TYPE, allow },
     body: methodNotAllowedTemplate(allow).replaceAll('$context.requestId', requestId),
   };
 }
@@ -91,7 +87,7 @@ export function renderGatewayResponse(
   if (context.detail !== undefined) body = JSON.stringify({ ...JSON.parse(body), detail: context.detail });
   return {
     statusCode: response.status ?? context.status ?? (type === 'DEFAULT_5XX' ? 500 : 400),
-    headers: { 'content-type': GATEWAY_RESPONSE_CONTENT_TYPE, ...response.headers },
+    headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...response.headers },
     body,
   };
 }

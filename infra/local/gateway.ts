@@ -29,6 +29,7 @@ import { type Route, routes, type TableName } from '#shared/routes.ts';
 import type { AccessLogEntry } from './access-log.ts';
 import { AuthorizerEmulation, type AuthorizerHandler } from './authorizer-emulation.ts';
 import { CallerRateLimiter } from './caller-rate-limit.ts';
+import { LOCAL_DEPLOYMENT } from './deployment.ts';
 import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local.ts';
 import { DynamoDbProxy } from './dynamodb-proxy.ts';
 import { callerEndpoint } from './dynamodb-share.ts';
@@ -110,9 +111,6 @@ export interface LocalStackOptions {
   /** Where the credit poster's stream poller says what it is doing; stderr when absent. */
   readonly onStreamLog?: (line: string) => void;
 }
-
-/** The stage name local functions see in `STAGE` in-process (bundled, they see their template's). */
-export const LOCAL_STAGE = 'local';
 
 /**
  * How many requests the stack's proxy lets reach DynamoDB Local at once: enough to keep its
@@ -255,7 +253,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     ) as Record<TableName, string>;
     // What every function gets, as the templates and Lambda give it (the stage, so that local log
     // lines and metrics carry one too), and what only some get.
-    const common = { ...LOCAL_AWS_ENV, DYNAMODB_ENDPOINT: dynamodbEndpoint, STAGE: LOCAL_STAGE };
+    const common = { ...LOCAL_AWS_ENV, DYNAMODB_ENDPOINT: dynamodbEndpoint, STAGE: LOCAL_DEPLOYMENT.stage };
     const environmentOf = (route: Route) => ({
       ...common,
       ...functionEnvironment(route, settings, tableNames),

@@ -192,22 +192,10 @@ function proxyAnswer(result: unknown, functionDir: string, requestId: string): A
   };
 }
 
-// One promise and one timer per invocation: Promise.race and finally would add three promises more.
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new GatewayError('DEFAULT_5XX', 'Endpoint request timed out', 504)),
-      ms,
-    );
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new GatewayError('DEFAULT_5XX', 'Endpoint request timed out', 504)), ms);
   });
+  return Promise.race([promise, timedOut]).finally(() => clearTimeout(timer));
 }

@@ -35,7 +35,7 @@ import {
   CREDIT_RECORD_FILTER,
   type CreditPosterStreamSettings,
 } from '#infra/credit-poster-settings.ts';
-import { LOCAL_AWS_ENV, localClient } from './dynamodb-local.ts';
+import { localClient, localClientConfig } from './dynamodb-local.ts';
 import { type FailedBatch, failedFrom, lambdaRecord, matchesFilter, sequenceOf } from './stream-records.ts';
 
 /** Runs the function for one batch: its answer, or a rejection for a function error. */
@@ -93,14 +93,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
   } finally {
     tables.destroy();
   }
-  const streams = new DynamoDBStreamsClient({
-    endpoint: options.endpoint,
-    region: LOCAL_AWS_ENV.AWS_REGION,
-    credentials: {
-      accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID,
-      secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY,
-    },
-  });
+  const streams = new DynamoDBStreamsClient(localClientConfig(options.endpoint));
   const stats = { invocations: 0, recordsDelivered: 0, recordsFiltered: 0, batchesFailed: 0 };
   const shardsDone = new Set<string>();
   const shardsStarted = new Set<string>();

@@ -40,11 +40,8 @@ import {
 } from '#infra/environment.ts';
 import { BEARER_TOKEN_PATTERN } from '#shared/auth/bearer.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
-import {
-  GATEWAY_RESPONSE_CONTENT_TYPE,
-  gatewayResponses,
-  gatewayResponseTemplate,
-} from '#shared/http/gateway-responses.ts';
+import { gatewayResponses, gatewayResponseTemplate } from '#shared/http/gateway-responses.ts';
+import { PROBLEM_CONTENT_TYPE } from '#shared/http/problem.ts';
 import { type OperationId, type Route, routeOf, routes, type TableName } from '#shared/routes.ts';
 
 /**
@@ -220,7 +217,7 @@ export class ServiceStack extends Stack {
         type: ResponseType.of(response.type),
         ...(response.status === undefined ? {} : { statusCode: String(response.status) }),
         responseHeaders: {
-          'Content-Type': staticHeaderValue(GATEWAY_RESPONSE_CONTENT_TYPE),
+          'Content-Type': staticHeaderValue(PROBLEM_CONTENT_TYPE),
           ...Object.fromEntries(
             Object.entries(response.headers ?? {}).map(([name, value]) => [name, staticHeaderValue(value)]),
           ),

@@ -24,7 +24,7 @@ export interface DocumentClientOptions {
  * to its repositories. `DYNAMODB_ENDPOINT` points it at DynamoDB Local; unset on AWS. Tests pass
  * `endpoint` instead (a fault proxy), so no test has to change the environment before an import.
  *
- * The SDK makes one attempt per call: {@link withRetries} is the only retry layer (see
+ * The SDK makes one attempt per call: {@link withRetries} retries a call (see
  * docs/decisions/dynamodb-retries.md), otherwise its 3 attempts would each hide the SDK's 3.
  */
 export function createDocumentClient(options: DocumentClientOptions = {}): DynamoDBDocumentClient {

@@ -10,16 +10,18 @@ export interface RetryPolicy {
 }
 
 /**
- * Three tries with full jitter: contention on one wallet clears in milliseconds. This is the only
- * retry layer (the SDK is set to one attempt), so one API call sends at most 3 requests.
+ * Three tries with full jitter: contention on one wallet clears in milliseconds. The SDK is set to
+ * one attempt, so one repository call sends at most 3 requests; a movement that is refused reads
+ * and commits again as a whole, each call with its own tries (shared/wallet/movement-retry.ts).
  */
 export const defaultRetryPolicy: RetryPolicy = { attempts: 3, baseDelayMs: 25, maxDelayMs: 250 };
 
 /**
  * The longest one repository call can take when every attempt runs into the request timeout:
- * 3 × 2 s + 2 backoffs of at most 250 ms = 6.5 s. It must stay below the function's timeout
- * (10 s, infra/constructs/project-function.ts), so that a stalled DynamoDB ends in our 503 with
- * Retry-After, never in Lambda's timeout or API Gateway's 29 s 504.
+ * each attempt's request timeout and the longest backoff between attempts. It must stay below the
+ * function's timeout (`ProjectFunction.TIMEOUT`, or the route's `timeoutSeconds`), so that a
+ * stalled DynamoDB ends in our 503 with Retry-After, never in Lambda's timeout or API Gateway's
+ * 29 s 504.
  */
 export const worstCaseCallMs = (policy: RetryPolicy = defaultRetryPolicy): number =>
   policy.attempts * REQUEST_TIMEOUT_MS + (policy.attempts - 1) * policy.maxDelayMs;

@@ -1,4 +1,4 @@
-import { PROBLEM_CONTENT_TYPE, problemType } from './problem.ts';
+import { problemType } from './problem.ts';
 
 /**
  * The answers API Gateway gives itself, before or instead of a function: set as gateway
@@ -74,9 +74,6 @@ export const gatewayResponses: readonly GatewayResponse[] = [
     detail: 'The gateway could not complete the request. Quote the requestId when you report it.',
   },
 ];
-
-/** Problem+json content type of every gateway response. */
-export const GATEWAY_RESPONSE_CONTENT_TYPE = PROBLEM_CONTENT_TYPE;
 
 /**
  * The body mapping template of a gateway response: JSON with API Gateway `$context` variables,

@@ -63,7 +63,7 @@ type ParsedEvent = Event & { [RAW_BODY]?: string | null; [PRINCIPAL]?: Principal
 
 /**
  * A request header by its lower-case name, whatever case the client spelled it in (API Gateway
- * passes names as sent). Looked up on demand: lower-casing every name costs each request.
+ * passes names as sent).
  */
 function headerOf(headers: Event['headers'] | null, lowerCaseName: string): string | undefined {
   if (!headers) return undefined;
@@ -225,8 +225,8 @@ export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody
   if (scopes) middlewares.push(requireScopes(scopes));
   if (options.body) middlewares.push(jsonBody(options.body));
 
-  // No early-timeout timer: it costs a timer and a promise race on every request, and a function
-  // about to time out is answered by the gateway's DEFAULT_5XX problem all the same.
+  // No early-timeout timer: a function about to time out is answered by the gateway's DEFAULT_5XX
+  // problem all the same.
   const handler = middy<Event, APIGatewayProxyResult>({ timeoutEarlyInMillis: 0 })
     .use(middlewares)
     .handler(async (event: ParsedEvent, context: Context) => {

@@ -1,5 +1,5 @@
 import type { Route } from '../routes.ts';
-import { PROBLEM_CONTENT_TYPE, problemType } from './problem.ts';
+import { problemType } from './problem.ts';
 
 /**
  * The answer to a method a known path is not served with: 405 and the methods it is served with
@@ -29,5 +29,3 @@ export function methodNotAllowedTemplate(allow: string): string {
     requestId: '$context.requestId',
   });
 }
-
-export const METHOD_NOT_ALLOWED_CONTENT_TYPE = PROBLEM_CONTENT_TYPE;

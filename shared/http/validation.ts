@@ -59,8 +59,7 @@ function guard(node: Record<string, unknown>, condition: object, then: object): 
  * A schema that accepts exactly what `schema` accepts, for ajv's `allErrors` mode, but whose
  * validator stops early on an oversized array or object. ajv with `allErrors` checks every item
  * of an array even after `maxItems` failed (and every key against `additionalProperties: false`),
- * so a 10 MB body of 5 million wrong items made 5 million error objects (seconds of CPU:
- * docs/decisions/validation-early-stop.md). Here
+ * so a large body of wrong items made an error object per item (docs/decisions/validation-early-stop.md). Here
  * the items are checked only when the array is within `maxItems` (`if`/`then`), and an object
  * with `additionalProperties: false` gets `maxProperties` (its properties plus as many unknown
  * ones as a problem lists: more is invalid anyway) and checks its keys only within it. ajv has no

@@ -146,8 +146,6 @@ export function createLedgerCommit({ client, tableName }: WalletTableAccess) {
   return { tableName, readMany, commit, accountUpdate, entryPut, put };
 }
 
-export type LedgerCommit = ReturnType<typeof createLedgerCommit>;
-
 /** The side of a movement `self` with `other`: its entry at the account's next seq. */
 export function sideEntry(
   movement: Pick<EntryRecord, 'transferId' | 'transferKind' | 'amountMinor' | 'currency' | 'createdAt'>,

@@ -24,7 +24,7 @@ export const MAX_BALANCE_MINOR = 1_000_000_000_000_000;
  * The longest JSON text an amount may be written in. The largest valid amount needs 16 digits and
  * a decimal point (`10000000000000.00`); the rest leaves room for a sign, trailing zeros (`1.500`)
  * or an exponent (`1.5e3`). Checked before the text is parsed, so that `1.` followed by millions
- * of zeros costs microseconds, not a BigInt of millions of digits.
+ * of zeros costs nothing to refuse, not a BigInt of millions of digits.
  */
 export const MAX_AMOUNT_TEXT_LENGTH = 32;
 

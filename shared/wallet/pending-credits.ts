@@ -67,5 +67,3 @@ export function createPendingCredits({ client, tableName }: WalletTableAccess) {
 
   return { newest, total };
 }
-
-export type PendingCredits = ReturnType<typeof createPendingCredits>;

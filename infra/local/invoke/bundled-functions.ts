@@ -55,6 +55,22 @@ export interface FunctionStats {
 export const coldStartScope = new AsyncLocalStorage<string[]>();
 
 /** A function's failure as its invocation returned it; the gateway answers it 502 (500 for the authorizer). */
+
+/** How a template function runs locally as a bundle: its name, code, runtime and environment. */
+export function bundleOf(fn: TemplateFunction, stage: string, localEnv: Readonly<Record<string, string>>) {
+  return {
+    functionName: `${serviceStackName(stage)}-${fn.logicalId}`,
+    taskRoot: fn.assetDir,
+    handler: fn.handler,
+    runtime: fn.runtime,
+    memorySizeMb: fn.memorySizeMb,
+    timeoutSeconds: fn.timeoutSeconds,
+    environment: resolveEnvironment(fn, localEnv),
+    region: LOCAL_DEPLOYMENT.region,
+    accountId: LOCAL_DEPLOYMENT.accountId,
+  };
+}
+
 export class FunctionError extends Error {
   readonly errorType: string;
   constructor(error: LambdaError) {
@@ -92,20 +108,9 @@ export class BundledFunctions implements Invoker {
     const entry = (id: string): Entry | undefined => {
       try {
         const fn = findFunction(functions, id);
-        const pool = createBundlePool(
-          {
-            functionName: `${serviceStackName(settings.stage)}-${fn.logicalId}`,
-            taskRoot: fn.assetDir,
-            handler: fn.handler,
-            runtime: fn.runtime,
-            memorySizeMb: fn.memorySizeMb,
-            timeoutSeconds: fn.timeoutSeconds,
-            environment: resolveEnvironment(fn, localEnvOf(id)),
-            region: LOCAL_DEPLOYMENT.region,
-            accountId: LOCAL_DEPLOYMENT.accountId,
-          },
-          { onLog: (line) => settings.onLog?.(id, line) },
-        );
+        const pool = createBundlePool(bundleOf(fn, settings.stage, localEnvOf(id)), {
+          onLog: (line) => settings.onLog?.(id, line),
+        });
         return { name: id, pool, invocations: 0 };
       } catch (error) {
         this.loadErrors[id] = error instanceof Error ? error.message : String(error);

@@ -12,11 +12,11 @@ import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '#infra/bundling.ts';
 import { SCOPES } from '#shared/routes.ts';
 import cdkJson from '../../../cdk.json' with { type: 'json' };
-import { LOCAL_AWS_ENV } from '../dynamodb-local.ts';
 import { defaultPort, signLocalToken } from '../issuer.ts';
 import { localStateDir } from '../state.ts';
+import { bundleOf } from './bundled-functions.ts';
 import { EXAMPLE_SUB, eventFileName, TOKEN_EXP_PLACEHOLDER, TOKEN_PLACEHOLDER } from './events.ts';
-import { localResources, resolveEnvironment } from './local-resources.ts';
+import { localResources } from './local-resources.ts';
 import { createBundlePool, formatReport } from './pool.ts';
 import {
   findFunction,
@@ -26,9 +26,6 @@ import {
   serviceStackName,
   synthesize,
 } from './template.ts';
-
-/** The account the local ARNs name, as the local gateway's. */
-const LOCAL_ACCOUNT_ID = '000000000000';
 
 const USAGE = `Usage: npm run invoke -- <function> [--event <file>|-] [--stage <stage>] [--token <jwt>] [--synth]
   <function>   ${invocableNames().join(', ')}, or a logical id of the template
@@ -92,17 +89,7 @@ async function main(): Promise<number> {
         .replaceAll(TOKEN_EXP_PLACEHOLDER, String(expiryOf(token)));
     }
     const event: unknown = JSON.parse(eventText);
-    const pool = createBundlePool({
-      functionName: `${serviceStackName(stage)}-${fn.logicalId}`,
-      taskRoot: fn.assetDir,
-      handler: fn.handler,
-      runtime: fn.runtime,
-      memorySizeMb: fn.memorySizeMb,
-      timeoutSeconds: fn.timeoutSeconds,
-      environment: resolveEnvironment(fn, local.env),
-      region: LOCAL_AWS_ENV.AWS_REGION,
-      accountId: LOCAL_ACCOUNT_ID,
-    });
+    const pool = createBundlePool(bundleOf(fn, stage, local.env));
     try {
       const requestId = crypto.randomUUID();
       console.error(`START RequestId: ${requestId} Version: $LATEST`);

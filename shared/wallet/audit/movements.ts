@@ -219,7 +219,8 @@ function checkClearingEntry(
   creditLost: (transferId: string, detail: string) => void,
 ): void {
   const address = addressOfAccount(entry.account);
-  if (entry.direction === 'out') {
+  const out = entry.direction === 'out';
+  if (out) {
     if (!credit) {
       creditLost(entry.transferId, `${key} paid it into the clearing account, which holds no credit of it`);
     } else if (
@@ -230,22 +231,7 @@ function checkClearingEntry(
     ) {
       broken('entry-unpaired', key, `its credit ${creditKey(entry.transferId)} states another payment`);
     }
-    if (
-      transfer?.via !== 'clearing' ||
-      transfer.amountMinor !== entry.amountMinor ||
-      transfer.fromSeq !== entry.seq ||
-      transfer.fromAddress !== address ||
-      transfer.toAddress !== entry.counterpartyAddress
-    ) {
-      broken(
-        'transfer-mismatch',
-        key,
-        `transfer ${entry.transferId} ${transfer ? 'does not match it' : 'is missing'}`,
-      );
-    }
-    return;
-  }
-  if (!credit) {
+  } else if (!credit) {
     broken('entry-unpaired', key, `credit ${creditKey(entry.transferId)}, which it posts, is missing`);
   } else if (credit.postedSeq !== entry.seq || credit.toAccount !== entry.account) {
     broken(
@@ -262,12 +248,16 @@ function checkClearingEntry(
   ) {
     broken('entry-unpaired', key, `its credit ${creditKey(entry.transferId)} states another payment`);
   }
+  // The payer's side is this entry when it pays, its counterparty when it is paid.
+  const [payerSeq, payer, payee] = out
+    ? [entry.seq, address, entry.counterpartyAddress]
+    : [entry.counterpartySeq, entry.counterpartyAddress, address];
   if (
     transfer?.via !== 'clearing' ||
     transfer.amountMinor !== entry.amountMinor ||
-    transfer.toAddress !== address ||
-    transfer.fromSeq !== entry.counterpartySeq ||
-    transfer.fromAddress !== entry.counterpartyAddress
+    transfer.fromSeq !== payerSeq ||
+    transfer.fromAddress !== payer ||
+    transfer.toAddress !== payee
   ) {
     broken(
       'transfer-mismatch',

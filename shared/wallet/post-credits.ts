@@ -1,3 +1,4 @@
+import { TemporarilyUnavailableError } from '../errors.ts';
 import type { AccountState } from './ledger-commit.ts';
 import { busy, retryMovement } from './movement-retry.ts';
 import type { Clock } from './ports.ts';
@@ -98,21 +99,29 @@ export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock
         async (_attempt, beforeWrite) => {
           const remembered = known.get(address);
           known.delete(address);
-          const { wallet, due } = remembered
-            ? { wallet: remembered, due: batch }
-            : await readDue(ledger, address, batch);
-          if (due.length === 0) return { done: 0 };
-          beforeWrite();
-          const result = await ledger.post({
-            address,
-            wallet,
-            credits: due,
-            postedAt: new Date(clock.now()).toISOString(),
-          });
-          if (result.kind !== 'posted') return { again: remembered ? 'now' : 'after-pause' };
-          const sum = due.reduce((total, credit) => total + BigInt(credit.amountMinor), 0n);
-          known.set(address, { exists: true, balance: wallet.balance + sum, seq: wallet.seq + due.length });
-          return { done: due.length };
+          try {
+            const { wallet, due } = remembered
+              ? { wallet: remembered, due: batch }
+              : await readDue(ledger, address, batch);
+            if (due.length === 0) return { done: 0 };
+            beforeWrite();
+            const result = await ledger.post({
+              address,
+              wallet,
+              credits: due,
+              postedAt: new Date(clock.now()).toISOString(),
+            });
+            if (result.kind !== 'posted') return { again: remembered ? 'now' : 'after-pause' };
+            const sum = due.reduce((total, credit) => total + BigInt(credit.amountMinor), 0n);
+            known.set(address, { exists: true, balance: wallet.balance + sum, seq: wallet.seq + due.length });
+            return { done: due.length };
+          } catch (error) {
+            // Throttled (or unanswered) past one call's tries: waited out within the deadline, not
+            // handed back to the stream, whose bounded retries one short episode would use up. The
+            // next attempt reads again, and a posting that did commit is not posted twice.
+            if (error instanceof TemporarilyUnavailableError) return { again: 'after-pause' };
+            throw error;
+          }
         },
       );
     }

@@ -105,6 +105,13 @@ const SETTLING_MS = 5 * 60_000;
 const REREAD_CONCURRENCY = 8;
 
 /**
+ * How long a credit may stay in transit before the audit names it: the poster posts within
+ * seconds, its stream retries and failure queue take minutes, and the stream keeps its records for
+ * 24 h only. Past this, nothing will post it unless someone re-drives it (README runbook).
+ */
+export const CREDIT_STUCK_MS = 6 * 3_600_000;
+
+/**
  * Items per Scan page: bounds what is in flight (segments × pages of ≤ 1,000 items, ≈ 400 KB each)
  * and how long one request takes, well inside the client's request timeout. Read units are
  * charged by bytes, not requests, so smaller pages cost nothing more (what DynamoDB Local measured:
@@ -183,6 +190,9 @@ export async function auditTable(
   /** Credits created or posted since the horizon, by key: their item changes when posted. */
   const keptCredits = new Map<string, Credit>();
   const counts = { itemsScanned: 0, accounts: 0, entries: 0, transfers: 0, credits: 0, creditsUnposted: 0 };
+  const stuckBefore = Date.now() - CREDIT_STUCK_MS;
+  /** Credits the scan saw in transit since before `stuckBefore`, by key. */
+  const stuck: string[] = [];
 
   await scanTable(client, tableName, segments, (item) => {
     counts.itemsScanned++;
@@ -212,7 +222,10 @@ export async function auditTable(
       else sums.add(TRANSFER_RECORD, transfer.transferId, fp.of(movementOfTransfer(transfer)));
     } else if (item.kind === 'credit') {
       counts.credits++;
-      if (item.postedSeq === undefined) counts.creditsUnposted++;
+      if (item.postedSeq === undefined) {
+        counts.creditsUnposted++;
+        if (Date.parse(item.createdAt as string) < stuckBefore) stuck.push(pk);
+      }
       fileCredit(item);
     }
   });
@@ -342,6 +355,20 @@ export async function auditTable(
       CLEARING_ACCOUNT,
       `the credits in transit sum to ${inTransit}, but the entries through the clearing account leave ${throughEntries} in it`,
     );
+  }
+
+  // A credit long in transit: its money is safe in the clearing account, but no one has it. Read
+  // again first: a Scan is no snapshot, and it may have been posted since.
+  const stillDue = await reader.read(stuck);
+  for (const key of stuck) {
+    const credit = stillDue.get(key);
+    if (credit && credit.postedSeq === undefined) {
+      broken(
+        'credit-stuck',
+        key,
+        `in transit since ${credit.createdAt as string}: the poster has not posted it; re-drive it (README runbook)`,
+      );
+    }
   }
 
   // The grand total, at each account's cut, the clearing account's included, less the direct

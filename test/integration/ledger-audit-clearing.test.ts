@@ -9,7 +9,7 @@ import {
   walletAccount,
   walletKey,
 } from '#shared/wallet/ledger-keys.ts';
-import { SEEDED_IN_TRANSIT_MINOR, seedHotLedger } from '../support/ledger.ts';
+import { createHotLedger, SEEDED_IN_TRANSIT_MINOR, seedHotLedger } from '../support/ledger.ts';
 
 /*
  * The audit of payments to a hot wallet, which go through the clearing account: the payer's
@@ -55,6 +55,23 @@ describe('the ledger audit of payments through the clearing account', () => {
     }
     const [[, byFingerprint]] = (await auditBoth(tableName)) as [[string, AuditReport]];
     expect(byFingerprint).toMatchObject({ itemsKept: 0, accountsReread: 0, fetchedAfterScan: 0, scans: 1 });
+  });
+
+  it('names a credit in transit for longer than the poster could take, and no credit posted or paid since', async () => {
+    const hoursAgo = (hours: number) => new Date(Date.now() - hours * 3_600_000);
+    const ledger = await createHotLedger(2, hoursAgo(8));
+    const [first, second] = ledger.payers as [string, string];
+    const forgotten = await ledger.pay(first, 7, { at: hoursAgo(7) });
+    const postedLate = await ledger.pay(second, 20, { at: hoursAgo(7) });
+    // In transit too, but paid just now: not named.
+    await ledger.pay(second, 30);
+    expect(await ledger.post([postedLate])).toBe(1);
+    for (const [path, report] of await auditBoth(ledger.tableName)) {
+      expect(report.breaks, path).toEqual([
+        { invariant: 'credit-stuck', subject: creditKey(forgotten), detail: expect.any(String) },
+      ]);
+      expect(report.clearingBalanceMinor, path).toBe(37n);
+    }
   });
 
   it('names a credit in transit that was deleted: lost, and the clearing account short of it', async () => {

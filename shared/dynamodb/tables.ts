@@ -48,6 +48,13 @@ export const tables: Readonly<Record<TableName, TableDefinition>> = {
         partitionKey: { name: 'account', type: 'S' },
         sortKey: { name: 'seq', type: 'N' },
       },
+      // The entries the credit poster writes carry `historyShard` in place of `account`: a hot
+      // wallet's history is spread over shards, so no key takes every payment to it.
+      {
+        name: 'history-shards',
+        partitionKey: { name: 'historyShard', type: 'S' },
+        sortKey: { name: 'seq', type: 'N' },
+      },
       // Only credits in transit carry `pendingFor` (removed when posted): a hot wallet's pending
       // credits, spread over shards.
       {
@@ -59,7 +66,7 @@ export const tables: Readonly<Record<TableName, TableDefinition>> = {
     stream: 'NEW_IMAGE',
     timeToLiveAttribute: 'expiresAt',
     description:
-      'Double-entry wallet ledger: WALLET#<address> and ACCOUNT#ISSUANCE balances, ENTRY#[account,seq] entries (index history), TRANSFER#<id> and DEPOSIT#<id> immutable records, IDEMPOTENCY#[sub,key] records (TTL), CREDIT#<id> credits in transit (index pending, stream to the credit poster), INBOUND#<address> hot-wallet markers',
+      'Double-entry wallet ledger: WALLET#<address> and ACCOUNT#ISSUANCE balances, ENTRY#[account,seq] entries (indexes history and history-shards), TRANSFER#<id> and DEPOSIT#<id> immutable records, IDEMPOTENCY#[sub,key] records (TTL), CREDIT#<id> credits in transit (index pending, stream to the credit poster), INBOUND#<address> hot-wallet markers',
   },
 };
 

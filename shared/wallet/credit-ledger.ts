@@ -62,7 +62,7 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger {
         }),
         postedAt,
       };
-      items[`entry${i}`] = ledger.entryPut(entry);
+      items[`entry${i}`] = ledger.entryPut(entry, true);
       items[`credit${i}`] = creditMark(credit.transferId, entry.seq, postedAt);
       state = { exists: true, balance: BigInt(entry.balanceAfter), seq: entry.seq };
     });

@@ -2,7 +2,18 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { withRetries } from '../dynamodb/retry.ts';
 import { readItems } from './consistent-read.ts';
 import type { WalletTableAccess } from './ledger-commit.ts';
-import { creditKey, type EntryRecord, HISTORY_INDEX, inboundKey, transferKey } from './ledger-keys.ts';
+import {
+  creditKey,
+  type EntryRecord,
+  entryOfItem,
+  HISTORY_INDEX,
+  HISTORY_SHARD_INDEX,
+  HISTORY_SHARDS,
+  historyShardKey,
+  inboundKey,
+  transferKey,
+  walletAccount,
+} from './ledger-keys.ts';
 import { createPendingCredits, type PendingCredit } from './pending-credits.ts';
 
 /** A movement as stored: a transfer between two wallets, or a deposit from the issuance account. */
@@ -26,27 +37,52 @@ export function createHistoryRepository(access: WalletTableAccess) {
   const { client, tableName } = access;
   const pending = createPendingCredits(access);
 
-  /**
-   * Up to `limit` entries of `account`, newest first, from `seq` `atOrBelow` down when given:
-   * ONE Query of the history index.
-   */
-  async function entries(account: string, limit: number, atOrBelow?: number): Promise<EntryRecord[]> {
+  /** Up to `limit` entries of one key of `index`, newest first, from `seq` `atOrBelow` down when given. */
+  async function query(index: string, keyName: string, key: string, limit: number, atOrBelow?: number) {
     const { Items } = await withRetries(() =>
       client.send(
         new QueryCommand({
           TableName: tableName,
-          IndexName: HISTORY_INDEX,
-          KeyConditionExpression: atOrBelow === undefined ? 'account = :a' : 'account = :a AND seq <= :s',
-          ExpressionAttributeValues: {
-            ':a': account,
-            ...(atOrBelow === undefined ? {} : { ':s': atOrBelow }),
-          },
+          IndexName: index,
+          KeyConditionExpression: atOrBelow === undefined ? '#k = :k' : '#k = :k AND seq <= :s',
+          ExpressionAttributeNames: { '#k': keyName },
+          ExpressionAttributeValues: { ':k': key, ...(atOrBelow === undefined ? {} : { ':s': atOrBelow }) },
           ScanIndexForward: false,
           Limit: limit,
         }),
       ),
     );
-    return (Items ?? []) as EntryRecord[];
+    return (Items ?? []).map(entryOfItem);
+  }
+
+  /**
+   * Up to `limit` entries of `address`'s wallet, newest first, from `seq` `atOrBelow` down when
+   * given; on the first page (no `atOrBelow`), also its newest `limit` credits in transit. ONE Query
+   * of the `history` index beside ONE read of the wallet's hot marker. A wallet ever marked hot has
+   * its posted credits' entries in the `history-shards` index, and those credits in transit in the
+   * `pending` index: then one Query per shard of each, all at once, merged by `seq`.
+   */
+  async function page(
+    address: string,
+    limit: number,
+    atOrBelow?: number,
+  ): Promise<{ entries: EntryRecord[]; pending: PendingCredit[] }> {
+    const account = walletAccount(address);
+    const [own, marker] = await Promise.all([
+      query(HISTORY_INDEX, 'account', account, limit, atOrBelow),
+      readItems(access, [inboundKey(address)]),
+    ]);
+    if (marker.size === 0) return { entries: own, pending: [] };
+    const [posted, pendingCredits] = await Promise.all([
+      Promise.all(
+        Array.from({ length: HISTORY_SHARDS }, (_, n) =>
+          query(HISTORY_SHARD_INDEX, 'historyShard', historyShardKey(account, n), limit, atOrBelow),
+        ),
+      ),
+      atOrBelow === undefined ? pending.newest(address, limit) : [],
+    ]);
+    const entries = [...own, ...posted.flat()].sort((a, b) => b.seq - a.seq).slice(0, limit);
+    return { entries, pending: pendingCredits };
   }
 
   /** One movement by id and its credit's state, strongly consistent: ONE BatchGetItem. */
@@ -69,14 +105,5 @@ export function createHistoryRepository(access: WalletTableAccess) {
     return new Set(transferIds.filter((id) => found.get(creditKey(id))?.postedSeq === undefined));
   }
 
-  /**
-   * The newest `limit` credits in transit to `address`: none unless the wallet was ever marked hot
-   * (one read of its marker), else one Query per shard of the `pending` index.
-   */
-  async function pendingCredits(address: string, limit: number): Promise<PendingCredit[]> {
-    const marker = await readItems(access, [inboundKey(address)]);
-    return marker.size === 0 ? [] : pending.newest(address, limit);
-  }
-
-  return { entries, movement, creditsInTransit, pendingCredits };
+  return { page, movement, creditsInTransit };
 }

@@ -2,7 +2,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { withRetries } from '../dynamodb/retry.ts';
 import { readItems } from './consistent-read.ts';
-import { accountKey, type EntryRecord, entryKey, ISSUANCE_ACCOUNT } from './ledger-keys.ts';
+import { accountKey, type EntryRecord, entryItem, ISSUANCE_ACCOUNT } from './ledger-keys.ts';
 
 /* The one commit routine of every movement (transfer, deposit, posting): a consistent read of the
    items it depends on, then ONE TransactWriteItems whose items are named, so that a cancellation
@@ -126,9 +126,9 @@ export function createLedgerCommit({ client, tableName }: WalletTableAccess) {
     } satisfies TransactItem;
   }
 
-  /** An immutable entry, written once at its account's seq. */
-  function entryPut(entry: EntryRecord) {
-    return put({ pk: entryKey(entry.account, entry.seq), kind: 'entry', ...entry });
+  /** An immutable entry, written once at its account's seq; `posted` for a posted credit's (see `entryItem`). */
+  function entryPut(entry: EntryRecord, posted = false) {
+    return put(entryItem(entry, posted));
   }
 
   /** An item written once: the transaction is refused if its key exists. */

@@ -1,7 +1,7 @@
 import { NotFoundError } from '../errors.ts';
 import { decodeCursor, encodeCursor, InvalidCursorError } from './history-cursor.ts';
 import type { HistoryRepository, MovementRecord } from './history-repository.ts';
-import { addressOfAccount, CLEARING_ACCOUNT, type EntryRecord, walletAccount } from './ledger-keys.ts';
+import { addressOfAccount, CLEARING_ACCOUNT, type EntryRecord } from './ledger-keys.ts';
 import type { PendingCredit } from './pending-credits.ts';
 
 /** One line of a wallet's history. */
@@ -36,11 +36,11 @@ export interface TransferPage {
 }
 
 /**
- * The caller's movements, newest first, a page per call: ONE Query of the history index, then the
- * state of the page's payments to hot wallets (ONE BatchGetItem, only when the page has any).
- * The first page also lists the credits in transit to the caller's wallet, read alongside the
- * Query (one BatchGetItem of the wallet's hot marker, then, for a wallet ever hot, one Query per
- * shard of the `pending` index). Entries
+ * The caller's movements, newest first, a page per call: ONE Query of the history index beside
+ * ONE read of the wallet's hot marker (for a wallet ever hot, then one Query per shard of its
+ * posted credits' entries), then the state of the page's payments to hot wallets (ONE
+ * BatchGetItem, only when the page has any). The first page also lists the credits in transit to
+ * the caller's wallet (for a wallet ever hot, one Query per shard of the `pending` index). Entries
  * are numbered 1..n per wallet without gaps, so a page continues strictly below the last entry
  * shown: movements arriving meanwhile go on top, never into a page still to come, and there is
  * more exactly when that entry's number is above 1. A cursor names that entry (number and
@@ -50,22 +50,18 @@ export interface TransferPage {
 export function makeListTransfers({
   history,
 }: {
-  history: Pick<HistoryRepository, 'entries' | 'creditsInTransit' | 'pendingCredits'>;
+  history: Pick<HistoryRepository, 'page' | 'creditsInTransit'>;
 }) {
   return async ({ sub, limit, cursor }: ListTransfersCommand): Promise<TransferPage> => {
-    const account = walletAccount(sub);
     let rows: EntryRecord[];
     let pending: PendingCredit[] | undefined;
     /** The entry the page continues below (a cursor's), if any. */
     let above: EntryRecord | undefined;
     if (cursor === undefined) {
-      [rows, pending] = await Promise.all([
-        history.entries(account, limit),
-        history.pendingCredits(sub, limit),
-      ]);
+      ({ entries: rows, pending } = await history.page(sub, limit));
     } else {
       const position = decodeCursor(sub, cursor);
-      const [at, ...after] = await history.entries(account, limit + 1, position.seq);
+      const [at, ...after] = (await history.page(sub, limit + 1, position.seq)).entries;
       if (at?.seq !== position.seq || at.transferId !== position.transferId) throw new InvalidCursorError();
       rows = after;
       above = at;

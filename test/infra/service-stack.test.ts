@@ -263,10 +263,12 @@ describe('data access', () => {
     ]);
     expect(JSON.stringify(grant('sendMoney').Resource)).not.toContain('index');
     expect(actionsOf(grant('getTransfer'))).toEqual(['dynamodb:BatchGetItem']);
-    // The history query reaches the table's indexes by name (history, and pending for a hot
-    // wallet's credits in transit), as does the balance (pending), and no other function any index.
+    // The history query reaches the table's indexes by name (history, and for a hot wallet its
+    // posted credits' history-shards and its credits in transit's pending), as does the balance
+    // (pending), and no other function any index.
     expect(actionsOf(grant('listTransfers'))).toEqual(['dynamodb:BatchGetItem', 'dynamodb:Query']);
     expect(JSON.stringify(grant('listTransfers').Resource)).toContain('/index/history');
+    expect(JSON.stringify(grant('listTransfers').Resource)).toContain('/index/history-shards');
     expect(JSON.stringify(grant('listTransfers').Resource)).toContain('/index/pending');
     expect(JSON.stringify(grant('getBalance').Resource)).toContain('/index/pending');
     // The scheduled audit reads, and only reads.

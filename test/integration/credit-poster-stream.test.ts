@@ -17,7 +17,15 @@ import type { FailedBatch } from '#infra/local/stream-records.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { createInboundMarker } from '#shared/wallet/inbound-marker.ts';
-import { creditKey, HISTORY_INDEX, walletAccount, walletKey } from '#shared/wallet/ledger-keys.ts';
+import {
+  creditKey,
+  HISTORY_INDEX,
+  HISTORY_SHARD_INDEX,
+  HISTORY_SHARDS,
+  historyShardKey,
+  walletAccount,
+  walletKey,
+} from '#shared/wallet/ledger-keys.ts';
 import { systemClock } from '#shared/wallet/ports.ts';
 import { makeSendMoney } from '#shared/wallet/send-money.ts';
 import { createTransferLedger } from '#shared/wallet/transfer-ledger.ts';
@@ -159,18 +167,31 @@ interface Entry {
   balanceAfter: number;
 }
 
+/** Every entry of `address`'s wallet: its own in the `history` index, its posted credits' in the shards. */
 async function entriesOf(client: DynamoDBDocumentClient, tableName: string, address: string) {
+  const account = walletAccount(address);
+  const keys: [string, string, string][] = [
+    [HISTORY_INDEX, 'account', account],
+    ...Array.from({ length: HISTORY_SHARDS }, (_, n): [string, string, string] => [
+      HISTORY_SHARD_INDEX,
+      'historyShard',
+      historyShardKey(account, n),
+    ]),
+  ];
   const items: Entry[] = [];
-  const pages = paginateQuery(
-    { client },
-    {
-      TableName: tableName,
-      IndexName: HISTORY_INDEX,
-      KeyConditionExpression: 'account = :a',
-      ExpressionAttributeValues: { ':a': walletAccount(address) },
-    },
-  );
-  for await (const page of pages) items.push(...((page.Items ?? []) as Entry[]));
+  for (const [index, name, key] of keys) {
+    const pages = paginateQuery(
+      { client },
+      {
+        TableName: tableName,
+        IndexName: index,
+        KeyConditionExpression: '#k = :k',
+        ExpressionAttributeNames: { '#k': name },
+        ExpressionAttributeValues: { ':k': key },
+      },
+    );
+    for await (const page of pages) items.push(...((page.Items ?? []) as Entry[]));
+  }
   return items.sort((a, b) => a.seq - b.seq);
 }
 

@@ -1,11 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, inject, it } from 'vitest';
 import { handler as getBalance } from '#functions/get-balance/handler.ts';
 import { handler as getTransfer } from '#functions/get-transfer/handler.ts';
 import { handler as listTransfers } from '#functions/list-transfers/handler.ts';
 import { handler as send } from '#functions/send-money/handler.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import {
+  HISTORY_INDEX,
+  HISTORY_SHARD_INDEX,
+  HISTORY_SHARDS,
+  historyShardKey,
+  walletAccount,
+} from '#shared/wallet/ledger-keys.ts';
+import { systemClock } from '#shared/wallet/ports.ts';
+import { makePostCredits } from '#shared/wallet/post-credits.ts';
+import { creditsInTransit } from '../support/credits.ts';
 import { apiEvent, invoke, sendEvent, uniqueSub } from '../support/events.ts';
-import { fund, open } from '../support/wallet.ts';
+import { fund, open, walletLedger } from '../support/wallet.ts';
 
 interface Item {
   transferId: string;
@@ -16,6 +28,7 @@ interface Item {
   currency: string;
   createdAt: string;
   balanceAfter: number;
+  status: 'pending' | 'completed';
 }
 
 const sendAs = (sub: string, toAddress: string, amount: string) =>
@@ -171,6 +184,68 @@ describe('GET /api/wallet/transfers', () => {
   it('refuses a token without read:wallet', async () => {
     const response = await invoke(listTransfers, apiEvent({ scopes: ['write:wallet'] }));
     expect(response.statusCode).toBe(403);
+  });
+});
+
+describe('the history of a hot wallet', () => {
+  const client = createDocumentClient({ endpoint: inject('env').DYNAMODB_ENDPOINT });
+  const tableName = inject('env').WALLETS_TABLE_NAME as string;
+  /** The seqs of the entries under one index key. */
+  const seqsAt = async (index: string, keyName: string, key: string) => {
+    const { Items } = await client.send(
+      new QueryCommand({
+        TableName: tableName,
+        IndexName: index,
+        KeyConditionExpression: '#k = :k',
+        ExpressionAttributeNames: { '#k': keyName },
+        ExpressionAttributeValues: { ':k': key },
+      }),
+    );
+    return (Items ?? []).map((item) => item.seq as number);
+  };
+
+  it('pages its posted credits among its own movements in order, none of them under its one history key', async () => {
+    const merchant = uniqueSub('merchant');
+    const payers = Array.from({ length: 5 }, () => uniqueSub('payer'));
+    const supplier = uniqueSub('supplier');
+    await fund(merchant, 10_000);
+    await open(supplier);
+    for (const payer of payers) await fund(payer, 1_000);
+    await walletLedger().transfers.markHot(merchant, Date.now() + 60_000);
+    for (const [i, payer] of payers.entries()) {
+      const response = await sendAs(payer, merchant, `${i + 1}.00`);
+      expect(response.json.status).toBe('pending');
+    }
+    const post = makePostCredits({ ledger: walletLedger().credits, clock: systemClock });
+    const credits = (await creditsInTransit(client, tableName)).get(merchant) ?? [];
+    expect((await post(merchant, credits)).posted).toBe(payers.length);
+    expect((await sendAs(merchant, supplier, '0.50')).statusCode).toBe(200);
+
+    // 1: the deposit, 2..6: the posted credits (1.00 to 5.00), 7: the merchant's own payment.
+    const items = await wholeHistory(merchant, 2);
+    expect(items.map((i) => [i.direction, i.amount, i.balanceAfter])).toEqual([
+      ['out', 0.5, 114.5],
+      ['in', 5, 115],
+      ['in', 4, 110],
+      ['in', 3, 106],
+      ['in', 2, 103],
+      ['in', 1, 101],
+      ['in', 100, 100],
+    ]);
+    expectUnbrokenChain(items);
+    expect(items.every((i) => i.status === 'completed')).toBe(true);
+
+    // The wallet's one `history` key holds only what its own transactions wrote; each posted
+    // credit's entry is under a key of its own among the shards.
+    const account = walletAccount(merchant);
+    expect((await seqsAt(HISTORY_INDEX, 'account', account)).sort((a, b) => a - b)).toEqual([1, 7]);
+    const shards = await Promise.all(
+      Array.from({ length: HISTORY_SHARDS }, (_, n) =>
+        seqsAt(HISTORY_SHARD_INDEX, 'historyShard', historyShardKey(account, n)),
+      ),
+    );
+    expect(shards.flat().sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6]);
+    expect(shards.filter((seqs) => seqs.length > 0)).toHaveLength(5);
   });
 });
 

@@ -38,20 +38,23 @@ function historyOf(
   const queries: number[] = [];
   const creditReads: string[][] = [];
   const history = {
-    async entries(account: string, limit: number, atOrBelow?: number) {
+    async page(address: string, limit: number, atOrBelow?: number) {
       queries.push(limit);
-      return entries
-        .filter((e) => e.account === account && (atOrBelow === undefined || e.seq <= atOrBelow))
+      const page = entries
+        .filter(
+          (e) => e.account === walletAccount(address) && (atOrBelow === undefined || e.seq <= atOrBelow),
+        )
         .filter((e) => !lagging.has(e.seq))
         .sort((a, b) => b.seq - a.seq)
         .slice(0, limit);
+      return {
+        entries: page,
+        pending: atOrBelow === undefined ? (inTransit.credits ?? []).slice(0, limit) : [],
+      };
     },
     async creditsInTransit(ids: readonly string[]) {
       if (ids.length > 0) creditReads.push([...ids]);
       return new Set(ids.filter((id) => inTransit.payments?.includes(id)));
-    },
-    async pendingCredits(_address: string, limit: number) {
-      return (inTransit.credits ?? []).slice(0, limit);
     },
   };
   return { list: makeListTransfers({ history }), queries, creditReads };

@@ -1,4 +1,10 @@
-import { CLEARING_ACCOUNT, type EntryRecord, ISSUANCE_ACCOUNT, walletAccount } from '../ledger-keys.ts';
+import {
+  accountOfEntryItem,
+  CLEARING_ACCOUNT,
+  type EntryRecord,
+  ISSUANCE_ACCOUNT,
+  walletAccount,
+} from '../ledger-keys.ts';
 
 /* What the audit reads of the ledger's items, compact: only the attributes it checks. */
 
@@ -59,6 +65,7 @@ const AUDITED = [
   'balance',
   'seq',
   'account',
+  'historyShard',
   'transferId',
   'transferKind',
   'direction',
@@ -112,7 +119,7 @@ export const writtenAt = (item: Item): number =>
     : Math.max(Date.parse(item.createdAt as string), Date.parse(item.postedAt as string));
 
 export const compactEntry = (item: Item, names: Interner): Entry => ({
-  account: names.intern(item.account as string),
+  account: names.intern(accountOfEntryItem(item)),
   seq: item.seq as number,
   transferId: item.transferId as string,
   direction: item.direction as Entry['direction'],

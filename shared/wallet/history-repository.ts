@@ -73,10 +73,13 @@ export function createHistoryRepository(access: WalletTableAccess) {
       readItems(access, [inboundKey(address)]),
     ]);
     if (marker.size === 0) return { entries: own, pending: [] };
+    // An entry's shard is its seq modulo the shard count, and a page is `limit` consecutive seqs:
+    // no shard holds more than its share of them.
+    const perShard = Math.ceil(limit / HISTORY_SHARDS);
     const [posted, pendingCredits] = await Promise.all([
       Promise.all(
         Array.from({ length: HISTORY_SHARDS }, (_, n) =>
-          query(HISTORY_SHARD_INDEX, 'historyShard', historyShardKey(account, n), limit, atOrBelow),
+          query(HISTORY_SHARD_INDEX, 'historyShard', historyShardKey(account, n), perShard, atOrBelow),
         ),
       ),
       atOrBelow === undefined ? pending.newest(address, limit) : [],

@@ -204,13 +204,14 @@ describe('the history of a hot wallet', () => {
     return (Items ?? []).map((item) => item.seq as number);
   };
 
-  it('pages its posted credits among its own movements in order, none of them under its one history key', async () => {
+  it('pages its posted credits among its own movements in order, full pages, none of them under its one history key', async () => {
     const merchant = uniqueSub('merchant');
-    const payers = Array.from({ length: 5 }, () => uniqueSub('payer'));
+    // More credits than shards, so that a page holds several entries of one shard.
+    const payers = Array.from({ length: HISTORY_SHARDS + 4 }, () => uniqueSub('payer'));
     const supplier = uniqueSub('supplier');
     await fund(merchant, 10_000);
     await open(supplier);
-    for (const payer of payers) await fund(payer, 1_000);
+    for (const payer of payers) await fund(payer, 10_000);
     await walletLedger().transfers.markHot(merchant, Date.now() + 60_000);
     for (const [i, payer] of payers.entries()) {
       const response = await sendAs(payer, merchant, `${i + 1}.00`);
@@ -221,31 +222,35 @@ describe('the history of a hot wallet', () => {
     expect((await post(merchant, credits)).posted).toBe(payers.length);
     expect((await sendAs(merchant, supplier, '0.50')).statusCode).toBe(200);
 
-    // 1: the deposit, 2..6: the posted credits (1.00 to 5.00), 7: the merchant's own payment.
-    const items = await wholeHistory(merchant, 2);
-    expect(items.map((i) => [i.direction, i.amount, i.balanceAfter])).toEqual([
-      ['out', 0.5, 114.5],
-      ['in', 5, 115],
-      ['in', 4, 110],
-      ['in', 3, 106],
-      ['in', 2, 103],
-      ['in', 1, 101],
-      ['in', 100, 100],
-    ]);
+    // Entry 1 the deposit, 2..21 the posted credits (1.00, 2.00, …), 22 the merchant's own payment.
+    const expected: [string, number, number][] = [['in', 100, 100]];
+    let balance = 100;
+    for (let amount = 1; amount <= payers.length; amount++) {
+      balance += amount;
+      expected.unshift(['in', amount, balance]);
+    }
+    expected.unshift(['out', 0.5, balance - 0.5]);
+    const limit = HISTORY_SHARDS + 4;
+    expect((await page(merchant, { limit: String(limit) })).json.items).toHaveLength(limit);
+    const items = await wholeHistory(merchant, limit);
+    expect(items.map((i) => [i.direction, i.amount, i.balanceAfter])).toEqual(expected);
     expectUnbrokenChain(items);
     expect(items.every((i) => i.status === 'completed')).toBe(true);
 
-    // The wallet's one `history` key holds only what its own transactions wrote; each posted
-    // credit's entry is under a key of its own among the shards.
+    // The wallet's one `history` key holds only what its own transactions wrote; the posted
+    // credits' entries are spread over every shard.
     const account = walletAccount(merchant);
-    expect((await seqsAt(HISTORY_INDEX, 'account', account)).sort((a, b) => a - b)).toEqual([1, 7]);
+    const last = expected.length;
+    expect((await seqsAt(HISTORY_INDEX, 'account', account)).sort((a, b) => a - b)).toEqual([1, last]);
     const shards = await Promise.all(
       Array.from({ length: HISTORY_SHARDS }, (_, n) =>
         seqsAt(HISTORY_SHARD_INDEX, 'historyShard', historyShardKey(account, n)),
       ),
     );
-    expect(shards.flat().sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6]);
-    expect(shards.filter((seqs) => seqs.length > 0)).toHaveLength(5);
+    expect(shards.flat().sort((a, b) => a - b)).toEqual(
+      Array.from({ length: payers.length }, (_, i) => i + 2),
+    );
+    expect(shards.every((seqs) => seqs.length > 0)).toBe(true);
   });
 });
 

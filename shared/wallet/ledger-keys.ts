@@ -8,8 +8,8 @@
  *   ENTRY#["<account>",<seq>]  one side of a movement       immutable; account, seq (1, 2, …), transferId,
  *                                                          direction, amountMinor, balanceAfter, the
  *                                                          counterparty's account and seq; a
-                                                          posted credit's entry holds historyShard
-                                                          in place of account (see entryItem)
+ *                                                          posted credit's entry holds historyShard
+ *                                                          in place of account (see entryItem)
  *   TRANSFER#<transferId>      the movement                 immutable; its two sides' seqs; transfers and
  *                                                          deposits alike (transferKind)
  *   DEPOSIT#<depositId>        a deposit's claim on its id  immutable; names its transferId
@@ -108,7 +108,8 @@ export function entryItem(entry: EntryRecord, posted: boolean): Record<string, u
 export function accountOfEntryItem(item: Record<string, unknown>): string {
   if (typeof item.account === 'string') return item.account;
   const shard = String(item.historyShard ?? '');
-  return shard.slice(0, shard.lastIndexOf('#'));
+  const at = shard.lastIndexOf('#');
+  return at < 0 ? shard : shard.slice(0, at);
 }
 
 /** An entry read from the table or one of its indexes. */

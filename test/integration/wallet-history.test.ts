@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { handler as getBalance } from '#functions/get-balance/handler.ts';
 import { handler as getTransfer } from '#functions/get-transfer/handler.ts';
 import { handler as listTransfers } from '#functions/list-transfers/handler.ts';
@@ -189,6 +189,7 @@ describe('GET /api/wallet/transfers', () => {
 
 describe('the history of a hot wallet', () => {
   const client = createDocumentClient({ endpoint: inject('env').DYNAMODB_ENDPOINT });
+  afterAll(() => client.destroy());
   const tableName = inject('env').WALLETS_TABLE_NAME as string;
   /** The seqs of the entries under one index key. */
   const seqsAt = async (index: string, keyName: string, key: string) => {

@@ -1,19 +1,31 @@
 import { randomUUID } from 'node:crypto';
 import { CreateTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
-import { afterAll, describe, expect, inject, it } from 'vitest';
-import { ensureTables, localClient } from '#infra/local/dynamodb-local.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type DynamoDbLocal,
+  ensureTables,
+  localClient,
+  startDynamoDbLocal,
+} from '#infra/local/dynamodb-local.ts';
 import { createTableInput, tables } from '#shared/dynamodb/tables.ts';
 
-const endpoint = inject('env').DYNAMODB_ENDPOINT as string;
-const client = localClient(endpoint);
-afterAll(() => client.destroy());
+/*
+ * A DynamoDB Local of its own, as `npm start -- --persist` has at start-up: on the suite's shared
+ * one, busy with every other test's transactions, an index was still not active after a minute.
+ */
+let dynamodb: DynamoDbLocal;
+let client: ReturnType<typeof localClient>;
+beforeAll(async () => {
+  dynamodb = await startDynamoDbLocal();
+  client = localClient(dynamodb.endpoint);
+}, 60_000);
+afterAll(async () => {
+  client?.destroy();
+  await dynamodb?.stop();
+});
 
 describe('the local tables', () => {
-  // DynamoDB Local builds an index in about a second when idle, several times that under the
-  // whole suite's load.
-  it('gives a table kept from an earlier version (npm start -- --persist) the indexes it lacks', {
-    timeout: 60_000,
-  }, async () => {
+  it('gives a table kept from an earlier version (npm start -- --persist) the indexes it lacks', async () => {
     const [first, ...later] = tables.wallets.indexes ?? [];
     if (later.length < 2 || !first) throw new Error('the wallets table has fewer than three indexes');
     // The table as a version with only the first index created it: it lacks two, and DynamoDB
@@ -23,7 +35,7 @@ describe('the local tables', () => {
       new CreateTableCommand(createTableInput(`${prefix}-wallets`, { ...tables.wallets, indexes: [first] })),
     );
 
-    const env = await ensureTables(endpoint, prefix);
+    const env = await ensureTables(dynamodb.endpoint, prefix);
 
     const { Table } = await client.send(new DescribeTableCommand({ TableName: env[tables.wallets.envVar] }));
     expect(

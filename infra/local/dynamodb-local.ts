@@ -148,8 +148,8 @@ export async function ensureTables(endpoint: string, prefix: string): Promise<Re
   return env;
 }
 
-/** How long a kept table's missing indexes may take to build, all together. */
-const INDEX_BUILD_MS = 60_000;
+/** How long a kept table's missing indexes may take to build, all together: a large table's backfill too. */
+const INDEX_BUILD_MS = 300_000;
 
 /**
  * Adds the indexes that a table kept from an earlier version of the code (`npm start -- --persist`)

@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPostCreditsHandler } from '#functions/post-credits/handler.ts';
@@ -17,18 +17,11 @@ import type { FailedBatch } from '#infra/local/stream-records.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { createInboundMarker } from '#shared/wallet/inbound-marker.ts';
-import {
-  creditKey,
-  HISTORY_INDEX,
-  HISTORY_SHARD_INDEX,
-  HISTORY_SHARDS,
-  historyShardKey,
-  walletAccount,
-  walletKey,
-} from '#shared/wallet/ledger-keys.ts';
+import { creditKey, walletKey } from '#shared/wallet/ledger-keys.ts';
 import { systemClock } from '#shared/wallet/ports.ts';
 import { makeSendMoney } from '#shared/wallet/send-money.ts';
 import { createTransferLedger } from '#shared/wallet/transfer-ledger.ts';
+import { entryItemsByKey } from '../support/credits.ts';
 import { uniqueSub } from '../support/events.ts';
 
 // The local stand-in for the event source mapping (infra/local/stream-poller.ts) against DynamoDB
@@ -167,32 +160,10 @@ interface Entry {
   balanceAfter: number;
 }
 
-/** Every entry of `address`'s wallet: its own in the `history` index, its posted credits' in the shards. */
+/** Every entry of `address`'s wallet, by seq. */
 async function entriesOf(client: DynamoDBDocumentClient, tableName: string, address: string) {
-  const account = walletAccount(address);
-  const keys: [string, string, string][] = [
-    [HISTORY_INDEX, 'account', account],
-    ...Array.from({ length: HISTORY_SHARDS }, (_, n): [string, string, string] => [
-      HISTORY_SHARD_INDEX,
-      'historyShard',
-      historyShardKey(account, n),
-    ]),
-  ];
-  const items: Entry[] = [];
-  for (const [index, name, key] of keys) {
-    const pages = paginateQuery(
-      { client },
-      {
-        TableName: tableName,
-        IndexName: index,
-        KeyConditionExpression: '#k = :k',
-        ExpressionAttributeNames: { '#k': name },
-        ExpressionAttributeValues: { ':k': key },
-      },
-    );
-    for await (const page of pages) items.push(...((page.Items ?? []) as Entry[]));
-  }
-  return items.sort((a, b) => a.seq - b.seq);
+  const byKey = await entryItemsByKey(client, tableName, address);
+  return ([...byKey.values()].flat() as unknown as Entry[]).sort((a, b) => a.seq - b.seq);
 }
 
 async function walletOf(client: DynamoDBDocumentClient, tableName: string, address: string) {

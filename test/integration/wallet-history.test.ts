@@ -1,21 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { handler as getBalance } from '#functions/get-balance/handler.ts';
 import { handler as getTransfer } from '#functions/get-transfer/handler.ts';
 import { handler as listTransfers } from '#functions/list-transfers/handler.ts';
 import { handler as send } from '#functions/send-money/handler.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import {
-  HISTORY_INDEX,
-  HISTORY_SHARD_INDEX,
-  HISTORY_SHARDS,
-  historyShardKey,
-  walletAccount,
-} from '#shared/wallet/ledger-keys.ts';
+import { HISTORY_SHARDS } from '#shared/wallet/ledger-keys.ts';
 import { systemClock } from '#shared/wallet/ports.ts';
 import { makePostCredits } from '#shared/wallet/post-credits.ts';
-import { creditsInTransit } from '../support/credits.ts';
+import { creditsInTransit, entryItemsByKey } from '../support/credits.ts';
 import { apiEvent, invoke, sendEvent, uniqueSub } from '../support/events.ts';
 import { fund, open, walletLedger } from '../support/wallet.ts';
 
@@ -191,20 +184,6 @@ describe('the history of a hot wallet', () => {
   const client = createDocumentClient({ endpoint: inject('env').DYNAMODB_ENDPOINT });
   afterAll(() => client.destroy());
   const tableName = inject('env').WALLETS_TABLE_NAME as string;
-  /** The seqs of the entries under one index key. */
-  const seqsAt = async (index: string, keyName: string, key: string) => {
-    const { Items } = await client.send(
-      new QueryCommand({
-        TableName: tableName,
-        IndexName: index,
-        KeyConditionExpression: '#k = :k',
-        ExpressionAttributeNames: { '#k': keyName },
-        ExpressionAttributeValues: { ':k': key },
-      }),
-    );
-    return (Items ?? []).map((item) => item.seq as number);
-  };
-
   it('pages its posted credits among its own movements in order, full pages, none of them under its one history key', async () => {
     const merchant = uniqueSub('merchant');
     // More credits than shards, so that a page holds several entries of one shard.
@@ -240,14 +219,11 @@ describe('the history of a hot wallet', () => {
 
     // The wallet's one `history` key holds only what its own transactions wrote; the posted
     // credits' entries are spread over every shard.
-    const account = walletAccount(merchant);
-    const last = expected.length;
-    expect((await seqsAt(HISTORY_INDEX, 'account', account)).sort((a, b) => a - b)).toEqual([1, last]);
-    const shards = await Promise.all(
-      Array.from({ length: HISTORY_SHARDS }, (_, n) =>
-        seqsAt(HISTORY_SHARD_INDEX, 'historyShard', historyShardKey(account, n)),
-      ),
+    const [own, ...shards] = [...(await entryItemsByKey(client, tableName, merchant)).values()].map((items) =>
+      items.map((item) => item.seq as number).sort((a, b) => a - b),
     );
+    expect(own).toEqual([1, expected.length]);
+    expect(shards).toHaveLength(HISTORY_SHARDS);
     expect(shards.flat().sort((a, b) => a - b)).toEqual(
       Array.from({ length: payers.length }, (_, i) => i + 2),
     );

@@ -1,7 +1,14 @@
-import { type DynamoDBDocumentClient, paginateScan } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, paginateQuery, paginateScan } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { createCreditLedger } from '#shared/wallet/credit-ledger.ts';
-import { addressOfAccount } from '#shared/wallet/ledger-keys.ts';
+import {
+  addressOfAccount,
+  HISTORY_INDEX,
+  HISTORY_SHARD_INDEX,
+  HISTORY_SHARDS,
+  historyShardKey,
+  walletAccount,
+} from '#shared/wallet/ledger-keys.ts';
 import { systemClock } from '#shared/wallet/ports.ts';
 import { type CreditInTransit, makePostCredits } from '#shared/wallet/post-credits.ts';
 
@@ -45,4 +52,41 @@ export async function postCreditsInTransit(endpoint: string, tableName: string):
   } finally {
     client.destroy();
   }
+}
+
+/**
+ * The entry items of `address`'s wallet under each index key that can hold them: its `history` key
+ * (its own movements) first, then its 16 `history-shards` keys (its posted credits), every page.
+ */
+export async function entryItemsByKey(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  address: string,
+): Promise<Map<string, Record<string, unknown>[]>> {
+  const account = walletAccount(address);
+  const keys: [index: string, keyName: string, key: string][] = [
+    [HISTORY_INDEX, 'account', account],
+    ...Array.from({ length: HISTORY_SHARDS }, (_, n): [string, string, string] => [
+      HISTORY_SHARD_INDEX,
+      'historyShard',
+      historyShardKey(account, n),
+    ]),
+  ];
+  const byKey = new Map<string, Record<string, unknown>[]>();
+  for (const [index, keyName, key] of keys) {
+    const items: Record<string, unknown>[] = [];
+    const pages = paginateQuery(
+      { client },
+      {
+        TableName: tableName,
+        IndexName: index,
+        KeyConditionExpression: '#k = :k',
+        ExpressionAttributeNames: { '#k': keyName },
+        ExpressionAttributeValues: { ':k': key },
+      },
+    );
+    for await (const page of pages) items.push(...(page.Items ?? []));
+    byKey.set(key, items);
+  }
+  return byKey;
 }

@@ -41,9 +41,10 @@ export interface HotWallet {
   readonly spreadPaymentsPerSecond: number;
 }
 
+/** The issue's scenario: so many clients, each making so many payments, per round and side. */
+export const HOT_SCENARIO = { clients: 100, paymentsEach: 5 } as const;
+
 export interface HotWalletOptions {
-  readonly clients: number;
-  readonly paymentsEach: number;
   readonly rounds: number;
   readonly extraSets: number;
   /** Whether the throughput ratio's and the p99 ratio's intervals still straddle their limits. */
@@ -83,7 +84,7 @@ export async function measureHotWallet(options: HotWalletOptions): Promise<HotWa
     const now = () => new Date().toISOString();
 
     const payers: { sub: string; token: string }[] = [];
-    for (let i = 0; i < options.clients; i++) {
+    for (let i = 0; i < HOT_SCENARIO.clients; i++) {
       const sub = `hot-payer-${i}-${randomUUID()}`;
       const deposit = {
         depositId: randomUUID(),
@@ -109,7 +110,7 @@ export async function measureHotWallet(options: HotWalletOptions): Promise<HotWa
       await Promise.all(
         payers.map(async (payer, i) => {
           const body = JSON.stringify({ toAddress: recipientOf(i), amount: 1 });
-          for (let n = 0; n < options.paymentsEach; n++) {
+          for (let n = 0; n < HOT_SCENARIO.paymentsEach; n++) {
             const sent = performance.now();
             const response = await (connections[i] as KeepAliveConnection).request(
               'POST',

@@ -22,7 +22,7 @@ import { type Bundle, buildBundles } from './build.ts';
 import { measureColdInit } from './cold.ts';
 import { costModel } from './cost-model.ts';
 import { measureEndToEnd } from './e2e.ts';
-import { measureHotWallet } from './hot-wallet.ts';
+import { HOT_SCENARIO, measureHotWallet } from './hot-wallet.ts';
 import { coldStartEstimates, resultsTable, writeBenchmarksMd } from './report.ts';
 import { describeMachine, type Results, type Settings } from './results.ts';
 import { CONFIDENCE, undecidedAgainst } from './stats.ts';
@@ -143,11 +143,9 @@ try {
     },
   );
   progress(
-    `hot wallet: ${settings.hotRounds} rounds of 100 clients × 5 payments, into one wallet and spread`,
+    `hot wallet: ${settings.hotRounds} rounds of ${HOT_SCENARIO.clients} clients × ${HOT_SCENARIO.paymentsEach} payments, into one wallet and spread`,
   );
   const hotWallet = await measureHotWallet({
-    clients: 100,
-    paymentsEach: 5,
     rounds: settings.hotRounds,
     extraSets: settings.extraSets,
     undecided: {
@@ -196,7 +194,7 @@ function generatedSection(run: Results, list: readonly Verdict[], authorizerCach
     '',
     `Every interval is the ${confidence} bootstrap interval of the median; a check whose interval straddled its limit got up to ${s.extraSets} more sets of samples. Cold init: ${s.coldRounds} rounds of fresh processes, the ratio per round of the import's CPU time to the baseline's. Warm: ${s.warmPasses} processes of ${s.warmBatches} batches of ${s.warmBatchSize} invocations, each batch minus the baseline's next to it (which writes the same request line), the interval over the processes' medians, in node with Lambda's heap limits at ${memoryMb} MB (\`${lambdaNodeOptions(memoryMb).join(' ')}\`). End to end: ${s.e2eRounds} rounds of ${s.e2eBatchRequests} requests per route and side at concurrency ${s.concurrency} after ${s.warmUpRequests} to warm up, through the local gateway and DynamoDB Local, against the floor (a bare node:http server making the route's DynamoDB calls with the same client, driven by the same workers); the ratio per round of the two p50s.`,
     '',
-    `Hot wallet: after one unmeasured round to warm up, ${s.hotRounds} rounds (and up to ${s.extraSets} more sets) of 100 clients each making 5 payments of 1.00 into one fresh wallet, and the same spread over 100 fresh recipients, in alternating order, through \`npm start\` with its DynamoDB-like conflict mode: ${run.hotWallet.hotPaymentsPerSecond.toFixed(0)} payments/s into one wallet against ${run.hotWallet.spreadPaymentsPerSecond.toFixed(0)} spread (means over the rounds); the ratios per round judged.`,
+    `Hot wallet: after one unmeasured round to warm up, ${s.hotRounds} rounds (and up to ${s.extraSets} more sets) of ${HOT_SCENARIO.clients} clients each making ${HOT_SCENARIO.paymentsEach} payments of 1.00 into one fresh wallet, and the same spread over ${HOT_SCENARIO.clients} fresh recipients, in alternating order, through \`npm start\` with its DynamoDB-like conflict mode: ${run.hotWallet.hotPaymentsPerSecond.toFixed(0)} payments/s into one wallet against ${run.hotWallet.spreadPaymentsPerSecond.toFixed(0)} spread (means over the rounds); the ratios per round judged.`,
     '',
     resultsTable(run, list),
     '',

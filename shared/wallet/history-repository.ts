@@ -60,7 +60,10 @@ export function createHistoryRepository(access: WalletTableAccess) {
    * given; on the first page (no `atOrBelow`), also its newest `limit` credits in transit. ONE Query
    * of the `history` index beside ONE read of the wallet's hot marker. A wallet ever marked hot has
    * its posted credits' entries in the `history-shards` index, and those credits in transit in the
-   * `pending` index: then one Query per shard of each, all at once, merged by `seq`.
+   * `pending` index: then one Query per shard of each, merged by `seq`. The credits in transit are
+   * read first, the posted entries after them, as the balance reads them (`wallet-reader.ts`): a
+   * credit posted between the two reads is then in both, never in neither (read at once, it could
+   * be in neither), and the caller lists it once.
    */
   async function page(
     address: string,
@@ -76,14 +79,12 @@ export function createHistoryRepository(access: WalletTableAccess) {
     // An entry's shard is its seq modulo the shard count, and a page is `limit` consecutive seqs:
     // no shard holds more than its share of them.
     const perShard = Math.ceil(limit / HISTORY_SHARDS);
-    const [posted, pendingCredits] = await Promise.all([
-      Promise.all(
-        Array.from({ length: HISTORY_SHARDS }, (_, n) =>
-          query(HISTORY_SHARD_INDEX, 'historyShard', historyShardKey(account, n), perShard, atOrBelow),
-        ),
+    const pendingCredits = atOrBelow === undefined ? await pending.newest(address, limit) : [];
+    const posted = await Promise.all(
+      Array.from({ length: HISTORY_SHARDS }, (_, n) =>
+        query(HISTORY_SHARD_INDEX, 'historyShard', historyShardKey(account, n), perShard, atOrBelow),
       ),
-      atOrBelow === undefined ? pending.newest(address, limit) : [],
-    ]);
+    );
     const entries = [...own, ...posted.flat()].sort((a, b) => b.seq - a.seq).slice(0, limit);
     return { entries, pending: pendingCredits };
   }

@@ -40,7 +40,8 @@ export interface TransferPage {
  * ONE read of the wallet's hot marker (for a wallet ever hot, then one Query per shard of its
  * posted credits' entries), then the state of the page's payments to hot wallets (ONE
  * BatchGetItem, only when the page has any). The first page also lists the credits in transit to
- * the caller's wallet (for a wallet ever hot, one Query per shard of the `pending` index). Entries
+ * the caller's wallet (for a wallet ever hot, one Query per shard of the `pending` index, before
+ * the posted entries are read), each credit once. Entries
  * are numbered 1..n per wallet without gaps, so a page continues strictly below the last entry
  * shown: movements arriving meanwhile go on top, never into a page still to come, and there is
  * more exactly when that entry's number is above 1. A cursor names that entry (number and
@@ -94,9 +95,13 @@ export function makeListTransfers({
       }),
     );
     const last = rows.at(-1) ?? (complete ? undefined : above);
+    // A credit posted while the page was read is both in transit and an entry: listed once, as
+    // the entry when the page shows it.
+    const shown = new Set(rows.map((entry) => entry.transferId));
+    const stillPending = pending?.filter((credit) => !shown.has(credit.transferId));
     return {
       items,
-      ...(pending?.length ? { pending } : {}),
+      ...(stillPending?.length ? { pending: stillPending } : {}),
       nextCursor:
         last && last.seq > 1 ? encodeCursor(sub, { seq: last.seq, transferId: last.transferId }) : undefined,
     };

@@ -1,15 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, inject, it, vi } from 'vitest';
 import { handler as getBalance } from '#functions/get-balance/handler.ts';
 import { handler as getTransfer } from '#functions/get-transfer/handler.ts';
-import { handler as listTransfers } from '#functions/list-transfers/handler.ts';
+import { createListTransfersHandler, handler as listTransfers } from '#functions/list-transfers/handler.ts';
 import { handler as send } from '#functions/send-money/handler.ts';
+import type { ProxiedRequest } from '#infra/local/dynamodb-proxy.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { HISTORY_SHARDS } from '#shared/wallet/ledger-keys.ts';
+import {
+  HISTORY_SHARD_INDEX,
+  HISTORY_SHARDS,
+  PENDING_INDEX,
+  PENDING_SHARDS,
+} from '#shared/wallet/ledger-keys.ts';
 import { systemClock } from '#shared/wallet/ports.ts';
 import { makePostCredits } from '#shared/wallet/post-credits.ts';
+import { loadWalletSettings } from '#shared/wallet/settings.ts';
 import { creditsInTransit, entryItemsByKey } from '../support/credits.ts';
 import { apiEvent, invoke, sendEvent, uniqueSub } from '../support/events.ts';
+import { mentions, proxiedClient, startFaultProxy } from '../support/faults.ts';
 import { fund, open, walletLedger } from '../support/wallet.ts';
 
 interface Item {
@@ -24,11 +32,14 @@ interface Item {
   status: 'pending' | 'completed';
 }
 
+// For the hot wallet's first page read while a posting lands (below).
+const proxy = await startFaultProxy();
+
 const sendAs = (sub: string, toAddress: string, amount: string) =>
   invoke(send, sendEvent(sub, `{"toAddress":${JSON.stringify(toAddress)},"amount":${amount}}`));
 
-const page = (sub: string, query: Record<string, string> = {}) =>
-  invoke(listTransfers, {
+const page = (sub: string, query: Record<string, string> = {}, handler = listTransfers) =>
+  invoke(handler, {
     ...apiEvent({ sub, scopes: ['read:wallet'], path: '/api/wallet/transfers' }),
     queryStringParameters: query,
   });
@@ -228,6 +239,60 @@ describe('the history of a hot wallet', () => {
       Array.from({ length: payers.length }, (_, i) => i + 2),
     );
     expect(shards.every((seqs) => seqs.length > 0)).toBe(true);
+  });
+
+  it('lists a credit posted while its first page is read once, whichever read the posting falls between', async () => {
+    // The fault proxy holds one kind of the page's Queries until the credit is posted: the
+    // posting then lands between the page's reads of the credits in transit and of the entries.
+    const listThroughProxy = createListTransfersHandler({
+      client: proxiedClient(proxy),
+      tableName,
+      settings: loadWalletSettings(),
+    });
+    const merchant = uniqueSub('merchant');
+    const payer = uniqueSub('payer');
+    await fund(merchant, 100);
+    await fund(payer, 200);
+    await walletLedger().transfers.markHot(merchant, Date.now() + 60_000);
+    const post = makePostCredits({ ledger: walletLedger().credits, clock: systemClock });
+    const queriesOf =
+      (index: string) =>
+      (request: ProxiedRequest): boolean =>
+        request.body.includes(`"IndexName":"${index}"`) && mentions(merchant)(request);
+    const [pendingQueries, postedQueries] = [queriesOf(PENDING_INDEX), queriesOf(HISTORY_SHARD_INDEX)];
+    /** Every Query of `which` sent so far has its answer. */
+    const answered = (which: (request: ProxiedRequest) => boolean) =>
+      vi.waitFor(() =>
+        expect(proxy.answered('Query', which)).toHaveLength(proxy.requests('Query', which).length),
+      );
+
+    for (const [held, other, heldCount] of [
+      [pendingQueries, postedQueries, PENDING_SHARDS],
+      [postedQueries, pendingQueries, HISTORY_SHARDS],
+    ] as const) {
+      const paid = await sendAs(payer, merchant, '1.00');
+      expect(paid.json.status).toBe('pending');
+      const credits = (await creditsInTransit(client, tableName)).get(merchant) ?? [];
+      let release = () => {};
+      proxy.heal();
+      proxy.inject(
+        { kind: 'hold', until: new Promise<void>((resolve) => (release = resolve)) },
+        {
+          operation: 'Query',
+          when: held,
+        },
+      );
+      const read = page(merchant, {}, listThroughProxy);
+      await vi.waitFor(() => expect(proxy.requests('Query', held)).toHaveLength(heldCount));
+      await answered(other);
+      expect((await post(merchant, credits)).posted).toBe(1);
+      release();
+      const { json } = await read;
+      const listed = [...json.items, ...(json.pending ?? [])].filter(
+        (line: { transferId: string }) => line.transferId === paid.json.transferId,
+      );
+      expect(listed.map((line: Item) => line.status)).toEqual(['completed']);
+    }
   });
 });
 

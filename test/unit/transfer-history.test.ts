@@ -143,6 +143,16 @@ describe('list transfers of a wallet paying or paid through the clearing account
     const next = await list({ sub: 'alice', limit: 1, cursor: first.nextCursor });
     expect(next.pending).toBeUndefined();
   });
+
+  it('lists a credit posted while the page was read once, as the entry the page shows', async () => {
+    // The credits in transit were read just before the posting, the entries just after it.
+    const { list } = historyOf(3, { credits: [{ ...credit, transferId: 't3' }, credit] });
+    const first = await list({ sub: 'alice', limit: 2 });
+    expect(first.items.map((item) => item.transferId)).toEqual(['t3', 't2']);
+    expect(first.pending).toEqual([credit]);
+    const none = historyOf(3, { credits: [{ ...credit, transferId: 't3' }] });
+    expect((await none.list({ sub: 'alice', limit: 2 })).pending).toBeUndefined();
+  });
 });
 
 describe('get transfer (use case)', () => {

@@ -11,6 +11,7 @@ import {
   CREDIT_RECORD_FILTER,
 } from '#infra/credit-poster-settings.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
+import { PENDING_INDEX } from '#shared/wallet/ledger-keys.ts';
 import { ProjectFunction } from './project-function.ts';
 
 export interface CreditPosterProps {
@@ -25,10 +26,19 @@ export interface CreditPosterProps {
  * What the poster does to the table, and nothing more: one strongly consistent BatchGetItem of the
  * wallet and its credits; one TransactWriteItems per posting, whose items are an Update of the
  * wallet, a Put per entry and an Update marking each credit posted (IAM authorises a transaction
- * by the actions of its items); and the PutItem of the wallet's INBOUND# marker. It never queries,
- * scans, deletes or condition-checks.
+ * by the actions of its items); the PutItem of the wallet's INBOUND# marker; the PutItem and
+ * UpdateItems of its POSTING# lease; and, for the pollers waiting on that lease, Queries of the
+ * `pending` index. It never scans, deletes or condition-checks.
  */
-export const CREDIT_POSTER_ACTIONS = ['dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
+export const CREDIT_POSTER_ACTIONS = [
+  'dynamodb:BatchGetItem',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:Query',
+];
+
+/** The one index the poster queries. */
+export const CREDIT_POSTER_INDEXES = [PENDING_INDEX];
 
 /**
  * The credit poster of the wallet ledger (functions/post-credits): the wallets table's stream into
@@ -60,7 +70,7 @@ export class CreditPoster extends Construct {
       applicationLogLevel: props.logLevel,
       timeout: Duration.seconds(settings.functionTimeoutSeconds),
     });
-    this.function.grantData(props.walletsTable, CREDIT_POSTER_ACTIONS);
+    this.function.grantData(props.walletsTable, CREDIT_POSTER_ACTIONS, CREDIT_POSTER_INDEXES);
 
     // Stateless like the mapping that writes to it: what it holds are pointers into the stream;
     // the credits themselves stay in the table, unposted and in the `pending` index, whatever

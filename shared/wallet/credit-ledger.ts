@@ -1,8 +1,27 @@
 import { randomUUID } from 'node:crypto';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { withRetries } from '../dynamodb/retry.ts';
 import { createInboundMarker } from './inbound-marker.ts';
 import { createLedgerCommit, sideEntry, stateOf, type WalletTableAccess } from './ledger-commit.ts';
-import { addressOfAccount, CLEARING_ACCOUNT, creditKey, walletAccount, walletKey } from './ledger-keys.ts';
+import {
+  addressOfAccount,
+  CLEARING_ACCOUNT,
+  creditKey,
+  postingLeaseKey,
+  walletAccount,
+  walletKey,
+} from './ledger-keys.ts';
+import { createPendingCredits } from './pending-credits.ts';
 import type { CreditInTransit, CreditLedger, PostingPlan, PostingResult } from './post-credits.ts';
+
+/** How many of each `pending` shard's oldest credits one look for others' credits takes: 32 shards, so up to 256. */
+const OLDEST_PER_SHARD = 8;
+
+/** A lease item outlives its last holder by a day, then DynamoDB's TTL deletes it. */
+const LEASE_KEPT_S = 86_400;
+
+const refused = (error: unknown) =>
+  (error as { name?: string } | undefined)?.name === 'ConditionalCheckFailedException';
 
 /**
  * A credit in transit as its item holds it (read from the table, or from the stream's image of its
@@ -94,5 +113,110 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger {
     };
   }
 
-  return { read, post, markHot: createInboundMarker(access) };
+  const pending = createPendingCredits(access);
+  const { client, tableName } = access;
+  const leaseKey = (address: string) => ({ pk: postingLeaseKey(address) });
+
+  async function takeLease(address: string, holder: string, now: number, until: number) {
+    try {
+      const { Attributes } = await withRetries(() =>
+        client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: {
+              ...leaseKey(address),
+              kind: 'posting-lease',
+              holder,
+              leasedUntil: until,
+              expiresAt: Math.ceil(until / 1000) + LEASE_KEPT_S,
+            },
+            ConditionExpression: 'attribute_not_exists(pk) OR leasedUntil < :now OR holder = :holder',
+            ExpressionAttributeValues: { ':now': now, ':holder': holder },
+            ReturnValues: 'ALL_OLD',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
+      );
+      return { taken: true, othersPosted: Attributes?.holder !== holder, othersWait: false };
+    } catch (error) {
+      if (!refused(error)) throw error;
+      // The lease as it stands: a poller need not say again that it waits.
+      const held = (error as { Item?: { waiting?: { BOOL?: boolean } } }).Item;
+      return { taken: false, othersPosted: true, othersWait: held?.waiting?.BOOL === true };
+    }
+  }
+
+  async function waitFor(address: string, now: number) {
+    try {
+      await withRetries(() =>
+        client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: leaseKey(address),
+            UpdateExpression: 'SET waiting = :yes',
+            ConditionExpression: 'leasedUntil >= :now',
+            ExpressionAttributeValues: { ':yes': true, ':now': now },
+          }),
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (refused(error)) return false;
+      throw error;
+    }
+  }
+
+  async function releaseLease(address: string, holder: string, force: boolean) {
+    const update = (expression: string, condition: string) =>
+      withRetries(() =>
+        client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: leaseKey(address),
+            UpdateExpression: expression,
+            ConditionExpression: condition,
+            ExpressionAttributeValues: {
+              ':holder': holder,
+              ...(expression.startsWith('SET') ? { ':free': 0 } : {}),
+            },
+          }),
+        ),
+      );
+    try {
+      await update(
+        'SET leasedUntil = :free REMOVE waiting',
+        force ? 'holder = :holder' : 'holder = :holder AND attribute_not_exists(waiting)',
+      );
+      return 'released' as const;
+    } catch (error) {
+      if (!refused(error)) throw error;
+    }
+    // Still held, with others waiting (or no longer this holder's: nothing to release).
+    try {
+      await update('REMOVE waiting', 'holder = :holder');
+      return 'others-waiting' as const;
+    } catch (error) {
+      if (refused(error)) return 'released' as const;
+      throw error;
+    }
+  }
+
+  async function oldestCredits(address: string) {
+    const credits: CreditInTransit[] = [];
+    for (const item of await pending.oldestItems(address, OLDEST_PER_SHARD)) {
+      const read = creditOfItem(item);
+      if (read?.address === address && read.credit.postedSeq === undefined) credits.push(read.credit);
+    }
+    return credits;
+  }
+
+  return {
+    read,
+    post,
+    markHot: createInboundMarker(access),
+    takeLease,
+    waitFor,
+    releaseLease,
+    oldestCredits,
+  };
 }

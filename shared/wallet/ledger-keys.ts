@@ -27,6 +27,9 @@
  *                                                          payment's read; the wallet item's
  *                                                          directClaim names the last one settled;
  *                                                          expiresAt (TTL) a day after its last use
+ *   POSTING#<address>          a hot wallet's posting lease holder, leasedUntil, waiting: the one
+ *                                                          poller posting to the wallet, and whether
+ *                                                          others wait for it; expiresAt (TTL)
  * An account's `seq` counts its entries: each movement writes, in its one transaction, its
  * accounts with seq + 1 (on condition that they still hold the balance and seq read) and an
  * entry at that seq on each side, so the entries of an account are numbered 1..seq without gaps.
@@ -62,6 +65,7 @@ export const depositKey = (depositId: string): string => `DEPOSIT#${depositId}`;
 export const creditKey = (transferId: string): string => `CREDIT#${transferId}`;
 export const inboundKey = (address: string): string => `INBOUND#${address}`;
 export const directClaimKey = (address: string): string => `DIRECT#${address}`;
+export const postingLeaseKey = (address: string): string => `POSTING#${address}`;
 // JSON keeps (sub, key) unambiguous whatever characters either holds.
 export const idempotencyKey = (sub: string, key: string): string =>
   `IDEMPOTENCY#${JSON.stringify([sub, key])}`;

@@ -17,8 +17,9 @@ export interface PendingCredit {
  * at once. Only a wallet that was ever marked hot can have any, so readers ask only then.
  */
 export function createPendingCredits({ client, tableName }: WalletTableAccess) {
-  async function shard(address: string, n: number, limit?: number): Promise<PendingCredit[]> {
-    const credits: PendingCredit[] = [];
+  /** The items of one shard, newest first or oldest first, `limit` of them or every page. */
+  async function shard(address: string, n: number, newestFirst: boolean, limit?: number) {
+    const items: Record<string, unknown>[] = [];
     let start: Record<string, unknown> | undefined;
     do {
       const page = await withRetries(() =>
@@ -28,42 +29,47 @@ export function createPendingCredits({ client, tableName }: WalletTableAccess) {
             IndexName: PENDING_INDEX,
             KeyConditionExpression: 'pendingFor = :k',
             ExpressionAttributeValues: { ':k': pendingShardOf(address, n) },
-            ScanIndexForward: false,
+            ScanIndexForward: !newestFirst,
             ...(limit === undefined ? {} : { Limit: limit }),
             ExclusiveStartKey: start,
           }),
         ),
       );
-      for (const item of page.Items ?? []) {
-        credits.push({
-          transferId: item.transferId as string,
-          fromAddress: addressOfAccount(item.fromAccount as string),
-          amountMinor: item.amountMinor as number,
-          currency: item.currency as string,
-          createdAt: item.createdAt as string,
-        });
-      }
+      items.push(...(page.Items ?? []));
       start = limit === undefined ? page.LastEvaluatedKey : undefined;
     } while (start);
-    return credits;
+    return items;
   }
 
-  const allShards = <T>(run: (n: number) => Promise<T[]>) =>
+  const allShards = (run: (n: number) => Promise<Record<string, unknown>[]>) =>
     Promise.all(Array.from({ length: PENDING_SHARDS }, (_, n) => run(n))).then((parts) => parts.flat());
 
   /** The newest `limit` credits in transit to `address`, newest first. */
   async function newest(address: string, limit: number): Promise<PendingCredit[]> {
-    const credits = await allShards((n) => shard(address, n, limit));
-    return credits
+    const items = await allShards((n) => shard(address, n, true, limit));
+    return items
+      .map(pendingCreditOf)
       .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.transferId.localeCompare(a.transferId))
       .slice(0, limit);
   }
 
   /** The sum of every credit in transit to `address`, in minor units. */
   async function total(address: string): Promise<bigint> {
-    const credits = await allShards((n) => shard(address, n));
-    return credits.reduce((sum, credit) => sum + BigInt(credit.amountMinor), 0n);
+    const items = await allShards((n) => shard(address, n, true));
+    return items.reduce((sum, item) => sum + BigInt(item.amountMinor as number), 0n);
   }
 
-  return { newest, total };
+  /** The items of the oldest credits in transit to `address`, up to `perShard` of each shard. */
+  const oldestItems = (address: string, perShard: number) =>
+    allShards((n) => shard(address, n, false, perShard));
+
+  return { newest, total, oldestItems };
 }
+
+const pendingCreditOf = (item: Record<string, unknown>): PendingCredit => ({
+  transferId: item.transferId as string,
+  fromAddress: addressOfAccount(item.fromAccount as string),
+  amountMinor: item.amountMinor as number,
+  currency: item.currency as string,
+  createdAt: item.createdAt as string,
+});

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { TemporarilyUnavailableError } from '../errors.ts';
 import type { AccountState } from './ledger-commit.ts';
 import { busy, retryMovement } from './movement-retry.ts';
@@ -43,6 +45,26 @@ export interface CreditLedger {
   post(plan: PostingPlan): Promise<PostingResult>;
   /** Keeps `address` hot while its credits arrive: `TransferLedger.markHot`. */
   markHot(address: string, until: number): Promise<number>;
+  /**
+   * Takes the wallet's posting lease for `holder` until `until`, if it is free, lapsed at `now`,
+   * or `holder`'s already; `othersPosted` when another holder had it since this one, `othersWait`
+   * when it was refused and the lease already says that pollers wait.
+   */
+  takeLease(
+    address: string,
+    holder: string,
+    now: number,
+    until: number,
+  ): Promise<{ taken: boolean; othersPosted: boolean; othersWait: boolean }>;
+  /** Tells the lease's holder that credits wait for it; `false` when no lease holds at `now`. */
+  waitFor(address: string, now: number): Promise<boolean>;
+  /**
+   * Frees the lease, unless others wait (`force`: even then): then it clears their signal,
+   * keeps the lease and answers `others-waiting`.
+   */
+  releaseLease(address: string, holder: string, force: boolean): Promise<'released' | 'others-waiting'>;
+  /** The oldest credits in transit to the wallet (a few hundred), whichever poller was handed them. */
+  oldestCredits(address: string): Promise<CreditInTransit[]>;
 }
 
 /**
@@ -57,15 +79,24 @@ export const POSTING_DEADLINE_MS = 20_000;
 /**
  * How long one call may go on starting postings: a wallet's credits are posted one batch after
  * another, and what is left past this is handed back to be delivered again. The last batch may
- * start just before it, its last write just before its own deadline, and the wallet's hot mark
- * follows: all of it inside the poster's timeout (infra/credit-poster-settings.ts), so that a
+ * start just before it, its last write just before its own deadline, and the lease's release and
+ * the wallet's hot mark follow: all of it inside the poster's timeout (infra/credit-poster-settings.ts), so that a
  * slow DynamoDB ends in records handed back, not in a timed-out invocation
  * (test/infra/dynamodb-time-budget.test.ts).
  */
-export const POSTING_CALL_MS = 20_000;
+export const POSTING_CALL_MS = 15_000;
 
 /** How many wallets' states a poster keeps between its calls (the hot ones: a few). */
 const KNOWN_WALLETS = 1_000;
+
+/**
+ * How long a posting lease holds unless its holder renews it (before each posting, once half of it
+ * is gone) or lets go: a holder that died stops the wallet's other pollers for at most this long.
+ */
+export const POSTING_LEASE_MS = 5_000;
+
+/** How long a poller that found the lease taken waits before it looks at its credits again. */
+const LEASE_WAIT_MS = 250;
 
 /**
  * Posts credits in transit to one wallet, in batches: each batch is ONE transaction that writes
@@ -73,9 +104,18 @@ const KNOWN_WALLETS = 1_000;
  * running balance at seq + 1, + 2, …, and marks each credit posted on condition that it was not,
  * so a redelivered or concurrent batch posts nothing twice. Credits go in the order they were paid.
  *
+ * One poller posts to a wallet at a time: it holds the wallet's posting lease, an item of its own.
+ * A hot wallet's credits reach every shard of the stream, so without it as many pollers as shards
+ * would post to the wallet at once, and all but one of them would be refused on its item, again
+ * and again (docs/decisions/hot-wallets.md). A poller that finds the lease taken says it waits, and
+ * the holder, before it lets go, posts the credits in transit to the wallet, those of the waiting
+ * pollers among them, in large batches. The waiting poller reads its credits again: those posted
+ * are done, and for the rest it takes the lease when it is free. The lease only saves attempts:
+ * the transaction's conditions keep each posting exact whoever holds it.
+ *
  * The credits come as the stream announced them, and the wallet as the poster's last posting to it
  * left it: a wallet that only this poster writes (a hot one, while credits arrive) is posted to in
- * one round trip, without a read. Should either have moved on (its owner paid, another poller
+ * one round trip, without a read. Should either have moved on (its owner paid, another holder
  * posted, a batch was delivered again), the transaction's conditions refuse it, and the batch is
  * read (the wallet, and which credits are still due) and built again. The wallet stays hot while
  * credits arrive.
@@ -83,18 +123,28 @@ const KNOWN_WALLETS = 1_000;
 export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock: Clock }) {
   /** Each wallet as this poster's last posting to it left it. */
   const known = recentEntries<AccountState>(KNOWN_WALLETS);
+  /** This poster (one per container) as a lease holder. */
+  const holder = randomUUID();
 
-  return async (address: string, announced: readonly CreditInTransit[]): Promise<{ posted: number }> => {
-    let posted = 0;
-    const credits = [...new Map(announced.map((credit) => [credit.transferId, credit])).values()].sort(
-      paidOrder,
-    );
-    const started = Date.now();
+  /** Posts `credits` in batches; those it posted are added to `posted`. Answers how many. */
+  async function postBatches(
+    address: string,
+    credits: readonly CreditInTransit[],
+    started: number,
+    posted: Set<string>,
+    lease: { until: number },
+  ): Promise<number> {
+    let count = 0;
     for (let start = 0; start < credits.length; start += MAX_CREDITS_PER_POSTING) {
+      if (lease.until - clock.now() < POSTING_LEASE_MS / 2) {
+        // Renewed as it was taken (a lost lease is no danger: every posting is conditional).
+        lease.until = clock.now() + POSTING_LEASE_MS;
+        await ledger.takeLease(address, holder, clock.now(), lease.until);
+      }
       if (Date.now() - started > POSTING_CALL_MS)
         throw busy('Out of time for this batch; its credits are delivered again');
       const batch = credits.slice(start, start + MAX_CREDITS_PER_POSTING);
-      posted += await retryMovement<number>(
+      const done = await retryMovement<readonly CreditInTransit[]>(
         {
           at: Date.now() + POSTING_DEADLINE_MS,
           message: 'The wallet is busy; its credits are delivered again',
@@ -106,7 +156,7 @@ export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock
             const { wallet, due } = remembered
               ? { wallet: remembered, due: batch }
               : await readDue(ledger, address, batch);
-            if (due.length === 0) return { done: 0 };
+            if (due.length === 0) return { done: [] };
             beforeWrite();
             const result = await ledger.post({
               address,
@@ -117,7 +167,7 @@ export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock
             if (result.kind !== 'posted') return { again: remembered ? 'now' : 'after-pause' };
             const sum = due.reduce((total, credit) => total + BigInt(credit.amountMinor), 0n);
             known.set(address, { exists: true, balance: wallet.balance + sum, seq: wallet.seq + due.length });
-            return { done: due.length };
+            return { done: due };
           } catch (error) {
             // Throttled (or unanswered) past one call's tries: waited out within the deadline, not
             // handed back to the stream, whose bounded retries one short episode would use up. The
@@ -127,6 +177,67 @@ export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock
           }
         },
       );
+      for (const credit of done) posted.add(credit.transferId);
+      count += done.length;
+    }
+    return count;
+  }
+
+  /**
+   * Posts `credits`, then, while others wait for the lease and time is left, the oldest credits in
+   * transit to the wallet, theirs among them; lets go of the lease in any case.
+   */
+  async function postHolding(
+    address: string,
+    credits: readonly CreditInTransit[],
+    started: number,
+    lease: { until: number },
+  ) {
+    const posted = new Set<string>();
+    let count = 0;
+    let released = false;
+    try {
+      count += await postBatches(address, credits, started, posted, lease);
+      while (Date.now() - started < POSTING_CALL_MS) {
+        released = (await ledger.releaseLease(address, holder, false)) === 'released';
+        if (released) break;
+        // The index may still list what this call has just posted.
+        const others = (await ledger.oldestCredits(address)).filter((c) => !posted.has(c.transferId));
+        try {
+          count += await postBatches(address, others.sort(paidOrder), started, posted, lease);
+        } catch (error) {
+          // Out of time for others' credits: their pollers post them, this call's are posted.
+          if (error instanceof TemporarilyUnavailableError) break;
+          throw error;
+        }
+      }
+    } finally {
+      // Out of time, or failed: free it for the others now (a lease also lapses by itself).
+      if (!released) await ledger.releaseLease(address, holder, true).catch(() => undefined);
+    }
+    return count;
+  }
+
+  return async (address: string, announced: readonly CreditInTransit[]): Promise<{ posted: number }> => {
+    let credits = [...new Map(announced.map((credit) => [credit.transferId, credit])).values()].sort(
+      paidOrder,
+    );
+    const started = Date.now();
+    let posted = 0;
+    while (credits.length > 0) {
+      const until = clock.now() + POSTING_LEASE_MS;
+      const lease = await ledger.takeLease(address, holder, clock.now(), until);
+      if (lease.taken) {
+        if (lease.othersPosted) known.delete(address);
+        posted = await postHolding(address, credits, started, { until });
+        break;
+      }
+      if (Date.now() - started > POSTING_CALL_MS)
+        throw busy('Another poller holds the wallet; its credits are delivered again');
+      // Another poller posts to the wallet: it will post these too, or let go of the lease.
+      if (lease.othersWait || (await ledger.waitFor(address, clock.now())))
+        await sleep(LEASE_WAIT_MS * (0.5 + Math.random()));
+      credits = await stillDue(ledger, address, credits);
     }
     if (posted > 0) await ledger.markHot(address, clock.now() + HOT_FOR_MS);
     return { posted };
@@ -136,6 +247,14 @@ export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock
 /** The order credits were paid in: the order they are posted in. */
 const paidOrder = (a: CreditInTransit, b: CreditInTransit) =>
   a.createdAt.localeCompare(b.createdAt) || a.transferId.localeCompare(b.transferId);
+
+/** Those of `credits` still to post, read a posting's worth at a time (a read holds 100 keys at most). */
+async function stillDue(ledger: CreditLedger, address: string, credits: readonly CreditInTransit[]) {
+  const parts: Promise<{ due: CreditInTransit[] }>[] = [];
+  for (let start = 0; start < credits.length; start += MAX_CREDITS_PER_POSTING)
+    parts.push(readDue(ledger, address, credits.slice(start, start + MAX_CREDITS_PER_POSTING)));
+  return (await Promise.all(parts)).flatMap((part) => part.due);
+}
 
 /** The wallet as it is, and those of `batch` still to post (a credit posted meanwhile, or not found, is skipped). */
 async function readDue(ledger: CreditLedger, address: string, batch: readonly CreditInTransit[]) {

@@ -97,8 +97,8 @@ export function makeListTransfers({
     const last = rows.at(-1) ?? (complete ? undefined : above);
     // A credit posted while the page was read is both in transit and an entry: listed once, as
     // the entry when the page shows it.
-    const shown = new Set(rows.map((entry) => entry.transferId));
-    const stillPending = pending?.filter((credit) => !shown.has(credit.transferId));
+    const shown = pending?.length ? new Set(rows.map((entry) => entry.transferId)) : undefined;
+    const stillPending = pending?.filter((credit) => !shown?.has(credit.transferId));
     return {
       items,
       ...(stillPending?.length ? { pending: stillPending } : {}),

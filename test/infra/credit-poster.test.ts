@@ -128,7 +128,7 @@ describe('the credit poster function', () => {
     expect(poster().node.id).toBe(CREDIT_POSTER_NAME);
   });
 
-  it('may do exactly what posting does: consistent batch reads, transactional puts and updates, on the wallets table only', () => {
+  it('may do exactly what posting does: consistent batch reads, transactional puts and updates, its lease, and Queries of the pending index only, on the wallets table only', () => {
     const statements = posterStatements();
     const tableStatements = statements.filter((s) =>
       JSON.stringify(s.Resource).match(new RegExp(`FnGetAtt${walletsTableId()}Arn`)),
@@ -137,10 +137,14 @@ describe('the credit poster function', () => {
     expect([tableStatements[0]?.Action].flat().sort()).toEqual([
       'dynamodb:BatchGetItem',
       'dynamodb:PutItem',
+      'dynamodb:Query',
       'dynamodb:UpdateItem',
     ]);
-    // The table itself, no index.
-    expect([tableStatements[0]?.Resource].flat()).toHaveLength(1);
+    // The table and its `pending` index, no other.
+    const resources = JSON.stringify(tableStatements[0]?.Resource);
+    expect([tableStatements[0]?.Resource].flat()).toHaveLength(2);
+    expect(resources).toContain('/index/pending');
+    expect(resources).not.toContain('/index/history');
   });
 
   it('reads the stream on its ARN, sends failures to its queue, and has no wildcard action', () => {
@@ -151,6 +155,7 @@ describe('the credit poster function', () => {
       [
         'dynamodb:BatchGetItem',
         'dynamodb:PutItem',
+        'dynamodb:Query',
         'dynamodb:UpdateItem',
         'dynamodb:DescribeStream',
         'dynamodb:GetRecords',

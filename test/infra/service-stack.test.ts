@@ -283,8 +283,9 @@ describe('data access', () => {
       expect(everyAction).not.toContain(broad);
     }
     expect(everyAction.filter((a) => a === 'dynamodb:Scan')).toHaveLength(1);
-    // The history (its page and credits in transit) and the balance (a hot wallet's pending sum).
-    expect(everyAction.filter((a) => a === 'dynamodb:Query')).toHaveLength(2);
+    // The history (its page and credits in transit), the balance (a hot wallet's pending sum) and
+    // the credit poster (credits in transit that other pollers wait for).
+    expect(everyAction.filter((a) => a === 'dynamodb:Query')).toHaveLength(3);
     expect(JSON.stringify(service.toJSON())).not.toContain('/index/*');
   });
 

@@ -28,6 +28,7 @@ class OneWallet implements CreditLedger {
   }
 
   async post(plan: PostingPlan): Promise<PostingResult> {
+    this.onPost();
     this.posts.push(plan);
     if (plan.wallet.balance !== this.wallet.balance || plan.wallet.seq !== this.wallet.seq) {
       return { kind: 'wallet-moved' };
@@ -46,6 +47,40 @@ class OneWallet implements CreditLedger {
 
   async markHot(): Promise<number> {
     return 0;
+  }
+
+  /** The posting lease, as its item holds it. */
+  lease: { holder: string; until: number; waiting: boolean } | undefined;
+  /** What the index of credits in transit shows: all of them, or none yet (it lags). */
+  indexShows: 'all' | 'none' = 'all';
+  /** Called at each posting, before it is applied: where a test lets another poller in. */
+  onPost: () => void = () => undefined;
+
+  async takeLease(_address: string, holder: string, now: number, until: number) {
+    const old = this.lease;
+    if (old && old.until >= now && old.holder !== holder)
+      return { taken: false, othersPosted: true, othersWait: old.waiting };
+    this.lease = { holder, until, waiting: false };
+    return { taken: true, othersPosted: old?.holder !== holder, othersWait: false };
+  }
+
+  async waitFor(_address: string, now: number) {
+    if (!this.lease || this.lease.until < now) return false;
+    this.lease.waiting = true;
+    return true;
+  }
+
+  async releaseLease(_address: string, holder: string, force: boolean) {
+    if (this.lease?.holder !== holder) return 'released' as const;
+    const othersWaiting = this.lease.waiting && !force;
+    this.lease = { ...this.lease, waiting: false, ...(othersWaiting ? {} : { until: 0 }) };
+    return othersWaiting ? ('others-waiting' as const) : ('released' as const);
+  }
+
+  async oldestCredits() {
+    return this.indexShows === 'all'
+      ? [...this.credits.values()].filter((c) => c.postedSeq === undefined)
+      : [];
   }
 
   /** Credits paid into the wallet, as the stream announces them. */
@@ -110,5 +145,42 @@ describe('posting credits in transit', () => {
     expect(credits.map((c) => ledger.credits.get(c.transferId)?.postedSeq)).toEqual(
       Array.from({ length: 120 }, (_, i) => i + 1),
     );
+  });
+
+  it("has a poller that finds the wallet's lease taken wait, while the holder posts its credits too", async () => {
+    const ledger = new OneWallet();
+    const [holder, waiter] = [makePostCredits({ ledger, clock }), makePostCredits({ ledger, clock })];
+    const [mine, theirs] = [ledger.pay(1, 2), ledger.pay(3, 4)];
+    let waiting: Promise<{ posted: number }> | undefined;
+    // The other poller's batch arrives while the holder posts its own.
+    ledger.onPost = () => {
+      waiting ??= waiter('shop', theirs);
+    };
+    expect(await holder('shop', mine)).toEqual({ posted: 4 });
+    expect(await waiting).toEqual({ posted: 0 });
+    // Two postings, none refused: the waiting poller never tried the wallet.
+    expect(ledger.posts.map((p) => p.credits.map((c) => c.transferId))).toEqual([
+      ['t1', 't2'],
+      ['t3', 't4'],
+    ]);
+    expect(ledger.wallet).toEqual({ exists: true, balance: 10n, seq: 4 });
+    expect(ledger.lease?.until).toBe(0);
+  });
+
+  it('has a waiting poller post its credits itself once the holder lets go without them', async () => {
+    const ledger = new OneWallet();
+    const [holder, waiter] = [makePostCredits({ ledger, clock }), makePostCredits({ ledger, clock })];
+    const [mine, theirs] = [ledger.pay(1, 2), ledger.pay(3, 4)];
+    // The index does not list the other poller's credits yet when the holder looks.
+    ledger.indexShows = 'none';
+    let waiting: Promise<{ posted: number }> | undefined;
+    ledger.onPost = () => {
+      waiting ??= waiter('shop', theirs);
+    };
+    expect(await holder('shop', mine)).toEqual({ posted: 2 });
+    expect(await waiting).toEqual({ posted: 2 });
+    expect(ledger.wallet).toEqual({ exists: true, balance: 10n, seq: 4 });
+    // The waiting poller read the wallet the holder had moved before it posted: no refused try.
+    expect(ledger.posts).toHaveLength(2);
   });
 });

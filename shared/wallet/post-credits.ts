@@ -126,15 +126,14 @@ export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock
   /** This poster (one per container) as a lease holder. */
   const holder = randomUUID();
 
-  /** Posts `credits` in batches; those it posted are added to `posted`. Answers how many. */
+  /** Posts `credits` in batches; those it posted are added to `posted`, also when it then fails. */
   async function postBatches(
     address: string,
     credits: readonly CreditInTransit[],
     started: number,
     posted: Set<string>,
     lease: { until: number },
-  ): Promise<number> {
-    let count = 0;
+  ): Promise<void> {
     for (let start = 0; start < credits.length; start += MAX_CREDITS_PER_POSTING) {
       if (lease.until - clock.now() < POSTING_LEASE_MS / 2) {
         // Renewed as it was taken (a lost lease is no danger: every posting is conditional).
@@ -178,9 +177,7 @@ export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock
         },
       );
       for (const credit of done) posted.add(credit.transferId);
-      count += done.length;
     }
-    return count;
   }
 
   /**
@@ -194,17 +191,16 @@ export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock
     lease: { until: number },
   ) {
     const posted = new Set<string>();
-    let count = 0;
     let released = false;
     try {
-      count += await postBatches(address, credits, started, posted, lease);
+      await postBatches(address, credits, started, posted, lease);
       while (Date.now() - started < POSTING_CALL_MS) {
         released = (await ledger.releaseLease(address, holder, false)) === 'released';
         if (released) break;
         // The index may still list what this call has just posted.
         const others = (await ledger.oldestCredits(address)).filter((c) => !posted.has(c.transferId));
         try {
-          count += await postBatches(address, others.sort(paidOrder), started, posted, lease);
+          await postBatches(address, others.sort(paidOrder), started, posted, lease);
         } catch (error) {
           // Out of time for others' credits: their pollers post them, this call's are posted.
           if (error instanceof TemporarilyUnavailableError) break;
@@ -215,7 +211,7 @@ export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock
       // Out of time, or failed: free it for the others now (a lease also lapses by itself).
       if (!released) await ledger.releaseLease(address, holder, true).catch(() => undefined);
     }
-    return count;
+    return posted.size;
   }
 
   return async (address: string, announced: readonly CreditInTransit[]): Promise<{ posted: number }> => {

@@ -52,7 +52,9 @@ describe('credit pollers posting to one wallet at once', () => {
       }),
     );
     proxy.resetTouches();
-    const posted = await Promise.all(
+    // What each call answers is no check here: a call that ran out of time (on a loaded DynamoDB
+    // Local) may have posted some credits before it handed its records back. The ledger is.
+    await Promise.all(
       shards.map(async (credits: CreditInTransit[], i) => {
         const post = makePostCredits({
           ledger: createCreditLedger({
@@ -61,24 +63,18 @@ describe('credit pollers posting to one wallet at once', () => {
           }),
           clock: systemClock,
         });
-        let count = 0;
         for (let start = 0; start < credits.length; start += PER_POLL) {
           const poll = credits.slice(start, start + PER_POLL);
           // A call out of time hands its records back, and the stream delivers them again.
-          count += await post(hot.shop, poll).then(
-            ({ posted }) => posted,
-            async (error: unknown) => {
-              if (!(error instanceof TemporarilyUnavailableError)) throw error;
-              return (await post(hot.shop, poll)).posted;
-            },
-          );
+          await post(hot.shop, poll).catch((error: unknown) => {
+            if (!(error instanceof TemporarilyUnavailableError)) throw error;
+            return post(hot.shop, poll);
+          });
         }
-        return count;
       }),
     );
 
     const total = POLLERS * CREDITS_EACH;
-    expect(posted.reduce((sum, n) => sum + n, 0)).toBe(total);
     expect(await hot.wallets.readWallet(hot.shop)).toMatchObject({
       balanceMinor: BigInt(total),
       pendingMinor: 0n,

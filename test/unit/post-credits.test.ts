@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { AccountState } from '#shared/wallet/ledger-commit.ts';
 import {
   type CreditInTransit,
@@ -165,6 +165,26 @@ describe('posting credits in transit', () => {
     ]);
     expect(ledger.wallet).toEqual({ exists: true, balance: 10n, seq: 4 });
     expect(ledger.lease?.until).toBe(0);
+  });
+
+  it("counts the others' credits it posted before it ran out of time", async () => {
+    const ledger = new OneWallet();
+    const post = makePostCredits({ ledger, clock });
+    const mine = ledger.pay(1, 2);
+    ledger.pay(...Array.from({ length: 60 }, () => 1));
+    let posts = 0;
+    ledger.onPost = () => {
+      // Another poller waits once this one holds the lease; the first batch of its credits is
+      // posted, then the call's time is up.
+      if (ledger.lease) ledger.lease.waiting = posts === 0;
+      if (++posts === 2) vi.spyOn(Date, 'now').mockReturnValue(Date.now() + 60_000);
+    };
+    try {
+      expect(await post('shop', mine)).toEqual({ posted: 2 + 49 });
+    } finally {
+      vi.restoreAllMocks();
+    }
+    expect(ledger.wallet.seq).toBe(51);
   });
 
   it('has a waiting poller post its credits itself once the holder lets go without them', async () => {

@@ -9,7 +9,7 @@ import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { createCreditLedger, creditOfItem } from '#shared/wallet/credit-ledger.ts';
 import type { WalletTableAccess } from '#shared/wallet/ledger-commit.ts';
 import { systemClock } from '#shared/wallet/ports.ts';
-import { type CreditInTransit, makePostCredits } from '#shared/wallet/post-credits.ts';
+import { type CreditInTransit, makePostCredits, PostingCutShort } from '#shared/wallet/post-credits.ts';
 
 /** A credit in transit as a stream record announces it, with the record's position. */
 interface StreamedCredit {
@@ -64,8 +64,11 @@ export function createPostCreditsHandler(access: WalletTableAccess) {
       const outcome = outcomes[i];
       if (outcome?.status === 'fulfilled') posted += outcome.value.posted;
       if (outcome?.status === 'rejected') {
+        // Cut short: what it did post before it stopped is posted (and skipped when delivered again).
+        const cutShort = outcome.reason instanceof PostingCutShort ? outcome.reason : undefined;
+        posted += cutShort?.posted ?? 0;
         logger.error('Posting failed; the stream delivers the credits again', {
-          errorName: (outcome.reason as Error | undefined)?.name,
+          errorName: ((cutShort?.cause ?? outcome.reason) as Error | undefined)?.name,
           credits: credits.length,
         });
         failed.push(credits[0]?.sequenceNumber ?? '');

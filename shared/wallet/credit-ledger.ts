@@ -12,7 +12,13 @@ import {
   walletKey,
 } from './ledger-keys.ts';
 import { createPendingCredits } from './pending-credits.ts';
-import type { CreditInTransit, CreditLedger, PostingPlan, PostingResult } from './post-credits.ts';
+import type {
+  CreditInTransit,
+  CreditLedger,
+  LeaseHolder,
+  PostingPlan,
+  PostingResult,
+} from './post-credits.ts';
 
 /** How many of each `pending` shard's oldest credits one look for others' credits takes: 32 shards, so up to 256. */
 const OLDEST_PER_SHARD = 8;
@@ -117,7 +123,7 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger {
   const { client, tableName } = access;
   const leaseKey = (address: string) => ({ pk: postingLeaseKey(address) });
 
-  async function takeLease(address: string, holder: string, now: number, until: number) {
+  async function takeLease(address: string, holder: LeaseHolder, now: number, until: number) {
     try {
       const { Attributes } = await withRetries(() =>
         client.send(
@@ -126,18 +132,20 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger {
             Item: {
               ...leaseKey(address),
               kind: 'posting-lease',
-              holder,
+              holder: holder.call,
+              poster: holder.poster,
               leasedUntil: until,
               expiresAt: Math.ceil(until / 1000) + LEASE_KEPT_S,
             },
+            // Its own: a take retried after a lost answer.
             ConditionExpression: 'attribute_not_exists(pk) OR leasedUntil < :now OR holder = :holder',
-            ExpressionAttributeValues: { ':now': now, ':holder': holder },
+            ExpressionAttributeValues: { ':now': now, ':holder': holder.call },
             ReturnValues: 'ALL_OLD',
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         ),
       );
-      return { taken: true, othersPosted: Attributes?.holder !== holder, othersWait: false };
+      return { taken: true, othersPosted: Attributes?.poster !== holder.poster, othersWait: false };
     } catch (error) {
       if (!refused(error)) throw error;
       // The lease as it stands: a poller need not say again that it waits.
@@ -146,16 +154,22 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger {
     }
   }
 
-  async function waitFor(address: string, now: number) {
+  /** Writes `expression` on the lease if `condition` holds; whether it did. */
+  async function updateLease(
+    address: string,
+    expression: string,
+    condition: string,
+    values: Record<string, unknown>,
+  ): Promise<boolean> {
     try {
       await withRetries(() =>
         client.send(
           new UpdateCommand({
             TableName: tableName,
             Key: leaseKey(address),
-            UpdateExpression: 'SET waiting = :yes',
-            ConditionExpression: 'leasedUntil >= :now',
-            ExpressionAttributeValues: { ':yes': true, ':now': now },
+            UpdateExpression: expression,
+            ConditionExpression: condition,
+            ExpressionAttributeValues: values,
           }),
         ),
       );
@@ -166,39 +180,32 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger {
     }
   }
 
-  async function releaseLease(address: string, holder: string, force: boolean) {
-    const update = (expression: string, condition: string) =>
-      withRetries(() =>
-        client.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: leaseKey(address),
-            UpdateExpression: expression,
-            ConditionExpression: condition,
-            ExpressionAttributeValues: {
-              ':holder': holder,
-              ...(expression.startsWith('SET') ? { ':free': 0 } : {}),
-            },
-          }),
-        ),
-      );
-    try {
-      await update(
-        'SET leasedUntil = :free REMOVE waiting',
-        force ? 'holder = :holder' : 'holder = :holder AND attribute_not_exists(waiting)',
-      );
-      return 'released' as const;
-    } catch (error) {
-      if (!refused(error)) throw error;
-    }
+  async function renewLease(address: string, holder: LeaseHolder, until: number) {
+    // An update, not the take's put: a poller's `waiting` stays.
+    await updateLease(address, 'SET leasedUntil = :until, expiresAt = :expires', 'holder = :holder', {
+      ':holder': holder.call,
+      ':until': until,
+      ':expires': Math.ceil(until / 1000) + LEASE_KEPT_S,
+    });
+  }
+
+  const waitFor = (address: string, now: number) =>
+    updateLease(address, 'SET waiting = :yes', 'leasedUntil >= :now', { ':yes': true, ':now': now });
+
+  async function releaseLease(address: string, holder: LeaseHolder, force: boolean) {
+    const own = { ':holder': holder.call };
+    const free = await updateLease(
+      address,
+      'SET leasedUntil = :free REMOVE waiting',
+      force ? 'holder = :holder' : 'holder = :holder AND attribute_not_exists(waiting)',
+      { ...own, ':free': 0 },
+    );
+    // Forced and refused: no longer this holder's, nothing to release.
+    if (free || force) return 'released' as const;
     // Still held, with others waiting (or no longer this holder's: nothing to release).
-    try {
-      await update('REMOVE waiting', 'holder = :holder');
-      return 'others-waiting' as const;
-    } catch (error) {
-      if (refused(error)) return 'released' as const;
-      throw error;
-    }
+    return (await updateLease(address, 'REMOVE waiting', 'holder = :holder', own))
+      ? ('others-waiting' as const)
+      : ('released' as const);
   }
 
   async function oldestCredits(address: string) {
@@ -215,6 +222,7 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger {
     post,
     markHot: createInboundMarker(access),
     takeLease,
+    renewLease,
     waitFor,
     releaseLease,
     oldestCredits,

@@ -35,6 +35,16 @@ export type PostingResult =
   /** A credit was posted meanwhile (a redelivered batch, another poller): read again. */
   | { readonly kind: 'credit-taken' };
 
+/**
+ * Who holds a wallet's posting lease: one call (`call`), of one poster (`poster`, its container).
+ * A lease is a call's, so that two calls of one container never both hold it; the poster tells
+ * whether anyone else has posted to the wallet since this container last did.
+ */
+export interface LeaseHolder {
+  readonly poster: string;
+  readonly call: string;
+}
+
 /** The ledger as the credit poster needs it: declared here, implemented by ./credit-ledger.ts. */
 export interface CreditLedger {
   /** The wallet and those of `transferIds` whose credit exists, strongly consistent, in one read. */
@@ -47,22 +57,24 @@ export interface CreditLedger {
   markHot(address: string, until: number): Promise<number>;
   /**
    * Takes the wallet's posting lease for `holder` until `until`, if it is free, lapsed at `now`,
-   * or `holder`'s already; `othersPosted` when another holder had it since this one, `othersWait`
+   * or `holder`'s already; `othersPosted` when another poster had it since this one, `othersWait`
    * when it was refused and the lease already says that pollers wait.
    */
   takeLease(
     address: string,
-    holder: string,
+    holder: LeaseHolder,
     now: number,
     until: number,
   ): Promise<{ taken: boolean; othersPosted: boolean; othersWait: boolean }>;
+  /** Moves the end of `holder`'s lease to `until`, keeping whether others wait; nothing if it is not `holder`'s. */
+  renewLease(address: string, holder: LeaseHolder, until: number): Promise<void>;
   /** Tells the lease's holder that credits wait for it; `false` when no lease holds at `now`. */
   waitFor(address: string, now: number): Promise<boolean>;
   /**
-   * Frees the lease, unless others wait (`force`: even then): then it clears their signal,
-   * keeps the lease and answers `others-waiting`.
+   * Frees `holder`'s lease, unless others wait (`force`: even then): then it clears their signal,
+   * keeps the lease and answers `others-waiting`. One write when forced.
    */
-  releaseLease(address: string, holder: string, force: boolean): Promise<'released' | 'others-waiting'>;
+  releaseLease(address: string, holder: LeaseHolder, force: boolean): Promise<'released' | 'others-waiting'>;
   /** The oldest credits in transit to the wallet (a few hundred), whichever poller was handed them. */
   oldestCredits(address: string): Promise<CreditInTransit[]>;
 }
@@ -78,11 +90,11 @@ export const POSTING_DEADLINE_MS = 20_000;
 
 /**
  * How long one call may go on starting postings: a wallet's credits are posted one batch after
- * another, and what is left past this is handed back to be delivered again. The last batch may
- * start just before it, its last write just before its own deadline, and the lease's release and
- * the wallet's hot mark follow: all of it inside the poster's timeout (infra/credit-poster-settings.ts), so that a
- * slow DynamoDB ends in records handed back, not in a timed-out invocation
- * (test/infra/dynamodb-time-budget.test.ts).
+ * another, and what is left past this is handed back to be delivered again. No write of a posting
+ * starts later than this and {@link POSTING_DEADLINE_MS} after the call began; that write, the
+ * lease's forced release and the wallet's hot mark follow, one call each: all of it inside the
+ * poster's timeout (infra/credit-poster-settings.ts), so that a slow DynamoDB ends in records handed
+ * back, not in a timed-out invocation (test/infra/dynamodb-time-budget.test.ts).
  */
 export const POSTING_CALL_MS = 15_000;
 
@@ -93,7 +105,7 @@ const KNOWN_WALLETS = 1_000;
  * How long a posting lease holds unless its holder renews it (before each posting, once half of it
  * is gone) or lets go: a holder that died stops the wallet's other pollers for at most this long.
  */
-export const POSTING_LEASE_MS = 5_000;
+const POSTING_LEASE_MS = 5_000;
 
 /** How long a poller that found the lease taken waits before it looks at its credits again. */
 const LEASE_WAIT_MS = 250;
@@ -113,6 +125,9 @@ const LEASE_WAIT_MS = 250;
  * are done, and for the rest it takes the lease when it is free. The lease only saves attempts:
  * the transaction's conditions keep each posting exact whoever holds it.
  *
+ * A call that stops before its credits are all posted (out of time, or DynamoDB failing) throws;
+ * once it held the lease, a {@link PostingCutShort}, which counts the credits it did post.
+ *
  * The credits come as the stream announced them, and the wallet as the poster's last posting to it
  * left it: a wallet that only this poster writes (a hot one, while credits arrive) is posted to in
  * one round trip, without a read. Should either have moved on (its owner paid, another holder
@@ -123,29 +138,37 @@ const LEASE_WAIT_MS = 250;
 export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock: Clock }) {
   /** Each wallet as this poster's last posting to it left it. */
   const known = recentEntries<AccountState>(KNOWN_WALLETS);
-  /** This poster (one per container) as a lease holder. */
-  const holder = randomUUID();
+  /** This poster (one per container). */
+  const poster = randomUUID();
 
-  /** Posts `credits` in batches; those it posted are added to `posted`, also when it then fails. */
-  async function postBatches(
-    address: string,
-    credits: readonly CreditInTransit[],
-    started: number,
-    posted: Set<string>,
-    lease: { until: number },
-  ): Promise<void> {
+  /** One call's work on one wallet, and its lease. */
+  interface Call {
+    readonly address: string;
+    readonly holder: LeaseHolder;
+    readonly started: number;
+    leaseUntil: number;
+    /** The credits it posted, its own and others'. */
+    readonly posted: Set<string>;
+  }
+
+  const outOfTime = (call: Call) => Date.now() - call.started > POSTING_CALL_MS;
+
+  /** Posts `credits` in batches, adding each to `call.posted` as its batch commits. */
+  async function postBatches(call: Call, credits: readonly CreditInTransit[]): Promise<void> {
+    const { address } = call;
     for (let start = 0; start < credits.length; start += MAX_CREDITS_PER_POSTING) {
-      if (lease.until - clock.now() < POSTING_LEASE_MS / 2) {
-        // Renewed as it was taken (a lost lease is no danger: every posting is conditional).
-        lease.until = clock.now() + POSTING_LEASE_MS;
-        await ledger.takeLease(address, holder, clock.now(), lease.until);
+      if (outOfTime(call)) throw busy('Out of time for this batch; its credits are delivered again');
+      if (call.leaseUntil - clock.now() < POSTING_LEASE_MS / 2) {
+        // A lease lost meanwhile is no danger: every posting is conditional.
+        call.leaseUntil = clock.now() + POSTING_LEASE_MS;
+        await ledger.renewLease(address, call.holder, call.leaseUntil);
       }
-      if (Date.now() - started > POSTING_CALL_MS)
-        throw busy('Out of time for this batch; its credits are delivered again');
       const batch = credits.slice(start, start + MAX_CREDITS_PER_POSTING);
       const done = await retryMovement<readonly CreditInTransit[]>(
         {
-          at: Date.now() + POSTING_DEADLINE_MS,
+          // Bounded by the call's start too, so that neither a renewal nor a late batch pushes
+          // the last write past the poster's timeout.
+          at: Math.min(Date.now(), call.started + POSTING_CALL_MS) + POSTING_DEADLINE_MS,
           message: 'The wallet is busy; its credits are delivered again',
         },
         async (_attempt, beforeWrite) => {
@@ -176,68 +199,91 @@ export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock
           }
         },
       );
-      for (const credit of done) posted.add(credit.transferId);
+      for (const credit of done) call.posted.add(credit.transferId);
     }
   }
 
   /**
-   * Posts `credits`, then, while others wait for the lease and time is left, the oldest credits in
-   * transit to the wallet, theirs among them; lets go of the lease in any case.
+   * Once the call's own credits are posted: while others wait for the lease and time is left, posts
+   * the oldest credits in transit to the wallet, theirs among them. Whatever goes wrong here, the
+   * call's own credits are posted: it stops, and the lease is let go.
    */
-  async function postHolding(
-    address: string,
-    credits: readonly CreditInTransit[],
-    started: number,
-    lease: { until: number },
-  ) {
-    const posted = new Set<string>();
-    let released = false;
+  async function postForOthers(call: Call): Promise<'released' | 'holding'> {
     try {
-      await postBatches(address, credits, started, posted, lease);
-      while (Date.now() - started < POSTING_CALL_MS) {
-        released = (await ledger.releaseLease(address, holder, false)) === 'released';
-        if (released) break;
-        // The index may still list what this call has just posted.
-        const others = (await ledger.oldestCredits(address)).filter((c) => !posted.has(c.transferId));
-        try {
-          await postBatches(address, others.sort(paidOrder), started, posted, lease);
-        } catch (error) {
-          // Out of time for others' credits: their pollers post them, this call's are posted.
-          if (error instanceof TemporarilyUnavailableError) break;
-          throw error;
-        }
+      while (!outOfTime(call)) {
+        if ((await ledger.releaseLease(call.address, call.holder, false)) === 'released') return 'released';
+        if (outOfTime(call)) break;
+        // The index may still list what this call has just posted; when it shows nothing else
+        // (it lags), the waiting pollers post their own once the lease is free.
+        const others = (await ledger.oldestCredits(call.address)).filter(
+          (c) => !call.posted.has(c.transferId),
+        );
+        if (others.length === 0) break;
+        await postBatches(call, others.sort(paidOrder));
       }
+    } catch {
+      // Out of time, or DynamoDB failing: the others' pollers post their credits.
+    }
+    return 'holding';
+  }
+
+  /** Posts `credits` holding the lease, then others' while they wait; lets go of the lease in any case. */
+  async function postHolding(call: Call, credits: readonly CreditInTransit[]): Promise<void> {
+    let lease: 'released' | 'holding' = 'holding';
+    try {
+      await postBatches(call, credits);
+      lease = await postForOthers(call);
+    } catch (error) {
+      throw new PostingCutShort(call.posted.size, error);
     } finally {
       // Out of time, or failed: free it for the others now (a lease also lapses by itself).
-      if (!released) await ledger.releaseLease(address, holder, true).catch(() => undefined);
+      if (lease === 'holding')
+        await ledger.releaseLease(call.address, call.holder, true).catch(() => undefined);
     }
-    return posted.size;
   }
 
   return async (address: string, announced: readonly CreditInTransit[]): Promise<{ posted: number }> => {
     let credits = [...new Map(announced.map((credit) => [credit.transferId, credit])).values()].sort(
       paidOrder,
     );
-    const started = Date.now();
-    let posted = 0;
+    const call: Call = {
+      address,
+      holder: { poster, call: randomUUID() },
+      started: Date.now(),
+      leaseUntil: 0,
+      posted: new Set(),
+    };
     while (credits.length > 0) {
       const until = clock.now() + POSTING_LEASE_MS;
-      const lease = await ledger.takeLease(address, holder, clock.now(), until);
+      const lease = await ledger.takeLease(address, call.holder, clock.now(), until);
       if (lease.taken) {
         if (lease.othersPosted) known.delete(address);
-        posted = await postHolding(address, credits, started, { until });
+        call.leaseUntil = until;
+        await postHolding(call, credits);
         break;
       }
-      if (Date.now() - started > POSTING_CALL_MS)
-        throw busy('Another poller holds the wallet; its credits are delivered again');
+      if (outOfTime(call)) throw busy('Another poller holds the wallet; its credits are delivered again');
       // Another poller posts to the wallet: it will post these too, or let go of the lease.
       if (lease.othersWait || (await ledger.waitFor(address, clock.now())))
         await sleep(LEASE_WAIT_MS * (0.5 + Math.random()));
       credits = await stillDue(ledger, address, credits);
     }
-    if (posted > 0) await ledger.markHot(address, clock.now() + HOT_FOR_MS);
-    return { posted };
+    if (call.posted.size > 0) await ledger.markHot(address, clock.now() + HOT_FOR_MS);
+    return { posted: call.posted.size };
   };
+}
+
+/**
+ * A call that stopped before it had posted all its credits: they are delivered again, and those it
+ * did post (`posted`, counted in the poster's metric) are skipped then. `cause` says why it stopped.
+ */
+export class PostingCutShort extends Error {
+  override readonly name = 'PostingCutShort';
+  readonly posted: number;
+  constructor(posted: number, cause: unknown) {
+    super('Posting stopped before all its credits were posted; they are delivered again', { cause });
+    this.posted = posted;
+  }
 }
 
 /** The order credits were paid in: the order they are posted in. */

@@ -11,7 +11,10 @@ describe('DynamoDB time budget', () => {
     expect(worstCase).toBeLessThanOrEqual(ProjectFunction.TIMEOUT.toMilliseconds() - 3_000);
   });
 
-  it("keeps the credit poster's longest call inside its timeout: the last batch, its last write, the lease let go, then the wallet's mark", () => {
+  it("keeps the credit poster's longest call inside its timeout: its last write, started by the call's deadline, the lease's forced release, then the wallet's mark", () => {
+    // No posting's write starts past POSTING_CALL_MS + POSTING_DEADLINE_MS from the call's start, and
+    // after it come one call to let go of the lease and one to mark the wallet hot
+    // (test/unit/post-credits.test.ts: the call's time; posting-lease.test.ts: one write to let go).
     const longest = POSTING_CALL_MS + POSTING_DEADLINE_MS + 3 * worstCaseCallMs(defaultRetryPolicy);
     expect(longest).toBeLessThanOrEqual(CREDIT_POSTER_STREAM.functionTimeoutSeconds * 1000 - 3_000);
   });

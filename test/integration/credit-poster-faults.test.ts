@@ -1,9 +1,14 @@
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createPostCreditsHandler } from '#functions/post-credits/handler.ts';
 import { createCreditLedger } from '#shared/wallet/credit-ledger.ts';
+import { creditKey } from '#shared/wallet/ledger-keys.ts';
 import { systemClock } from '#shared/wallet/ports.ts';
 import { makePostCredits } from '#shared/wallet/post-credits.ts';
-import { mentions, proxiedClient, startFaultProxy } from '../support/faults.ts';
+import { mentions, proxiedClient, startFaultProxy, storedItem } from '../support/faults.ts';
 import { createHotLedger } from '../support/ledger.ts';
+import { linesWrittenBy, metricLines } from '../support/logs.ts';
 
 /*
  * The credit poster's use case and repository against DynamoDB Local through the fault proxy: the
@@ -35,5 +40,39 @@ describe('the credit poster when DynamoDB misbehaves', () => {
     expect(await hot.wallets.readWallet(hot.shop)).toMatchObject({ balanceMinor: 250n, pendingMinor: 0n });
     const [posted] = (await hot.wallets.credits.read(hot.shop, [transferId])).credits;
     expect(posted?.postedSeq).toBe(1);
+  });
+
+  it('counts the credits a call posted before DynamoDB refused its next posting, and hands the batch back from its first record', async () => {
+    const hot = await createHotLedger(1);
+    const [payer] = hot.payers as [string];
+    const transferIds: string[] = [];
+    for (let n = 0; n < 50; n++) transferIds.push(await hot.pay(payer, 1));
+    const event: DynamoDBStreamEvent = {
+      Records: await Promise.all(
+        transferIds.map(async (transferId, i) => ({
+          eventID: `e${i}`,
+          eventName: 'INSERT' as const,
+          dynamodb: {
+            SequenceNumber: String(1000 + i),
+            NewImage: marshall(await storedItem(hot.tableName, { pk: creditKey(transferId) })) as never,
+          },
+        })),
+      ),
+    };
+    // The second posting (the 50th credit) is one DynamoDB refuses outright.
+    let postings = 0;
+    proxy.inject(
+      { kind: 'rewrite', rewrite: (body) => ({ ...body, TransactItems: [] }) },
+      { operation: 'TransactWriteItems', when: (r) => mentions(hot.shop)(r) && ++postings === 2, times: 1 },
+    );
+    const handler = createPostCreditsHandler({ client, tableName: hot.tableName });
+    let answer: unknown;
+    const lines = await linesWrittenBy(async () => {
+      answer = await handler(event);
+    });
+
+    expect(answer).toEqual({ batchItemFailures: [{ itemIdentifier: '1000' }] });
+    expect(metricLines(lines).find((line) => 'CreditsPosted' in line)).toMatchObject({ CreditsPosted: 49 });
+    expect(await hot.wallets.readWallet(hot.shop)).toMatchObject({ balanceMinor: 49n, pendingMinor: 1n });
   });
 });

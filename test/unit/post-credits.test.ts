@@ -3,7 +3,9 @@ import type { AccountState } from '#shared/wallet/ledger-commit.ts';
 import {
   type CreditInTransit,
   type CreditLedger,
+  type LeaseHolder,
   makePostCredits,
+  PostingCutShort,
   type PostingPlan,
   type PostingResult,
 } from '#shared/wallet/post-credits.ts';
@@ -16,6 +18,8 @@ class OneWallet implements CreditLedger {
   wallet: AccountState = { exists: true, balance: 0n, seq: 0 };
   readonly credits = new Map<string, CreditInTransit>();
   readonly posts: PostingPlan[] = [];
+  /** Postings the conditions refused. */
+  refused = 0;
   reads = 0;
 
   async read(_address: string, transferIds: readonly string[]) {
@@ -31,9 +35,11 @@ class OneWallet implements CreditLedger {
     this.onPost();
     this.posts.push(plan);
     if (plan.wallet.balance !== this.wallet.balance || plan.wallet.seq !== this.wallet.seq) {
+      this.refused++;
       return { kind: 'wallet-moved' };
     }
     if (plan.credits.some((c) => this.credits.get(c.transferId)?.postedSeq !== undefined)) {
+      this.refused++;
       return { kind: 'credit-taken' };
     }
     let { balance, seq } = this.wallet;
@@ -49,19 +55,27 @@ class OneWallet implements CreditLedger {
     return 0;
   }
 
-  /** The posting lease, as its item holds it. */
-  lease: { holder: string; until: number; waiting: boolean } | undefined;
+  /** The posting lease, as its item holds it (`holder`: the call). */
+  lease: { holder: string; poster: string; until: number; waiting: boolean } | undefined;
   /** What the index of credits in transit shows: all of them, or none yet (it lags). */
   indexShows: 'all' | 'none' = 'all';
   /** Called at each posting, before it is applied: where a test lets another poller in. */
   onPost: () => void = () => undefined;
+  /** Called when a release is refused because others wait: where a test has them say it again. */
+  onOthersWaiting: () => void = () => undefined;
+  oldestCreditsReads = 0;
 
-  async takeLease(_address: string, holder: string, now: number, until: number) {
+  async takeLease(_address: string, holder: LeaseHolder, now: number, until: number) {
     const old = this.lease;
-    if (old && old.until >= now && old.holder !== holder)
+    if (old && old.until >= now && old.holder !== holder.call)
       return { taken: false, othersPosted: true, othersWait: old.waiting };
-    this.lease = { holder, until, waiting: false };
-    return { taken: true, othersPosted: old?.holder !== holder, othersWait: false };
+    // A put: the whole item is written again, `waiting` with it.
+    this.lease = { holder: holder.call, poster: holder.poster, until, waiting: false };
+    return { taken: true, othersPosted: old?.poster !== holder.poster, othersWait: false };
+  }
+
+  async renewLease(_address: string, holder: LeaseHolder, until: number) {
+    if (this.lease?.holder === holder.call) this.lease.until = until;
   }
 
   async waitFor(_address: string, now: number) {
@@ -70,14 +84,16 @@ class OneWallet implements CreditLedger {
     return true;
   }
 
-  async releaseLease(_address: string, holder: string, force: boolean) {
-    if (this.lease?.holder !== holder) return 'released' as const;
+  async releaseLease(_address: string, holder: LeaseHolder, force: boolean) {
+    if (this.lease?.holder !== holder.call) return 'released' as const;
     const othersWaiting = this.lease.waiting && !force;
     this.lease = { ...this.lease, waiting: false, ...(othersWaiting ? {} : { until: 0 }) };
+    if (othersWaiting) this.onOthersWaiting();
     return othersWaiting ? ('others-waiting' as const) : ('released' as const);
   }
 
   async oldestCredits() {
+    this.oldestCreditsReads++;
     return this.indexShows === 'all'
       ? [...this.credits.values()].filter((c) => c.postedSeq === undefined)
       : [];
@@ -202,5 +218,93 @@ describe('posting credits in transit', () => {
     expect(ledger.wallet).toEqual({ exists: true, balance: 10n, seq: 4 });
     // The waiting poller read the wallet the holder had moved before it posted: no refused try.
     expect(ledger.posts).toHaveLength(2);
+  });
+
+  it("keeps a waiting poller's signal when it renews the lease, and posts its credits before it lets go", async () => {
+    let now = clock.now();
+    const ledger = new OneWallet();
+    const post = makePostCredits({ ledger, clock: { now: () => now } });
+    const mine = ledger.pay(...Array.from({ length: 60 }, () => 1));
+    const theirs = ledger.pay(7);
+    let posts = 0;
+    ledger.onPost = () => {
+      // During its first posting another poller says it waits, and time goes by: the next
+      // posting renews the lease first.
+      if (++posts === 1 && ledger.lease) {
+        ledger.lease.waiting = true;
+        now += 4_000;
+      }
+    };
+    expect(await post('shop', mine)).toEqual({ posted: 61 });
+    expect(ledger.credits.get(theirs[0]?.transferId ?? '')?.postedSeq).toBe(61);
+  });
+
+  it('lets go of the lease at once when the index shows nothing more to post, however often others say they wait', async () => {
+    const ledger = new OneWallet();
+    const post = makePostCredits({ ledger, clock });
+    const mine = ledger.pay(1, 2);
+    ledger.indexShows = 'none';
+    ledger.onPost = () => {
+      if (ledger.lease) ledger.lease.waiting = true;
+    };
+    // Each refused release, a waiting poller signals again (its credits not in the index yet).
+    ledger.onOthersWaiting = () => {
+      if (ledger.lease) ledger.lease.waiting = true;
+    };
+    let elapsed = 0;
+    vi.spyOn(Date, 'now').mockImplementation(() => clock.now() + elapsed);
+    const before = ledger.oldestCreditsReads;
+    const reading = ledger.oldestCredits.bind(ledger);
+    ledger.oldestCredits = async () => {
+      elapsed += 1_000;
+      return reading();
+    };
+    try {
+      expect(await post('shop', mine)).toEqual({ posted: 2 });
+    } finally {
+      vi.restoreAllMocks();
+    }
+    expect(ledger.oldestCreditsReads - before).toBe(1);
+    expect(ledger.lease?.until).toBe(0);
+  });
+
+  it('counts the credits it posted when it stops on a failure after them, and lets go of the lease', async () => {
+    const ledger = new OneWallet();
+    const post = makePostCredits({ ledger, clock });
+    const credits = ledger.pay(...Array.from({ length: 60 }, () => 1));
+    let posts = 0;
+    ledger.onPost = () => {
+      if (++posts === 2) throw Object.assign(new Error('DynamoDB said no'), { name: 'ValidationException' });
+    };
+    const failure = await post('shop', credits).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(PostingCutShort);
+    expect(failure).toMatchObject({ posted: 49, cause: { name: 'ValidationException' } });
+    expect(ledger.wallet.seq).toBe(49);
+    expect(ledger.lease?.until).toBe(0);
+  });
+
+  it('answers its own credits posted when the sweep for waiting pollers fails', async () => {
+    const ledger = new OneWallet();
+    const post = makePostCredits({ ledger, clock });
+    const mine = ledger.pay(1, 2);
+    ledger.pay(3);
+    ledger.onPost = () => {
+      if (ledger.lease) ledger.lease.waiting = true;
+    };
+    ledger.oldestCredits = async () => {
+      throw Object.assign(new Error('Throttled'), { name: 'TemporarilyUnavailableError' });
+    };
+    expect(await post('shop', mine)).toEqual({ posted: 2 });
+    expect(ledger.lease?.until).toBe(0);
+  });
+
+  it('has two calls of one poster on one wallet take turns: neither posts while the other holds the lease', async () => {
+    const ledger = new OneWallet();
+    const post = makePostCredits({ ledger, clock });
+    const [first, second] = [ledger.pay(1, 2), ledger.pay(3, 4)];
+    const answers = await Promise.all([post('shop', first), post('shop', second)]);
+    expect(answers.reduce((sum, { posted }) => sum + posted, 0)).toBe(4);
+    expect(ledger.refused).toBe(0);
+    expect(ledger.wallet).toEqual({ exists: true, balance: 10n, seq: 4 });
   });
 });

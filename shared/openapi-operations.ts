@@ -204,7 +204,8 @@ export const operationContracts: Record<OperationId, OperationContract> = {
         in: 'query',
         required: false,
         schema: { type: 'string', maxLength: 200 },
-        description: "The previous page's nextCursor; another caller's or an edited cursor is a 400",
+        description:
+          "The previous page's nextCursor; another caller's, or one edited to name another transfer, is a 400",
       },
     ],
   },

@@ -34,8 +34,8 @@ export function encodeCursor(address: string, position: HistoryPosition): string
 
 /**
  * The position a cursor names, if it is a well-formed cursor of `address`; otherwise an
- * {@link InvalidCursorError}. Whether that position really holds that transfer is checked by the
- * page's own query (see `makeListTransfers`): an edited cursor fails there.
+ * {@link InvalidCursorError}. Whether that position holds that transfer is checked by the page's
+ * own query (see `makeListTransfers`): an edited cursor naming another transfer fails there.
  */
 export function decodeCursor(address: string, cursor: string): HistoryPosition {
   if (cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw new InvalidCursorError();

@@ -1,5 +1,5 @@
 import { NotFoundError } from '../errors.ts';
-import { decodeCursor, encodeCursor, InvalidCursorError } from './history-cursor.ts';
+import { decodeCursor, encodeCursor, type HistoryPosition, InvalidCursorError } from './history-cursor.ts';
 import type { HistoryRepository, MovementRecord } from './history-repository.ts';
 import { addressOfAccount, CLEARING_ACCOUNT, type EntryRecord } from './ledger-keys.ts';
 import type { PendingCredit } from './pending-credits.ts';
@@ -45,8 +45,8 @@ export interface TransferPage {
  * are numbered 1..n per wallet without gaps, so a page continues strictly below the last entry
  * shown: movements arriving meanwhile go on top, never into a page still to come, and there is
  * more exactly when that entry's number is above 1. A cursor names that entry (number and
- * transfer id): the query starts AT it, and it must be there, so an edited cursor is refused. A
- * page ends early at a number the index does not have yet (below).
+ * transfer id): the query starts AT it, and an entry there of another transfer (an edited cursor)
+ * is refused. A page ends early at a number the index does not have yet (below).
  */
 export function makeListTransfers({
   history,
@@ -57,15 +57,21 @@ export function makeListTransfers({
     let rows: EntryRecord[];
     let pending: PendingCredit[] | undefined;
     /** The entry the page continues below (a cursor's), if any. */
-    let above: EntryRecord | undefined;
+    let above: HistoryPosition | undefined;
     if (cursor === undefined) {
       ({ entries: rows, pending } = await history.page(sub, limit));
     } else {
-      const position = decodeCursor(sub, cursor);
-      const [at, ...after] = (await history.page(sub, limit + 1, position.seq)).entries;
-      if (at?.seq !== position.seq || at.transferId !== position.transferId) throw new InvalidCursorError();
-      rows = after;
-      above = at;
+      above = decodeCursor(sub, cursor);
+      rows = (await history.page(sub, limit + 1, above.seq)).entries;
+      const at = rows[0];
+      if (at?.seq === above.seq) {
+        if (at.transferId !== above.transferId) throw new InvalidCursorError();
+        rows = rows.slice(1);
+      } else {
+        // Not there: an index replica that has not caught up with the one the previous page was
+        // read from (its reads are eventually consistent). The page goes on below it all the same.
+        rows = rows.slice(0, limit);
+      }
     }
     // Numbers have no gaps, but the index receives each entry on its own, in no promised order: a
     // page ends before a number it does not have yet, so that the next page starts there and lists

@@ -95,6 +95,20 @@ describe('list transfers (use case)', () => {
     expect(third.items.map((i) => i.transferId)).toEqual(['t6', 't5', 't4', 't3', 't2']);
   });
 
+  it("goes on below a cursor's entry that an index replica does not have yet, rather than refuse the cursor", async () => {
+    const lagging = new Set<number>();
+    const { list } = historyOf(6, {}, lagging);
+    const first = await list({ sub: 'alice', limit: 2 });
+    // The next read meets a replica without the entry the first page ended at (t5), nor t4 yet.
+    lagging.add(5).add(4);
+    const stalled = await list({ sub: 'alice', limit: 2, cursor: first.nextCursor });
+    expect(stalled).toEqual({ items: [], nextCursor: first.nextCursor });
+    lagging.delete(4);
+    const second = await list({ sub: 'alice', limit: 2, cursor: first.nextCursor });
+    expect(second.items.map((i) => i.transferId)).toEqual(['t4', 't3']);
+    expect(second.nextCursor).toBe(encodeCursor('alice', { seq: 3, transferId: 't3' }));
+  });
+
   it('refuses a cursor of another caller or one naming another transfer at its position', async () => {
     const { list } = historyOf(5);
     await expect(

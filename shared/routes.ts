@@ -88,9 +88,10 @@ export const routes = [
     path: '/api/wallet/transfers',
     functionDir: 'list-transfers',
     scopes: ['read:wallet'],
-    // One Query of the history index per page; BatchGetItem reads the wallet's hot marker (first
-    // page) and the credits of the page's payments to hot wallets; a wallet ever hot lists its
-    // credits in transit with a Query per shard of the pending index.
+    // Every page: a Query of the history index and a BatchGetItem of the wallet's hot marker; for a
+    // wallet ever marked hot, a Query per shard of the history-shards index (its posted credits),
+    // and on the first page one per shard of the pending index (its credits in transit). A
+    // BatchGetItem reads the credits of the page's payments to hot wallets.
     data: { table: 'wallets', actions: ['dynamodb:Query', 'dynamodb:BatchGetItem'] },
     summary: "The caller's transfers and deposits, newest first, a page at a time",
   },

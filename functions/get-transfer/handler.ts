@@ -36,7 +36,10 @@ export function createGetTransferHandler({ client, tableName, settings }: Wallet
   });
 }
 
-/** `GET /api/wallet/transfers/{transferId}`: one movement, for its two parties only. */
+/**
+ * `GET /api/wallet/transfers/{transferId}`: one movement, for its parties only: payer and
+ * recipient, or a deposit's recipient alone.
+ */
 export const handler = createGetTransferHandler({
   client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
   tableName: requireEnv(tables.wallets.envVar),

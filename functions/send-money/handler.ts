@@ -18,7 +18,10 @@ export function createSendMoneyHandler({ client, tableName, settings }: WalletFu
   return sendMoneyHttpHandler({ sendMoney, settings });
 }
 
-/** `POST /api/wallet/send`: moves money from the caller's wallet, exactly once per Idempotency-Key. */
+/**
+ * `POST /api/wallet/send`: moves money from the caller's wallet. A retried Idempotency-Key makes at
+ * most one transfer while its record lasts (IDEMPOTENCY_TTL_SECONDS); after that it is a new key.
+ */
 export const handler = createSendMoneyHandler({
   client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
   tableName: requireEnv(tables.wallets.envVar),

@@ -1,8 +1,8 @@
 /**
  * DynamoDB's transaction conflicts, which DynamoDB Local does not have: it runs one transaction at
  * a time, so a transaction never meets another one in flight. The proxy (`dynamodb-proxy.ts`)
- * asks this tracker, before it forwards a write, whether DynamoDB would let it through, as the
- * developer guide's "Transaction conflict handling" describes:
+ * asks this tracker, before it forwards a write or a TransactGetItems, whether DynamoDB would let
+ * it through, as the developer guide's "Transaction conflict handling" describes:
  * - a TransactWriteItems naming an item that another TransactWriteItems, or a PutItem, UpdateItem
  *   or DeleteItem, has in flight is cancelled, each such action with reason `TransactionConflict`
  *   (a ConditionCheck names its item as much as a write does);
@@ -10,8 +10,10 @@
  *   `TransactionConflictException`;
  * - a TransactGetItems naming an item that a write has in flight is cancelled likewise;
  * - GetItem, BatchGetItem, Query and Scan never conflict.
- * An item is in flight from the moment the proxy forwards the request until DynamoDB Local's answer
- * is back. The tracker also counts, per item, the write attempts that named it (its "touches").
+ * A write's items are in flight from its admission, before any wait for a caller slot
+ * (`dynamodb-share.ts`), until DynamoDB Local's answer is back (or lost): that wait stands in for
+ * DynamoDB Local's own queue, where a forwarded write would be in flight. The tracker also counts,
+ * per item, the write attempts that named it (its "touches").
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
@@ -80,7 +82,11 @@ function canonical(value: unknown): unknown {
 }
 
 interface InFlight {
-  /** TransactWriteItems in flight naming the item (DynamoDB would cancel a second one; counted all the same). */
+  /**
+   * Names of the item by TransactWriteItems in flight. A second transaction on it is cancelled at
+   * admission, so this exceeds 1 only when one transaction names the item twice; counted per name
+   * so that release undoes exactly what admission added.
+   */
   transactions: number;
   /** PutItem, UpdateItem, DeleteItem in flight on it: these do not conflict with each other. */
   writes: number;

@@ -100,9 +100,10 @@ interface ActiveRule {
 
 export interface DynamoDbProxyOptions {
   /**
-   * Behave as DynamoDB does under contention: a transaction naming an item that another request
-   * has in flight is cancelled with `TransactionConflict`, a plain write on an item in a
-   * transaction in flight fails with `TransactionConflictException`; and count touches per item.
+   * Behave as DynamoDB does under contention: a TransactWriteItems or TransactGetItems naming an
+   * item that a write (transactional or plain) has in flight is cancelled with
+   * `TransactionConflict`, a plain write on an item in a transaction in flight fails with
+   * `TransactionConflictException`; and count touches per item. Reads never put items in flight.
    */
   readonly conflicts?: boolean;
   /**
@@ -305,7 +306,8 @@ export class DynamoDbProxy {
 
     const sent =
       fault?.kind === 'rewrite' ? Buffer.from(JSON.stringify(fault.rewrite(JSON.parse(request.body)))) : body;
-    // What DynamoDB will see: the items of the body sent, decided on just before it is sent.
+    // Decided on the body sent (what DynamoDB will see), after any delay or hold and before the
+    // wait for a caller slot: from admission on, a write's items count as in flight.
     const named = conflicts && (await namedItems(request.operation, sent.toString(), conflicts.schemas));
     let admission: Admission | undefined;
     if (conflicts && named) {

@@ -3,14 +3,17 @@
  * runs the very modules Lambda runs (the TOKEN authorizer and each route's handler), with real
  * DynamoDB (Local) behind them. Two ways to run the functions, behind one {@link Invoker}: in this
  * process from the TypeScript sources (the default, for fast edit-run cycles: every function
- * shares this process and its `process.env`), or bundled (`bundled`), each from its bundle in the
- * synthesized `cdk.out` in execution environments of its own with only its template's environment
- * (`invoke/bundled-functions.ts`). This module composes the parts and owns the stack's lifecycle:
- * the request pipeline (`request-pipeline.ts`: the per-caller rate limit, routing, the 10 MB
- * limit, the proxy event, invocation), the authorizer and its cache (`authorizer-emulation.ts`),
- * the rate limiter (`caller-rate-limit.ts`), the in-process invoker (`invoke.ts`), DynamoDB Local
- * and its proxy, the issuer's JWKS (`jwks-server.ts`), and the wallets table's stream into the
- * credit poster, as the deployed event source mapping delivers it (`stream-poller.ts`).
+ * shares this process and its `process.env`), or bundled (`bundled`, `invoke/bundled-functions.ts`),
+ * each from its bundle in the synthesized `cdk.out` in execution environments of its own, with its
+ * template's environment (table names and issuer taken from the local stack) plus what only a local
+ * run needs: the DynamoDB endpoint, local credentials and, for routes, the gateway's CORS origins
+ * (`invoke/local-resources.ts`). This module composes the parts and owns the stack's lifecycle:
+ * the request pipeline (`request-pipeline.ts`: the per-caller rate limit, routing, the body limit
+ * `MAX_BODY_BYTES`, the proxy event, invocation), the authorizer and its cache
+ * (`authorizer-emulation.ts`), the rate limiter (`caller-rate-limit.ts`), the in-process invoker
+ * (`invoke.ts`), DynamoDB Local and its proxy, the issuer's JWKS (`jwks-server.ts`), and the
+ * wallets table's stream into the credit poster, as the deployed event source mapping delivers it
+ * (`stream-poller.ts`).
  */
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -132,7 +135,8 @@ export interface LocalStack {
   readonly dynamodbPid?: number;
   /**
    * What the local stack supplies: every function's variables together, as set on `process.env`
-   * in-process. Bundled, each function gets only its template's, these resolving what AWS would.
+   * in-process. Bundled, each function gets its template's, resolved from these
+   * (`invoke/local-resources.ts`).
    */
   readonly env: Readonly<Record<string, string>>;
   readonly mode: 'in-process' | 'bundled';
@@ -151,7 +155,11 @@ export interface LocalStack {
     readonly failureFile: string;
     stats(): StreamPollerStats;
   };
-  /** Stops the server, then DynamoDB Local if this stack started it, and removes the stack record. */
+  /**
+   * Stops the server, then the rest in reverse order of start, so nothing outlives what it uses:
+   * the stack record, the stream poller, the bundled functions, the proxy, and DynamoDB Local last
+   * (if this stack started it).
+   */
   stop(): Promise<void>;
 }
 
@@ -162,9 +170,10 @@ let inProcessStackStarted = false;
 
 /**
  * Starts the local stack: the gateway on `host:port` (listening first, so that port 0 yields the
- * port the issuer is named after), DynamoDB Local with the tables behind the conflict proxy, the issuer's keys, then the
- * function environment on `process.env`, and only then the authorizer and handler modules.
- * One stack per process.
+ * port the issuer is named after), DynamoDB Local with the tables behind the conflict proxy, the
+ * issuer's keys, then the functions. In-process, the function environment goes onto `process.env`
+ * before the authorizer and handler modules are imported, since they read it at load; so at most
+ * one in-process stack per process (bundled stacks touch neither and may be many).
  */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const bundled = options.bundled !== undefined;

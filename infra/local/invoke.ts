@@ -99,7 +99,8 @@ export async function invokeRoute(
   integrationTimeoutMs: number,
 ): Promise<Answer> {
   // Lambda refuses an event over its invocation payload limit before any function runs, and API
-  // Gateway answers that 413: a body under API Gateway's own 10 MB limit can still be too large.
+  // Gateway answers that 413: a body within API Gateway's own limit (MAX_BODY_BYTES, request-body.ts)
+  // can still make an event over MAX_REQUEST_BYTES.
   if (exceedsLambdaRequestLimit(event)) {
     throw new GatewayError(
       'REQUEST_TOO_LARGE',
@@ -130,7 +131,10 @@ function exceedsLambdaRequestLimit(event: APIGatewayProxyEvent): boolean {
   return Buffer.byteLength(JSON.stringify(event)) > MAX_REQUEST_BYTES;
 }
 
-/** A Lambda context as the runtime passes it, with a deadline at the integration timeout. */
+/**
+ * A Lambda context as the runtime passes it, its deadline `timeoutMs` from now: routes pass their
+ * integration timeout; the authorizer takes the default.
+ */
 export function lambdaContext(functionName: string, timeoutMs = 10_000): Context {
   const deadline = Date.now() + timeoutMs;
   return {

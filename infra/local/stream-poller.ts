@@ -224,7 +224,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
     let lastPolledAt = 0;
     while (!stopped) {
       if (iterator !== undefined && buffer.length < settings.batchSize) {
-        // Lambda reads each shard about four times a second, however many records wait.
+        // As Lambda does: one read per shard per settings.pollIntervalMs, however many records wait.
         await pause(Math.max(0, lastPolledAt + settings.pollIntervalMs - Date.now()));
         if (stopped) return;
         lastPolledAt = Date.now();
@@ -280,7 +280,8 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
           if (!stopped) shardsDone.add(shardId);
         })
         .catch((error: unknown) => {
-          // The shard is read again from where it stood at the next discovery.
+          // The next discovery starts it again from TRIM_HORIZON (its position died with readShard),
+          // so its records already delivered are delivered again: at least once, as Lambda allows.
           shardsStarted.delete(shardId);
           if (!stopped) log(`stream poller: shard ${shardId} failed: ${(error as Error).message}`);
         }),

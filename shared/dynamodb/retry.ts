@@ -11,13 +11,14 @@ export interface RetryPolicy {
 
 /**
  * Three tries with full jitter: contention on one wallet clears in milliseconds. The SDK is set to
- * one attempt, so one repository call sends at most 3 requests; a movement that is refused reads
- * and commits again as a whole, each call with its own tries (shared/wallet/movement-retry.ts).
+ * one attempt, so one `withRetries` call sends at most `attempts` requests; a movement that is
+ * refused reads and commits again as a whole, each call with its own tries
+ * (shared/wallet/movement-retry.ts).
  */
 export const defaultRetryPolicy: RetryPolicy = { attempts: 3, baseDelayMs: 25, maxDelayMs: 250 };
 
 /**
- * The longest one repository call can take when every attempt runs into the request timeout:
+ * The longest one `withRetries` call can take when every attempt runs into the request timeout:
  * each attempt's request timeout and the longest backoff between attempts. It must stay below the
  * function's timeout (`ProjectFunction.TIMEOUT`, or the route's `timeoutSeconds`), so that a
  * stalled DynamoDB ends in our 503 with Retry-After, never in Lambda's timeout or API Gateway's

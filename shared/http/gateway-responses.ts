@@ -42,7 +42,8 @@ export const gatewayResponses: readonly GatewayResponse[] = [
     headers: { 'WWW-Authenticate': 'Bearer error="insufficient_scope"' },
   },
   {
-    // What API Gateway answers for a path or method it has no route for.
+    // What API Gateway answers for a path no route serves (a 403 by default, though no token is
+    // missing). A wrong method on a routed path gets a 405 instead (infra/constructs/http-edges.ts).
     type: 'MISSING_AUTHENTICATION_TOKEN',
     status: 404,
     slug: 'no-such-route',

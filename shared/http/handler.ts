@@ -28,7 +28,10 @@ export interface Principal {
 export interface HttpRequest<TBody> {
   readonly principal: Principal;
   readonly body: TBody;
-  /** The body text as sent (decoded if base64), for checks that need the JSON text (exact decimals). */
+  /**
+   * The body text as sent (decoded if base64), for checks that need the JSON text (exact decimals).
+   * Kept only on routes that take a JSON body; `null` on the others.
+   */
   readonly rawBody: string | null;
   /** A header by its lower-case name, whatever case the client used (the last value of a repeated one). */
   header(lowerCaseName: string): string | undefined;
@@ -140,8 +143,10 @@ const requireScopes = (scopes: readonly string[]): Middleware => ({
 const ANONYMOUS: Principal = { sub: '', scopes: [] };
 
 /**
- * Parses the JSON body with middy's parser (which refuses `__proto__` and `constructor` keys),
- * translating its errors into ours, and validates it with a generated standalone validator.
+ * Parses the JSON body with middy's parser, translating its errors into ours, and validates it
+ * with a generated standalone validator. The parser refuses, at any depth, a `__proto__` key, and a
+ * `constructor` key whose value has its own `prototype` property; any other `constructor` passes
+ * to the validator.
  */
 const jsonBody = (validate: ValidateFunction): Middleware => {
   const parser = httpJsonBodyParser();
@@ -155,7 +160,8 @@ const jsonBody = (validate: ValidateFunction): Middleware => {
           ? Buffer.from(text, 'base64').toString('utf8')
           : text;
       event[RAW_BODY] = rawBody;
-      // middy's parser reads the header under these two spellings only.
+      // middy's parser reads the header only as `content-type` or `Content-Type`: any other casing
+      // is copied under the lower-case name.
       const contentType = headerOf(event.headers, 'content-type');
       if (contentType !== undefined) {
         event.headers = Object.assign(Object.create(null), event.headers, { 'content-type': contentType });

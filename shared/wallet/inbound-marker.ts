@@ -18,8 +18,9 @@ const KNOWN_MARKERS = 1_000;
  * rewrite it on every payment. The container remembers until when each marker holds (from its own
  * write, or from the marker a refused write returns) and does not ask again before it would be
  * renewed: a refused conditional write still costs a write unit and a round trip. It never throws:
- * see `TransferLedger.markHot`. It answers until when the marker is known to hold: `until`, the
- * later time of a marker already there, or 0 when it could not be written.
+ * see `TransferLedger.markHot`. It answers until when the marker is known to hold: at least
+ * `until` less RENEW_MARGIN_MS, as a marker that holds that far is left as it is, or 0 when it
+ * could not be written.
  */
 export function createInboundMarker({ client, tableName }: WalletTableAccess) {
   const markedUntil = recentEntries<number>(KNOWN_MARKERS);

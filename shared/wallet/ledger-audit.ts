@@ -43,7 +43,7 @@ export type { AuditBreak } from './audit/breaks.ts';
  * memory that grows with the number of accounts, not of entries.
  *
  * Main course: one Scan (parallel segments) files each item as it arrives. An item written
- * before the horizon (`settledBefore`, by default 5 minutes before the audit starts) committed
+ * before the horizon (`settledBefore`, by default SETTLING_MS before the audit starts) committed
  * before the scan began, so it is there to be seen: its entries are folded into their account's
  * chain fingerprint, and all its items into its bucket's movement sums; no item is kept. Items
  * written since are kept as compact records and checked item by item. An item is written when its
@@ -95,8 +95,10 @@ export interface AuditOptions {
   readonly segments?: number;
   /**
    * Items written before this are settled: checked by fingerprint. It should lie before the scan
-   * starts by more than a movement can take to commit (a send's transaction ends within its
-   * function's 20 s timeout of its createdAt; a posting's within seconds of its postedAt); a later one costs a second scan, never a false break. @default 5 minutes before now
+   * starts by more than a movement can take to commit (a send's transaction ends within the send
+   * route's `timeoutSeconds`, in shared/routes.ts, of its createdAt; a posting's within one commit
+   * call, `worstCaseCallMs`, of its postedAt); a later one costs a second scan, never a false
+   * break. @default SETTLING_MS before now
    */
   readonly settledBefore?: Date;
 }
@@ -106,10 +108,10 @@ const SETTLING_MS = 5 * 60_000;
 const REREAD_CONCURRENCY = 8;
 
 /**
- * Items per Scan page: bounds what is in flight (segments × pages of ≤ 1,000 items, ≈ 400 KB each)
- * and how long one request takes, well inside the client's request timeout. Read units are
- * charged by bytes, not requests, so smaller pages cost nothing more (what DynamoDB Local measured:
- * docs/decisions/double-entry-ledger.md).
+ * Items per Scan page: bounds what is in flight (one page of at most SCAN_PAGE_ITEMS projected
+ * items per segment) and how long one request takes, well inside the client's request timeout
+ * (REQUEST_TIMEOUT_MS). Read units are charged by bytes, not requests, so smaller pages cost
+ * nothing more (what DynamoDB Local measured: docs/decisions/double-entry-ledger.md).
  */
 const SCAN_PAGE_ITEMS = 1_000;
 
@@ -224,9 +226,10 @@ export async function auditTable(
 
   /**
    * A credit: its payment into the clearing account is settled once created before the horizon,
-   * its posting once posted before it. A credit still in transit is folded, not kept, however old:
-   * should it be posted while the scan runs, its recipient's entry is a recent one, kept and
-   * checked against the credit read again. One posted since the horizon is kept.
+   * its posting once posted before it. Only a credit paid before the horizon is folded in; one
+   * paid or posted since is kept. One paid before and still in transit is folded, not kept,
+   * however old: should it be posted while the scan runs, its recipient's entry is a recent one,
+   * kept and checked against the credit read again.
    */
   function fileCredit(item: Item): void {
     const paidSettled = createdSettled(item);

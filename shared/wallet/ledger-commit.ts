@@ -5,8 +5,9 @@ import { readItems } from './consistent-read.ts';
 import { accountKey, type EntryRecord, entryItem, ISSUANCE_ACCOUNT } from './ledger-keys.ts';
 
 /* The one commit routine of every movement (transfer, deposit, posting): a consistent read of the
-   items it depends on, then ONE TransactWriteItems whose items are named, so that a cancellation
-   says which item refused by name, never by position. */
+   items it depends on that it does not already know (a read that still holds, a recipient known
+   hot), then ONE TransactWriteItems whose items are named, so that a cancellation says which item
+   refused by name, never by position. */
 
 /** Where the wallet ledger lives: one DocumentClient per container, and the table's physical name. */
 export interface WalletTableAccess {
@@ -55,10 +56,11 @@ export function createLedgerCommit({ client, tableName }: WalletTableAccess) {
   /**
    * Writes `items` in one TransactWriteItems. A cancellation by a failed condition or a conflict is
    * an answer, not a failure: it comes back named, and is never resent as it was (the caller reads
-   * again and decides). Any other cancellation (throttling, a validation error) is a failure like
-   * the passing faults, which are retried with the same input and token (DynamoDB applies it at most
-   * once) after a backoff; answered as a refusal, throttling made the caller read and write again
-   * at once, thousands of times a second against a table already short of capacity.
+   * again and decides). Any other cancellation is thrown to `withRetries`: one cancelled only for
+   * throttling is retried like the passing faults, with the same input and token (DynamoDB applies
+   * it at most once) after a backoff, and any other (a validation error) is thrown, as it would fail
+   * again. Answered as a refusal, throttling made the caller read and write again at once,
+   * thousands of times a second against a table already short of capacity.
    */
   async function commit(items: Readonly<Record<string, TransactItem>>, token: string): Promise<CommitResult> {
     const names = Object.keys(items);

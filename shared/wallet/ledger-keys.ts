@@ -10,8 +10,11 @@
  *                                                          counterparty's account and seq; a
  *                                                          posted credit's entry holds historyShard
  *                                                          in place of account (see entryItem)
- *   TRANSFER#<transferId>      the movement                 immutable; its two sides' seqs; transfers and
- *                                                          deposits alike (transferKind)
+ *   TRANSFER#<transferId>      the movement                 immutable; fromSeq, and toSeq for a direct
+ *                                                          movement or via: 'clearing' for one through
+ *                                                          the clearing account (its credit's postedSeq
+ *                                                          then names the recipient's entry); transfers
+ *                                                          and deposits alike (transferKind)
  *   DEPOSIT#<depositId>        a deposit's claim on its id  immutable; names its transferId
  *   IDEMPOTENCY#["sub","key"]  the transfer the key made    expiresAt (DynamoDB TTL)
  *   CREDIT#<transferId>        a credit in transit          the clearing account's side of a payment to
@@ -23,18 +26,22 @@
  *   INBOUND#<address>          a hot wallet's marker        hotUntil: payments to it go through the
  *                                                          clearing account until then; its presence
  *                                                          also says credits may be in transit
- *   DIRECT#<address>           the last direct-credit claim claimId, claimedAt: written beside each
- *                                                          payment's read; the wallet item's
- *                                                          directClaim names the last one settled;
- *                                                          expiresAt (TTL) a day after its last use
+ *   DIRECT#<address>           the last direct-credit claim claimId, claimedAt: written beside the
+ *                                                          read of each payment to a recipient the
+ *                                                          container does not know hot (one known hot
+ *                                                          goes through the clearing account unclaimed);
+ *                                                          the wallet item's directClaim names the last
+ *                                                          one settled; expiresAt (TTL)
+ *                                                          CLAIM_KEPT_SECONDS after its last use
  *   POSTING#<address>          a hot wallet's posting lease holder, leasedUntil, waiting: the one
  *                                                          poller posting to the wallet, and whether
  *                                                          others wait for it; expiresAt (TTL)
- * An account's `seq` counts its entries: each movement writes, in its one transaction, its
- * accounts with seq + 1 (on condition that they still hold the balance and seq read) and an
- * entry at that seq on each side, so the entries of an account are numbered 1..seq without gaps.
- * A payment to a hot wallet touches only the payer's account: its entry's counterparty is the
- * clearing account, which holds the money until the poster credits the wallet in a batch.
+ * An account's `seq` counts its entries: each movement's one transaction advances every account
+ * it writes by the number of entries it writes there (one; a posting, one per credit of its batch),
+ * on condition that the account still holds the balance and seq read, so the entries of an account
+ * are numbered 1..seq without gaps. A payment to a hot wallet touches only the payer's account: its
+ * entry's counterparty is the clearing account, which has no item and no entries of its own; its
+ * credit holds the money until the poster credits the wallet in a batch.
  */
 
 /** The account of the issuance account in entries and the history index. */
@@ -83,8 +90,8 @@ export const HISTORY_SHARD_INDEX = 'history-shards';
  * How many keys of the `history-shards` index the entries the credit poster writes for one wallet
  * are spread over. One index write per credit: at 10,000 payments/s into one wallet, 16 keys take
  * 625 writes/s each, under a partition's 1,000, where one key would take all 10,000
- * (docs/decisions/hot-wallets.md). A wallet's entries are numbered without gaps across its keys,
- * so a reader merges them by `seq`.
+ * (docs/decisions/hot-wallets.md, "Limits on AWS"). A wallet's entries are numbered without gaps
+ * across its keys, so a reader merges them by `seq`.
  */
 export const HISTORY_SHARDS = 16;
 
@@ -126,9 +133,9 @@ export const PENDING_INDEX = 'pending';
 /**
  * How many keys of the `pending` index a hot wallet's credits are spread over. Each credit is two
  * index writes (in, then out when posted): at 10,000 payments/s into one wallet, 20,000 writes/s,
- * which 32 keys keep at about 0.6 of a partition's write limit (docs/decisions/hot-wallets.md).
- * Readers query every shard at once; raising the count only adds shards to read, so credits written
- * under a lower count are still found.
+ * which 32 keys keep at about 0.6 of a partition's write limit (docs/decisions/hot-wallets.md,
+ * "Limits on AWS"). Readers query every shard at once; raising the count only adds shards to read,
+ * so credits written under a lower count are still found.
  */
 export const PENDING_SHARDS = 32;
 

@@ -1,9 +1,11 @@
 /**
  * The bundled mode of the local gateway (`npm start -- --bundled`): every route, the authorizer
- * and the credit poster run from their bundle in the synthesized `cdk.out`, each in execution environments of its own
- * (`pool.ts`: a process per environment, kept warm, one request at a time, a second concurrent
- * request a second environment and so a counted cold start), with exactly the environment its
- * template gives it, the values only AWS resolves replaced by the local stack's.
+ * and the credit poster run from their bundle in the synthesized `cdk.out`, each in execution
+ * environments of its own (`pool.ts`: a process per environment, kept warm, one request at a time,
+ * a second concurrent request a second environment and so a counted cold start). Each gets its
+ * template's environment with the table names and issuer taken from the local stack, plus the
+ * DynamoDB endpoint, local credentials and, for routes, the gateway's CORS origins
+ * (`local-resources.ts`): as deployed, it would reach AWS, or answer CORS unlike the gateway.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
@@ -54,8 +56,6 @@ export interface FunctionStats {
  */
 export const coldStartScope = new AsyncLocalStorage<string[]>();
 
-/** A function's failure as its invocation returned it; the gateway answers it 502 (500 for the authorizer). */
-
 /** How a template function runs locally as a bundle: its name, code, runtime and environment. */
 export function bundleOf(fn: TemplateFunction, stage: string, localEnv: Readonly<Record<string, string>>) {
   return {
@@ -71,6 +71,7 @@ export function bundleOf(fn: TemplateFunction, stage: string, localEnv: Readonly
   };
 }
 
+/** A function's failure as its invocation returned it; the gateway answers it 502 (500 for the authorizer). */
 export class FunctionError extends Error {
   readonly errorType: string;
   constructor(error: LambdaError) {

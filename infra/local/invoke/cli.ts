@@ -1,10 +1,12 @@
 /**
- * `npm run invoke -- <operationId|authorizer|logical id> [--event <file>|-] [--stage <stage>]
- * [--token <jwt>] [--synth]`: `sam local invoke` without Docker. Runs the function's bundle from
- * the synthesized template (synthesizing first when `cdk.out` is stale) in a fresh execution
- * environment with the template's handler, environment, memory and timeout, and prints the
- * function's response on stdout; START/END/REPORT lines and the function's own logs on stderr.
- * Exits 1 when the invocation failed (the error payload is still printed), 2 on a usage error.
+ * `npm run invoke -- <operationId|authorizer|creditPoster|logical id> [--event <file>|-]
+ * [--stage <stage>] [--token <jwt>] [--synth] [-h|--help]`: `sam local invoke` without Docker.
+ * Runs the function's bundle from the synthesized template (synthesizing first when `cdk.out` is
+ * stale) in a fresh execution environment with the template's handler, environment, memory and
+ * timeout, and prints the function's response on stdout; START/END/REPORT lines and the function's
+ * own logs on stderr. Exits 0 on success or `--help`; 1 when the invocation failed (the error
+ * payload is still printed), so a script can tell the function's failure from the tool's; 2 on a
+ * usage error or any other error (no such function, an unreadable event, a failed synth).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,12 +29,13 @@ import {
   synthesize,
 } from './template.ts';
 
-const USAGE = `Usage: npm run invoke -- <function> [--event <file>|-] [--stage <stage>] [--token <jwt>] [--synth]
+const USAGE = `Usage: npm run invoke -- <function> [--event <file>|-] [--stage <stage>] [--token <jwt>] [--synth] [-h|--help]
   <function>   ${invocableNames().join(', ')}, or a logical id of the template
-  --event      the event (JSON); "-" reads stdin; default events/<function>.json
+  --event      the event (JSON); "-" reads stdin; default events/<function in kebab-case>.json (e.g. get-balance.json)
   --stage      the stage to synthesize (default: cdk.json's "${cdkJson.context.stage}")
   --token      replaces ${TOKEN_PLACEHOLDER} in the event; default: a fresh token of the local issuer
-  --synth      synthesize even if cdk.out looks fresh`;
+  --synth      synthesize even if cdk.out looks fresh
+  -h, --help   show this help`;
 
 async function readEvent(option: string | undefined, name: string): Promise<string> {
   if (option === '-') {

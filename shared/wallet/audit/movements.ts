@@ -35,13 +35,15 @@ export type KnownCredits = Map<string, Credit>;
  *   entry (a credit marked posted without it is a lost credit too); and no other entry claims
  *   the credit (one that does, or whose credit is not marked posted, is a credit posted twice).
  * What `entries`, `transfers` and `credits` do not hold is read by key, strongly consistent: a
- * movement's items commit together, so one that exists has every sibling readable. A credit an
- * entry names is read again unless it is known posted, as its posting may have committed since
- * it was scanned.
+ * movement's items commit together, so one that exists has every sibling readable. The credit a
+ * recipient's entry posts is read again unless it is known posted, as its posting may have
+ * committed since it was scanned; the credit a payer's entry or transfer record names is read only
+ * when unknown, as their check does not depend on its posting.
  *
  * Memory: the given items and what they name, so the audit hands it only the few movements its
- * fingerprints cannot vouch for (those created or posted while it ran, or in a bucket that did
- * not balance). Returns every credit it knew or read, for the clearing account's balance.
+ * fingerprints cannot vouch for (items written since the horizon, or read again by key, or in a
+ * bucket that did not balance). Returns every credit it knew or read, for the clearing account's
+ * balance.
  */
 export async function checkMovements(
   entries: ReadonlyMap<string, Entry>,
@@ -56,7 +58,8 @@ export async function checkMovements(
   const missing = (keys: Iterable<string>, ...held: ReadonlyMap<string, unknown>[]) =>
     [...keys].filter((key) => !held.some((map) => map.has(key)));
 
-  // What the entries, records and credits name: mirrors, records, credits (read again if unposted).
+  // What the entries, records and credits name: mirrors, credits (a recipient's entry's again
+  // unless known posted, the others only when unknown), then records.
   const mirrorKeys: string[] = [];
   const creditKeys: string[] = [];
   for (const entry of entries.values()) {

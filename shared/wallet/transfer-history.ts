@@ -80,8 +80,10 @@ export function makeListTransfers({
       const before = i === 0 ? above : rows[i - 1];
       return before !== undefined && entry.seq !== before.seq - 1;
     });
-    const complete = gap === -1;
-    if (!complete) rows = rows.slice(0, gap);
+    // A cursor's entry is above 1, so the page below it has at least one entry: none read means
+    // none there yet, and the walk goes on from the same place.
+    const complete = gap === -1 && (rows.length > 0 || above === undefined);
+    if (gap !== -1) rows = rows.slice(0, gap);
     const inTransit = await history.creditsInTransit(
       rows
         .filter((e) => e.direction === 'out' && e.counterpartyAccount === CLEARING_ACCOUNT)

@@ -109,6 +109,27 @@ describe('list transfers (use case)', () => {
     expect(second.nextCursor).toBe(encodeCursor('alice', { seq: 3, transferId: 't3' }));
   });
 
+  it('continues from the same cursor, not ends the walk, when a replica has nothing below it yet', async () => {
+    const lagging = new Set<number>();
+    const { list } = historyOf(6, {}, lagging);
+    const first = await list({ sub: 'alice', limit: 2 });
+    // A replica with none of the entries below the page's last (t5), with and without t5 itself.
+    lagging.add(4).add(3).add(2).add(1);
+    expect(await list({ sub: 'alice', limit: 2, cursor: first.nextCursor })).toEqual({
+      items: [],
+      nextCursor: first.nextCursor,
+    });
+    lagging.add(5);
+    expect(await list({ sub: 'alice', limit: 2, cursor: first.nextCursor })).toEqual({
+      items: [],
+      nextCursor: first.nextCursor,
+    });
+    lagging.clear();
+    const rest = await list({ sub: 'alice', limit: 4, cursor: first.nextCursor });
+    expect(rest.items.map((i) => i.transferId)).toEqual(['t4', 't3', 't2', 't1']);
+    expect(rest.nextCursor).toBeUndefined();
+  });
+
   it('refuses a cursor of another caller or one naming another transfer at its position', async () => {
     const { list } = historyOf(5);
     await expect(

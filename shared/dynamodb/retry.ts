@@ -1,5 +1,6 @@
 import { TemporarilyUnavailableError } from '../errors.ts';
 import { addMetric } from '../observability/telemetry.ts';
+import { ANSWER_MARGIN_MS, requestDeadline } from '../request-deadline.ts';
 import { REQUEST_TIMEOUT_MS } from './client.ts';
 
 /** How often and how patiently to retry a DynamoDB call that failed for a passing reason. */
@@ -93,23 +94,36 @@ export function isRetryable(error: unknown): boolean {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+const unavailable = (cause?: unknown) =>
+  new TemporarilyUnavailableError('The service is busy; retry in a moment', 1, { cause });
+
 /**
  * Runs `operation`, retrying passing failures with exponential backoff and full jitter; when the
  * attempts run out, throws {@link TemporarilyUnavailableError} (a 503 with Retry-After), keeping
  * the cause for the logs only. Each retry counts in the `DynamoDbRetries` metric.
+ *
+ * Within a request, no attempt starts that could run into its request timeout after the request's
+ * deadline (less ANSWER_MARGIN_MS): it answers 503 at once instead. Each call's worst case fits
+ * the function's timeout, but a route makes several calls one after another, and a DynamoDB that
+ * stalls on each would otherwise keep the function past its timeout, which API Gateway answers
+ * 502 with no Retry-After.
  */
 export async function withRetries<T>(
   operation: () => Promise<T>,
   policy: RetryPolicy = defaultRetryPolicy,
 ): Promise<T> {
+  const deadline = requestDeadline();
+  const lastStart =
+    deadline === undefined ? Number.POSITIVE_INFINITY : deadline - ANSWER_MARGIN_MS - REQUEST_TIMEOUT_MS;
+  let failure: unknown;
   for (let attempt = 1; ; attempt++) {
+    if (Date.now() > lastStart) throw unavailable(failure);
     try {
       return await operation();
     } catch (error) {
       if (!isRetryable(error)) throw error;
-      if (attempt >= policy.attempts) {
-        throw new TemporarilyUnavailableError('The service is busy; retry in a moment', 1, { cause: error });
-      }
+      if (attempt >= policy.attempts) throw unavailable(error);
+      failure = error;
       addMetric('DynamoDbRetries', 1);
       await sleep(Math.random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt));
     }

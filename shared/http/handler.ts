@@ -11,6 +11,7 @@ import {
   ValidationError,
 } from '../errors.ts';
 import { requestTelemetry } from '../observability/telemetry.ts';
+import { answeringBy } from '../request-deadline.ts';
 import { type OperationId, routeOf } from '../routes.ts';
 import { canonicalPath } from './canonical-path.ts';
 import { corsMiddleware, corsOriginsFromEnv } from './cors.ts';
@@ -260,7 +261,7 @@ export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody
         sub: typeof sub === 'string' ? sub : undefined,
       },
       context,
-      () => handler(event, context),
+      () => answeringBy(Date.now() + context.getRemainingTimeInMillis(), () => handler(event, context)),
     );
   };
 }

@@ -4,6 +4,7 @@ import {
   RecipientLimitError,
   UnknownRecipientError,
 } from '../errors.ts';
+import { ANSWER_MARGIN_MS } from '../request-deadline.ts';
 import type { AccountState } from './ledger-commit.ts';
 import { formatMinor, MAX_BALANCE_MINOR } from './money.ts';
 import { busy, retryMovement } from './movement-retry.ts';
@@ -147,9 +148,6 @@ export interface SendMoneyDependencies {
   readonly ids: IdSource;
   readonly settings: WalletSettings;
 }
-
-/** Time kept after the last commit could end, to answer (and log) before the function times out. */
-export const ANSWER_MARGIN_MS = 500;
 
 /** How long a wallet stays hot after a payment to it met another: long enough to outlast a burst. */
 export const HOT_FOR_MS = 10_000;

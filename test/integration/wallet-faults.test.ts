@@ -167,6 +167,27 @@ describe('send money under faults beneath the SDK', () => {
     expect(response.body).not.toMatch(/socket|ECONN|hang up|Exception|at /i);
   });
 
+  it("answers 503 before the function's timeout when a balance's calls, each in its own time, stall one after another", async () => {
+    const carol = uniqueSub('carol');
+    // 10 s left, a wallet not opened yet: the read stalls twice (two request timeouts) and then
+    // answers, and the write that opens the wallet stalls every time. Each call's three tries fit
+    // the function's timeout, the two one after another do not.
+    proxy.inject({ kind: 'stall' }, { operation: 'BatchGetItem', when: mentions(carol), times: 2 });
+    proxy.inject({ kind: 'stall' }, { operation: 'PutItem', when: mentions(carol) });
+    const context = lambdaContext('balance', 10_000);
+    const response = await invoke(
+      balance,
+      apiEvent({ sub: carol, scopes: ['read:wallet'], method: 'GET', path: '/api/wallet/balance' }),
+      context,
+    );
+    expect(response.statusCode).toBe(503);
+    expect(response.headers?.['retry-after']).toMatch(/^\d+$/);
+    expect(context.getRemainingTimeInMillis()).toBeGreaterThan(0);
+    expect(proxy.requests('BatchGetItem', mentions(carol))).toHaveLength(3);
+    // The third try would have started with less than a request timeout left before the deadline.
+    expect(proxy.requests('PutItem', mentions(carol))).toHaveLength(2);
+  });
+
   it('does not debit twice when a commit succeeded but its response was lost, within one request', async () => {
     const [alice, bob] = await twoWallets();
     proxy.inject(

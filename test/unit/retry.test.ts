@@ -4,8 +4,10 @@ import {
   TransactionConflictException,
 } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { REQUEST_TIMEOUT_MS } from '#shared/dynamodb/client.ts';
 import { isRetryable, withRetries } from '#shared/dynamodb/retry.ts';
 import { TemporarilyUnavailableError } from '#shared/errors.ts';
+import { ANSWER_MARGIN_MS, answeringBy } from '#shared/request-deadline.ts';
 
 /*
  * The retry policy's view of DynamoDB's transaction conflicts, on the SDK's own exception classes.
@@ -77,5 +79,29 @@ describe('the retry policy and transaction conflicts', () => {
     }, fast);
     await expect(attempt).rejects.toBeInstanceOf(TemporarilyUnavailableError);
     expect(calls).toBe(3);
+  });
+
+  it("starts no try, first or later, that could end past the request's deadline, and answers 503 instead", async () => {
+    let calls = 0;
+    const conflict = async () => {
+      calls++;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      throw new TransactionConflictException({ $metadata, message: 'Transaction is ongoing for the item' });
+    };
+    // A request timeout, the margin to answer and less than a try's time left: the first try
+    // starts, no retry does.
+    const lastMoment = () => Date.now() + REQUEST_TIMEOUT_MS + ANSWER_MARGIN_MS + 50;
+    await expect(answeringBy(lastMoment(), () => withRetries(conflict, fast))).rejects.toBeInstanceOf(
+      TemporarilyUnavailableError,
+    );
+    expect(calls).toBe(1);
+    // Less than that left: not even the first.
+    await expect(
+      answeringBy(Date.now() + REQUEST_TIMEOUT_MS, () => withRetries(conflict, fast)),
+    ).rejects.toBeInstanceOf(TemporarilyUnavailableError);
+    expect(calls).toBe(1);
+    // Outside a request, every try.
+    await expect(withRetries(conflict, fast)).rejects.toBeInstanceOf(TemporarilyUnavailableError);
+    expect(calls).toBe(4);
   });
 });

@@ -6,9 +6,9 @@ import {
   TemporarilyUnavailableError,
   UnknownRecipientError,
 } from '#shared/errors.ts';
+import { ANSWER_MARGIN_MS } from '#shared/request-deadline.ts';
 import { MAX_BALANCE_MINOR } from '#shared/wallet/money.ts';
 import {
-  ANSWER_MARGIN_MS,
   DIRECT_CLAIM_HOLDS_MS,
   HOT_FOR_MS,
   makeSendMoney,

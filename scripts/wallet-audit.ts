@@ -7,8 +7,8 @@
  * total is zero, no balance is negative except the issuance account's. Prints a one-line JSON
  * summary, then one line per break; read-only.
  *
- * Exit codes: 0 the books balance; 1 at least one break (each named); 2 invalid arguments or the
- * table could not be read.
+ * Exit codes: 0 the books balance; 1 at least one break (each named); 2 invalid arguments, the
+ * table could not be read, or anything else failed before the audit answered.
  *
  * By default it audits the local stack that `npm start` runs on PORT (default 3000). With
  * `--table <name> [--region <r>] [--endpoint <url>]` it audits a deployed table (or another
@@ -95,4 +95,11 @@ async function main(): Promise<void> {
   process.exit(breaks.length === 0 ? 0 : 1);
 }
 
-await main();
+try {
+  await main();
+} catch (error) {
+  // Anything that fails before the audit answers (a bad PORT, an unreadable stack record) is not
+  // a break of the books: 1 would tell a pager that they are broken.
+  process.stderr.write(`wallet:audit: ${(error as Error).message}\n`);
+  process.exit(2);
+}

@@ -101,4 +101,11 @@ describe('the ledger audit', () => {
       LedgerBreakError,
     );
   });
+
+  it('exits 2, not 1 (a break), when it fails before it audits: a PORT that is not a port', async () => {
+    const run = promisify(execFile)(process.execPath, ['scripts/wallet-audit.ts'], {
+      env: { ...process.env, PORT: 'not-a-port' },
+    });
+    await expect(run).rejects.toMatchObject({ code: 2, stdout: '' });
+  });
 });

@@ -263,7 +263,7 @@ export async function auditTable(
     const prefix = provenPrefix(state, kept, fp);
     // Folded entries above the proven prefix are read again and kept: counted from there.
     if (prefix.seq < state.top) state.clearing = 0n;
-    if (mustReadOn(state, prefix)) reread.push([account, state, prefix, kept]);
+    if (mustReadOn(state, prefix, kept)) reread.push([account, state, prefix, kept]);
   }
   keptByAccount.clear();
   const readOn = { reader, names, broken, keptEntries };

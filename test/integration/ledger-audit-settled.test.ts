@@ -1,4 +1,4 @@
-import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { auditTable } from '#shared/wallet/ledger-audit.ts';
@@ -141,6 +141,62 @@ describe('the ledger audit of settled movements', () => {
     expect(report.breaks).toContainEqual(
       expect.objectContaining({ invariant: 'entry-orphan', subject: orphan }),
     );
+  });
+
+  it("names a movement's entries written beyond both accounts' seq, behind a gap, settled or not", async () => {
+    const { tableName, alice, bob } = await seedLedger();
+    const [payer, payee] = [walletAccount(alice), walletAccount(bob)];
+    const seqOf = async (address: string) =>
+      (await client.send(new GetCommand({ TableName: tableName, Key: { pk: walletKey(address) } }))).Item
+        ?.seq as number;
+    // Two past each account's seq: the slot a later movement of each needs, which then never commits.
+    const [out, into] = [(await seqOf(alice)) + 3, (await seqOf(bob)) + 3];
+    const movement = {
+      kind: 'entry',
+      transferId: 'beyond',
+      transferKind: 'transfer',
+      amountMinor: 700,
+      currency: 'USD',
+      createdAt: '2026-01-01T00:00:00.000Z',
+    };
+    const items = [
+      {
+        ...movement,
+        pk: entryKey(payer, out),
+        account: payer,
+        seq: out,
+        direction: 'out',
+        balanceAfter: 0,
+        counterpartyAccount: payee,
+        counterpartySeq: into,
+      },
+      {
+        ...movement,
+        pk: entryKey(payee, into),
+        account: payee,
+        seq: into,
+        direction: 'in',
+        balanceAfter: 700,
+        counterpartyAccount: payer,
+        counterpartySeq: out,
+      },
+      {
+        ...movement,
+        pk: transferKey('beyond'),
+        kind: 'transfer',
+        fromAddress: alice,
+        toAddress: bob,
+        fromSeq: out,
+        toSeq: into,
+      },
+    ];
+    for (const Item of items) await client.send(new PutCommand({ TableName: tableName, Item }));
+    for (const settledBefore of [allSettled().settledBefore, new Date(0)]) {
+      const report = await auditTable(client, tableName, { segments: 3, settledBefore });
+      for (const subject of [entryKey(payer, out), entryKey(payee, into)]) {
+        expect(report.breaks).toContainEqual(expect.objectContaining({ invariant: 'entry-orphan', subject }));
+      }
+    }
   });
 
   it('names a wallet whose balance went below zero', async () => {

@@ -81,15 +81,20 @@ export function provenPrefix(tally: AccountTally, kept: readonly Entry[], fp: Fi
 
 /**
  * Whether an account must be read on by key after the scan: unless the scan saw its item exactly
- * at the proven prefix, and no folded entry lies above that prefix. A folded entry above it (one
- * the chain could not vouch for, behind a gap) may lie beyond the item's cut too: the account's
- * clearing share drops it, but the clearing sums of its movement's bucket, which balanced, count
- * it as within the cut. Read on, the entries are kept and the cut moves past them. The case: an
- * item the scan saw at seq 0, before the account's first entry, matches the prefix 0 whatever the
- * scan folded of its later entries.
+ * at the proven prefix, and no entry it saw, folded or kept (ascending by seq), lies above that
+ * prefix. A folded entry above it (one the chain could not vouch for, behind a gap) may lie beyond
+ * the item's cut too: the account's clearing share drops it, but the clearing sums of its
+ * movement's bucket, which balanced, count it as within the cut. Read on, the entries are kept and
+ * the cut moves past them. The case: an item the scan saw at seq 0, before the account's first
+ * entry, matches the prefix 0 whatever the scan folded of its later entries. A kept entry above
+ * the cut committed after the scan saw the item, or belongs to no movement of the account at all;
+ * only the item read again tells which.
  */
-export const mustReadOn = (tally: AccountTally, prefix: Prefix): boolean =>
-  tally.cut !== prefix.seq || tally.balance !== prefix.balance || tally.top > prefix.seq;
+export const mustReadOn = (tally: AccountTally, prefix: Prefix, kept: readonly Entry[]): boolean =>
+  tally.cut !== prefix.seq ||
+  tally.balance !== prefix.balance ||
+  tally.top > prefix.seq ||
+  (kept.at(-1)?.seq ?? 0) > tally.cut;
 
 /** A balance no account may hold: below zero for a wallet, above zero for the issuance account. */
 export const impossibleBalance = (account: string, balance: bigint): string | undefined => {
@@ -184,6 +189,15 @@ export async function readAccountOn(
   }
   if (running !== balance) {
     broken('balance-vs-entries', key, `balance ${balance} but its ${seq} entries sum to ${running}`);
+  }
+  // The item read now holds every entry the scan saw: a movement commits its entries with its
+  // accounts. One beyond it, behind a gap, is no movement of the account, and takes the place a
+  // later movement of it will need, which then can never commit.
+  const beyond = new Set(kept.filter((entry) => entry.seq > seq).map((entry) => entry.seq));
+  if (state.top > seq) beyond.add(state.top);
+  if (seq < prefix.seq) beyond.delete(prefix.seq); // named above
+  for (const k of beyond) {
+    broken('entry-orphan', entryKey(account, k), `${key} is at seq ${seq}, below this entry`);
   }
   state.cut = seq;
   state.balance = balance;

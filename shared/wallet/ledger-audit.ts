@@ -24,6 +24,7 @@ import {
   type Entry,
   type Item,
   minorUnits,
+  misplaced,
   movementOfEntry,
   movementOfTransfer,
   Names,
@@ -187,11 +188,17 @@ export async function auditTable(
   const keptCredits = new Map<string, Credit>();
   const counts = { itemsScanned: 0, accounts: 0, entries: 0, transfers: 0, credits: 0, creditsUnposted: 0 };
   const stuck = new StuckCredits();
+  /** Items not where their fields put them, with why: few, as each is a break. */
+  const misplacedItems: [string, string][] = [];
 
   await scanTable(client, tableName, segments, (item) => {
     counts.itemsScanned++;
     const pk = item.pk as string;
     const account = accountOfKey(pk);
+    if (item.kind === 'entry' || item.kind === 'transfer' || item.kind === 'credit') {
+      const wrong = misplaced(item);
+      if (wrong) misplacedItems.push([pk, wrong]);
+    }
     if (account) {
       counts.accounts++;
       const state = tally(account);
@@ -248,6 +255,7 @@ export async function auditTable(
   const breaks: AuditBreak[] = [];
   const broken: Broken = (invariant, subject, detail) => breaks.push({ invariant, subject, detail });
   const reader = createKeyReader(client, tableName);
+  for (const [pk, wrong] of misplacedItems) broken('item-misplaced', pk, wrong);
 
   // Each account: proven up to a prefix, then read on by key where the scan cannot vouch for it.
   const keptByAccount = new Map<string, Entry[]>();

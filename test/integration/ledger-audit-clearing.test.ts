@@ -1,4 +1,10 @@
-import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { type AuditReport, auditTable } from '#shared/wallet/ledger-audit.ts';
@@ -6,6 +12,7 @@ import {
   CLEARING_ACCOUNT,
   creditKey,
   entryKey,
+  historyShardKey,
   walletAccount,
   walletKey,
 } from '#shared/wallet/ledger-keys.ts';
@@ -179,6 +186,36 @@ describe('the ledger audit of payments through the clearing account', () => {
         report.breaks.map((b) => b.subject),
         path,
       ).not.toContain(walletKey(shop));
+    }
+  });
+
+  it('names an entry where its fields do not put it: in both history indexes, under another shard key, or copied under another key', async () => {
+    const { tableName, shop, payers } = await seedHotLedger();
+    const account = walletAccount(shop);
+    // The shop's two posted entries, each listed by its history-shards key only.
+    const [inBoth, otherShard] = [entryKey(account, 1), entryKey(account, 2)];
+    const set = (pk: string, name: string, value: string) =>
+      client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { pk },
+          UpdateExpression: 'SET #n = :v',
+          ExpressionAttributeNames: { '#n': name },
+          ExpressionAttributeValues: { ':v': value },
+        }),
+      );
+    await set(inBoth, 'account', account);
+    await set(otherShard, 'historyShard', historyShardKey(account, 99));
+    const original = entryKey(walletAccount(payers[0] as string), 1);
+    const { Item } = await client.send(new GetCommand({ TableName: tableName, Key: { pk: original } }));
+    const copy = `${original}#copy`;
+    await client.send(new PutCommand({ TableName: tableName, Item: { ...Item, pk: copy } }));
+    for (const [path, report] of await auditBoth(tableName)) {
+      for (const subject of [inBoth, otherShard, copy]) {
+        expect(report.breaks, path).toContainEqual(
+          expect.objectContaining({ invariant: 'item-misplaced', subject }),
+        );
+      }
     }
   });
 });

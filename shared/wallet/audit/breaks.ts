@@ -9,6 +9,8 @@ export interface AuditBreak {
     | 'transfer-mismatch'
     | 'transfer-entries'
     | 'entry-orphan'
+    /** An entry, transfer or credit stored where its own fields do not put it: key or history index. */
+    | 'item-misplaced'
     /** Paid into the clearing account, then neither in transit nor posted; or marked posted to no entry. */
     | 'credit-lost'
     /** A second entry posting one credit, or an entry posting a credit not marked posted. */

@@ -1,8 +1,12 @@
 import {
   accountOfEntryItem,
   CLEARING_ACCOUNT,
+  creditKey,
   type EntryRecord,
+  entryKey,
+  historyShardOf,
   ISSUANCE_ACCOUNT,
+  transferKey,
   walletAccount,
 } from '../ledger-keys.ts';
 
@@ -117,6 +121,29 @@ export const writtenAt = (item: Item): number =>
   item.postedAt === undefined
     ? Date.parse(item.createdAt as string)
     : Math.max(Date.parse(item.createdAt as string), Date.parse(item.postedAt as string));
+
+/**
+ * Why an entry, transfer or credit is not where its own fields put it, if it is not: under another
+ * key (a copy the checks pair with the original's mirror and record, which a history lists
+ * twice), or, for an entry, in the wrong history index or under another of its wallet's
+ * `history-shards` keys (where readers, who query each key for its share of a page, miss it).
+ */
+export function misplaced(item: Item): string | undefined {
+  const { pk, kind, transferId } = item;
+  if (kind === 'transfer' || kind === 'credit') {
+    const key = kind === 'transfer' ? transferKey(String(transferId)) : creditKey(String(transferId));
+    return pk === key ? undefined : `stored at ${String(pk)}, not at ${key}`;
+  }
+  const account = accountOfEntryItem(item);
+  const key = entryKey(account, item.seq as number);
+  if (pk !== key) return `stored at ${String(pk)}, not at ${key}`;
+  if (item.historyShard === undefined) return undefined;
+  if (item.account !== undefined) return 'in both the history and the history-shards index';
+  const shard = historyShardOf(account, item.seq as number);
+  return item.historyShard === shard
+    ? undefined
+    : `under history shard ${String(item.historyShard)}, not ${shard}`;
+}
 
 export const compactEntry = (item: Item, names: Interner): Entry => ({
   account: names.intern(accountOfEntryItem(item)),

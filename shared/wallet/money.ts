@@ -49,11 +49,12 @@ export function parseAmount(
   if (!match) return { problem: 'not-a-number' };
   const [, sign = '', integerDigits = '', fractionDigits = '', exponentText = '0'] = match;
   const exponent = Number(exponentText);
-  // Beyond this the value is either 0 or astronomically large; no need to build the BigInt.
+  // Beyond this the value is 0, astronomically small or astronomically large: no need to build the
+  // BigInt. Refused for what the checks below would say: precision first, then sign, then size.
   if (!Number.isSafeInteger(exponent) || Math.abs(exponent) > 1_000) {
-    return exponent > 0 && /[1-9]/.test(integerDigits + fractionDigits)
-      ? { problem: 'too-large' }
-      : { problem: 'not-positive' };
+    if (!/[1-9]/.test(integerDigits + fractionDigits)) return { problem: 'not-positive' };
+    if (exponent < 0) return { problem: 'too-precise' };
+    return sign === '-' ? { problem: 'not-positive' } : { problem: 'too-large' };
   }
   // value = digits × 10^(exponent − fraction length); minor = value × 10^decimals
   const digits = BigInt(integerDigits + fractionDigits);

@@ -34,6 +34,11 @@ describe('parseAmount reads an exact amount from the JSON text', () => {
     ['0e400', 'not-positive'],
     ['1e400', 'too-large'],
     ['1e100000', 'too-large'],
+    // Past the exponents it computes, as it says of their like within them.
+    ['1e-1001', 'too-precise'],
+    ['-1e-1001', 'too-precise'],
+    ['-1e1001', 'not-positive'],
+    ['0e-1001', 'not-positive'],
     ['1000000.01', 'too-large'],
     ['"5"', 'not-a-number'],
     ['', 'not-a-number'],

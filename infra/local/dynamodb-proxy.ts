@@ -100,10 +100,9 @@ interface ActiveRule {
 
 export interface DynamoDbProxyOptions {
   /**
-   * Behave as DynamoDB does under contention: a TransactWriteItems or TransactGetItems naming an
-   * item that a write (transactional or plain) has in flight is cancelled with
-   * `TransactionConflict`, a plain write on an item in a transaction in flight fails with
-   * `TransactionConflictException`; and count touches per item. Reads never put items in flight.
+   * Behave as DynamoDB does under contention (`dynamodb-conflicts.ts`): a transaction naming an
+   * item a write has in flight is cancelled, a plain write on an item in a transaction in flight
+   * fails; and count touches per item.
    */
   readonly conflicts?: boolean;
   /**
@@ -306,8 +305,7 @@ export class DynamoDbProxy {
 
     const sent =
       fault?.kind === 'rewrite' ? Buffer.from(JSON.stringify(fault.rewrite(JSON.parse(request.body)))) : body;
-    // Decided on the body sent (what DynamoDB will see), after any delay or hold and before the
-    // wait for a caller slot: from admission on, a write's items count as in flight.
+    // On the body sent, after any delay or hold, before the wait for a caller slot: in flight from here.
     const named = conflicts && (await namedItems(request.operation, sent.toString(), conflicts.schemas));
     let admission: Admission | undefined;
     if (conflicts && named) {

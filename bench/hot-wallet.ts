@@ -5,7 +5,8 @@
  * recipients, the two runs in alternating order. Judged per round: the hot run's throughput and its
  * payers' p99 over the spread run's, every answer 200, how often the proxy saw the merchant's item
  * touched per payment, and how long after its 200 a payment reached the merchant's available
- * balance (the credit's `postedAt`).
+ * balance (the credit's `postedAt`, or its batch's: a posting of batches moves the money a
+ * transaction before their entries are written).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -147,32 +148,45 @@ export async function measureHotWallet(options: HotWalletOptions): Promise<HotWa
       };
     };
 
-    /** Waits until every credit to `merchant` is posted, then the delays from each 200 to its posting. */
+    /**
+     * Waits until every credit to `merchant` is posted, then the delays from each 200 to its
+     * money's arrival in the available balance: its posting, or its batch's (whose entries follow).
+     */
     const postingDelays = async (merchant: string, run: Run): Promise<number[]> => {
       const deadline = Date.now() + 60_000;
       for (;;) {
-        const credits: Record<string, unknown>[] = [];
+        const items: Record<string, unknown>[] = [];
         const pages = paginateScan(
           { client },
           {
             TableName: tableName,
             ConsistentRead: true,
-            FilterExpression: 'kind = :k AND toAccount = :to',
-            ExpressionAttributeValues: { ':k': 'credit', ':to': walletAccount(merchant) },
+            FilterExpression: 'kind IN (:credit, :batch) AND toAccount = :to',
+            ExpressionAttributeValues: {
+              ':credit': 'credit',
+              ':batch': 'batch',
+              ':to': walletAccount(merchant),
+            },
           },
         );
-        for await (const page of pages) credits.push(...(page.Items ?? []));
+        for await (const page of pages) items.push(...(page.Items ?? []));
+        const credits = items.filter((item) => item.kind === 'credit');
+        const batchPostedAt = new Map(
+          items.filter((item) => item.kind === 'batch').map((b) => [b.batchId, b.postedAt]),
+        );
         if (credits.every((c) => c.postedAt !== undefined) || Date.now() > deadline) {
           // A payment answered other than 200 is counted as failed, whatever became of its credit.
           const answered = credits.filter((c) => run.answeredAt.has(c.transferId as string));
-          const delays = answered.map((c) =>
-            c.postedAt === undefined
+          const delays = answered.map((c) => {
+            const available =
+              (c.batchId === undefined ? undefined : batchPostedAt.get(c.batchId)) ?? c.postedAt;
+            return available === undefined
               ? Number.POSITIVE_INFINITY
               : Math.max(
                   0,
-                  Date.parse(c.postedAt as string) - (run.answeredAt.get(c.transferId as string) ?? 0),
-                ),
-          );
+                  Date.parse(available as string) - (run.answeredAt.get(c.transferId as string) ?? 0),
+                );
+          });
           // Payments credited directly were available at their 200.
           return [...delays, ...Array(Math.max(0, run.answeredAt.size - delays.length)).fill(0)];
         }

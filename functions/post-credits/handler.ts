@@ -33,7 +33,8 @@ function creditOf(record: DynamoDBRecord): StreamedCredit | 'malformed' | undefi
 /**
  * The composition root of the credit poster: the DynamoDB stream of the wallets table in, the
  * credits in transit posted to their wallets, one posting call per wallet, the wallets in parallel;
- * each call commits in transactions of at most MAX_CREDITS_PER_POSTING credits. A wallet
+ * a call posts a few credits in one transaction, and more on two levels (batches, then postings of
+ * whole batches: shared/wallet/post-credit-batches.ts). A wallet
  * whose posting failed hands its first record back (ReportBatchItemFailures): the stream delivers
  * again from there, and the postings that did commit are skipped, as every credit is posted on
  * condition that it was not. A record that is not a credit is skipped; a malformed credit record

@@ -55,8 +55,8 @@ export const tables: Readonly<Record<TableName, TableDefinition>> = {
         partitionKey: { name: 'historyShard', type: 'S' },
         sortKey: { name: 'seq', type: 'N' },
       },
-      // Only credits in transit carry `pendingFor` (removed when posted): a hot wallet's pending
-      // credits, spread over shards.
+      // Only credits in transit and batches of them carry `pendingFor` (removed when batched or
+      // posted): a hot wallet's pending credits, spread over shards.
       {
         name: 'pending',
         partitionKey: { name: 'pendingFor', type: 'S' },
@@ -66,7 +66,7 @@ export const tables: Readonly<Record<TableName, TableDefinition>> = {
     stream: 'NEW_IMAGE',
     timeToLiveAttribute: 'expiresAt',
     description:
-      'Double-entry wallet ledger: WALLET#<address> and ACCOUNT#ISSUANCE balances, ENTRY#[account,seq] entries (indexes history and history-shards), TRANSFER#<id> and DEPOSIT#<id> immutable records, IDEMPOTENCY#[sub,key] records (TTL), CREDIT#<id> credits in transit (index pending, stream to the credit poster), INBOUND#<address> hot-wallet markers',
+      'Double-entry wallet ledger: WALLET#<address> and ACCOUNT#ISSUANCE balances, ENTRY#[account,seq] entries (indexes history and history-shards), TRANSFER#<id> and DEPOSIT#<id> immutable records, IDEMPOTENCY#[sub,key] records (TTL), CREDIT#<id> credits in transit (index pending, stream to the credit poster), BATCH#<id> batches of them (index pending), INBOUND#<address> hot-wallet markers',
   },
 };
 

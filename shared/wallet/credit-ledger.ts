@@ -1,17 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { withRetries } from '../dynamodb/retry.ts';
+import { type BatchPosting, batchOfItem, batchSum, type CreditBatch } from './credit-batch.ts';
+import { batchItem, entriesOfBatch, postedEntries } from './credit-batch-items.ts';
 import { createInboundMarker } from './inbound-marker.ts';
-import { createLedgerCommit, sideEntry, stateOf, type WalletTableAccess } from './ledger-commit.ts';
+import { createLedgerCommit, exact, stateOf, type WalletTableAccess } from './ledger-commit.ts';
 import {
   addressOfAccount,
-  CLEARING_ACCOUNT,
+  batchKey,
   creditKey,
   postingLeaseKey,
   walletAccount,
   walletKey,
 } from './ledger-keys.ts';
 import { createPendingCredits } from './pending-credits.ts';
+import type { BatchPostingPlan, BatchPostingResult } from './post-credit-batches.ts';
 import type {
   CreditInTransit,
   CreditLedger,
@@ -20,7 +23,10 @@ import type {
   PostingResult,
 } from './post-credits.ts';
 
-/** How many of each `pending` shard's oldest credits one look for others' credits takes: 32 shards, so up to 256. */
+/**
+ * How many of each `pending` shard's oldest items one look for others' credits takes: 32 shards, so
+ * up to 256 credits or batches (of up to 49 credits each).
+ */
 const OLDEST_PER_SHARD = 8;
 
 /** A lease item outlives its last holder by a day, then DynamoDB's TTL deletes it. */
@@ -38,7 +44,7 @@ export function creditOfItem(
   item: Record<string, unknown>,
 ): { address: string; credit: CreditInTransit } | undefined {
   const address = addressOfAccount(String(item.toAccount ?? ''));
-  const { transferId, fromAccount, fromSeq, amountMinor, currency, createdAt, postedSeq } = item;
+  const { transferId, fromAccount, fromSeq, amountMinor, currency, createdAt, postedSeq, batchId } = item;
   const texts = [transferId, fromAccount, currency, createdAt];
   if (address === undefined || !texts.every((value) => typeof value === 'string' && value !== '')) return;
   if (!Number.isSafeInteger(fromSeq) || !Number.isSafeInteger(amountMinor)) return;
@@ -52,6 +58,7 @@ export function creditOfItem(
       currency,
       createdAt,
       postedSeq: postedSeq as number | undefined,
+      batchId: batchId as string | undefined,
     } as CreditInTransit,
   };
 }
@@ -77,33 +84,158 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger {
       string,
       ReturnType<typeof ledger.put> | ReturnType<typeof ledger.accountUpdate> | ReturnType<typeof creditMark>
     > = {};
-    let state = wallet;
-    credits.forEach((credit, i) => {
-      const entry = {
-        ...sideEntry({ ...credit, transferKind: 'transfer' }, { account, state }, 'in', {
-          account: CLEARING_ACCOUNT,
-          seq: credit.fromSeq,
-          address: addressOfAccount(credit.fromAccount),
-        }),
-        postedAt,
-      };
+    postedEntries(address, wallet, credits, postedAt).forEach((entry, i) => {
       items[`entry${i}`] = ledger.entryPut(entry, true);
-      items[`credit${i}`] = creditMark(credit.transferId, entry.seq, postedAt);
-      state = { exists: true, balance: BigInt(entry.balanceAfter), seq: entry.seq };
+      items[`credit${i}`] = creditMark(entry.transferId, entry.seq, postedAt);
     });
-    items.wallet = ledger.accountUpdate(
-      account,
-      wallet,
-      state.balance - wallet.balance,
-      postedAt,
-      credits.length,
-    );
+    items.wallet = ledger.accountUpdate(account, wallet, batchSum({ credits }), postedAt, credits.length);
     // Never a transfer id: the payer's transaction used it as its token.
     const result = await ledger.commit(items, randomUUID());
     if (result.committed) return { kind: 'posted' };
     return Object.keys(result.refused).some((name) => name.startsWith('credit'))
       ? { kind: 'credit-taken' }
       : { kind: 'wallet-moved' };
+  }
+
+  /**
+   * Claims `batch`'s credits for it: ONE transaction puts the batch, in the pending index in their
+   * place, and marks each credit batched, on condition that no batch has it, it is not posted, and
+   * it is the credit the batch lists (recipient, amount, payer's entry).
+   */
+  async function batch(batch: CreditBatch, batchedAt: string): Promise<'batched' | 'credit-taken'> {
+    const items: Record<string, ReturnType<typeof ledger.put> | ReturnType<typeof update>> = {
+      batch: ledger.put(batchItem(batch, batchedAt)),
+    };
+    batch.credits.forEach((credit, i) => {
+      items[`credit${i}`] = update(
+        creditKey(credit.transferId),
+        'SET batchId = :batch REMOVE pendingFor',
+        // As the batch lists it: its entry is written from that listing.
+        'attribute_not_exists(batchId) AND attribute_not_exists(postedSeq) AND toAccount = :to AND amountMinor = :amount AND fromAccount = :from AND fromSeq = :fromSeq',
+        {
+          ':batch': batch.batchId,
+          ':to': walletAccount(batch.address),
+          ':amount': credit.amountMinor,
+          ':from': credit.fromAccount,
+          ':fromSeq': credit.fromSeq,
+        },
+      );
+    });
+    const result = await ledger.commit(items, randomUUID());
+    return result.committed ? 'batched' : 'credit-taken';
+  }
+
+  /**
+   * Posts whole batches: ONE transaction writes the wallet once (balance + their sums, seq + their
+   * credits) on condition that it is as read, and marks each batch posted where its credits go in
+   * the wallet (and out of the pending index: the money is the wallet's), on condition that no
+   * posting took it before. Their entries follow (`complete`).
+   */
+  async function postBatches({
+    address,
+    wallet,
+    batches,
+    postedAt,
+  }: BatchPostingPlan): Promise<BatchPostingResult> {
+    const items: Record<string, ReturnType<typeof ledger.accountUpdate> | ReturnType<typeof update>> = {};
+    const postings: BatchPosting[] = [];
+    let state = wallet;
+    batches.forEach((each, i) => {
+      const posting = { firstSeq: state.seq + 1, balanceBefore: state.balance, postedAt };
+      postings.push(posting);
+      items[`batch${i}`] = update(
+        batchKey(each.batchId),
+        'SET firstSeq = :first, balanceBefore = :before, postedAt = :at REMOVE pendingFor',
+        // The sum the wallet is credited with is the batch's as stored.
+        'attribute_not_exists(firstSeq) AND amountMinor = :sum AND toAccount = :to',
+        {
+          ':first': posting.firstSeq,
+          ':before': exact(posting.balanceBefore),
+          ':at': postedAt,
+          ':sum': exact(batchSum(each)),
+          ':to': walletAccount(address),
+        },
+      );
+      state = { exists: true, balance: state.balance + batchSum(each), seq: state.seq + each.credits.length };
+    });
+    items.wallet = ledger.accountUpdate(
+      walletAccount(address),
+      wallet,
+      state.balance - wallet.balance,
+      postedAt,
+      state.seq - wallet.seq,
+    );
+    const result = await ledger.commit(items, randomUUID());
+    if (result.committed) return { kind: 'posted', postings };
+    return Object.keys(result.refused).some((name) => name.startsWith('batch'))
+      ? { kind: 'batch-taken' }
+      : { kind: 'wallet-moved' };
+  }
+
+  /**
+   * Completes a posted batch: ONE transaction writes its entries (./credit-batch-items.ts) and marks each
+   * credit posted at its entry, and the batch completed, on condition that it was not: `already`
+   * when another call completed it, `busy` when another transaction held one of its items.
+   */
+  async function complete(
+    batch: CreditBatch,
+    completedAt: string,
+  ): Promise<'completed' | 'already' | 'busy'> {
+    const { posting } = batch;
+    if (!posting) throw new Error(`Batch ${batch.batchId} is not posted: nothing to complete`);
+    const items: Record<string, ReturnType<typeof ledger.put> | ReturnType<typeof update>> = {
+      batch: update(
+        batchKey(batch.batchId),
+        'SET completedAt = :at',
+        'attribute_exists(firstSeq) AND attribute_not_exists(completedAt)',
+        { ':at': completedAt },
+      ),
+    };
+    entriesOfBatch(batch, posting, completedAt).forEach((entry, i) => {
+      items[`entry${i}`] = ledger.entryPut(entry, true);
+      items[`credit${i}`] = update(
+        creditKey(entry.transferId),
+        'SET postedSeq = :seq, postedAt = :at',
+        'batchId = :batch AND attribute_not_exists(postedSeq)',
+        { ':seq': entry.seq, ':at': completedAt, ':batch': batch.batchId },
+      );
+    });
+    const result = await ledger.commit(items, randomUUID());
+    if (result.committed) return 'completed';
+    // Another transaction in flight on one of its items (on AWS, another call completing it).
+    if (Object.values(result.refused).some(({ code }) => code === 'TransactionConflict')) return 'busy';
+    if (result.refused.batch) return 'already';
+    // The batch was not completed, yet an entry or credit refused: the ledger is not as its
+    // posting left it. Nothing is written; retrying would only be refused again.
+    throw new Error(
+      `Batch ${batch.batchId} cannot complete: ${Object.keys(result.refused).join(', ')} refused`,
+    );
+  }
+
+  async function readBatches(batchIds: readonly string[]): Promise<CreditBatch[]> {
+    const batches: CreditBatch[] = [];
+    for (let start = 0; start < batchIds.length; start += 100) {
+      const keys = batchIds.slice(start, start + 100).map(batchKey);
+      const found = await ledger.readMany(keys);
+      for (const key of keys) {
+        const read = batchOfItem(found.get(key));
+        if (read) batches.push(read);
+      }
+    }
+    return batches;
+  }
+
+  /** A conditional update of one item, as a transaction item. */
+  function update(pk: string, expression: string, condition: string, values: Record<string, unknown>) {
+    return {
+      Update: {
+        TableName: access.tableName,
+        Key: { pk },
+        UpdateExpression: expression,
+        ConditionExpression: condition,
+        ExpressionAttributeValues: values,
+      },
+    };
   }
 
   /** Marks a credit posted at the recipient's entry `seq`, and takes it out of the pending index. */
@@ -113,7 +245,9 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger {
         TableName: access.tableName,
         Key: { pk: creditKey(transferId) },
         UpdateExpression: 'SET postedSeq = :seq, postedAt = :at REMOVE pendingFor',
-        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(postedSeq)',
+        // A credit a batch holds is posted with its batch only: posted here too, it would be twice.
+        ConditionExpression:
+          'attribute_exists(pk) AND attribute_not_exists(postedSeq) AND attribute_not_exists(batchId)',
         ExpressionAttributeValues: { ':seq': seq, ':at': postedAt },
       },
     };
@@ -211,6 +345,12 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger {
   async function oldestCredits(address: string) {
     const credits: CreditInTransit[] = [];
     for (const item of await pending.oldestItems(address, OLDEST_PER_SHARD)) {
+      const batch = batchOfItem(item);
+      if (batch) {
+        if (batch.address === address)
+          credits.push(...batch.credits.map((credit) => ({ ...credit, batchId: batch.batchId })));
+        continue;
+      }
       const read = creditOfItem(item);
       if (read?.address === address && read.credit.postedSeq === undefined) credits.push(read.credit);
     }
@@ -220,6 +360,10 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger {
   return {
     read,
     post,
+    batch,
+    postBatches,
+    complete,
+    readBatches,
     markHot: createInboundMarker(access),
     takeLease,
     renewLease,

@@ -1,5 +1,4 @@
-import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { withRetries } from '../dynamodb/retry.ts';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   AccountTally,
   impossibleBalance,
@@ -8,14 +7,14 @@ import {
   provenPrefix,
   readAccountOn,
 } from './audit/accounts.ts';
+import { PostedBatches } from './audit/batches.ts';
 import type { AuditBreak, Broken } from './audit/breaks.ts';
 import { atTheCuts, ClearingSums } from './audit/clearing.ts';
 import { Fingerprint, IN_ENTRY, MovementSums, OUT_ENTRY, TRANSFER_RECORD } from './audit/fingerprints.ts';
-import { AUDIT_RETRY_POLICY, createKeyReader } from './audit/key-reader.ts';
+import { createKeyReader } from './audit/key-reader.ts';
 import { checkMovements, type KnownCredits } from './audit/movements.ts';
 import {
   accountOfKey,
-  auditedProjection,
   type Credit,
   clearingShare,
   compactCredit,
@@ -34,7 +33,9 @@ import {
   UNINTERNED,
   writtenAt,
 } from './audit/records.ts';
+import { scanTable } from './audit/scan.ts';
 import { StuckCredits } from './audit/stuck-credits.ts';
+import { eachLimited } from './each-limited.ts';
 import { accountKey, CLEARING_ACCOUNT, ISSUANCE_ACCOUNT } from './ledger-keys.ts';
 
 export type { AuditBreak } from './audit/breaks.ts';
@@ -108,56 +109,6 @@ const SETTLING_MS = 5 * 60_000;
 /** Accounts read again at once after the scan: each is a short run of BatchGetItems. */
 const REREAD_CONCURRENCY = 8;
 
-/**
- * Items per Scan page: bounds what is in flight (one page of at most SCAN_PAGE_ITEMS projected
- * items per segment) and how long one request takes, well inside the client's request timeout
- * (REQUEST_TIMEOUT_MS). Read units are charged by bytes, not requests, so smaller pages cost
- * nothing more (what DynamoDB Local measured: docs/decisions/double-entry-ledger.md).
- */
-const SCAN_PAGE_ITEMS = 1_000;
-
-/** Every item of the table, `segments` Scan segments in parallel, strongly consistent. */
-async function scanTable(
-  client: DynamoDBDocumentClient,
-  tableName: string,
-  segments: number,
-  file: (item: Item) => void,
-): Promise<void> {
-  await Promise.all(
-    Array.from({ length: segments }, async (_, segment) => {
-      let ExclusiveStartKey: Item | undefined;
-      do {
-        const page = await withRetries(
-          () =>
-            client.send(
-              new ScanCommand({
-                TableName: tableName,
-                Segment: segment,
-                TotalSegments: segments,
-                ConsistentRead: true,
-                Limit: SCAN_PAGE_ITEMS,
-                ExclusiveStartKey,
-                ...auditedProjection,
-              }),
-            ),
-          AUDIT_RETRY_POLICY,
-        );
-        for (const item of page.Items ?? []) file(item);
-        ExclusiveStartKey = page.LastEvaluatedKey;
-      } while (ExclusiveStartKey);
-    }),
-  );
-}
-
-/** Runs `task` on every item, `limit` at a time. */
-async function eachLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>) {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await task(items[next++] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
 /** Scans and audits a table: what `npm run wallet:audit` and the scheduled audit run. */
 export async function auditTable(
   client: DynamoDBDocumentClient,
@@ -188,6 +139,7 @@ export async function auditTable(
   const keptCredits = new Map<string, Credit>();
   const counts = { itemsScanned: 0, accounts: 0, entries: 0, transfers: 0, credits: 0, creditsUnposted: 0 };
   const stuck = new StuckCredits();
+  const batches = new PostedBatches();
   /** Items not where their fields put them, with why: few, as each is a break. */
   const misplacedItems: [string, string][] = [];
 
@@ -226,9 +178,10 @@ export async function auditTable(
       if (item.postedSeq === undefined) {
         counts.creditsUnposted++;
         stuck.consider(item);
+        batches.unposted(item);
       }
       fileCredit(item);
-    }
+    } else if (item.kind === 'batch') batches.consider(item);
   });
 
   /**
@@ -254,7 +207,9 @@ export async function auditTable(
 
   const breaks: AuditBreak[] = [];
   const broken: Broken = (invariant, subject, detail) => breaks.push({ invariant, subject, detail });
-  const reader = createKeyReader(client, tableName);
+  const tableReader = createKeyReader(client, tableName);
+  // Batches posted and not completed read as completed: by all but the stuck check (audit/batches.ts).
+  const reader = batches.derive(horizon, keptEntries, names).reader(tableReader);
   for (const [pk, wrong] of misplacedItems) broken('item-misplaced', pk, wrong);
 
   // Each account: proven up to a prefix, then read on by key where the scan cannot vouch for it.
@@ -274,9 +229,15 @@ export async function auditTable(
     if (mustReadOn(state, prefix, kept)) reread.push([account, state, prefix, kept]);
   }
   keptByAccount.clear();
-  const readOn = { reader, names, broken, keptEntries };
   // Their items now, 100 to a BatchGetItem; then each account's entries, a few accounts at a time.
-  const nowItems = await reader.read(reread.map(([account]) => accountKey(account)));
+  const nowItems = await tableReader.read(reread.map(([account]) => accountKey(account)));
+  // And the batches posted since the scan passed them, which those items may show already.
+  await batches.catchUp(
+    tableReader,
+    reread.map(([account]) => account),
+  );
+  batches.derive(horizon, keptEntries, names);
+  const readOn = { reader, names, broken, keptEntries };
   await eachLimited(reread, REREAD_CONCURRENCY, ([account, state, prefix, kept]) =>
     readAccountOn(account, nowItems.get(accountKey(account)), state, prefix, kept, readOn),
   );
@@ -360,7 +321,7 @@ export async function auditTable(
     );
   }
 
-  await stuck.name(reader, broken);
+  await stuck.name(tableReader, broken);
 
   // The grand total, at each account's cut, the clearing account's included, less the direct
   // movements with one side within the cuts and the other not. Only a movement whose items the

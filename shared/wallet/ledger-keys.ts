@@ -22,7 +22,13 @@
  *                                                          transaction, posted later by the credit
  *                                                          poster (postedSeq names its entry); until
  *                                                          then `pendingFor` puts it in the `pending`
- *                                                          index, sharded so no key runs hot
+ *                                                          index, sharded so no key runs hot; batchId
+ *                                                          once a batch has claimed it
+ *   BATCH#<batchId>            credits claimed together     up to 49 credits in transit to one wallet
+ *                                                          (./credit-batch.ts), in the `pending` index
+ *                                                          in their place until a posting takes it into
+ *                                                          the wallet (firstSeq, balanceBefore); then
+ *                                                          completedAt once its entries are written
  *   INBOUND#<address>          a hot wallet's marker        hotUntil: payments to it go through the
  *                                                          clearing account until then; its presence
  *                                                          also says credits may be in transit
@@ -70,6 +76,7 @@ export const entryKey = (account: string, seq: number): string => `ENTRY#${JSON.
 export const transferKey = (transferId: string): string => `TRANSFER#${transferId}`;
 export const depositKey = (depositId: string): string => `DEPOSIT#${depositId}`;
 export const creditKey = (transferId: string): string => `CREDIT#${transferId}`;
+export const batchKey = (batchId: string): string => `BATCH#${batchId}`;
 export const inboundKey = (address: string): string => `INBOUND#${address}`;
 export const directClaimKey = (address: string): string => `DIRECT#${address}`;
 export const postingLeaseKey = (address: string): string => `POSTING#${address}`;

@@ -46,3 +46,17 @@ export async function retryMovement<T>(
     if (verdict.again === 'after-pause') await pause(n);
   }
 }
+
+/**
+ * An attempt of a posting: throttled (or unanswered) past one call's tries, it is tried again after
+ * a pause within its deadline, not handed back to the stream, whose bounded retries one short
+ * episode would use up. The next attempt reads again, so a write that did commit is not made twice.
+ */
+export async function patiently<T>(attempt: () => Promise<AttemptVerdict<T>>): Promise<AttemptVerdict<T>> {
+  try {
+    return await attempt();
+  } catch (error) {
+    if (error instanceof TemporarilyUnavailableError) return { again: 'after-pause' };
+    throw error;
+  }
+}

@@ -1,5 +1,6 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { withRetries } from '../dynamodb/retry.ts';
+import { batchOfItem } from './credit-batch.ts';
 import type { WalletTableAccess } from './ledger-commit.ts';
 import { addressOfAccount, PENDING_INDEX, PENDING_SHARDS, pendingShardOf } from './ledger-keys.ts';
 
@@ -14,7 +15,7 @@ export interface PendingCredit {
 
 /**
  * The credits in transit to a hot wallet, read from the `pending` index: one Query per shard, all
- * at once. Only a wallet that was ever marked hot can have any, so readers ask only then.
+ * at once. A batch of them stands there for its credits until a posting takes it. Only a wallet that was ever marked hot can have any, so readers ask only then.
  */
 export function createPendingCredits({ client, tableName }: WalletTableAccess) {
   /** The items of one shard, newest first or oldest first, `limit` of them or every page. */
@@ -48,12 +49,12 @@ export function createPendingCredits({ client, tableName }: WalletTableAccess) {
   async function newest(address: string, limit: number): Promise<PendingCredit[]> {
     const items = await allShards((n) => shard(address, n, true, limit));
     return items
-      .map(pendingCreditOf)
+      .flatMap(pendingCreditsOf)
       .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.transferId.localeCompare(a.transferId))
       .slice(0, limit);
   }
 
-  /** The sum of every credit in transit to `address`, in minor units. */
+  /** The sum of every credit in transit to `address`, in minor units (a batch's item holds its sum). */
   async function total(address: string): Promise<bigint> {
     const items = await allShards((n) => shard(address, n, true));
     return items.reduce((sum, item) => sum + BigInt(item.amountMinor as number), 0n);
@@ -66,10 +67,12 @@ export function createPendingCredits({ client, tableName }: WalletTableAccess) {
   return { newest, total, oldestItems };
 }
 
-const pendingCreditOf = (item: Record<string, unknown>): PendingCredit => ({
-  transferId: item.transferId as string,
-  fromAddress: addressOfAccount(item.fromAccount as string),
-  amountMinor: item.amountMinor as number,
-  currency: item.currency as string,
-  createdAt: item.createdAt as string,
-});
+/** The credits an item of the index stands for: a credit, or those of a batch (./credit-batch.ts). */
+const pendingCreditsOf = (item: Record<string, unknown>): PendingCredit[] =>
+  (batchOfItem(item)?.credits ?? [item]).map((credit) => ({
+    transferId: credit.transferId as string,
+    fromAddress: addressOfAccount(credit.fromAccount as string),
+    amountMinor: credit.amountMinor as number,
+    currency: credit.currency as string,
+    createdAt: credit.createdAt as string,
+  }));

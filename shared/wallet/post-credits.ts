@@ -1,24 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TemporarilyUnavailableError } from '../errors.ts';
+import type { CreditInTransit } from './credit-batch.ts';
 import type { AccountState } from './ledger-commit.ts';
-import { busy, retryMovement } from './movement-retry.ts';
+import { busy, patiently, retryMovement } from './movement-retry.ts';
 import type { Clock } from './ports.ts';
+import { type BatchLedger, makeTwoLevelPosting } from './post-credit-batches.ts';
 import { recentEntries } from './recent-entries.ts';
 import { HOT_FOR_MS } from './send-money.ts';
 
-/** A credit in transit to a hot wallet, as the payer's transaction wrote it. */
-export interface CreditInTransit {
-  readonly transferId: string;
-  /** The paying wallet's account and its entry of this payment. */
-  readonly fromAccount: string;
-  readonly fromSeq: number;
-  readonly amountMinor: number;
-  readonly currency: string;
-  readonly createdAt: string;
-  /** The recipient's entry, once posted. */
-  readonly postedSeq?: number | undefined;
-}
+export type { CreditInTransit } from './credit-batch.ts';
 
 /** One posting: the wallet as it stands, and the credits (not yet posted) it takes in, in order. */
 export interface PostingPlan {
@@ -45,13 +35,12 @@ export interface LeaseHolder {
   readonly call: string;
 }
 
-/** The ledger as the credit poster needs it: declared here, implemented by ./credit-ledger.ts. */
-export interface CreditLedger {
-  /** The wallet and those of `transferIds` whose credit exists, strongly consistent, in one read. */
-  read(
-    address: string,
-    transferIds: readonly string[],
-  ): Promise<{ wallet: AccountState; credits: CreditInTransit[] }>;
+/**
+ * The ledger as the credit poster needs it: declared here (its two levels beside them, in
+ * ./post-credit-batches.ts), implemented by ./credit-ledger.ts.
+ */
+export interface CreditLedger extends BatchLedger {
+  /** Posts credits no batch holds, in one transaction. */
   post(plan: PostingPlan): Promise<PostingResult>;
   /** Keeps `address` hot while its credits arrive: `TransferLedger.markHot`. */
   markHot(address: string, until: number): Promise<number>;
@@ -75,7 +64,10 @@ export interface CreditLedger {
    * keeps the lease and answers `others-waiting`. One write when forced.
    */
   releaseLease(address: string, holder: LeaseHolder, force: boolean): Promise<'released' | 'others-waiting'>;
-  /** The oldest credits in transit to the wallet (a few hundred), whichever poller was handed them. */
+  /**
+   * The oldest credits in transit to the wallet (a few hundred), whichever poller was handed them:
+   * those a batch holds, with their batch.
+   */
   oldestCredits(address: string): Promise<CreditInTransit[]>;
 }
 
@@ -111,19 +103,23 @@ const POSTING_LEASE_MS = 5_000;
 const LEASE_WAIT_MS = 250;
 
 /**
- * Posts credits in transit to one wallet, in batches: each batch is ONE transaction that writes
- * the wallet once (balance + the batch's sum, seq + its count), an entry per credit with its exact
- * running balance at seq + 1, + 2, …, and marks each credit posted on condition that it was not,
- * so a redelivered or concurrent batch posts nothing twice. Credits go in the order they were paid.
+ * Posts credits in transit to one wallet. Up to MAX_CREDITS_PER_POSTING, none of them batched, in
+ * ONE transaction that writes the wallet once (balance + their sum, seq + their count), an entry
+ * per credit with its exact running balance at seq + 1, + 2, …, and marks each credit posted on
+ * condition that it was not and that no batch holds it, so a redelivered or concurrent call posts
+ * nothing twice. More go on two levels (./post-credit-batches.ts): batched in parallel, then taken
+ * into the wallet up to 99 batches a transaction. Credits go in the order they were paid, a batch
+ * after another.
  *
  * One poller posts to a wallet at a time: it holds the wallet's posting lease, an item of its own.
  * A hot wallet's credits reach every shard of the stream, so without it as many pollers as shards
  * would post to the wallet at once, and all but one of them would be refused on its item, again
- * and again (docs/decisions/hot-wallets.md). A poller that finds the lease taken says it waits, and
- * the holder, before it lets go, posts the credits in transit to the wallet, those of the waiting
- * pollers among them, in large batches. The waiting poller reads its credits again: those posted
- * are done, and for the rest it takes the lease when it is free. The lease only saves attempts:
- * the transaction's conditions keep each posting exact whoever holds it.
+ * and again (docs/decisions/hot-wallets.md). A poller that finds the lease taken says it waits and
+ * batches its credits, and the holder, before it lets go, posts the credits in transit to the
+ * wallet, those of the waiting pollers among them, whole batches at a time. The waiting poller
+ * reads its credits again: those posted are done, and for the rest it takes the lease when it is
+ * free. The lease only saves attempts: the transaction's conditions keep each posting exact
+ * whoever holds it.
  *
  * A call that stops before its credits are all posted (out of time, or DynamoDB failing) throws;
  * once it held the lease, a {@link PostingCutShort}, which counts the credits it did post.
@@ -131,9 +127,9 @@ const LEASE_WAIT_MS = 250;
  * The credits come as the stream announced them, and the wallet as the poster's last posting to it
  * left it: a wallet that only this poster writes (a hot one, while credits arrive) is posted to in
  * one round trip, without a read. Should either have moved on (its owner paid, another holder
- * posted, a batch was delivered again), the transaction's conditions refuse it, and the batch is
- * read (the wallet, and which credits are still due) and built again. The wallet stays hot while
- * credits arrive.
+ * posted, credits were delivered again), the transaction's conditions refuse it, and the posting
+ * is read (the wallet, and which credits or batches are still due) and built again. The wallet
+ * stays hot while credits arrive.
  */
 export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock: Clock }) {
   /** Each wallet as this poster's last posting to it left it. */
@@ -153,54 +149,68 @@ export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock
 
   const outOfTime = (call: Call) => Date.now() - call.started > POSTING_CALL_MS;
 
-  /** Posts `credits` in batches, adding each to `call.posted` as its batch commits. */
-  async function postBatches(call: Call, credits: readonly CreditInTransit[]): Promise<void> {
+  const deadline = (call: Call, message: string) => ({
+    // Bounded by the call's start too, so that neither a renewal nor a late batch pushes the last
+    // write past the poster's timeout.
+    at: Math.min(Date.now(), call.started + POSTING_CALL_MS) + POSTING_DEADLINE_MS,
+    message,
+  });
+
+  /** Before each posting: out of time, the rest is delivered again; the lease renewed once half of it is gone. */
+  async function beforePosting(call: Call): Promise<void> {
+    if (outOfTime(call)) throw busy('Out of time for this batch; its credits are delivered again');
+    if (call.leaseUntil - clock.now() < POSTING_LEASE_MS / 2) {
+      // A lease lost meanwhile is no danger: every posting is conditional.
+      call.leaseUntil = clock.now() + POSTING_LEASE_MS;
+      await ledger.renewLease(call.address, call.holder, call.leaseUntil);
+    }
+  }
+
+  const twoLevel = makeTwoLevelPosting({ ledger, clock, known, deadline, beforePosting });
+
+  /**
+   * Posts `credits` (not posted when read), adding each to `call.posted` once it is: in one
+   * transaction when no batch holds any and one posting takes them all, as a quiet wallet's are,
+   * else on two levels (./post-credit-batches.ts), which take thousands a posting.
+   */
+  async function postDue(call: Call, credits: readonly CreditInTransit[]): Promise<void> {
+    let rest = credits;
+    if (credits.length <= MAX_CREDITS_PER_POSTING && credits.every((c) => c.batchId === undefined)) {
+      rest = await postDirect(call, credits);
+    }
+    if (rest.length > 0) await twoLevel.post(call, rest);
+  }
+
+  /** Posts `credits` in one transaction; answers those of them a batch took meanwhile, still to post with it. */
+  async function postDirect(call: Call, credits: readonly CreditInTransit[]): Promise<CreditInTransit[]> {
     const { address } = call;
-    for (let start = 0; start < credits.length; start += MAX_CREDITS_PER_POSTING) {
-      if (outOfTime(call)) throw busy('Out of time for this batch; its credits are delivered again');
-      if (call.leaseUntil - clock.now() < POSTING_LEASE_MS / 2) {
-        // A lease lost meanwhile is no danger: every posting is conditional.
-        call.leaseUntil = clock.now() + POSTING_LEASE_MS;
-        await ledger.renewLease(address, call.holder, call.leaseUntil);
-      }
-      const batch = credits.slice(start, start + MAX_CREDITS_PER_POSTING);
-      const done = await retryMovement<readonly CreditInTransit[]>(
-        {
-          // Bounded by the call's start too, so that neither a renewal nor a late batch pushes
-          // the last write past the poster's timeout.
-          at: Math.min(Date.now(), call.started + POSTING_CALL_MS) + POSTING_DEADLINE_MS,
-          message: 'The wallet is busy; its credits are delivered again',
-        },
-        async (_attempt, beforeWrite) => {
+    await beforePosting(call);
+    type Outcome = { done: readonly CreditInTransit[]; batched: CreditInTransit[] };
+    const { done, batched } = await retryMovement<Outcome>(
+      deadline(call, 'The wallet is busy; its credits are delivered again'),
+      (_attempt, beforeWrite) =>
+        patiently<Outcome>(async () => {
           const remembered = known.get(address);
           known.delete(address);
-          try {
-            const { wallet, due } = remembered
-              ? { wallet: remembered, due: batch }
-              : await readDue(ledger, address, batch);
-            if (due.length === 0) return { done: [] };
-            beforeWrite();
-            const result = await ledger.post({
-              address,
-              wallet,
-              credits: due,
-              postedAt: new Date(clock.now()).toISOString(),
-            });
-            if (result.kind !== 'posted') return { again: remembered ? 'now' : 'after-pause' };
-            const sum = due.reduce((total, credit) => total + BigInt(credit.amountMinor), 0n);
-            known.set(address, { exists: true, balance: wallet.balance + sum, seq: wallet.seq + due.length });
-            return { done: due };
-          } catch (error) {
-            // Throttled (or unanswered) past one call's tries: waited out within the deadline, not
-            // handed back to the stream, whose bounded retries one short episode would use up. The
-            // next attempt reads again, and a posting that did commit is not posted twice.
-            if (error instanceof TemporarilyUnavailableError) return { again: 'after-pause' };
-            throw error;
-          }
-        },
-      );
-      for (const credit of done) call.posted.add(credit.transferId);
-    }
+          const { wallet, due, batched }: Awaited<ReturnType<typeof readDue>> = remembered
+            ? { wallet: remembered, due: [...credits], batched: [] }
+            : await readDue(ledger, address, credits);
+          if (due.length === 0) return { done: { done: [], batched } };
+          beforeWrite();
+          const result = await ledger.post({
+            address,
+            wallet,
+            credits: due,
+            postedAt: new Date(clock.now()).toISOString(),
+          });
+          if (result.kind !== 'posted') return { again: remembered ? 'now' : 'after-pause' };
+          const sum = due.reduce((total, credit) => total + BigInt(credit.amountMinor), 0n);
+          known.set(address, { exists: true, balance: wallet.balance + sum, seq: wallet.seq + due.length });
+          return { done: { done: due, batched } };
+        }),
+    );
+    for (const credit of done) call.posted.add(credit.transferId);
+    return batched;
   }
 
   /**
@@ -219,7 +229,7 @@ export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock
           (c) => !call.posted.has(c.transferId),
         );
         if (others.length === 0) break;
-        await postBatches(call, others.sort(paidOrder));
+        await postDue(call, others.sort(paidOrder));
       }
     } catch {
       // Out of time, or DynamoDB failing: the others' pollers post their credits.
@@ -231,7 +241,7 @@ export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock
   async function postHolding(call: Call, credits: readonly CreditInTransit[]): Promise<void> {
     let lease: 'released' | 'holding' = 'holding';
     try {
-      await postBatches(call, credits);
+      await postDue(call, credits);
       lease = await postForOthers(call);
     } catch (error) {
       throw new PostingCutShort(call.posted.size, error);
@@ -263,9 +273,12 @@ export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock
         break;
       }
       if (outOfTime(call)) throw busy('Another poller holds the wallet; its credits are delivered again');
-      // Another poller posts to the wallet: it will post these too, or let go of the lease.
-      if (lease.othersWait || (await ledger.waitFor(address, clock.now())))
-        await sleep(LEASE_WAIT_MS * (0.5 + Math.random()));
+      // Another poller posts to the wallet: it will post these too, or let go of the lease. Claimed
+      // in batches meanwhile (in parallel, never touching the wallet), they are a few items of the
+      // pending index for its next look, where loose they would be as many as they are.
+      const waiting = lease.othersWait || (await ledger.waitFor(address, clock.now()));
+      if (credits.some((credit) => credit.batchId === undefined)) await twoLevel.batchLoose(call, credits);
+      if (waiting) await sleep(LEASE_WAIT_MS * (0.5 + Math.random()));
       credits = await stillDue(ledger, address, credits);
     }
     if (call.posted.size > 0) await ledger.markHot(address, clock.now() + HOT_FOR_MS);
@@ -290,19 +303,27 @@ export class PostingCutShort extends Error {
 const paidOrder = (a: CreditInTransit, b: CreditInTransit) =>
   a.createdAt.localeCompare(b.createdAt) || a.transferId.localeCompare(b.transferId);
 
-/** Those of `credits` still to post, read a posting's worth at a time (a read holds 100 keys at most). */
-async function stillDue(ledger: CreditLedger, address: string, credits: readonly CreditInTransit[]) {
-  const parts: Promise<{ due: CreditInTransit[] }>[] = [];
+/** Those of `credits` still to post (a batch's among them), read a posting's worth at a time (a read holds 100 keys at most). */
+async function stillDue(ledger: BatchLedger, address: string, credits: readonly CreditInTransit[]) {
+  const parts: Promise<{ due: CreditInTransit[]; batched: CreditInTransit[] }>[] = [];
   for (let start = 0; start < credits.length; start += MAX_CREDITS_PER_POSTING)
     parts.push(readDue(ledger, address, credits.slice(start, start + MAX_CREDITS_PER_POSTING)));
-  return (await Promise.all(parts)).flatMap((part) => part.due);
+  return (await Promise.all(parts)).flatMap((part) => [...part.due, ...part.batched]);
 }
 
-/** The wallet as it is, and those of `batch` still to post (a credit posted meanwhile, or not found, is skipped). */
-async function readDue(ledger: CreditLedger, address: string, batch: readonly CreditInTransit[]) {
-  const { wallet, credits } = await ledger.read(
+/**
+ * The wallet as it is, and those of `credits` still to post: on their own (`due`), or with the
+ * batch that holds them (`batched`). A credit posted meanwhile, or not found, is skipped.
+ */
+async function readDue(ledger: BatchLedger, address: string, credits: readonly CreditInTransit[]) {
+  const read = await ledger.read(
     address,
-    batch.map((credit) => credit.transferId),
+    credits.map((credit) => credit.transferId),
   );
-  return { wallet, due: credits.filter((credit) => credit.postedSeq === undefined).sort(paidOrder) };
+  const unposted = read.credits.filter((credit) => credit.postedSeq === undefined).sort(paidOrder);
+  return {
+    wallet: read.wallet,
+    due: unposted.filter((credit) => credit.batchId === undefined),
+    batched: unposted.filter((credit) => credit.batchId !== undefined),
+  };
 }

@@ -42,7 +42,7 @@ describe('the credit poster when DynamoDB misbehaves', () => {
     expect(posted?.postedSeq).toBe(1);
   });
 
-  it('counts the credits a call posted before DynamoDB refused its next posting, and hands the batch back from its first record', async () => {
+  it('counts the credits a call posted before DynamoDB refused to complete its next batch, and hands the batch back from its first record', async () => {
     const hot = await createHotLedger(1);
     const [payer] = hot.payers as [string];
     const transferIds: string[] = [];
@@ -57,14 +57,17 @@ describe('the credit poster when DynamoDB misbehaves', () => {
         dynamodb: { SequenceNumber: String(1000 + i), NewImage: marshall(image) as never },
       })),
     };
-    // The credit paid last goes in the second posting, which DynamoDB refuses outright (every try).
+    // The credit paid last goes in the second batch, whose completion DynamoDB refuses outright (every try).
     const last = images
       .map((image) => image as { createdAt: string; transferId: string })
       .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.transferId.localeCompare(b.transferId))
       .at(-1)?.transferId as string;
     proxy.inject(
       { kind: 'rewrite', rewrite: (body) => ({ ...body, TransactItems: [] }) },
-      { operation: 'TransactWriteItems', when: mentions(creditKey(last)) },
+      {
+        operation: 'TransactWriteItems',
+        when: (request) => mentions(creditKey(last))(request) && mentions('completedAt')(request),
+      },
     );
     const handler = createPostCreditsHandler({ client, tableName: hot.tableName });
     let answer: unknown;
@@ -74,6 +77,9 @@ describe('the credit poster when DynamoDB misbehaves', () => {
 
     expect(answer).toEqual({ batchItemFailures: [{ itemIdentifier: '1000' }] });
     expect(metricLines(lines).find((line) => 'CreditsPosted' in line)).toMatchObject({ CreditsPosted: 49 });
-    expect(await hot.wallets.readWallet(hot.shop)).toMatchObject({ balanceMinor: 49n, pendingMinor: 1n });
+    // Both batches were posted: the money is the wallet's, only the last credit's entry is missing.
+    expect(await hot.wallets.readWallet(hot.shop)).toMatchObject({ balanceMinor: 50n, pendingMinor: 0n });
+    const [unposted] = (await hot.wallets.credits.read(hot.shop, [last])).credits;
+    expect(unposted?.postedSeq).toBeUndefined();
   });
 });

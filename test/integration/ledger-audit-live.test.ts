@@ -246,6 +246,29 @@ describe('the ledger audit on a live table, payments to a hot wallet', LEDGER_TE
     expect(report.grandTotalMinor).toBe(0n);
   });
 
+  it('finds no break when a backlog is posted on two levels while it scans, and payments go on', async () => {
+    const ledger = await createHotLedger(WALLETS, HOUR_AGO);
+    const ids: string[] = [];
+    // More than one posting of credits holds: batched, posted and completed while the audit scans.
+    await inParallel(WALLETS * 5, 4, async (i) => {
+      ids.push(await ledger.pay(ledger.payers[i % WALLETS] as string, 1 + (i % 7)));
+    });
+    const report = await auditWhile(ledger.tableName, async () => {
+      await Promise.all([
+        ledger.post(ids).then((posted) => expect(posted).toBe(WALLETS * 5)),
+        inParallel(WALLETS, 3, async (i) => void (await ledger.pay(ledger.payers[i] as string, 3))),
+      ]);
+    });
+    expect(report.breaks).toEqual([]);
+    expect(report.grandTotalMinor).toBe(0n);
+    const quiet = await auditTable(direct, ledger.tableName);
+    expect(quiet).toMatchObject({
+      breaks: [],
+      creditsUnposted: WALLETS,
+      clearingBalanceMinor: BigInt(WALLETS * 3),
+    });
+  });
+
   it('dates a posting by when it was written: a backlog paid an hour ago, posted while it scans, needs no second scan', async () => {
     // A poster that was down: the credits were paid an hour ago (settled), half of them posted
     // then and half only now, while the audit scans. Their recipient's entries say the payment's

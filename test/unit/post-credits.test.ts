@@ -1,5 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
+import type { CreditBatch } from '#shared/wallet/credit-batch.ts';
 import type { AccountState } from '#shared/wallet/ledger-commit.ts';
+import { busy } from '#shared/wallet/movement-retry.ts';
+import type { BatchPostingPlan, BatchPostingResult } from '#shared/wallet/post-credit-batches.ts';
 import {
   type CreditInTransit,
   type CreditLedger,
@@ -12,12 +15,16 @@ import {
 
 /**
  * One wallet's side of the ledger in memory, refusing a posting as the transaction's conditions
- * do: a wallet that is not as the plan says, or a credit posted already.
+ * do: a wallet that is not as the plan says, a credit posted already or held by a batch, a batch
+ * posted already.
  */
 class OneWallet implements CreditLedger {
   wallet: AccountState = { exists: true, balance: 0n, seq: 0 };
   readonly credits = new Map<string, CreditInTransit>();
+  readonly batches = new Map<string, CreditBatch>();
+  /** Postings of credits (one level), and of whole batches (two). */
   readonly posts: PostingPlan[] = [];
+  readonly batchPosts: BatchPostingPlan[] = [];
   /** Postings the conditions refused. */
   refused = 0;
   reads = 0;
@@ -38,7 +45,11 @@ class OneWallet implements CreditLedger {
       this.refused++;
       return { kind: 'wallet-moved' };
     }
-    if (plan.credits.some((c) => this.credits.get(c.transferId)?.postedSeq !== undefined)) {
+    const taken = (c: CreditInTransit) => {
+      const now = this.credits.get(c.transferId);
+      return now?.postedSeq !== undefined || now?.batchId !== undefined;
+    };
+    if (plan.credits.some(taken)) {
       this.refused++;
       return { kind: 'credit-taken' };
     }
@@ -49,6 +60,85 @@ class OneWallet implements CreditLedger {
     }
     this.wallet = { exists: true, balance, seq };
     return { kind: 'posted' };
+  }
+
+  async batch(batch: CreditBatch): Promise<'batched' | 'credit-taken'> {
+    const free = (id: string) => {
+      const now = this.credits.get(id);
+      return now !== undefined && now.postedSeq === undefined && now.batchId === undefined;
+    };
+    if (!batch.credits.every((c) => free(c.transferId))) {
+      this.refused++;
+      return 'credit-taken';
+    }
+    this.batches.set(batch.batchId, batch);
+    for (const { transferId } of batch.credits) {
+      this.credits.set(transferId, {
+        ...(this.credits.get(transferId) as CreditInTransit),
+        batchId: batch.batchId,
+      });
+    }
+    return 'batched';
+  }
+
+  async postBatches(plan: BatchPostingPlan): Promise<BatchPostingResult> {
+    this.onPost();
+    this.batchPosts.push(plan);
+    if (plan.wallet.balance !== this.wallet.balance || plan.wallet.seq !== this.wallet.seq) {
+      this.refused++;
+      return { kind: 'wallet-moved' };
+    }
+    if (plan.batches.some((b) => this.batches.get(b.batchId)?.posting !== undefined)) {
+      this.refused++;
+      return { kind: 'batch-taken' };
+    }
+    let { balance, seq } = this.wallet;
+    const postings = plan.batches.map((batch) => {
+      const posting = { firstSeq: seq + 1, balanceBefore: balance, postedAt: plan.postedAt };
+      for (const credit of batch.credits) balance += BigInt(credit.amountMinor);
+      seq += batch.credits.length;
+      this.batches.set(batch.batchId, { ...batch, posting });
+      return posting;
+    });
+    this.wallet = { exists: true, balance, seq };
+    return { kind: 'posted', postings };
+  }
+
+  async complete(batch: CreditBatch, completedAt: string): Promise<'completed' | 'already' | 'busy'> {
+    this.onComplete(batch);
+    if (this.busyCompletions > 0) {
+      this.busyCompletions--;
+      return 'busy';
+    }
+    const now = this.batches.get(batch.batchId);
+    if (!now?.posting) throw new Error('not posted');
+    if (now.completedAt) return 'already';
+    const { firstSeq } = now.posting;
+    now.credits.forEach(({ transferId }, i) => {
+      this.credits.set(transferId, {
+        ...(this.credits.get(transferId) as CreditInTransit),
+        postedSeq: firstSeq + i,
+      });
+    });
+    this.batches.set(batch.batchId, { ...now, completedAt });
+    return 'completed';
+  }
+
+  async readBatches(batchIds: readonly string[]) {
+    return batchIds.flatMap((id) => this.batches.get(id) ?? []);
+  }
+
+  /** How many completions to come another transaction holds an item of (DynamoDB's TransactionConflict). */
+  busyCompletions = 0;
+  /** Called at each completion, before it is applied. */
+  onComplete: (batch: CreditBatch) => void = () => undefined;
+
+  /** The credits' entries, in the order of their seqs. */
+  postedInOrder(): string[] {
+    return [...this.credits.values()]
+      .filter((c) => c.postedSeq !== undefined)
+      .sort((a, b) => (a.postedSeq as number) - (b.postedSeq as number))
+      .map((c) => c.transferId);
   }
 
   async markHot(): Promise<number> {
@@ -151,16 +241,78 @@ describe('posting credits in transit', () => {
     expect(ledger.wallet).toEqual({ exists: true, balance: 300n, seq: 2 });
   });
 
-  it('posts more credits than one transaction holds in consecutive postings, in the order they were paid', async () => {
+  it('posts more credits than one transaction holds in one posting of whole batches, in the order they were paid', async () => {
     const ledger = new OneWallet();
     const post = makePostCredits({ ledger, clock });
     const credits = ledger.pay(...Array.from({ length: 120 }, (_, i) => i + 1));
     expect(await post('shop', [...credits].reverse())).toEqual({ posted: 120 });
-    expect(ledger.posts.map((p) => p.credits.length)).toEqual([49, 49, 22]);
+    expect(ledger.posts).toHaveLength(0);
+    expect(ledger.batchPosts.map((p) => p.batches.map((b) => b.credits.length))).toEqual([[49, 49, 22]]);
     expect(ledger.reads).toBe(1);
-    expect(credits.map((c) => ledger.credits.get(c.transferId)?.postedSeq)).toEqual(
-      Array.from({ length: 120 }, (_, i) => i + 1),
-    );
+    expect(ledger.wallet).toEqual({ exists: true, balance: 7260n, seq: 120 });
+    expect(ledger.postedInOrder()).toEqual(credits.map((c) => c.transferId));
+  });
+
+  it('takes thousands of credits into the wallet in one transaction on it', async () => {
+    const ledger = new OneWallet();
+    const post = makePostCredits({ ledger, clock });
+    expect(await post('shop', ledger.pay(...Array.from({ length: 4_851 }, () => 1)))).toEqual({
+      posted: 4_851,
+    });
+    // 99 batches of 49: the wallet's item is written once.
+    expect(ledger.batchPosts).toHaveLength(1);
+    expect(ledger.wallet).toEqual({ exists: true, balance: 4_851n, seq: 4_851 });
+  });
+
+  it('posts a credit a batch holds with its batch, never on its own, whatever the stream announced', async () => {
+    const ledger = new OneWallet();
+    const post = makePostCredits({ ledger, clock });
+    await post('shop', ledger.pay(1));
+    // Another call batched these and stopped; the stream's images of them say nothing of it.
+    const credits = ledger.pay(2, 3);
+    await ledger.batch({ batchId: 'b1', address: 'shop', credits });
+    expect(await post('shop', credits)).toEqual({ posted: 2 });
+    expect(ledger.posts).toHaveLength(2);
+    expect(ledger.refused).toBe(1);
+    expect(ledger.wallet).toEqual({ exists: true, balance: 6n, seq: 3 });
+    expect(ledger.batches.get('b1')?.completedAt).toBeDefined();
+    expect(ledger.postedInOrder()).toEqual(['t1', 't2', 't3']);
+  });
+
+  it('completes the batches a call posted before it stopped, when their credits come again', async () => {
+    const ledger = new OneWallet();
+    const post = makePostCredits({ ledger, clock });
+    const credits = ledger.pay(...Array.from({ length: 60 }, () => 1));
+    ledger.onComplete = () => {
+      throw Object.assign(new Error('The poster stopped'), { name: 'ValidationException' });
+    };
+    await expect(post('shop', credits)).rejects.toMatchObject({ posted: 0 });
+    // The money is the wallet's; its entries are not written yet.
+    expect(ledger.wallet).toEqual({ exists: true, balance: 60n, seq: 60 });
+    ledger.onComplete = () => undefined;
+    expect(await post('shop', credits)).toEqual({ posted: 60 });
+    expect(ledger.batchPosts).toHaveLength(1);
+    expect(ledger.wallet).toEqual({ exists: true, balance: 60n, seq: 60 });
+    expect(ledger.postedInOrder()).toEqual(credits.map((c) => c.transferId));
+  });
+
+  it('completes a batch again when another transaction held one of its items, rather than take it as done', async () => {
+    const ledger = new OneWallet();
+    const post = makePostCredits({ ledger, clock });
+    const credits = ledger.pay(...Array.from({ length: 60 }, () => 1));
+    ledger.busyCompletions = 2;
+    expect(await post('shop', credits)).toEqual({ posted: 60 });
+    expect(ledger.postedInOrder()).toEqual(credits.map((c) => c.transferId));
+  });
+
+  it('posts each credit once when two pollers are handed the same credits at once', async () => {
+    const ledger = new OneWallet();
+    const [first, second] = [makePostCredits({ ledger, clock }), makePostCredits({ ledger, clock })];
+    const credits = ledger.pay(...Array.from({ length: 150 }, (_, i) => i + 1));
+    const answers = await Promise.all([first('shop', credits), second('shop', [...credits].reverse())]);
+    expect(answers.reduce((sum, { posted }) => sum + posted, 0)).toBe(150);
+    expect(ledger.wallet).toEqual({ exists: true, balance: 11_325n, seq: 150 });
+    expect(new Set(ledger.postedInOrder()).size).toBe(150);
   });
 
   it("has a poller that finds the wallet's lease taken wait, while the holder posts its credits too", async () => {
@@ -174,11 +326,13 @@ describe('posting credits in transit', () => {
     };
     expect(await holder('shop', mine)).toEqual({ posted: 4 });
     expect(await waiting).toEqual({ posted: 0 });
-    // Two postings, none refused: the waiting poller never tried the wallet.
-    expect(ledger.posts.map((p) => p.credits.map((c) => c.transferId))).toEqual([
-      ['t1', 't2'],
-      ['t3', 't4'],
+    // Two postings, none refused: the waiting poller never tried the wallet. It batched its credits
+    // while it waited, and the holder took the batch in whole.
+    expect(ledger.posts.map((p) => p.credits.map((c) => c.transferId))).toEqual([['t1', 't2']]);
+    expect(ledger.batchPosts.map((p) => p.batches.map((b) => b.credits.map((c) => c.transferId)))).toEqual([
+      [['t3', 't4']],
     ]);
+    expect(ledger.refused).toBe(0);
     expect(ledger.wallet).toEqual({ exists: true, balance: 10n, seq: 4 });
     expect(ledger.lease?.until).toBe(0);
   });
@@ -188,19 +342,24 @@ describe('posting credits in transit', () => {
     const post = makePostCredits({ ledger, clock });
     const mine = ledger.pay(1, 2);
     ledger.pay(...Array.from({ length: 60 }, () => 1));
-    let posts = 0;
+    let completions = 0;
     ledger.onPost = () => {
-      // Another poller waits once this one holds the lease; the first batch of its credits is
-      // posted, then the call's time is up.
-      if (ledger.lease) ledger.lease.waiting = posts === 0;
-      if (++posts === 2) vi.spyOn(Date, 'now').mockReturnValue(Date.now() + 60_000);
+      // Another poller waits once this one holds the lease.
+      if (ledger.lease) ledger.lease.waiting = ledger.posts.length === 0;
+    };
+    ledger.onComplete = () => {
+      // The first batch of the others' credits is completed, then the call's time is up.
+      if (++completions === 2) {
+        vi.spyOn(Date, 'now').mockReturnValue(Date.now() + 60_000);
+        throw busy('Throttled');
+      }
     };
     try {
       expect(await post('shop', mine)).toEqual({ posted: 2 + 49 });
     } finally {
       vi.restoreAllMocks();
     }
-    expect(ledger.wallet.seq).toBe(51);
+    expect(ledger.wallet.seq).toBe(62);
   });
 
   it('has a waiting poller post its credits itself once the holder lets go without them', async () => {
@@ -217,7 +376,8 @@ describe('posting credits in transit', () => {
     expect(await waiting).toEqual({ posted: 2 });
     expect(ledger.wallet).toEqual({ exists: true, balance: 10n, seq: 4 });
     // The waiting poller read the wallet the holder had moved before it posted: no refused try.
-    expect(ledger.posts).toHaveLength(2);
+    expect(ledger.posts.length + ledger.batchPosts.length).toBe(2);
+    expect(ledger.refused).toBe(0);
   });
 
   it("keeps a waiting poller's signal when it renews the lease, and posts its credits before it lets go", async () => {
@@ -272,14 +432,15 @@ describe('posting credits in transit', () => {
     const ledger = new OneWallet();
     const post = makePostCredits({ ledger, clock });
     const credits = ledger.pay(...Array.from({ length: 60 }, () => 1));
-    let posts = 0;
-    ledger.onPost = () => {
-      if (++posts === 2) throw Object.assign(new Error('DynamoDB said no'), { name: 'ValidationException' });
+    let completions = 0;
+    ledger.onComplete = () => {
+      if (++completions === 2)
+        throw Object.assign(new Error('DynamoDB said no'), { name: 'ValidationException' });
     };
     const failure = await post('shop', credits).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(PostingCutShort);
     expect(failure).toMatchObject({ posted: 49, cause: { name: 'ValidationException' } });
-    expect(ledger.wallet.seq).toBe(49);
+    expect(ledger.wallet.seq).toBe(60);
     expect(ledger.lease?.until).toBe(0);
   });
 

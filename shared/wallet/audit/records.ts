@@ -88,6 +88,12 @@ const AUDITED = [
   'toAccount',
   'postedSeq',
   'postedAt',
+  // A hot wallet's batches (./batches.ts), and the batch that holds a credit.
+  'batchId',
+  'credits',
+  'firstSeq',
+  'balanceBefore',
+  'completedAt',
 ] as const;
 export const auditedProjection = {
   ProjectionExpression: AUDITED.map((_, i) => `#a${i}`).join(', '),

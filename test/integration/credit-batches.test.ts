@@ -1,0 +1,174 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import type { CreditInTransit } from '#shared/wallet/credit-batch.ts';
+import { createHistoryRepository } from '#shared/wallet/history-repository.ts';
+import { systemClock } from '#shared/wallet/ports.ts';
+import { makePostCredits } from '#shared/wallet/post-credits.ts';
+import { makeListTransfers } from '#shared/wallet/transfer-history.ts';
+import { entryItemsByKey } from '../support/credits.ts';
+import { createHotLedger, type HotLedger } from '../support/ledger.ts';
+
+/*
+ * A hot wallet's credits posted on two levels (batches, postings of whole batches, completions),
+ * against DynamoDB Local: each step's conditions, and what readers see between the steps.
+ */
+
+const client = createDocumentClient({ endpoint: inject('env').DYNAMODB_ENDPOINT });
+afterAll(() => client.destroy());
+
+/** Pays the shop `amounts`, one payer each in turn, and answers the credits as the stream announces them. */
+async function payShop(hot: HotLedger, amounts: number[]): Promise<CreditInTransit[]> {
+  const ids: string[] = [];
+  for (const [i, amount] of amounts.entries()) {
+    ids.push(await hot.pay(hot.payers[i % hot.payers.length] as string, amount));
+  }
+  const credits: CreditInTransit[] = [];
+  // A read holds 100 keys at most.
+  for (let start = 0; start < ids.length; start += 99) {
+    credits.push(...(await hot.wallets.credits.read(hot.shop, ids.slice(start, start + 99))).credits);
+  }
+  return credits;
+}
+
+/** The shop's entries by seq: each transfer's, and the running balances. */
+async function entriesOfShop(hot: HotLedger) {
+  const byKey = await entryItemsByKey(client, hot.tableName, hot.shop);
+  return [...byKey.values()]
+    .flat()
+    .map((item) => item as { seq: number; transferId: string; balanceAfter: number })
+    .sort((a, b) => a.seq - b.seq);
+}
+
+describe('credits to a hot wallet posted on two levels', () => {
+  it('never posts on its own a credit a batch holds, though the stream announced it unbatched', async () => {
+    const hot = await createHotLedger(2);
+    const post = makePostCredits({ ledger: hot.wallets.credits, clock: systemClock });
+    // A first posting: the poster now knows the wallet and posts the next credits without a read.
+    expect(await post(hot.shop, await payShop(hot, [100]))).toEqual({ posted: 1 });
+    const announced = await payShop(hot, [20, 3]);
+    // Another call claimed them for a batch, and stopped there.
+    const batch = { batchId: randomUUID(), address: hot.shop, credits: announced };
+    expect(await hot.wallets.credits.batch(batch, new Date().toISOString())).toBe('batched');
+
+    expect(await post(hot.shop, announced)).toEqual({ posted: 2 });
+    // Delivered again: nothing more.
+    expect(await post(hot.shop, announced)).toEqual({ posted: 0 });
+    expect(await hot.wallets.readWallet(hot.shop)).toMatchObject({ balanceMinor: 123n, pendingMinor: 0n });
+    const entries = await entriesOfShop(hot);
+    expect(entries.map((e) => [e.seq, e.balanceAfter])).toEqual([
+      [1, 100],
+      [2, 120],
+      [3, 123],
+    ]);
+    expect(entries.map((e) => e.transferId).slice(1)).toEqual(announced.map((c) => c.transferId));
+    const [stored] = await hot.wallets.credits.readBatches([batch.batchId]);
+    expect(stored?.posting?.firstSeq).toBe(2);
+    expect(stored?.completedAt).toBeDefined();
+  });
+
+  it('completes a posted batch whose poster died before its entries were written, and posts it once', async () => {
+    const hot = await createHotLedger(2);
+    const announced = await payShop(hot, [5, 6, 7]);
+    const batch = { batchId: randomUUID(), address: hot.shop, credits: announced };
+    await hot.wallets.credits.batch(batch, new Date().toISOString());
+    const { wallet } = await hot.wallets.credits.read(hot.shop, []);
+    const posted = await hot.wallets.credits.postBatches({
+      address: hot.shop,
+      wallet,
+      batches: [batch],
+      postedAt: new Date().toISOString(),
+    });
+    expect(posted.kind).toBe('posted');
+    // Between the posting and its completion: the money is the wallet's, counted once.
+    expect(await hot.wallets.readWallet(hot.shop)).toMatchObject({ balanceMinor: 18n, pendingMinor: 0n });
+    expect(await entriesOfShop(hot)).toEqual([]);
+
+    const post = makePostCredits({ ledger: hot.wallets.credits, clock: systemClock });
+    expect(await post(hot.shop, announced)).toEqual({ posted: 3 });
+    expect((await entriesOfShop(hot)).map((e) => [e.seq, e.balanceAfter])).toEqual([
+      [1, 5],
+      [2, 11],
+      [3, 18],
+    ]);
+    const { credits } = await hot.wallets.credits.read(
+      hot.shop,
+      announced.map((c) => c.transferId),
+    );
+    expect(credits.map((c) => c.postedSeq)).toEqual([1, 2, 3]);
+    expect(await hot.wallets.readWallet(hot.shop)).toMatchObject({ balanceMinor: 18n, pendingMinor: 0n });
+  });
+
+  it('refuses a batch that misstates a credit, and a posting that misstates a batch, writing nothing', async () => {
+    const hot = await createHotLedger(2);
+    const [credit] = await payShop(hot, [25]);
+    if (!credit) throw new Error('no credit');
+    const listing = { batchId: randomUUID(), address: hot.shop };
+    const at = new Date().toISOString();
+    // An entry is written from the batch's listing: a listing that is not the credit never stands.
+    expect(
+      await hot.wallets.credits.batch({ ...listing, credits: [{ ...credit, amountMinor: 2_500 }] }, at),
+    ).toBe('credit-taken');
+    expect(await hot.wallets.credits.readBatches([listing.batchId])).toEqual([]);
+    expect(await hot.wallets.credits.batch({ ...listing, credits: [credit] }, at)).toBe('batched');
+    const { wallet } = await hot.wallets.credits.read(hot.shop, []);
+    const misstated = { ...listing, credits: [{ ...credit, amountMinor: 2_500 }] };
+    const plan = { address: hot.shop, wallet, postedAt: at };
+    expect(await hot.wallets.credits.postBatches({ ...plan, batches: [misstated] })).toEqual({
+      kind: 'batch-taken',
+    });
+    expect(await hot.wallets.readWallet(hot.shop)).toMatchObject({ balanceMinor: 0n, pendingMinor: 25n });
+  });
+
+  it('shows a batch not yet posted as its credits: in the pending amount, and each in the pending list', async () => {
+    const hot = await createHotLedger(2);
+    const announced = await payShop(hot, [40, 2]);
+    await hot.wallets.credits.batch(
+      { batchId: randomUUID(), address: hot.shop, credits: announced },
+      new Date().toISOString(),
+    );
+    expect(await hot.wallets.readWallet(hot.shop)).toMatchObject({ balanceMinor: 0n, pendingMinor: 42n });
+    const list = makeListTransfers({
+      history: createHistoryRepository({ client, tableName: hot.tableName }),
+    });
+    const page = await list({ sub: hot.shop, limit: 10 });
+    expect(page.pending?.map((c) => [c.transferId, c.amountMinor]).sort()).toEqual(
+      announced.map((c) => [c.transferId, c.amountMinor]).sort(),
+    );
+  });
+
+  it('posts more credits than a transaction holds to one wallet writing its item once', {
+    timeout: 60_000,
+  }, async () => {
+    const hot = await createHotLedger(4);
+    const announced = await payShop(
+      hot,
+      Array.from({ length: 150 }, (_, i) => 1 + (i % 7)),
+    );
+    let walletWrites = 0;
+    const credits = hot.wallets.credits;
+    const counting = {
+      ...credits,
+      post(plan: Parameters<typeof credits.post>[0]) {
+        walletWrites++;
+        return credits.post(plan);
+      },
+      postBatches(plan: Parameters<typeof credits.postBatches>[0]) {
+        walletWrites++;
+        return credits.postBatches(plan);
+      },
+    };
+    const post = makePostCredits({ ledger: counting, clock: systemClock });
+    expect(await post(hot.shop, announced)).toEqual({ posted: 150 });
+    // 150 credits in 4 batches, taken in by one posting: the wallet's item written once.
+    expect(walletWrites).toBe(1);
+    const entries = await entriesOfShop(hot);
+    expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
+    let balance = 0;
+    for (const [i, entry] of entries.entries()) {
+      balance += announced.find((c) => c.transferId === entry.transferId)?.amountMinor ?? Number.NaN;
+      expect(entry.balanceAfter, `entry ${i + 1}`).toBe(balance);
+    }
+    expect(new Set(entries.map((e) => e.transferId)).size).toBe(150);
+  });
+});

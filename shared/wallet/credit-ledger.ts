@@ -174,21 +174,25 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger {
 
   /**
    * Completes a posted batch: ONE transaction writes its entries (./credit-batch-items.ts) and marks each
-   * credit posted at its entry, and the batch completed, on condition that it was not: `already`
-   * when another call completed it, `busy` when another transaction held one of its items.
+   * credit posted at its entry, and the batch completed by `completer`, on condition that it was
+   * not: `already` when another completer did, `busy` when another transaction held one of its
+   * items.
    */
   async function complete(
     batch: CreditBatch,
     completedAt: string,
+    completer: string,
   ): Promise<'completed' | 'already' | 'busy'> {
     const { posting } = batch;
     if (!posting) throw new Error(`Batch ${batch.batchId} is not posted: nothing to complete`);
     const items: Record<string, ReturnType<typeof ledger.put> | ReturnType<typeof update>> = {
+      // Whose completion it was, when refused: this one's, when its answer was lost and it asks again.
       batch: update(
         batchKey(batch.batchId),
-        'SET completedAt = :at',
+        'SET completedAt = :at, completedBy = :by',
         'attribute_exists(firstSeq) AND attribute_not_exists(completedAt)',
-        { ':at': completedAt },
+        { ':at': completedAt, ':by': completer },
+        true,
       ),
     };
     entriesOfBatch(batch, posting, completedAt).forEach((entry, i) => {
@@ -204,7 +208,8 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger {
     if (result.committed) return 'completed';
     // Another transaction in flight on one of its items (on AWS, another call completing it).
     if (Object.values(result.refused).some(({ code }) => code === 'TransactionConflict')) return 'busy';
-    if (result.refused.batch) return 'already';
+    const done = result.refused.batch;
+    if (done) return done.item?.completedBy?.S === completer ? 'completed' : 'already';
     // The batch was not completed, yet an entry or credit refused: the ledger is not as its
     // posting left it. Nothing is written; retrying would only be refused again.
     throw new Error(
@@ -226,7 +231,13 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger {
   }
 
   /** A conditional update of one item, as a transaction item. */
-  function update(pk: string, expression: string, condition: string, values: Record<string, unknown>) {
+  function update(
+    pk: string,
+    expression: string,
+    condition: string,
+    values: Record<string, unknown>,
+    returnOld = false,
+  ) {
     return {
       Update: {
         TableName: access.tableName,
@@ -234,6 +245,7 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger {
         UpdateExpression: expression,
         ConditionExpression: condition,
         ExpressionAttributeValues: values,
+        ...(returnOld ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
       },
     };
   }

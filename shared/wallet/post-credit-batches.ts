@@ -40,10 +40,15 @@ export interface BatchLedger {
   batch(batch: CreditBatch, batchedAt: string): Promise<'batched' | 'credit-taken'>;
   postBatches(plan: BatchPostingPlan): Promise<BatchPostingResult>;
   /**
-   * Writes a posted batch's entries and marks its credits posted; `already` when that was done,
-   * `busy` when another transaction held one of its items (try again).
+   * Writes a posted batch's entries and marks its credits posted, by `completer`: `completed` when
+   * this completer's write did it (its answer lost or not), `already` when another's did, `busy`
+   * when another transaction held one of its items (try again).
    */
-  complete(batch: CreditBatch, completedAt: string): Promise<'completed' | 'already' | 'busy'>;
+  complete(
+    batch: CreditBatch,
+    completedAt: string,
+    completer: string,
+  ): Promise<'completed' | 'already' | 'busy'>;
   /** Those of the batches that exist, strongly consistent. */
   readBatches(batchIds: readonly string[]): Promise<CreditBatch[]>;
 }
@@ -166,12 +171,14 @@ export function makeTwoLevelPosting<C extends BatchingCall>({
 
   /** Completes a posted batch, and counts its credits posted by this call if it was the one to. */
   async function completeBatch(call: C, batch: CreditBatch) {
+    // One per completion, so that a try whose answer was lost still counts its credits.
+    const completer = randomUUID();
     const outcome = await retryMovement<'completed' | 'already'>(
       deadline(call, 'The batch could not be completed; its credits are delivered again'),
       (_n, beforeWrite) =>
         patiently<'completed' | 'already'>(async () => {
           beforeWrite();
-          const outcome = await ledger.complete(batch, now());
+          const outcome = await ledger.complete(batch, now(), completer);
           return outcome === 'busy' ? { again: 'after-pause' } : { done: outcome };
         }),
     );

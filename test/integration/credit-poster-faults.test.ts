@@ -2,10 +2,11 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostCreditsHandler } from '#functions/post-credits/handler.ts';
+import { defaultRetryPolicy } from '#shared/dynamodb/retry.ts';
 import { createCreditLedger } from '#shared/wallet/credit-ledger.ts';
 import { creditKey } from '#shared/wallet/ledger-keys.ts';
 import { systemClock } from '#shared/wallet/ports.ts';
-import { makePostCredits } from '#shared/wallet/post-credits.ts';
+import { type CreditInTransit, makePostCredits } from '#shared/wallet/post-credits.ts';
 import { mentions, proxiedClient, startFaultProxy, storedItem } from '../support/faults.ts';
 import { createHotLedger } from '../support/ledger.ts';
 import { linesWrittenBy, metricLines } from '../support/logs.ts';
@@ -40,6 +41,33 @@ describe('the credit poster when DynamoDB misbehaves', () => {
     expect(await hot.wallets.readWallet(hot.shop)).toMatchObject({ balanceMinor: 250n, pendingMinor: 0n });
     const [posted] = (await hot.wallets.credits.read(hot.shop, [transferId])).credits;
     expect(posted?.postedSeq).toBe(1);
+  });
+
+  it("counts a batch's credits when its completion's answers are lost and the next try finds it done", async () => {
+    const hot = await createHotLedger(2);
+    const transferIds: string[] = [];
+    for (let n = 0; n < 60; n++) transferIds.push(await hot.pay(hot.payers[n % 2] as string, 1));
+    const credits: CreditInTransit[] = [];
+    for (const part of [transferIds.slice(0, 30), transferIds.slice(30)]) {
+      credits.push(...(await hot.wallets.credits.read(hot.shop, part)).credits);
+    }
+    const post = makePostCredits({
+      ledger: createCreditLedger({ client, tableName: hot.tableName }),
+      clock: systemClock,
+    });
+    // Each of the two completions commits, and every answer of its first call is lost (3 tries
+    // with one token): the call gives up, and the next try, a new transaction, is refused.
+    proxy.inject(
+      { kind: 'lose-response' },
+      {
+        operation: 'TransactWriteItems',
+        when: mentions('completedAt'),
+        times: 2 * defaultRetryPolicy.attempts,
+      },
+    );
+
+    expect(await post(hot.shop, credits)).toEqual({ posted: 60 });
+    expect(await hot.wallets.readWallet(hot.shop)).toMatchObject({ balanceMinor: 60n, pendingMinor: 0n });
   });
 
   it('counts the credits a call posted before DynamoDB refused to complete its next batch, and hands the batch back from its first record', async () => {

@@ -73,7 +73,8 @@ async function post(ledger: HotLedger, batches: readonly CreditBatch[]): Promise
 }
 
 async function complete(ledger: HotLedger, batches: readonly CreditBatch[]): Promise<void> {
-  for (const each of batches) expect(await ledger.wallets.credits.complete(each, now())).toBe('completed');
+  for (const each of batches)
+    expect(await ledger.wallets.credits.complete(each, now(), 'audit-test')).toBe('completed');
 }
 
 async function shopWallet(ledger: HotLedger): Promise<{ balance: number; seq: number }> {

@@ -104,7 +104,11 @@ class OneWallet implements CreditLedger {
     return { kind: 'posted', postings };
   }
 
-  async complete(batch: CreditBatch, completedAt: string): Promise<'completed' | 'already' | 'busy'> {
+  async complete(
+    batch: CreditBatch,
+    completedAt: string,
+    completer: string,
+  ): Promise<'completed' | 'already' | 'busy'> {
     this.onComplete(batch);
     if (this.busyCompletions > 0) {
       this.busyCompletions--;
@@ -112,7 +116,8 @@ class OneWallet implements CreditLedger {
     }
     const now = this.batches.get(batch.batchId);
     if (!now?.posting) throw new Error('not posted');
-    if (now.completedAt) return 'already';
+    if (now.completedAt) return this.completers.get(batch.batchId) === completer ? 'completed' : 'already';
+    this.completers.set(batch.batchId, completer);
     const { firstSeq } = now.posting;
     now.credits.forEach(({ transferId }, i) => {
       this.credits.set(transferId, {
@@ -128,6 +133,8 @@ class OneWallet implements CreditLedger {
     return batchIds.flatMap((id) => this.batches.get(id) ?? []);
   }
 
+  /** Who completed each batch. */
+  readonly completers = new Map<string, string>();
   /** How many completions to come another transaction holds an item of (DynamoDB's TransactionConflict). */
   busyCompletions = 0;
   /** Called at each completion, before it is applied. */

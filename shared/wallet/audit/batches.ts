@@ -106,7 +106,6 @@ export class PostedBatches {
         claims.push({ batchId: batch.batchId, postedSeq: entry.seq, postedAt: at });
       }
     }
-    process.stderr.write(`DERIVEDBG batches=${this.#batches.size} entries=${entries.size}\n`);
     return this.#derived;
   }
 }

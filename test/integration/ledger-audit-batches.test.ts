@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ProxiedRequest } from '#infra/local/dynamodb-proxy.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { type BatchPosting, type CreditBatch, listingOf } from '#shared/wallet/credit-batch.ts';
 import { batchItem } from '#shared/wallet/credit-batch-items.ts';
-import { type AuditOptions, type AuditReport, auditTable } from '#shared/wallet/ledger-audit.ts';
+import { type AuditReport, auditTable } from '#shared/wallet/ledger-audit.ts';
 import { batchKey, creditKey, entryKey, walletAccount, walletKey } from '#shared/wallet/ledger-keys.ts';
-import { mentions, proxiedClient, startFaultProxy } from '../support/faults.ts';
+import { auditBoth, auditWhile, SEGMENTS, segmentOf } from '../support/audit.ts';
+import { proxiedClient, startFaultProxy } from '../support/faults.ts';
 import { createHotLedger, type HotLedger } from '../support/ledger.ts';
 
 /*
@@ -28,18 +27,12 @@ afterAll(() => {
   auditClient.destroy();
 });
 
-const HORIZONS = {
-  'by fingerprint': () => new Date(Date.now() + 60_000),
-  'item by item': () => new Date(0),
-} as const;
-
-async function auditBoth(tableName: string): Promise<[string, AuditReport][]> {
-  const reports: [string, AuditReport][] = [];
-  for (const [path, horizon] of Object.entries(HORIZONS)) {
-    reports.push([path, await auditTable(client, tableName, { segments: 3, settledBefore: horizon() })]);
-  }
-  reports.push(['default horizon', await auditTable(client, tableName, { segments: 3 })]);
-  return reports;
+/** The audit under each horizon, and under the default one. */
+async function auditAll(tableName: string): Promise<[string, AuditReport][]> {
+  return [
+    ...(await auditBoth(client, tableName)),
+    ['default horizon', await auditTable(client, tableName, { segments: SEGMENTS })],
+  ];
 }
 
 const kinds = (report: AuditReport) => report.breaks.map((b) => b.invariant);
@@ -117,7 +110,7 @@ describe('the ledger audit of two-level postings', LEDGER_TEST, () => {
     const ledger = await seedBatchedLedger();
     await batch(ledger, ledger.batched.slice(0, 2));
     await batch(ledger, ledger.batched.slice(2));
-    expectBalanced(await auditBoth(ledger.tableName), BATCHED_MINOR + LOOSE_MINOR);
+    expectBalanced(await auditAll(ledger.tableName), BATCHED_MINOR + LOOSE_MINOR);
   });
 
   it('finds the books balanced once batches are posted and not completed: the wallet holds credits whose entries are not written yet', async () => {
@@ -127,16 +120,16 @@ describe('the ledger audit of two-level postings', LEDGER_TEST, () => {
       await batch(ledger, ledger.batched.slice(2)),
     ]);
     expect(await shopWallet(ledger)).toMatchObject({ balance: 360, seq: 5 });
-    expectBalanced(await auditBoth(ledger.tableName), LOOSE_MINOR);
+    expectBalanced(await auditAll(ledger.tableName), LOOSE_MINOR);
 
     // The shop pays out of that money before the entries are written: its entry 6 is its own.
     await ledger.pay(ledger.shop, 5, { to: ledger.payers[0] });
     expect(await shopWallet(ledger)).toMatchObject({ balance: 355, seq: 6 });
-    expectBalanced(await auditBoth(ledger.tableName), LOOSE_MINOR);
+    expectBalanced(await auditAll(ledger.tableName), LOOSE_MINOR);
 
     // One batch completed, the other not: its entries lie between written ones.
     await complete(ledger, batches.slice(0, 1));
-    expectBalanced(await auditBoth(ledger.tableName), LOOSE_MINOR);
+    expectBalanced(await auditAll(ledger.tableName), LOOSE_MINOR);
   });
 
   it('finds the books balanced once posted batches are completed, as if their credits were posted one by one', async () => {
@@ -146,7 +139,7 @@ describe('the ledger audit of two-level postings', LEDGER_TEST, () => {
       await batch(ledger, ledger.batched.slice(2)),
     ]);
     await complete(ledger, batches);
-    const reports = await auditBoth(ledger.tableName);
+    const reports = await auditAll(ledger.tableName);
     expectBalanced(reports, LOOSE_MINOR);
     for (const [path, report] of reports) expect(report.creditsUnposted, path).toBe(1);
   });
@@ -160,7 +153,7 @@ describe('the ledger audit of two-level postings', LEDGER_TEST, () => {
       await ledger.pay(second, 20, { at: sevenHoursAgo }),
     ];
     await post(ledger, [await batch(ledger, stuck)]);
-    for (const [path, report] of await auditBoth(ledger.tableName)) {
+    for (const [path, report] of await auditAll(ledger.tableName)) {
       const bySubject = [...report.breaks].sort((a, b) => a.subject.localeCompare(b.subject));
       expect(bySubject, path).toEqual(
         stuck
@@ -188,7 +181,7 @@ describe('the ledger audit of two-level postings', LEDGER_TEST, () => {
       }),
     );
     const account = walletAccount(ledger.shop);
-    for (const [path, report] of await auditBoth(ledger.tableName)) {
+    for (const [path, report] of await auditAll(ledger.tableName)) {
       for (const seq of [3, 4, 5]) {
         expect(report.breaks, path).toContainEqual(
           expect.objectContaining({ invariant: 'entry-orphan', subject: entryKey(account, seq) }),
@@ -208,7 +201,7 @@ describe('the ledger audit of two-level postings', LEDGER_TEST, () => {
     await client.send(new PutCommand({ TableName: ledger.tableName, Item: batchItem(second, now()) }));
     await post(ledger, [first, second]);
     const again = entryKey(walletAccount(ledger.shop), 5);
-    for (const [path, report] of await auditBoth(ledger.tableName)) {
+    for (const [path, report] of await auditAll(ledger.tableName)) {
       expect(report.breaks, path).toContainEqual(
         expect.objectContaining({ invariant: 'credit-posted-twice', subject: again }),
       );
@@ -230,7 +223,9 @@ describe('the ledger audit of two-level postings', LEDGER_TEST, () => {
       const batches: CreditBatch[] = [];
       for (const id of paid) batches.push(await batch(ledger, [id]));
       const posted = await post(ledger, batches);
-      const report = await auditWhile(ledger.tableName, () => complete(ledger, posted), { settledBefore });
+      const report = await auditWhile(proxy, auditClient, ledger.tableName, () => complete(ledger, posted), {
+        settledBefore,
+      });
       const label = settledBefore ? 'settled' : 'recent';
       expect(report.breaks, label).toEqual([]);
       expect(report.grandTotalMinor, label).toBe(0n);
@@ -250,6 +245,8 @@ describe('the ledger audit of two-level postings', LEDGER_TEST, () => {
       const before: CreditBatch[] = [];
       for (const id of paid.slice(0, 4)) before.push(await batch(ledger, [id]));
       const report = await auditWhile(
+        proxy,
+        auditClient,
         ledger.tableName,
         async () => {
           const during: CreditBatch[] = [];
@@ -258,7 +255,7 @@ describe('the ledger audit of two-level postings', LEDGER_TEST, () => {
         },
         { settledBefore },
         // The shop's wallet scanned after the postings, their batches before.
-        await segmentOf(ledger.tableName, walletKey(ledger.shop)),
+        await segmentOf(client, ledger.tableName, walletKey(ledger.shop)),
       );
       const label = settledBefore ? 'settled' : 'recent';
       expect(report.breaks, label).toEqual([]);
@@ -266,52 +263,3 @@ describe('the ledger audit of two-level postings', LEDGER_TEST, () => {
     }
   });
 });
-
-const SEGMENTS = 3;
-
-/**
- * Audits `tableName` with `during()` run between the scan of the other segments and that of
- * segment `held` (0 unless given).
- */
-async function auditWhile(
-  tableName: string,
-  during: () => Promise<void>,
-  options: AuditOptions = {},
-  held = 0,
-): Promise<AuditReport> {
-  let release = () => {};
-  const until = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  const segment = (n: number) => (r: ProxiedRequest) =>
-    mentions(tableName)(r) && new RegExp(`"Segment":${n}\\b`).test(r.body);
-  proxy.inject({ kind: 'hold', until }, { operation: 'Scan', when: segment(held), times: 1 });
-  const audit = auditTable(auditClient, tableName, { segments: SEGMENTS, ...options });
-  const others = Array.from({ length: SEGMENTS }, (_, n) => n).filter((n) => n !== held);
-  while (others.reduce((sum, n) => sum + proxy.answered('Scan', segment(n)).length, 0) < others.length) {
-    await sleep(5);
-  }
-  try {
-    await during();
-  } finally {
-    release();
-  }
-  return audit;
-}
-
-/** The Scan segment (of SEGMENTS) that holds the item at `pk`. */
-async function segmentOf(tableName: string, pk: string): Promise<number> {
-  for (let n = 0; n < SEGMENTS; n++) {
-    const { Items } = await client.send(
-      new ScanCommand({
-        TableName: tableName,
-        Segment: n,
-        TotalSegments: SEGMENTS,
-        FilterExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': pk },
-      }),
-    );
-    if (Items?.length) return n;
-  }
-  throw new Error(`No item at ${pk}`);
-}

@@ -16,6 +16,7 @@ import {
   walletAccount,
   walletKey,
 } from '#shared/wallet/ledger-keys.ts';
+import { auditBoth } from '../support/audit.ts';
 import { createHotLedger, SEEDED_IN_TRANSIT_MINOR, seedHotLedger } from '../support/ledger.ts';
 
 /*
@@ -29,27 +30,13 @@ import { createHotLedger, SEEDED_IN_TRANSIT_MINOR, seedHotLedger } from '../supp
 const client = createDocumentClient({ endpoint: process.env.DYNAMODB_ENDPOINT });
 afterAll(() => client.destroy());
 
-const HORIZONS = {
-  'by fingerprint': () => new Date(Date.now() + 60_000),
-  'item by item': () => new Date(0),
-} as const;
-
-/** The audit under each horizon. */
-async function auditBoth(tableName: string): Promise<[string, AuditReport][]> {
-  const reports: [string, AuditReport][] = [];
-  for (const [path, horizon] of Object.entries(HORIZONS)) {
-    reports.push([path, await auditTable(client, tableName, { segments: 3, settledBefore: horizon() })]);
-  }
-  return reports;
-}
-
 const kinds = (report: AuditReport) => report.breaks.map((b) => b.invariant);
 
 describe('the ledger audit of payments through the clearing account', () => {
   it('finds the books balanced with credits posted and in transit, the clearing account holding those in transit', async () => {
     const { tableName } = await seedHotLedger();
     for (const [path, report] of [
-      ...(await auditBoth(tableName)),
+      ...(await auditBoth(client, tableName)),
       ['default horizon', await auditTable(client, tableName)] as const,
     ]) {
       expect(report.breaks, path).toEqual([]);
@@ -60,7 +47,7 @@ describe('the ledger audit of payments through the clearing account', () => {
         clearingBalanceMinor: SEEDED_IN_TRANSIT_MINOR,
       });
     }
-    const [[, byFingerprint]] = (await auditBoth(tableName)) as [[string, AuditReport]];
+    const [[, byFingerprint]] = (await auditBoth(client, tableName)) as [[string, AuditReport]];
     expect(byFingerprint).toMatchObject({ itemsKept: 0, accountsReread: 0, fetchedAfterScan: 0, scans: 1 });
   });
 
@@ -73,7 +60,7 @@ describe('the ledger audit of payments through the clearing account', () => {
     // In transit too, but paid just now: not named.
     await ledger.pay(second, 30);
     expect(await ledger.post([postedLate])).toBe(1);
-    for (const [path, report] of await auditBoth(ledger.tableName)) {
+    for (const [path, report] of await auditBoth(client, ledger.tableName)) {
       expect(report.breaks, path).toEqual([
         { invariant: 'credit-stuck', subject: creditKey(forgotten), detail: expect.any(String) },
       ]);
@@ -85,7 +72,7 @@ describe('the ledger audit of payments through the clearing account', () => {
     const { tableName, inTransit } = await seedHotLedger();
     const gone = creditKey(inTransit[0] as string);
     await client.send(new DeleteCommand({ TableName: tableName, Key: { pk: gone } }));
-    for (const [path, report] of await auditBoth(tableName)) {
+    for (const [path, report] of await auditBoth(client, tableName)) {
       expect(report.breaks, path).toContainEqual(
         expect.objectContaining({ invariant: 'credit-lost', subject: gone }),
       );
@@ -134,7 +121,7 @@ describe('the ledger audit of payments through the clearing account', () => {
         ],
       }),
     );
-    for (const [path, report] of await auditBoth(tableName)) {
+    for (const [path, report] of await auditBoth(client, tableName)) {
       expect(report.breaks, path).toContainEqual(
         expect.objectContaining({ invariant: 'credit-posted-twice', subject: again }),
       );
@@ -155,7 +142,7 @@ describe('the ledger audit of payments through the clearing account', () => {
         ExpressionAttributeValues: { ':more': 1_000 },
       }),
     );
-    for (const [path, report] of await auditBoth(tableName)) {
+    for (const [path, report] of await auditBoth(client, tableName)) {
       expect(report.breaks, path).toContainEqual(
         expect.objectContaining({ invariant: 'clearing-balance', subject: CLEARING_ACCOUNT }),
       );
@@ -178,7 +165,7 @@ describe('the ledger audit of payments through the clearing account', () => {
         ExpressionAttributeValues: { ':seq': 3, ':at': new Date().toISOString() },
       }),
     );
-    for (const [path, report] of await auditBoth(tableName)) {
+    for (const [path, report] of await auditBoth(client, tableName)) {
       expect(report.breaks, path).toContainEqual(
         expect.objectContaining({ invariant: 'credit-lost', subject: marked }),
       );
@@ -210,7 +197,7 @@ describe('the ledger audit of payments through the clearing account', () => {
     const { Item } = await client.send(new GetCommand({ TableName: tableName, Key: { pk: original } }));
     const copy = `${original}#copy`;
     await client.send(new PutCommand({ TableName: tableName, Item: { ...Item, pk: copy } }));
-    for (const [path, report] of await auditBoth(tableName)) {
+    for (const [path, report] of await auditBoth(client, tableName)) {
       for (const subject of [inBoth, otherShard, copy]) {
         expect(report.breaks, path).toContainEqual(
           expect.objectContaining({ invariant: 'item-misplaced', subject }),

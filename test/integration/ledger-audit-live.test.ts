@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ProxiedRequest } from '#infra/local/dynamodb-proxy.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { UnprocessedKeysError } from '#shared/dynamodb/retry.ts';
 import { AUDIT_RETRY_POLICY } from '#shared/wallet/audit/key-reader.ts';
-import { type AuditOptions, type AuditReport, auditTable } from '#shared/wallet/ledger-audit.ts';
+import { auditTable } from '#shared/wallet/ledger-audit.ts';
 import { transferKey } from '#shared/wallet/ledger-keys.ts';
+import { auditWhile } from '../support/audit.ts';
 import { inParallel } from '../support/bank.ts';
 import { uniqueSub } from '../support/events.ts';
 import { mentions, proxiedClient, startFaultProxy } from '../support/faults.ts';
@@ -36,33 +36,6 @@ afterAll(() => {
 });
 
 const HOUR_AGO = new Date(Date.now() - 3_600_000);
-const SEGMENTS = 3;
-
-/** Audits `tableName` with `during()` run between the scan of segments 1 and 2 and that of segment 0. */
-async function auditWhile(
-  tableName: string,
-  during: () => Promise<void>,
-  options: AuditOptions = {},
-): Promise<AuditReport> {
-  let release = () => {};
-  const until = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  const segment = (n: number) => (r: ProxiedRequest) =>
-    mentions(tableName)(r) && new RegExp(`"Segment":${n}\\b`).test(r.body);
-  proxy.inject({ kind: 'hold', until }, { operation: 'Scan', when: segment(0), times: 1 });
-  const audit = auditTable(auditClient, tableName, { segments: SEGMENTS, ...options });
-  // DynamoDB has answered segments 1 and 2 (one page each: the table is small) before anything moves.
-  while (proxy.answered('Scan', segment(1)).length + proxy.answered('Scan', segment(2)).length < 2) {
-    await sleep(5);
-  }
-  try {
-    await during();
-  } finally {
-    release();
-  }
-  return audit;
-}
 
 const WALLETS = 12;
 const WALLET_MINOR = 100;
@@ -99,7 +72,7 @@ describe('the ledger audit on a live table', LEDGER_TEST, () => {
   it('finds no break when movements commit while it scans, some seen and some not', async () => {
     const ledger = await seedLedger(HOUR_AGO);
     const wallets = await moreWallets(ledger);
-    const report = await auditWhile(ledger.tableName, traffic(ledger, wallets));
+    const report = await auditWhile(proxy, auditClient, ledger.tableName, traffic(ledger, wallets));
     expect(report.breaks).toEqual([]);
     expect(report.grandTotalMinor).toBe(0n);
     expect(report.issuanceBalanceMinor).toBe(BigInt(-SEEDED_ISSUE_MINOR - WALLETS * WALLET_MINOR));
@@ -119,7 +92,7 @@ describe('the ledger audit on a live table', LEDGER_TEST, () => {
     // reading their movements again must settle it without a false break, the grand total too.
     const ledger = await seedLedger(HOUR_AGO);
     const wallets = await moreWallets(ledger);
-    const report = await auditWhile(ledger.tableName, traffic(ledger, wallets), {
+    const report = await auditWhile(proxy, auditClient, ledger.tableName, traffic(ledger, wallets), {
       settledBefore: new Date(Date.now() + 600_000),
     });
     expect(report.breaks).toEqual([]);
@@ -179,7 +152,7 @@ describe('the ledger audit on a live table', LEDGER_TEST, () => {
         },
       }),
     );
-    const report = await auditWhile(ledger.tableName, traffic(ledger, wallets));
+    const report = await auditWhile(proxy, auditClient, ledger.tableName, traffic(ledger, wallets));
     expect(report.breaks).toEqual([
       { invariant: 'transfer-entries', subject: bogus, detail: expect.any(String) },
     ]);
@@ -222,7 +195,7 @@ describe('the ledger audit on a live table, payments to a hot wallet', LEDGER_TE
   it('finds no break when payments through the clearing account commit and are posted while it scans', async () => {
     const ledger = await createHotLedger(WALLETS, HOUR_AGO);
     const traffic = hotTraffic(ledger);
-    const report = await auditWhile(ledger.tableName, traffic.run);
+    const report = await auditWhile(proxy, auditClient, ledger.tableName, traffic.run);
     expect(report.breaks).toEqual([]);
     expect(report.grandTotalMinor).toBe(0n);
     // The scan saw some of the payments' items (entry, record, credit) and postings, and missed others.
@@ -239,7 +212,7 @@ describe('the ledger audit on a live table, payments to a hot wallet', LEDGER_TE
 
   it('finds no break even when payments and postings it counts as settled commit while it scans', async () => {
     const ledger = await createHotLedger(WALLETS, HOUR_AGO);
-    const report = await auditWhile(ledger.tableName, hotTraffic(ledger).run, {
+    const report = await auditWhile(proxy, auditClient, ledger.tableName, hotTraffic(ledger).run, {
       settledBefore: new Date(Date.now() + 600_000),
     });
     expect(report.breaks).toEqual([]);
@@ -253,7 +226,7 @@ describe('the ledger audit on a live table, payments to a hot wallet', LEDGER_TE
     await inParallel(WALLETS * 5, 4, async (i) => {
       ids.push(await ledger.pay(ledger.payers[i % WALLETS] as string, 1 + (i % 7)));
     });
-    const report = await auditWhile(ledger.tableName, async () => {
+    const report = await auditWhile(proxy, auditClient, ledger.tableName, async () => {
       await Promise.all([
         ledger.post(ids).then((posted) => expect(posted).toBe(WALLETS * 5)),
         inParallel(WALLETS, 3, async (i) => void (await ledger.pay(ledger.payers[i] as string, 3))),
@@ -277,7 +250,7 @@ describe('the ledger audit on a live table, payments to a hot wallet', LEDGER_TE
     const ids: string[] = [];
     for (const payer of ledger.payers) ids.push(await ledger.pay(payer, 7, { at: HOUR_AGO }));
     await ledger.post(ids.slice(0, WALLETS / 2), new Date(HOUR_AGO.getTime() + 1_000));
-    const report = await auditWhile(ledger.tableName, async () => {
+    const report = await auditWhile(proxy, auditClient, ledger.tableName, async () => {
       expect(await ledger.post(ids.slice(WALLETS / 2))).toBe(WALLETS / 2);
     });
     expect(report.breaks).toEqual([]);

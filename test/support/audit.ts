@@ -1,0 +1,85 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDbProxy, ProxiedRequest } from '#infra/local/dynamodb-proxy.ts';
+import { type AuditOptions, type AuditReport, auditTable } from '#shared/wallet/ledger-audit.ts';
+import { mentions } from './faults.ts';
+
+/** The Scan segments the audit tests run: few, so that a small table has items in each. */
+export const SEGMENTS = 3;
+
+/**
+ * The audit's two paths: a horizon after everything (every item settled: checked by fingerprint)
+ * and one before (every item kept and checked item by item).
+ */
+const HORIZONS = {
+  'by fingerprint': () => new Date(Date.now() + 60_000),
+  'item by item': () => new Date(0),
+} as const;
+
+/** The audit of `tableName` under each horizon, labelled. */
+export async function auditBoth(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+): Promise<[string, AuditReport][]> {
+  const reports: [string, AuditReport][] = [];
+  for (const [path, horizon] of Object.entries(HORIZONS)) {
+    reports.push([
+      path,
+      await auditTable(client, tableName, { segments: SEGMENTS, settledBefore: horizon() }),
+    ]);
+  }
+  return reports;
+}
+
+/**
+ * Audits `tableName` through `proxy` with `during()` run once DynamoDB has answered every Scan
+ * segment but `held` (one page each: the tables are small), before segment `held` is read.
+ */
+export async function auditWhile(
+  proxy: DynamoDbProxy,
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  during: () => Promise<void>,
+  options: AuditOptions = {},
+  held = 0,
+): Promise<AuditReport> {
+  let release = () => {};
+  const until = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const segment = (n: number) => (r: ProxiedRequest) =>
+    mentions(tableName)(r) && new RegExp(`"Segment":${n}\\b`).test(r.body);
+  proxy.inject({ kind: 'hold', until }, { operation: 'Scan', when: segment(held), times: 1 });
+  const audit = auditTable(client, tableName, { segments: SEGMENTS, ...options });
+  const others = Array.from({ length: SEGMENTS }, (_, n) => n).filter((n) => n !== held);
+  while (others.reduce((sum, n) => sum + proxy.answered('Scan', segment(n)).length, 0) < others.length) {
+    await sleep(5);
+  }
+  try {
+    await during();
+  } finally {
+    release();
+  }
+  return audit;
+}
+
+/** The Scan segment (of SEGMENTS) that holds the item at `pk`. */
+export async function segmentOf(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  pk: string,
+): Promise<number> {
+  for (let n = 0; n < SEGMENTS; n++) {
+    const { Items } = await client.send(
+      new ScanCommand({
+        TableName: tableName,
+        Segment: n,
+        TotalSegments: SEGMENTS,
+        FilterExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+      }),
+    );
+    if (Items?.length) return n;
+  }
+  throw new Error(`No item at ${pk}`);
+}

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { type EntryRecord, entryKey, ISSUANCE_ACCOUNT, transferKey } from '#shared/wallet/ledger-keys.ts';
+import { type EntryRecord, entryKey, ISSUANCE_ACCOUNT, transferKey } from '#shared/wallet/dynamodb/keys.ts';
 
 /*
  * A consistent wallet ledger of any size, written straight to a table as the functions would have

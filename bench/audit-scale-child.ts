@@ -4,7 +4,7 @@
  * before it began, sampled after a forced full collection every 100 ms.
  */
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { auditTable } from '#shared/wallet/ledger-audit.ts';
+import { auditTable } from '#shared/wallet/audit/ledger-audit.ts';
 
 const [endpoint, tableName, path, segments, sampleMemory] = process.argv.slice(2) as [
   string,

@@ -17,7 +17,7 @@ import { freePort } from '#infra/local/dynamodb-local.ts';
 import { signLocalToken } from '#infra/local/issuer.ts';
 import { readRunningStack } from '#infra/local/stack-record.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
-import { HISTORY_INDEX, walletAccount } from '#shared/wallet/ledger-keys.ts';
+import { HISTORY_INDEX, walletAccount } from '#shared/wallet/dynamodb/keys.ts';
 import { CALLER_HEADER, checkFloors, floorOperations } from './floor.ts';
 import { KeepAliveConnection } from './keep-alive-client.ts';
 import { type Estimate, estimate, percentile, type Undecided } from './stats.ts';
@@ -102,8 +102,8 @@ export async function measureEndToEnd(
     // The repository and client modules read their environment when loaded, as functions do.
     Object.assign(process.env, stack.env);
     const { createDocumentClient } = await import('#shared/dynamodb/client.ts');
-    const { createWalletOpening } = await import('#shared/wallet/wallet-opening.ts');
-    const { createDepositLedger } = await import('#shared/wallet/deposit-ledger.ts');
+    const { createWalletOpening } = await import('#shared/wallet/dynamodb/wallet-opening.ts');
+    const { createDepositLedger } = await import('#shared/wallet/dynamodb/deposit-store.ts');
     const client = createDocumentClient();
     const petsTable = stack.env[tables.pets.envVar] as string;
     const walletsTable = stack.env[tables.wallets.envVar] as string;

@@ -23,7 +23,7 @@ import {
   transferKey,
   walletAccount,
   walletKey,
-} from '#shared/wallet/ledger-keys.ts';
+} from '#shared/wallet/dynamodb/keys.ts';
 import { DYNAMODB_CALLS, fullPet, nextBenchPetId } from './workload.ts';
 
 /** Whose items a floor call touches: each benchmark worker has its own wallet and pet. */

@@ -75,7 +75,7 @@ export function functionEnvironment(
   return route.data?.table === 'wallets' ? { ...env, ...walletEnvironment(settings) } : env;
 }
 
-/** The money settings as the wallet functions read them (`shared/wallet/settings.ts`). */
+/** The money settings as the wallet functions read them (`shared/wallet/model/settings.ts`). */
 export function walletEnvironment(settings: ServiceSettings): Record<string, string> {
   return {
     CURRENCY: settings.currency,

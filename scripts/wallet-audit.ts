@@ -1,6 +1,6 @@
 /**
  * `npm run wallet:audit [-- --segments <n>]`: proves the wallet books balance. Checks every
- * invariant of the double-entry ledger (shared/wallet/ledger-audit.ts): each balance equals the
+ * invariant of the double-entry ledger (shared/wallet/audit/ledger-audit.ts): each balance equals the
  * sum of its entries and its last running balance, each transfer has exactly its two matching
  * entries (or, through the clearing account, its payer's entry and either its credit in transit
  * or its one posting), the clearing account holds exactly the credits in transit, the grand
@@ -19,7 +19,7 @@ import { defaultPort } from '#infra/local/issuer.ts';
 import { readRunningStack } from '#infra/local/stack-record.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
-import { auditTable } from '#shared/wallet/ledger-audit.ts';
+import { auditTable } from '#shared/wallet/audit/ledger-audit.ts';
 
 const USAGE = `Usage: npm run wallet:audit -- [--segments <1-64>] [--table <table> [--region <region>] [--endpoint <url>]]`;
 

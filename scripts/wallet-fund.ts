@@ -22,10 +22,15 @@ import { readRunningStack } from '#infra/local/stack-record.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { validateAddress } from '#shared/schemas/validators.generated.js';
-import { createDepositLedger, type DepositOutcome } from '#shared/wallet/deposit-ledger.ts';
-import { formatMinor, MAX_AMOUNT_TEXT_LENGTH, MAX_BALANCE_MINOR, parseAmount } from '#shared/wallet/money.ts';
-import { loadWalletSettings } from '#shared/wallet/settings.ts';
-import { createWalletReader } from '#shared/wallet/wallet-reader.ts';
+import { createWalletReader } from '#shared/wallet/dynamodb/balance-store.ts';
+import { createDepositLedger, type DepositOutcome } from '#shared/wallet/dynamodb/deposit-store.ts';
+import {
+  formatMinor,
+  MAX_AMOUNT_TEXT_LENGTH,
+  MAX_BALANCE_MINOR,
+  parseAmount,
+} from '#shared/wallet/model/money.ts';
+import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
 
 const USAGE = `Usage: npm run wallet:fund -- --address <address> --amount <decimal> [--deposit-id <id>]
        [--table <deployed table> [--region <region>] [--endpoint <url>]]

@@ -7,7 +7,7 @@ import { type OperationId, type Route, routes, SCOPES } from './routes.ts';
 import { schemas } from './schemas/index.ts';
 import { petSchema } from './schemas/pet.ts';
 import { requestedAmountSchema } from './schemas/wallet.ts';
-import { MAX_AMOUNT_TEXT_LENGTH } from './wallet/money.ts';
+import { MAX_AMOUNT_TEXT_LENGTH } from './wallet/model/money.ts';
 
 /** The money settings of the deployment the document describes (`infra/environment.ts`). */
 export interface DocumentedMoney {
@@ -30,7 +30,7 @@ function withoutIds(value: unknown, amount: object): unknown {
 }
 
 /**
- * The amount as the function checks it on the JSON text (`shared/wallet/money.ts`): at most the
+ * The amount as the function checks it on the JSON text (`shared/wallet/model/money.ts`): at most the
  * per-transfer maximum, at most the currency's decimals, at most 32 characters of number text.
  * No `multipleOf`: `0.01` is no binary float, so validators reading the parsed number refuse
  * valid amounts such as 1.13 (1.13 / 0.01 = 112.99999999999999); the decimals are stated in

@@ -78,7 +78,7 @@ export const routes = [
     data: { table: 'wallets', actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'] },
     summary: "Send money from the caller's wallet to another address",
     // A payer busy with its own other payments is tried again until a commit could no longer end
-    // before the timeout (shared/wallet/send-money.ts): longer than the other routes, so that it has
+    // before the timeout (shared/wallet/send/send-money.ts): longer than the other routes, so that it has
     // time left to wait, and inside API Gateway's 29 s (docs/decisions/concurrency-and-timeouts.md).
     timeoutSeconds: 20,
   },

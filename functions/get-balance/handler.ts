@@ -3,12 +3,12 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
-import { makeGetBalance } from '#shared/wallet/get-balance.ts';
-import { moneyJson } from '#shared/wallet/money.ts';
-import { systemClock } from '#shared/wallet/ports.ts';
-import { loadWalletSettings, type WalletFunctionDependencies } from '#shared/wallet/settings.ts';
-import { createWalletOpening } from '#shared/wallet/wallet-opening.ts';
-import { createWalletReader } from '#shared/wallet/wallet-reader.ts';
+import { makeGetBalance } from '#shared/wallet/balance/get-balance.ts';
+import { createWalletReader } from '#shared/wallet/dynamodb/balance-store.ts';
+import { createWalletOpening } from '#shared/wallet/dynamodb/wallet-opening.ts';
+import { moneyJson } from '#shared/wallet/model/money.ts';
+import { systemClock } from '#shared/wallet/model/ports.ts';
+import { loadWalletSettings, type WalletFunctionDependencies } from '#shared/wallet/model/settings.ts';
 
 /** The composition root of `GET /api/wallet/balance`, and its edge: the balance as an exact decimal. */
 export function createGetBalanceHandler({ client, tableName, settings }: WalletFunctionDependencies) {

@@ -4,10 +4,10 @@ import { tables } from '#shared/dynamodb/tables.ts';
 import { NotFoundError } from '#shared/errors.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
-import { createHistoryRepository } from '#shared/wallet/history-repository.ts';
-import { moneyJson } from '#shared/wallet/money.ts';
-import { loadWalletSettings, type WalletFunctionDependencies } from '#shared/wallet/settings.ts';
-import { makeGetTransfer } from '#shared/wallet/transfer-history.ts';
+import { createHistoryRepository } from '#shared/wallet/dynamodb/history-store.ts';
+import { makeGetTransfer } from '#shared/wallet/history/transfer-history.ts';
+import { moneyJson } from '#shared/wallet/model/money.ts';
+import { loadWalletSettings, type WalletFunctionDependencies } from '#shared/wallet/model/settings.ts';
 
 /** Transfer ids are UUIDs: anything else names no transfer, and costs no read. */
 const TRANSFER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -4,10 +4,10 @@ import { tables } from '#shared/dynamodb/tables.ts';
 import { InvalidParameterError } from '#shared/errors.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
-import { createHistoryRepository } from '#shared/wallet/history-repository.ts';
-import { moneyJson } from '#shared/wallet/money.ts';
-import { loadWalletSettings, type WalletFunctionDependencies } from '#shared/wallet/settings.ts';
-import { makeListTransfers } from '#shared/wallet/transfer-history.ts';
+import { createHistoryRepository } from '#shared/wallet/dynamodb/history-store.ts';
+import { makeListTransfers } from '#shared/wallet/history/transfer-history.ts';
+import { moneyJson } from '#shared/wallet/model/money.ts';
+import { loadWalletSettings, type WalletFunctionDependencies } from '#shared/wallet/model/settings.ts';
 
 const DEFAULT_LIMIT = 20;
 

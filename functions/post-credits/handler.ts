@@ -6,10 +6,14 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { logger, publish, routeMetrics } from '#shared/observability/telemetry.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
-import { createCreditLedger, creditOfItem } from '#shared/wallet/credit-ledger.ts';
-import type { WalletTableAccess } from '#shared/wallet/ledger-commit.ts';
-import { systemClock } from '#shared/wallet/ports.ts';
-import { type CreditInTransit, makePostCredits, PostingCutShort } from '#shared/wallet/post-credits.ts';
+import { createCreditLedger, creditOfItem } from '#shared/wallet/dynamodb/credit-store.ts';
+import type { WalletTableAccess } from '#shared/wallet/dynamodb/ledger-commit.ts';
+import {
+  type CreditInTransit,
+  makePostCredits,
+  PostingCutShort,
+} from '#shared/wallet/hot-wallet/post-credits.ts';
+import { systemClock } from '#shared/wallet/model/ports.ts';
 
 /** A credit in transit as a stream record announces it, with the record's position. */
 interface StreamedCredit {
@@ -34,7 +38,7 @@ function creditOf(record: DynamoDBRecord): StreamedCredit | 'malformed' | undefi
  * The composition root of the credit poster: the DynamoDB stream of the wallets table in, the
  * credits in transit posted to their wallets, one posting call per wallet, the wallets in parallel;
  * a call posts a few credits in one transaction, and more on two levels (batches, then postings of
- * whole batches: shared/wallet/post-credit-batches.ts). A wallet
+ * whole batches: shared/wallet/hot-wallet/post-credit-batches.ts). A wallet
  * whose posting failed hands its first record back (ReportBatchItemFailures): the stream delivers
  * again from there, and the postings that did commit are skipped, as every credit is posted on
  * condition that it was not. A record that is not a credit is skipped; a malformed credit record

@@ -3,10 +3,10 @@ import { requireEnv } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
-import { type IdSource, systemClock } from '#shared/wallet/ports.ts';
-import { makeSendMoney } from '#shared/wallet/send-money.ts';
-import { loadWalletSettings, type WalletFunctionDependencies } from '#shared/wallet/settings.ts';
-import { createTransferLedger } from '#shared/wallet/transfer-ledger.ts';
+import { createTransferLedger } from '#shared/wallet/dynamodb/transfer-store.ts';
+import { type IdSource, systemClock } from '#shared/wallet/model/ports.ts';
+import { loadWalletSettings, type WalletFunctionDependencies } from '#shared/wallet/model/settings.ts';
+import { makeSendMoney } from '#shared/wallet/send/send-money.ts';
 import { sendMoneyHttpHandler } from './http-adapter.ts';
 
 const randomIds: IdSource = { next: randomUUID };

@@ -11,9 +11,9 @@ import {
   moneyJson,
   numberSource,
   parseAmount,
-} from '#shared/wallet/money.ts';
-import type { SendMoneyCommand, SendMoneyResult } from '#shared/wallet/send-money.ts';
-import type { WalletSettings } from '#shared/wallet/settings.ts';
+} from '#shared/wallet/model/money.ts';
+import type { WalletSettings } from '#shared/wallet/model/settings.ts';
+import type { SendMoneyCommand, SendMoneyResult } from '#shared/wallet/send/send-money.ts';
 
 const REPLAYED = { 'idempotent-replayed': 'true' } as const;
 

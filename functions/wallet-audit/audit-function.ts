@@ -1,6 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { logger } from '#shared/observability/telemetry.ts';
-import { auditTable } from '#shared/wallet/ledger-audit.ts';
+import { auditTable } from '#shared/wallet/audit/ledger-audit.ts';
 
 /** The books do not balance: the function fails, and its Errors alarm (ledger-audit-failed) fires. */
 export class LedgerBreakError extends Error {

@@ -11,7 +11,7 @@ import {
   CREDIT_RECORD_FILTER,
 } from '#infra/credit-poster-settings.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
-import { PENDING_INDEX } from '#shared/wallet/ledger-keys.ts';
+import { PENDING_INDEX } from '#shared/wallet/dynamodb/keys.ts';
 import { ProjectFunction } from './project-function.ts';
 
 export interface CreditPosterProps {

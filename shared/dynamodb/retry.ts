@@ -14,7 +14,7 @@ export interface RetryPolicy {
  * Three tries with full jitter: contention on one wallet clears in milliseconds. The SDK is set to
  * one attempt, so one `withRetries` call sends at most `attempts` requests; a movement that is
  * refused reads and commits again as a whole, each call with its own tries
- * (shared/wallet/movement-retry.ts).
+ * (shared/wallet/model/movement-retry.ts).
  */
 export const defaultRetryPolicy: RetryPolicy = { attempts: 3, baseDelayMs: 25, maxDelayMs: 250 };
 

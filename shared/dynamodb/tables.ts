@@ -41,7 +41,7 @@ export const tables: Readonly<Record<TableName, TableDefinition>> = {
     envVar: 'WALLETS_TABLE_NAME',
     partitionKey: { name: 'pk', type: 'S' },
     // Only entries carry `account`: the index is sparse, one item per side of a movement, but for
-    // the entries the credit poster writes (below). Layout in shared/wallet/ledger-keys.ts.
+    // the entries the credit poster writes (below). Layout in shared/wallet/dynamodb/keys.ts.
     indexes: [
       {
         name: 'history',

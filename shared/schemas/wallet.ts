@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { MAX_AMOUNT_TEXT_LENGTH, MAX_BALANCE_MINOR } from '../wallet/money.ts';
+import { MAX_AMOUNT_TEXT_LENGTH, MAX_BALANCE_MINOR } from '../wallet/model/money.ts';
 
 /**
  * An address is the `sub` of the token that owns the wallet: the one rule for `toAddress`, for the

@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { openApiJson } from '#shared/openapi.generated.js';
 import { isProfiledIdentifier } from '#shared/schemas/identifier-profile.ts';
-import { formatMinor } from '#shared/wallet/money.ts';
+import { formatMinor } from '#shared/wallet/model/money.ts';
 
 export type Schema = Readonly<Record<string, unknown>>;
 

@@ -89,13 +89,13 @@ describe('bundling of a function by CDK', () => {
         logLevel: 'silent',
       });
       const ours = Object.keys(metafile.inputs).filter((path) => path.startsWith('shared/wallet/'));
-      expect(ours).toContain('shared/wallet/wallet-reader.ts');
+      expect(ours).toContain('shared/wallet/dynamodb/balance-store.ts');
       for (const writer of [
-        'ledger-commit',
-        'transfer-ledger',
-        'credit-ledger',
-        'deposit-ledger',
-        'send-money',
+        'dynamodb/ledger-commit',
+        'dynamodb/transfer-store',
+        'dynamodb/credit-store',
+        'dynamodb/deposit-store',
+        'send/send-money',
       ]) {
         expect(ours).not.toContain(`shared/wallet/${writer}.ts`);
       }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ProjectFunction } from '#infra/constructs/project-function.ts';
 import { CREDIT_POSTER_STREAM } from '#infra/credit-poster-settings.ts';
 import { defaultRetryPolicy, worstCaseCallMs } from '#shared/dynamodb/retry.ts';
-import { POSTING_CALL_MS, POSTING_DEADLINE_MS } from '#shared/wallet/post-credits.ts';
+import { POSTING_CALL_MS, POSTING_DEADLINE_MS } from '#shared/wallet/hot-wallet/post-credits.ts';
 
 describe('DynamoDB time budget', () => {
   it("keeps every attempt of one DynamoDB call, timeouts and backoff included, inside the function's timeout", () => {

@@ -5,8 +5,8 @@ import { createListTransfersHandler } from '#functions/list-transfers/handler.ts
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { defaultRetryPolicy } from '#shared/dynamodb/retry.ts';
-import { auditTable } from '#shared/wallet/ledger-audit.ts';
-import { loadWalletSettings } from '#shared/wallet/settings.ts';
+import { auditTable } from '#shared/wallet/audit/ledger-audit.ts';
+import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
 import {
   type HistoryLine,
   historyTotals,

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import type { CreditInTransit } from '#shared/wallet/credit-batch.ts';
-import { createHistoryRepository } from '#shared/wallet/history-repository.ts';
-import { systemClock } from '#shared/wallet/ports.ts';
-import { makePostCredits } from '#shared/wallet/post-credits.ts';
-import { makeListTransfers } from '#shared/wallet/transfer-history.ts';
+import { createHistoryRepository } from '#shared/wallet/dynamodb/history-store.ts';
+import { makeListTransfers } from '#shared/wallet/history/transfer-history.ts';
+import type { CreditInTransit } from '#shared/wallet/hot-wallet/credit-batch.ts';
+import { makePostCredits } from '#shared/wallet/hot-wallet/post-credits.ts';
+import { systemClock } from '#shared/wallet/model/ports.ts';
 import { entryItemsByKey } from '../support/credits.ts';
 import { createHotLedger, type HotLedger } from '../support/ledger.ts';
 

@@ -1,10 +1,14 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { CREDIT_POSTER_STREAM } from '#infra/credit-poster-settings.ts';
 import { TemporarilyUnavailableError } from '#shared/errors.ts';
-import { createCreditLedger } from '#shared/wallet/credit-ledger.ts';
-import { walletKey } from '#shared/wallet/ledger-keys.ts';
-import { systemClock } from '#shared/wallet/ports.ts';
-import { type CreditInTransit, makePostCredits, PostingCutShort } from '#shared/wallet/post-credits.ts';
+import { createCreditLedger } from '#shared/wallet/dynamodb/credit-store.ts';
+import { walletKey } from '#shared/wallet/dynamodb/keys.ts';
+import {
+  type CreditInTransit,
+  makePostCredits,
+  PostingCutShort,
+} from '#shared/wallet/hot-wallet/post-credits.ts';
+import { systemClock } from '#shared/wallet/model/ports.ts';
 import { proxiedClient, startFaultProxy } from '../support/faults.ts';
 import { createHotLedger } from '../support/ledger.ts';
 

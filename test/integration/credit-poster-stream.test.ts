@@ -16,11 +16,11 @@ import { type StreamInvoke, type StreamPoller, startStreamPoller } from '#infra/
 import type { FailedBatch } from '#infra/local/stream-records.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
-import { createInboundMarker } from '#shared/wallet/inbound-marker.ts';
-import { creditKey, walletKey } from '#shared/wallet/ledger-keys.ts';
-import { systemClock } from '#shared/wallet/ports.ts';
-import { makeSendMoney } from '#shared/wallet/send-money.ts';
-import { createTransferLedger } from '#shared/wallet/transfer-ledger.ts';
+import { createInboundMarker } from '#shared/wallet/dynamodb/hot-marker-store.ts';
+import { creditKey, walletKey } from '#shared/wallet/dynamodb/keys.ts';
+import { createTransferLedger } from '#shared/wallet/dynamodb/transfer-store.ts';
+import { systemClock } from '#shared/wallet/model/ports.ts';
+import { makeSendMoney } from '#shared/wallet/send/send-money.ts';
 import { entryItemsByKey } from '../support/credits.ts';
 import { uniqueSub } from '../support/events.ts';
 

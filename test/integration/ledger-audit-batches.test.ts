@@ -2,16 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { type BatchPosting, type CreditBatch, listingOf } from '#shared/wallet/credit-batch.ts';
-import { batchItem } from '#shared/wallet/credit-batch-items.ts';
-import { type AuditReport, auditTable } from '#shared/wallet/ledger-audit.ts';
-import { batchKey, creditKey, entryKey, walletAccount, walletKey } from '#shared/wallet/ledger-keys.ts';
+import { type AuditReport, auditTable } from '#shared/wallet/audit/ledger-audit.ts';
+import { batchItem } from '#shared/wallet/dynamodb/batch-items.ts';
+import { batchKey, creditKey, entryKey, walletAccount, walletKey } from '#shared/wallet/dynamodb/keys.ts';
+import { type BatchPosting, type CreditBatch, listingOf } from '#shared/wallet/hot-wallet/credit-batch.ts';
 import { auditBoth, auditWhile, SEGMENTS, segmentOf } from '../support/audit.ts';
 import { proxiedClient, startFaultProxy } from '../support/faults.ts';
 import { createHotLedger, type HotLedger } from '../support/ledger.ts';
 
 /*
- * The audit of a hot wallet's two-level postings (shared/wallet/post-credit-batches.ts), stage by
+ * The audit of a hot wallet's two-level postings (shared/wallet/hot-wallet/post-credit-batches.ts), stage by
  * stage, each stage written by the credit ledger's own functions: a batch claims credits in
  * transit (no money moves), a posting takes batches into the wallet (its balance and seq include
  * their credits, whose entries are not written yet), and completing a batch writes its entries

@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { type AuditReport, auditTable } from '#shared/wallet/ledger-audit.ts';
+import { type AuditReport, auditTable } from '#shared/wallet/audit/ledger-audit.ts';
 import {
   CLEARING_ACCOUNT,
   creditKey,
@@ -15,7 +15,7 @@ import {
   historyShardKey,
   walletAccount,
   walletKey,
-} from '#shared/wallet/ledger-keys.ts';
+} from '#shared/wallet/dynamodb/keys.ts';
 import { auditBoth } from '../support/audit.ts';
 import { createHotLedger, SEEDED_IN_TRANSIT_MINOR, seedHotLedger } from '../support/ledger.ts';
 

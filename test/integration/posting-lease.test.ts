@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { createCreditLedger } from '#shared/wallet/credit-ledger.ts';
-import { postingLeaseKey } from '#shared/wallet/ledger-keys.ts';
+import { createCreditLedger } from '#shared/wallet/dynamodb/credit-store.ts';
+import { postingLeaseKey } from '#shared/wallet/dynamodb/keys.ts';
 import { mentions, proxiedClient, startFaultProxy } from '../support/faults.ts';
 
 /*
- * A wallet's posting lease as DynamoDB holds it (shared/wallet/credit-ledger.ts), through the proxy
+ * A wallet's posting lease as DynamoDB holds it (shared/wallet/dynamodb/credit-store.ts), through the proxy
  * that counts the requests: what the poster's use case relies on, in the unit tests' in-memory
  * ledger, checked against the real item.
  */

@@ -8,9 +8,9 @@ import { createListTransfersHandler } from '#functions/list-transfers/handler.ts
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
 import type { ProxiedRequest } from '#infra/local/dynamodb-proxy.ts';
 import { type OperationId, routeOf } from '#shared/routes.ts';
-import { createInboundMarker } from '#shared/wallet/inbound-marker.ts';
-import { PENDING_SHARDS } from '#shared/wallet/ledger-keys.ts';
-import { loadWalletSettings } from '#shared/wallet/settings.ts';
+import { createInboundMarker } from '#shared/wallet/dynamodb/hot-marker-store.ts';
+import { PENDING_SHARDS } from '#shared/wallet/dynamodb/keys.ts';
+import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
 import { proxiedClient, startFaultProxy } from '../support/faults.ts';
 import { fund, open } from '../support/wallet.ts';

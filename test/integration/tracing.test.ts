@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGetBalanceHandler } from '#functions/get-balance/handler.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
-import { loadWalletSettings } from '#shared/wallet/settings.ts';
+import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
 
 /*

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createGetBalanceHandler } from '#functions/get-balance/handler.ts';
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { loadWalletSettings } from '#shared/wallet/settings.ts';
+import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
 import { apiEvent, invoke, sendEvent, uniqueSub } from '../support/events.ts';
 
 /*

@@ -4,8 +4,8 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAuditHandler, LedgerBreakError } from '#functions/wallet-audit/audit-function.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { auditTable } from '#shared/wallet/ledger-audit.ts';
-import { creditKey } from '#shared/wallet/ledger-keys.ts';
+import { auditTable } from '#shared/wallet/audit/ledger-audit.ts';
+import { creditKey } from '#shared/wallet/dynamodb/keys.ts';
 import {
   misstateBobsPayment,
   SEEDED_IN_TRANSIT_MINOR,

@@ -11,10 +11,10 @@ import {
   HISTORY_SHARDS,
   PENDING_INDEX,
   PENDING_SHARDS,
-} from '#shared/wallet/ledger-keys.ts';
-import { systemClock } from '#shared/wallet/ports.ts';
-import { makePostCredits } from '#shared/wallet/post-credits.ts';
-import { loadWalletSettings } from '#shared/wallet/settings.ts';
+} from '#shared/wallet/dynamodb/keys.ts';
+import { makePostCredits } from '#shared/wallet/hot-wallet/post-credits.ts';
+import { systemClock } from '#shared/wallet/model/ports.ts';
+import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
 import { creditsInTransit, entryItemsByKey } from '../support/credits.ts';
 import { apiEvent, invoke, sendEvent, uniqueSub } from '../support/events.ts';
 import { mentions, proxiedClient, startFaultProxy } from '../support/faults.ts';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createInboundMarker } from '#shared/wallet/inbound-marker.ts';
-import type { AccountState } from '#shared/wallet/ledger-commit.ts';
-import { inboundKey } from '#shared/wallet/ledger-keys.ts';
-import type { TransferPlan, TransferRecord } from '#shared/wallet/send-money.ts';
+import { createInboundMarker } from '#shared/wallet/dynamodb/hot-marker-store.ts';
+import { inboundKey } from '#shared/wallet/dynamodb/keys.ts';
+import type { AccountState } from '#shared/wallet/dynamodb/ledger-commit.ts';
+import type { TransferPlan, TransferRecord } from '#shared/wallet/send/send-money.ts';
 import { uniqueSub } from '../support/events.ts';
 import { mentions, proxiedClient, startFaultProxy, storedItem } from '../support/faults.ts';
 import { walletLedger } from '../support/wallet.ts';

@@ -3,8 +3,8 @@ import { DynamoDBDocumentClient, NumberValue, PutCommand } from '@aws-sdk/lib-dy
 import { describe, expect, it } from 'vitest';
 import { handler as getBalance } from '#functions/get-balance/handler.ts';
 import { createSendMoneyHandler, handler as send } from '#functions/send-money/handler.ts';
-import { MAX_BALANCE_MINOR } from '#shared/wallet/money.ts';
-import { loadWalletSettings } from '#shared/wallet/settings.ts';
+import { MAX_BALANCE_MINOR } from '#shared/wallet/model/money.ts';
+import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
 import { apiEvent, invoke, sendEvent, uniqueSub } from '../support/events.ts';
 import { mentions, proxiedClient, startFaultProxy } from '../support/faults.ts';
 import { fund, open, walletLedger } from '../support/wallet.ts';

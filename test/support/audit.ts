@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDbProxy, ProxiedRequest } from '#infra/local/dynamodb-proxy.ts';
-import { type AuditOptions, type AuditReport, auditTable } from '#shared/wallet/ledger-audit.ts';
+import { type AuditOptions, type AuditReport, auditTable } from '#shared/wallet/audit/ledger-audit.ts';
 import { mentions } from './faults.ts';
 
 /** The Scan segments the audit tests run: few, so that a small table has items in each. */

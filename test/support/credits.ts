@@ -1,6 +1,6 @@
 import { type DynamoDBDocumentClient, paginateQuery, paginateScan } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { createCreditLedger } from '#shared/wallet/credit-ledger.ts';
+import { createCreditLedger } from '#shared/wallet/dynamodb/credit-store.ts';
 import {
   addressOfAccount,
   HISTORY_INDEX,
@@ -8,9 +8,9 @@ import {
   HISTORY_SHARDS,
   historyShardKey,
   walletAccount,
-} from '#shared/wallet/ledger-keys.ts';
-import { systemClock } from '#shared/wallet/ports.ts';
-import { type CreditInTransit, makePostCredits } from '#shared/wallet/post-credits.ts';
+} from '#shared/wallet/dynamodb/keys.ts';
+import { type CreditInTransit, makePostCredits } from '#shared/wallet/hot-wallet/post-credits.ts';
+import { systemClock } from '#shared/wallet/model/ports.ts';
 
 /** The credits in transit on `tableName` not yet posted, by recipient address (a consistent scan). */
 export async function creditsInTransit(

@@ -3,11 +3,11 @@ import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamod
 import { inject } from 'vitest';
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { entryKey, walletAccount } from '#shared/wallet/ledger-keys.ts';
-import { systemClock } from '#shared/wallet/ports.ts';
-import { makePostCredits } from '#shared/wallet/post-credits.ts';
-import { makeSendMoney } from '#shared/wallet/send-money.ts';
-import { loadWalletSettings } from '#shared/wallet/settings.ts';
+import { entryKey, walletAccount } from '#shared/wallet/dynamodb/keys.ts';
+import { makePostCredits } from '#shared/wallet/hot-wallet/post-credits.ts';
+import { systemClock } from '#shared/wallet/model/ports.ts';
+import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
+import { makeSendMoney } from '#shared/wallet/send/send-money.ts';
 import { invoke, sendEvent, uniqueSub } from './events.ts';
 import { createLedgerTable, fund, type TestLedger } from './wallet.ts';
 

@@ -3,13 +3,13 @@ import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { inject } from 'vitest';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { createTableInput, tables } from '#shared/dynamodb/tables.ts';
-import { createCreditLedger } from '#shared/wallet/credit-ledger.ts';
-import { createDepositLedger } from '#shared/wallet/deposit-ledger.ts';
-import type { CreditLedger } from '#shared/wallet/post-credits.ts';
-import type { TransferLedger } from '#shared/wallet/send-money.ts';
-import { createTransferLedger } from '#shared/wallet/transfer-ledger.ts';
-import { createWalletOpening } from '#shared/wallet/wallet-opening.ts';
-import { createWalletReader, type WalletReader } from '#shared/wallet/wallet-reader.ts';
+import { createWalletReader, type WalletReader } from '#shared/wallet/dynamodb/balance-store.ts';
+import { createCreditLedger } from '#shared/wallet/dynamodb/credit-store.ts';
+import { createDepositLedger } from '#shared/wallet/dynamodb/deposit-store.ts';
+import { createTransferLedger } from '#shared/wallet/dynamodb/transfer-store.ts';
+import { createWalletOpening } from '#shared/wallet/dynamodb/wallet-opening.ts';
+import type { CreditLedger } from '#shared/wallet/hot-wallet/post-credits.ts';
+import type { TransferLedger } from '#shared/wallet/send/send-money.ts';
 
 /** A wallet ledger with its deposits: what the functions use, and what `wallet:fund` adds. */
 export type TestLedger = WalletReader &

@@ -6,7 +6,7 @@ import { defaultServiceSettings } from '#infra/environment.ts';
 import { idempotencyKeyOf } from '#shared/http/idempotency-key.ts';
 import { openApiJson } from '#shared/openapi.generated.js';
 import { validatePet } from '#shared/schemas/validators.generated.js';
-import { formatMinor, parseAmount } from '#shared/wallet/money.ts';
+import { formatMinor, parseAmount } from '#shared/wallet/model/money.ts';
 
 type Json = Record<string, unknown>;
 const document = JSON.parse(openApiJson) as Json;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makeGetBalance } from '#shared/wallet/get-balance.ts';
+import { makeGetBalance } from '#shared/wallet/balance/get-balance.ts';
 import { InMemoryWallets } from './fakes/in-memory-wallets.ts';
 
 const clock = { now: () => Date.parse('2026-11-24T10:00:00.000Z') };

@@ -8,7 +8,7 @@ import {
   HISTORY_SHARDS,
   historyShardKey,
   walletAccount,
-} from '#shared/wallet/ledger-keys.ts';
+} from '#shared/wallet/dynamodb/keys.ts';
 
 const entryOf = (address: string, seq: number): EntryRecord => ({
   account: walletAccount(address),

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { formatMinor, MAX_AMOUNT_TEXT_LENGTH, numberSource, parseAmount } from '#shared/wallet/money.ts';
+import {
+  formatMinor,
+  MAX_AMOUNT_TEXT_LENGTH,
+  numberSource,
+  parseAmount,
+} from '#shared/wallet/model/money.ts';
 
 const usd = { code: 'USD', decimals: 2 };
 const jpy = { code: 'JPY', decimals: 0 };

@@ -1,8 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { CreditBatch } from '#shared/wallet/credit-batch.ts';
-import type { AccountState } from '#shared/wallet/ledger-commit.ts';
-import { busy } from '#shared/wallet/movement-retry.ts';
-import type { BatchPostingPlan, BatchPostingResult } from '#shared/wallet/post-credit-batches.ts';
+import type { AccountState } from '#shared/wallet/dynamodb/ledger-commit.ts';
+import type { CreditBatch } from '#shared/wallet/hot-wallet/credit-batch.ts';
+import type { BatchPostingPlan, BatchPostingResult } from '#shared/wallet/hot-wallet/post-credit-batches.ts';
 import {
   type CreditInTransit,
   type CreditLedger,
@@ -11,7 +10,8 @@ import {
   PostingCutShort,
   type PostingPlan,
   type PostingResult,
-} from '#shared/wallet/post-credits.ts';
+} from '#shared/wallet/hot-wallet/post-credits.ts';
+import { busy } from '#shared/wallet/model/movement-retry.ts';
 
 /**
  * One wallet's side of the ledger in memory, refusing a posting as the transaction's conditions

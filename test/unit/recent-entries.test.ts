@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { recentEntries } from '#shared/wallet/recent-entries.ts';
+import { recentEntries } from '#shared/util/recent-entries.ts';
 
 describe('recent entries', () => {
   it('forgets the entry set longest ago once past its limit, setting a key again making it the newest', () => {

@@ -7,14 +7,14 @@ import {
   UnknownRecipientError,
 } from '#shared/errors.ts';
 import { ANSWER_MARGIN_MS } from '#shared/request-deadline.ts';
-import { MAX_BALANCE_MINOR } from '#shared/wallet/money.ts';
+import { MAX_BALANCE_MINOR } from '#shared/wallet/model/money.ts';
+import type { WalletSettings } from '#shared/wallet/model/settings.ts';
 import {
   DIRECT_CLAIM_HOLDS_MS,
   HOT_FOR_MS,
   makeSendMoney,
   type SendMoneyCommand,
-} from '#shared/wallet/send-money.ts';
-import type { WalletSettings } from '#shared/wallet/settings.ts';
+} from '#shared/wallet/send/send-money.ts';
 import { InMemoryWallets } from './fakes/in-memory-wallets.ts';
 
 const settings: WalletSettings = {

@@ -1,4 +1,4 @@
-import { accountKey, entryKey, ISSUANCE_ACCOUNT } from '../ledger-keys.ts';
+import { accountKey, entryKey, ISSUANCE_ACCOUNT } from '../dynamodb/keys.ts';
 import type { Broken } from './breaks.ts';
 import { addFingerprints, chainCloses, chainTerm, type Fingerprint } from './fingerprints.ts';
 import type { KeyReader } from './key-reader.ts';

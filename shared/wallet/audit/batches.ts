@@ -1,6 +1,6 @@
-import { batchOfItem, type CreditBatch } from '../credit-batch.ts';
-import { entriesOfBatch } from '../credit-batch-items.ts';
-import { batchKey, creditKey, entryItem, entryKey } from '../ledger-keys.ts';
+import { entriesOfBatch } from '../dynamodb/batch-items.ts';
+import { batchKey, creditKey, entryItem, entryKey } from '../dynamodb/keys.ts';
+import { batchOfItem, type CreditBatch } from '../hot-wallet/credit-batch.ts';
 import type { KeyReader } from './key-reader.ts';
 import { compactEntry, type Entry, type Item, type Names } from './records.ts';
 

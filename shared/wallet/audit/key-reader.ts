@@ -1,6 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { RetryPolicy } from '../../dynamodb/retry.ts';
-import { readItems } from '../consistent-read.ts';
+import { readItems } from '../dynamodb/consistent-read.ts';
 import { auditedProjection, type Item } from './records.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { addressOfAccount, creditKey, entryKey, transferKey } from '../ledger-keys.ts';
+import { addressOfAccount, creditKey, entryKey, transferKey } from '../dynamodb/keys.ts';
 import type { Broken } from './breaks.ts';
 import type { KeyReader } from './key-reader.ts';
 import {

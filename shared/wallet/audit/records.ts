@@ -8,7 +8,7 @@ import {
   ISSUANCE_ACCOUNT,
   transferKey,
   walletAccount,
-} from '../ledger-keys.ts';
+} from '../dynamodb/keys.ts';
 
 /* What the audit reads of the ledger's items, compact: only the attributes it checks. */
 

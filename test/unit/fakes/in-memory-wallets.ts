@@ -1,4 +1,5 @@
-import type { AccountState } from '#shared/wallet/ledger-commit.ts';
+import type { WalletRecord } from '#shared/wallet/dynamodb/balance-store.ts';
+import type { AccountState } from '#shared/wallet/dynamodb/ledger-commit.ts';
 import type {
   DirectCreditClaim,
   HotRecipient,
@@ -7,8 +8,7 @@ import type {
   TransferPlan,
   TransferRecord,
   TransferState,
-} from '#shared/wallet/send-money.ts';
-import type { WalletRecord } from '#shared/wallet/wallet-reader.ts';
+} from '#shared/wallet/send/send-money.ts';
 
 interface Wallet {
   balanceMinor: bigint;

@@ -1,9 +1,9 @@
-import { TemporarilyUnavailableError } from '../errors.ts';
+import { TemporarilyUnavailableError } from '../../errors.ts';
 
 /*
  * How a movement goes on after another one changed an item it read: read again, decide again,
  * write again, until a deadline. A send that meets a busy recipient goes through the clearing
- * account at once, without a pause, and never touches a hot wallet (shared/wallet/ledger-keys.ts),
+ * account at once, without a pause, and never touches a hot wallet (shared/wallet/dynamodb/keys.ts),
  * so a send waits only for the payer's own other movements; a posting, for the wallet's; a
  * deposit, for the issuance account's and the credited wallet's, as it writes both.
  */

@@ -1,11 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { defaultRetryPolicy, worstCaseCallMs } from '../dynamodb/retry.ts';
-import { TemporarilyUnavailableError } from '../errors.ts';
+import { defaultRetryPolicy, worstCaseCallMs } from '../../dynamodb/retry.ts';
+import { TemporarilyUnavailableError } from '../../errors.ts';
+import type {
+  HotRecipient,
+  TransferCommit,
+  TransferLedger,
+  TransferPlan,
+  TransferRecord,
+  TransferState,
+} from '../send/send-money.ts';
 import { readItems } from './consistent-read.ts';
-import { createDirectCreditClaim, createDirectCreditRelease } from './direct-credit-claim.ts';
-import { createInboundMarker } from './inbound-marker.ts';
-import { createLedgerCommit, sideEntry, stateOf, type WalletTableAccess } from './ledger-commit.ts';
+import { createDirectCreditClaim, createDirectCreditRelease } from './direct-claim-store.ts';
+import { createInboundMarker } from './hot-marker-store.ts';
 import {
   CLEARING_ACCOUNT,
   creditKey,
@@ -15,15 +22,8 @@ import {
   transferKey,
   walletAccount,
   walletKey,
-} from './ledger-keys.ts';
-import type {
-  HotRecipient,
-  TransferCommit,
-  TransferLedger,
-  TransferPlan,
-  TransferRecord,
-  TransferState,
-} from './send-money.ts';
+} from './keys.ts';
+import { createLedgerCommit, sideEntry, stateOf, type WalletTableAccess } from './ledger-commit.ts';
 import { createWalletOpening } from './wallet-opening.ts';
 
 /**

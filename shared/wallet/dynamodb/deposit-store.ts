@@ -1,16 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { MAX_BALANCE_MINOR } from '../model/money.ts';
+import { retryMovement } from '../model/movement-retry.ts';
+import { accountKey, depositKey, ISSUANCE_ACCOUNT, transferKey, walletAccount, walletKey } from './keys.ts';
 import { createLedgerCommit, sideEntry, stateOf, type WalletTableAccess } from './ledger-commit.ts';
-import {
-  accountKey,
-  depositKey,
-  ISSUANCE_ACCOUNT,
-  transferKey,
-  walletAccount,
-  walletKey,
-} from './ledger-keys.ts';
-import { MAX_BALANCE_MINOR } from './money.ts';
-import { retryMovement } from './movement-retry.ts';
 
 const DEPOSIT_DEADLINE_MS = 30_000;
 

@@ -1,9 +1,9 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { withRetries } from '../dynamodb/retry.ts';
-import { logger } from '../observability/telemetry.ts';
+import { withRetries } from '../../dynamodb/retry.ts';
+import { logger } from '../../observability/telemetry.ts';
+import { recentEntries } from '../../util/recent-entries.ts';
+import { inboundKey } from './keys.ts';
 import type { WalletTableAccess } from './ledger-commit.ts';
-import { inboundKey } from './ledger-keys.ts';
-import { recentEntries } from './recent-entries.ts';
 
 /** A marker is rewritten only when it would lapse within this margin. */
 const RENEW_MARGIN_MS = 5_000;

@@ -1,7 +1,6 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { withRetries } from '../dynamodb/retry.ts';
+import { withRetries } from '../../dynamodb/retry.ts';
 import { readItems } from './consistent-read.ts';
-import type { WalletTableAccess } from './ledger-commit.ts';
 import {
   creditKey,
   type EntryRecord,
@@ -13,8 +12,9 @@ import {
   inboundKey,
   transferKey,
   walletAccount,
-} from './ledger-keys.ts';
-import { createPendingCredits, type PendingCredit } from './pending-credits.ts';
+} from './keys.ts';
+import type { WalletTableAccess } from './ledger-commit.ts';
+import { createPendingCredits, type PendingCredit } from './pending-index.ts';
 
 /** A movement as stored: a transfer between two wallets, or a deposit from the issuance account. */
 export interface MovementRecord {

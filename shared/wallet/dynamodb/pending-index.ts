@@ -1,8 +1,8 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { withRetries } from '../dynamodb/retry.ts';
-import { batchOfItem } from './credit-batch.ts';
+import { withRetries } from '../../dynamodb/retry.ts';
+import { batchOfItem } from '../hot-wallet/credit-batch.ts';
+import { addressOfAccount, PENDING_INDEX, PENDING_SHARDS, pendingShardOf } from './keys.ts';
 import type { WalletTableAccess } from './ledger-commit.ts';
-import { addressOfAccount, PENDING_INDEX, PENDING_SHARDS, pendingShardOf } from './ledger-keys.ts';
 
 /** A credit on its way to a wallet, as its owner sees it before it is posted. */
 export interface PendingCredit {

@@ -1,5 +1,9 @@
-import { type BatchedCredit, type BatchPosting, batchSum, type CreditBatch } from './credit-batch.ts';
-import { exact, sideEntry } from './ledger-commit.ts';
+import {
+  type BatchedCredit,
+  type BatchPosting,
+  batchSum,
+  type CreditBatch,
+} from '../hot-wallet/credit-batch.ts';
 import {
   addressOfAccount,
   batchKey,
@@ -7,7 +11,8 @@ import {
   type EntryRecord,
   pendingShardKey,
   walletAccount,
-} from './ledger-keys.ts';
+} from './keys.ts';
+import { exact, sideEntry } from './ledger-commit.ts';
 
 /* The items postings of credits write: their entries (on one level, or from a batch), and batches. */
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { InvalidParameterError } from '../errors.ts';
+import { InvalidParameterError } from '../../errors.ts';
 
 /** A cursor that is not one this service gave to this caller: a 400, through InvalidParameterError's mapping. */
 export class InvalidCursorError extends InvalidParameterError {

@@ -1,5 +1,5 @@
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { type RetryPolicy, UnprocessedKeysError, withRetries } from '../dynamodb/retry.ts';
+import { type RetryPolicy, UnprocessedKeysError, withRetries } from '../../dynamodb/retry.ts';
 import type { WalletTableAccess } from './ledger-commit.ts';
 
 export interface ReadOptions {

@@ -1,27 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { withRetries } from '../dynamodb/retry.ts';
-import { type BatchPosting, batchOfItem, batchSum, type CreditBatch } from './credit-batch.ts';
-import { batchItem, entriesOfBatch, postedEntries } from './credit-batch-items.ts';
-import { createInboundMarker } from './inbound-marker.ts';
-import { createLedgerCommit, exact, stateOf, type WalletTableAccess } from './ledger-commit.ts';
-import {
-  addressOfAccount,
-  batchKey,
-  creditKey,
-  postingLeaseKey,
-  walletAccount,
-  walletKey,
-} from './ledger-keys.ts';
-import { createPendingCredits } from './pending-credits.ts';
-import type { BatchPostingPlan, BatchPostingResult } from './post-credit-batches.ts';
+import { withRetries } from '../../dynamodb/retry.ts';
+import { type BatchPosting, batchOfItem, batchSum, type CreditBatch } from '../hot-wallet/credit-batch.ts';
+import type { BatchPostingPlan, BatchPostingResult } from '../hot-wallet/post-credit-batches.ts';
 import type {
   CreditInTransit,
   CreditLedger,
   LeaseHolder,
   PostingPlan,
   PostingResult,
-} from './post-credits.ts';
+} from '../hot-wallet/post-credits.ts';
+import { batchItem, entriesOfBatch, postedEntries } from './batch-items.ts';
+import { createInboundMarker } from './hot-marker-store.ts';
+import { addressOfAccount, batchKey, creditKey, postingLeaseKey, walletAccount, walletKey } from './keys.ts';
+import { createLedgerCommit, exact, stateOf, type WalletTableAccess } from './ledger-commit.ts';
+import { createPendingCredits } from './pending-index.ts';
 
 /**
  * How many of each `pending` shard's oldest items one look for others' credits takes: 32 shards, so

@@ -1,8 +1,8 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { logger } from '../observability/telemetry.ts';
+import { logger } from '../../observability/telemetry.ts';
+import type { DirectCreditClaim } from '../send/send-money.ts';
+import { directClaimKey } from './keys.ts';
 import type { WalletTableAccess } from './ledger-commit.ts';
-import { directClaimKey } from './ledger-keys.ts';
-import type { DirectCreditClaim } from './send-money.ts';
 
 /** How long a claim item outlives its last use before DynamoDB TTL deletes it: a day. */
 const CLAIM_KEPT_SECONDS = 86_400;

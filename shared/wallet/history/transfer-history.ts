@@ -1,8 +1,8 @@
-import { NotFoundError } from '../errors.ts';
+import { NotFoundError } from '../../errors.ts';
+import type { HistoryRepository, MovementRecord } from '../dynamodb/history-store.ts';
+import { addressOfAccount, CLEARING_ACCOUNT, type EntryRecord } from '../dynamodb/keys.ts';
+import type { PendingCredit } from '../dynamodb/pending-index.ts';
 import { decodeCursor, encodeCursor, type HistoryPosition, InvalidCursorError } from './history-cursor.ts';
-import type { HistoryRepository, MovementRecord } from './history-repository.ts';
-import { addressOfAccount, CLEARING_ACCOUNT, type EntryRecord } from './ledger-keys.ts';
-import type { PendingCredit } from './pending-credits.ts';
 
 /** One line of a wallet's history. */
 export interface HistoryItem {

@@ -1,8 +1,8 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { withRetries } from '../dynamodb/retry.ts';
+import { withRetries } from '../../dynamodb/retry.ts';
 import { readItems } from './consistent-read.ts';
-import { accountKey, type EntryRecord, entryItem, ISSUANCE_ACCOUNT } from './ledger-keys.ts';
+import { accountKey, type EntryRecord, entryItem, ISSUANCE_ACCOUNT } from './keys.ts';
 
 /* The one commit routine of every movement (transfer, deposit, posting): a consistent read of the
    items it depends on that it does not already know (a read that still holds, a recipient known

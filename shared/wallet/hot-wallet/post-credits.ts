@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { recentEntries } from '../../util/recent-entries.ts';
+import type { AccountState } from '../dynamodb/ledger-commit.ts';
+import { busy, patiently, retryMovement } from '../model/movement-retry.ts';
+import type { Clock } from '../model/ports.ts';
+import { HOT_FOR_MS } from '../send/send-money.ts';
 import type { CreditInTransit } from './credit-batch.ts';
-import type { AccountState } from './ledger-commit.ts';
-import { busy, patiently, retryMovement } from './movement-retry.ts';
-import type { Clock } from './ports.ts';
 import { type BatchLedger, makeTwoLevelPosting } from './post-credit-batches.ts';
-import { recentEntries } from './recent-entries.ts';
-import { HOT_FOR_MS } from './send-money.ts';
 
 export type { CreditInTransit } from './credit-batch.ts';
 

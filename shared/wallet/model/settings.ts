@@ -1,5 +1,5 @@
-import { requireEnv, requireIntegerEnv } from '../config.ts';
-import type { WalletTableAccess } from './ledger-commit.ts';
+import { requireEnv, requireIntegerEnv } from '../../config.ts';
+import type { WalletTableAccess } from '../dynamodb/ledger-commit.ts';
 import { type Currency, MAX_BALANCE_MINOR } from './money.ts';
 
 /** The money settings of a deployment, read once at cold start. */

@@ -3,14 +3,14 @@ import {
   InsufficientFundsError,
   RecipientLimitError,
   UnknownRecipientError,
-} from '../errors.ts';
-import { ANSWER_MARGIN_MS } from '../request-deadline.ts';
-import type { AccountState } from './ledger-commit.ts';
-import { formatMinor, MAX_BALANCE_MINOR } from './money.ts';
-import { busy, retryMovement } from './movement-retry.ts';
-import type { Clock, IdSource } from './ports.ts';
-import { recentEntries } from './recent-entries.ts';
-import type { WalletSettings } from './settings.ts';
+} from '../../errors.ts';
+import { ANSWER_MARGIN_MS } from '../../request-deadline.ts';
+import { recentEntries } from '../../util/recent-entries.ts';
+import type { AccountState } from '../dynamodb/ledger-commit.ts';
+import { formatMinor, MAX_BALANCE_MINOR } from '../model/money.ts';
+import { busy, retryMovement } from '../model/movement-retry.ts';
+import type { Clock, IdSource } from '../model/ports.ts';
+import type { WalletSettings } from '../model/settings.ts';
 
 /** A transfer as asked for and as answered: immutable once written. */
 export interface TransferRecord {

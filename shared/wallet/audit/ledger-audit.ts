@@ -1,4 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { eachLimited } from '../../util/each-limited.ts';
+import { accountKey, CLEARING_ACCOUNT, ISSUANCE_ACCOUNT } from '../dynamodb/keys.ts';
 import {
   AccountTally,
   impossibleBalance,
@@ -6,13 +8,13 @@ import {
   type Prefix,
   provenPrefix,
   readAccountOn,
-} from './audit/accounts.ts';
-import { PostedBatches } from './audit/batches.ts';
-import type { AuditBreak, Broken } from './audit/breaks.ts';
-import { atTheCuts, ClearingSums } from './audit/clearing.ts';
-import { Fingerprint, IN_ENTRY, MovementSums, OUT_ENTRY, TRANSFER_RECORD } from './audit/fingerprints.ts';
-import { createKeyReader } from './audit/key-reader.ts';
-import { checkMovements, type KnownCredits } from './audit/movements.ts';
+} from './accounts.ts';
+import { PostedBatches } from './batches.ts';
+import type { AuditBreak, Broken } from './breaks.ts';
+import { atTheCuts, ClearingSums } from './clearing.ts';
+import { Fingerprint, IN_ENTRY, MovementSums, OUT_ENTRY, TRANSFER_RECORD } from './fingerprints.ts';
+import { createKeyReader } from './key-reader.ts';
+import { checkMovements, type KnownCredits } from './movements.ts';
 import {
   accountOfKey,
   type Credit,
@@ -32,13 +34,11 @@ import {
   throughClearing,
   UNINTERNED,
   writtenAt,
-} from './audit/records.ts';
-import { scanTable } from './audit/scan.ts';
-import { StuckCredits } from './audit/stuck-credits.ts';
-import { eachLimited } from './each-limited.ts';
-import { accountKey, CLEARING_ACCOUNT, ISSUANCE_ACCOUNT } from './ledger-keys.ts';
+} from './records.ts';
+import { scanTable } from './scan.ts';
+import { StuckCredits } from './stuck-credits.ts';
 
-export type { AuditBreak } from './audit/breaks.ts';
+export type { AuditBreak } from './breaks.ts';
 
 /*
  * The audit of the wallet ledger: every invariant of double entry, checked on a live table, in

@@ -1,5 +1,5 @@
-import type { Clock } from './ports.ts';
-import type { WalletRecord } from './wallet-reader.ts';
+import type { WalletRecord } from '../dynamodb/balance-store.ts';
+import type { Clock } from '../model/ports.ts';
 
 /** The balance of a wallet in minor units, exact at any size. */
 export interface BalanceView {

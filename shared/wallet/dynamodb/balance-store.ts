@@ -1,7 +1,7 @@
 import { readItems } from './consistent-read.ts';
+import { inboundKey, walletKey } from './keys.ts';
 import type { WalletTableAccess } from './ledger-commit.ts';
-import { inboundKey, walletKey } from './ledger-keys.ts';
-import { createPendingCredits } from './pending-credits.ts';
+import { createPendingCredits } from './pending-index.ts';
 
 /** A wallet as stored. */
 export interface WalletRecord {

@@ -1,4 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { eachLimited } from '../../util/each-limited.ts';
+import type { recentEntries } from '../../util/recent-entries.ts';
+import type { AccountState } from '../dynamodb/ledger-commit.ts';
+import { type MovementDeadline, patiently, retryMovement } from '../model/movement-retry.ts';
+import type { Clock } from '../model/ports.ts';
 import {
   type BatchPosting,
   batchSum,
@@ -7,11 +12,6 @@ import {
   listingOf,
   MAX_CREDITS_PER_BATCH,
 } from './credit-batch.ts';
-import { eachLimited } from './each-limited.ts';
-import type { AccountState } from './ledger-commit.ts';
-import { type MovementDeadline, patiently, retryMovement } from './movement-retry.ts';
-import type { Clock } from './ports.ts';
-import type { recentEntries } from './recent-entries.ts';
 
 /** One posting of whole batches: the wallet as it stands, and the batches (not yet posted) it takes in, in order. */
 export interface BatchPostingPlan {

@@ -8,8 +8,8 @@
  * with the same deposit id); 2 invalid arguments; 3 refused, nothing written (the balance would
  * exceed the most a wallet holds, or the deposit id was used for another deposit).
  *
- * By default it funds the local stack that `npm start` runs on PORT (default 3000), found through
- * its record in the local state directory, like `npm run token` finds the local issuer. With
+ * By default it funds the local stack that `npm start` runs: the one on PORT when set, else the
+ * only one running (found through the records in the local state directory), and says which. With
  * `--table <name> [--region <r>] [--endpoint <url>]` it funds a deployed table instead, with the
  * default AWS credentials. No HTTP route creates money: this is an operator's tool.
  */
@@ -17,8 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { defaultServiceSettings, walletEnvironment } from '#infra/environment.ts';
-import { defaultPort } from '#infra/local/issuer.ts';
-import { readRunningStack } from '#infra/local/stack-record.ts';
+import { chooseRunningStack, describeChoice } from '#infra/local/stack-record.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { validateAddress } from '#shared/schemas/validators.generated.js';
@@ -28,6 +27,7 @@ import {
   formatMinor,
   MAX_AMOUNT_TEXT_LENGTH,
   MAX_BALANCE_MINOR,
+  moneyJson,
   parseAmount,
 } from '#shared/wallet/model/money.ts';
 import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
@@ -93,13 +93,10 @@ async function main(): Promise<void> {
       ...(values.endpoint ? { DYNAMODB_ENDPOINT: values.endpoint } : {}),
     });
   } else {
-    const stack = await readRunningStack(defaultPort());
-    if (!stack) {
-      fail(
-        `No local stack runs on port ${defaultPort()}: start one with \`npm start\`, or pass --table for a deployed table`,
-      );
-    }
-    Object.assign(process.env, stack.env);
+    const choice = await chooseRunningStack();
+    if (!choice.stack) fail(`${choice.problem} Or pass --table for a deployed table.`);
+    process.stderr.write(`wallet:fund: funding in ${describeChoice(choice)}\n`);
+    Object.assign(process.env, choice.stack.env);
   }
 
   // The environment a function of that stack gets, read through the same getters.
@@ -154,10 +151,11 @@ async function main(): Promise<void> {
       );
     }
   }
-  let balance: string | null = null;
+  // Amounts as the API writes them: exact decimal JSON numbers, never strings or floats.
+  let balance: unknown = null;
   try {
     const wallet = await readWallet(address);
-    balance = formatMinor(wallet?.balanceMinor ?? 0n, currency);
+    balance = moneyJson(wallet?.balanceMinor ?? 0n, currency);
   } catch (error) {
     process.stderr.write(
       `the deposit is recorded, but reading the balance failed (${(error as Error).name})\n`,
@@ -167,7 +165,7 @@ async function main(): Promise<void> {
     `${JSON.stringify({
       depositId,
       address,
-      amount: formatMinor(parsed.minor, currency),
+      amount: moneyJson(parsed.minor, currency),
       currency: currency.code,
       balance,
       ...(earlier ? { alreadyRecorded: true } : {}),

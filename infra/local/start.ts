@@ -17,7 +17,7 @@ import { TOUCHES_PATH } from './dynamodb-proxy.ts';
 import { type LocalStack, startLocalStack } from './gateway.ts';
 import type { FunctionStats } from './invoke/bundled-functions.ts';
 import { defaultPort } from './issuer.ts';
-import { readRunningStack } from './stack-record.ts';
+import { readRunningStack, removeOwnRecordSync, stackRecordPath } from './stack-record.ts';
 import { localStateDir } from './state.ts';
 
 const USAGE = `Usage: npm start [-- --db-path <dir> | --persist] [--dynamodb-port <port>] [--no-conflicts] [--bundled] [--quiet]
@@ -118,14 +118,30 @@ async function shutdown(code: number): Promise<void> {
   process.exit(code);
 }
 
-/** Asks for a stop (once); a second request means "now": the orphan watchdog still ends DynamoDB Local. */
+/**
+ * A signal sent to the whole process group (what `timeout`, CI runners and process managers send,
+ * and what Ctrl+C in a terminal does) reaches this process twice: once itself, once passed on by
+ * npm. Requests this close to the first are that same request, not an impatient second one.
+ */
+const SAME_REQUEST_MS = 1_000;
+let stopRequestedAt = 0;
+
+/** Asks for a stop (once); a later second request means "now": the orphan watchdog still ends DynamoDB Local. */
 function requestStop(reason: string, code: number): void {
-  if (stopping) process.exit(code || 1);
+  if (stopping) {
+    if (performance.now() - stopRequestedAt < SAME_REQUEST_MS) return;
+    process.exit(code || 1);
+  }
   stopping = true;
+  stopRequestedAt = performance.now();
   process.stderr.write(`\n${reason}: stopping the local stack…\n`);
   // While starting there is nothing to stop yet; the start below stops what it made.
   if (!starting) void shutdown(code);
 }
+
+// However it ends (a stop asked for twice exits at once), its record must not outlive it: a
+// record left behind would pass for a running stack until its pid is reused.
+process.on('exit', () => removeOwnRecordSync(stackRecordPath(stateDir, port), process.pid));
 
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.on(signal, () => requestStop(signal, 0));

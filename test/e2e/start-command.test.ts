@@ -62,6 +62,7 @@ function requestLines(text: string): Record<string, unknown>[] {
 async function startCommand(
   via: 'node' | 'npm' = 'node',
   extraArgs: readonly string[] = [],
+  { detached = false } = {},
 ): Promise<Started> {
   const port = await freePort();
   const stateDir = await mkdtemp(join(tmpdir(), 'start-command-'));
@@ -75,6 +76,8 @@ async function startCommand(
     cwd: repoRoot,
     env: { ...env, PORT: String(port), LOCAL_STATE_DIR: stateDir },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A process group of its own, as a terminal, a CI runner or `timeout` gives the command.
+    detached,
   });
   started.push(child);
   let output = '';
@@ -277,6 +280,23 @@ describe('npm start', () => {
       expect(await readRunningStack(port, stateDir)).toBeUndefined();
     },
   );
+
+  it('stops everything and removes its record when the whole process group gets SIGTERM', {
+    timeout: 90_000,
+  }, async () => {
+    const { child, port, stateDir } = await startCommand('npm', [], { detached: true });
+    const running = await readRunningStack(port, stateDir);
+    const gatewayPid = running?.pid as number;
+    const javaPid = running?.dynamodbPid as number;
+    expect(isRunning(javaPid)).toBe(true);
+
+    // What `timeout`, CI runners and process managers send: npm and the gateway both get it, and
+    // npm passes it on once more.
+    process.kill(-(child.pid as number), 'SIGTERM');
+
+    await eventually(async () => !isRunning(gatewayPid) && !isRunning(javaPid));
+    expect(existsSync(stackRecordPath(stateDir, port))).toBe(false);
+  });
 
   it('says so and exits 1 when DynamoDB Local dies under it', { timeout: 90_000 }, async () => {
     const { child, port, stateDir, baseUrl, output } = await startCommand();

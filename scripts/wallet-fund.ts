@@ -4,9 +4,13 @@
  * id, after a crash or a lost answer, credits nothing more. Without `--deposit-id` a fresh one is
  * printed before anything is written, so a run that fails can be re-run safely with it.
  *
+ * It prints the deposit as JSON, amounts as exact decimal numbers as the API writes them, with
+ * its `transferId`: the id the history shows and `GET /api/wallet/transfers/{transferId}` finds,
+ * which is the deposit id itself unless an operator's `--deposit-id` is no UUID.
+ *
  * Exit codes: 0 funded (or already funded by this deposit id); 1 failed, outcome unknown (re-run
  * with the same deposit id); 2 invalid arguments; 3 refused, nothing written (the balance would
- * exceed the most a wallet holds, or the deposit id was used for another deposit).
+ * exceed the most a wallet holds, or the deposit id was used for another deposit or movement).
  *
  * By default it funds the local stack that `npm start` runs: the one on PORT when set, else the
  * only one running (found through the records in the local state directory), and says which. With
@@ -22,7 +26,11 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { validateAddress } from '#shared/schemas/validators.generated.js';
 import { createWalletReader } from '#shared/wallet/dynamodb/balance-store.ts';
-import { createDepositLedger, type DepositOutcome } from '#shared/wallet/dynamodb/deposit-store.ts';
+import {
+  createDepositLedger,
+  type DepositOutcome,
+  depositTransferId,
+} from '#shared/wallet/dynamodb/deposit-store.ts';
 import {
   formatMinor,
   MAX_AMOUNT_TEXT_LENGTH,
@@ -116,9 +124,12 @@ async function main(): Promise<void> {
     );
   }
   const depositId = givenDepositId ?? randomUUID();
+  const transferId = depositTransferId(depositId);
   if (givenDepositId === undefined) {
     // Before the write: whatever happens next, the operator can re-run with this id safely.
-    process.stderr.write(`deposit id ${depositId} (re-run with --deposit-id ${depositId} to retry safely)\n`);
+    process.stderr.write(
+      `deposit id ${depositId}, also its transferId in the history (re-run with --deposit-id ${depositId} to retry safely)\n`,
+    );
   }
   const deposit = {
     depositId,
@@ -135,6 +146,9 @@ async function main(): Promise<void> {
       `wallet:fund failed, the deposit may or may not be recorded (${String((error as Error).message).slice(0, 200)}): re-run with --deposit-id ${depositId}\n`,
     );
     process.exit(1);
+  }
+  if (outcome.kind === 'id-taken') {
+    refuse(`deposit id ${depositId} is the id of another movement: choose another`);
   }
   if (outcome.kind === 'balance-limit') {
     refuse(
@@ -163,7 +177,10 @@ async function main(): Promise<void> {
   }
   process.stdout.write(
     `${JSON.stringify({
-      depositId,
+      // The id the history and GET /api/wallet/transfers/{transferId} show; a deposit id of the
+      // operator's that is no UUID is printed beside it.
+      transferId,
+      ...(transferId === depositId ? {} : { depositId }),
       address,
       amount: moneyJson(parsed.minor, currency),
       currency: currency.code,

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { defaultCallerRateLimit } from '#infra/environment.ts';
 import { freePort } from '#infra/local/dynamodb-local.ts';
+import { routes, SCOPES } from '#shared/routes.ts';
 import { uniqueSub } from '../support/events.ts';
 import { call, expectProblem, gateway, tokenFor, uniquePetId } from './http.ts';
 
@@ -95,10 +96,16 @@ describe('a trailing slash', () => {
     expectProblem(await call('GET', '/api/docs/'), 404);
   });
 
-  it("is refused on a protected route, by the authorizer's policy for the exact path (403)", async () => {
-    const token = await tokenFor('read:wallet');
-    expect((await call('GET', '/api/wallet/balance', { token })).status).toBe(200);
-    expectProblem(await call('GET', '/api/wallet/balance/', { token }), 403);
+  it('answers the same 404 on every route, before the scopes are judged', async () => {
+    const all = await tokenFor(Object.keys(SCOPES).join(' '));
+    const none = await tokenFor('');
+    for (const route of routes) {
+      const path = `${route.path.replace(/\{[^}]+\}/g, '1')}/`;
+      for (const token of [all, none]) {
+        const problem = expectProblem(await call(route.method, path, { token }), 404);
+        expect(problem.detail, `${route.method} ${path}`).toMatch(/without the slash/);
+      }
+    }
   });
 });
 

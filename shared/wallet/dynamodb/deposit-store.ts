@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { MAX_BALANCE_MINOR } from '../model/money.ts';
 import { retryMovement } from '../model/movement-retry.ts';
@@ -25,7 +25,24 @@ export type DepositOutcome =
   /** A deposit with this id was recorded before (a re-run): this is it, and nothing moved again. */
   | { readonly kind: 'already-recorded'; readonly deposit: DepositRecord }
   /** The credit would take the balance past {@link MAX_BALANCE_MINOR}; nothing changed. */
-  | { readonly kind: 'balance-limit' };
+  | { readonly kind: 'balance-limit' }
+  /** The deposit's transfer id names another movement (a transfer's id given as deposit id); nothing changed. */
+  | { readonly kind: 'id-taken' };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The id a deposit has in the history and at `GET /api/wallet/transfers/{transferId}`: its deposit
+ * id itself when that is a UUID (what `wallet:fund` makes), so that the operator's id is the one
+ * the API shows; otherwise a UUID derived from it (RFC 9562 version 8, from SHA-256), the same on
+ * every re-run.
+ */
+export function depositTransferId(depositId: string): string {
+  if (UUID.test(depositId)) return depositId;
+  const hex = createHash('sha256').update(`deposit:${depositId}`).digest('hex');
+  const variant = ((Number.parseInt(hex.slice(16, 17), 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
 
 /** The deposits of the wallet ledger, over one table through one client. */
 export function createDepositLedger(access: WalletTableAccess) {
@@ -44,7 +61,9 @@ export function createDepositLedger(access: WalletTableAccess) {
     }
     const wallet = walletAccount(deposit.address);
     const amount = BigInt(deposit.amountMinor);
-    const transferId = randomUUID();
+    const transferId = depositTransferId(deposit.depositId);
+    // Tells this call's own commit, found on a retry after a lost answer, from an earlier run's.
+    const attempt = randomUUID();
     return retryMovement<DepositOutcome>(
       // The operator's command has no function timeout to stay under, and every deposit waits for
       // the others on the one issuance account: it may keep trying for longer than a request.
@@ -56,7 +75,7 @@ export function createDepositLedger(access: WalletTableAccess) {
           depositKey(deposit.depositId),
         ]);
         const earlier = read.get(depositKey(deposit.depositId));
-        if (earlier) return { done: recordedBefore(earlier, transferId) };
+        if (earlier) return { done: recordedBefore(earlier, attempt) };
         const credited = { account: wallet, state: stateOf(read.get(walletKey(deposit.address))) };
         const issuance = {
           account: ISSUANCE_ACCOUNT,
@@ -72,7 +91,7 @@ export function createDepositLedger(access: WalletTableAccess) {
             wallet: ledger.accountUpdate(wallet, credited.state, amount, now),
             issuance: ledger.accountUpdate(ISSUANCE_ACCOUNT, issuance.state, -amount, now),
             claim: ledger.put(
-              { pk: depositKey(deposit.depositId), kind: 'deposit', ...deposit, transferId },
+              { pk: depositKey(deposit.depositId), kind: 'deposit', ...deposit, transferId, attempt },
               true,
             ),
             transfer: ledger.put({
@@ -100,17 +119,18 @@ export function createDepositLedger(access: WalletTableAccess) {
         if (result.committed) return { done: { kind: 'recorded' } };
         const { claim, transfer } = result.refused;
         if (claim?.code === 'ConditionalCheckFailed' && claim.item) {
-          return { done: recordedBefore(unmarshall(claim.item), transferId) };
+          return { done: recordedBefore(unmarshall(claim.item), attempt) };
         }
-        if (transfer?.code === 'ConditionalCheckFailed') return { done: { kind: 'recorded' } };
+        // Our own earlier commit would have refused the claim too: the id is another movement's.
+        if (transfer?.code === 'ConditionalCheckFailed') return { done: { kind: 'id-taken' } };
         return { again: 'after-pause' };
       },
     );
   }
 
   /** The answer to a deposit id found recorded: our own earlier attempt, or another deposit. */
-  function recordedBefore(item: Record<string, unknown>, transferId: string): DepositOutcome {
-    if (item.transferId === transferId) return { kind: 'recorded' };
+  function recordedBefore(item: Record<string, unknown>, attempt: string): DepositOutcome {
+    if (item.attempt === attempt) return { kind: 'recorded' };
     const { depositId, address, amountMinor, currency, createdAt } = item as unknown as DepositRecord;
     return { kind: 'already-recorded', deposit: { depositId, address, amountMinor, currency, createdAt } };
   }

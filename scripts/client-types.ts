@@ -1,6 +1,6 @@
 /**
  * TypeScript types of the API, generated from the OpenAPI document by openapi-typescript, as a
- * client of the API makes them (README, "A typed client"). openapi-typescript needs TypeScript 5's
+ * client of the API makes them (docs/typed-client.md). openapi-typescript needs TypeScript 5's
  * compiler API, which TypeScript 7 (this project's compiler) has not: it lives in the
  * `tools/openapi-client` workspace with a TypeScript 5 of its own.
  */

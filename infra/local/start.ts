@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type CallerRateLimit, defaultCallerRateLimit } from '#infra/environment.ts';
 import { optionalEnv } from '#shared/config.ts';
+import { SCOPES } from '#shared/routes.ts';
 import { type AccessLogEntry, formatAccessLog } from './access-log.ts';
 import { TOUCHES_PATH } from './dynamodb-proxy.ts';
 import { type LocalStack, startLocalStack } from './gateway.ts';
@@ -22,7 +23,8 @@ import { localStateDir } from './state.ts';
 
 const USAGE = `Usage: npm start [-- --db-path <dir> | --persist] [--dynamodb-port <port>] [--no-conflicts] [--bundled] [--quiet]
 
-  PORT=<port>      port of the API (default 3000); npm run token must be given the same PORT
+  PORT=<port>      port of the API (default 3000); npm run token, invoke, wallet:fund and
+                   wallet:audit find the one stack running by themselves, PORT picks one of several
   --db-path <dir>  keep DynamoDB Local's data in <dir> (or DYNAMODB_LOCAL_PATH); in memory otherwise
   --persist        short for --db-path <state dir>/dynamodb
   --dynamodb-port  fixed port for DynamoDB Local (default: any free port)
@@ -224,7 +226,7 @@ process.stdout.write(
       : '  Conflicts:        off (--no-conflicts): DynamoDB Local runs one transaction at a time, contention stays hidden',
     `  OpenAPI document: ${stack.baseUrl}/api/openapi.json`,
     `  Per-caller limit: ${callerRateLimit === null ? 'off' : `${callerRateLimit.limit} requests per ${callerRateLimit.windowSeconds} s per Authorization header (as the deployed WAF rule)`}`,
-    `  Get a token:      ${envPrefix ? `${envPrefix} ` : ''}npm run -s token -- --sub alice --scope "read:pets write:pets"`,
+    `  Get a token:      ${envPrefix ? `${envPrefix} ` : ''}npm run -s token -- --sub alice --scope "${Object.keys(SCOPES).join(' ')}"`,
     '  Ctrl+C stops everything.',
     ...Object.entries(stack.loadErrors).map(
       ([name, message]) =>

@@ -12,6 +12,7 @@ import { freePort } from '#infra/local/dynamodb-local.ts';
 import { TOUCHES_PATH } from '#infra/local/dynamodb-proxy.ts';
 import { signLocalToken } from '#infra/local/issuer.ts';
 import { readRunningStack, stackRecordPath } from '#infra/local/stack-record.ts';
+import { SCOPES } from '#shared/routes.ts';
 import cdkJson from '../../cdk.json' with { type: 'json' };
 import { uniqueSub } from '../support/events.ts';
 import { uniquePetId } from './http.ts';
@@ -138,7 +139,8 @@ describe('npm start', () => {
   it('serves the API until SIGTERM, then stops DynamoDB Local and exits 0', { timeout: 90_000 }, async () => {
     const { child, port, stateDir, baseUrl, output } = await startCommand();
     expect(baseUrl).toBe(`http://127.0.0.1:${port}`);
-    expect(output()).toContain('npm run -s token');
+    // The banner's token opens every route of the quick start.
+    expect(output()).toContain(`npm run -s token -- --sub alice --scope "${Object.keys(SCOPES).join(' ')}"`);
 
     const running = await readRunningStack(port, stateDir);
     expect(running).toMatchObject({ baseUrl, pid: child.pid });

@@ -83,7 +83,7 @@ describe("the README's quick start", () => {
         );
       },
     );
-    expect({ code, stderr }).toMatchObject({ code: 0 });
+    expect(code, `${stderr}\n${stdout}`).toBe(0);
 
     // Each command found the one stack by itself, and said so.
     expect(stderr).toContain(`the local stack at ${baseUrl} (the only one running`);

@@ -55,7 +55,11 @@ export async function readRunningStack(
 
 /** Every local stack that runs with its record in `stateDir`, by port; stale records are removed on the way. */
 export async function listRunningStacks(stateDir: string = localStateDir()): Promise<RunningStack[]> {
-  const ports = (await readdir(stateDir))
+  const names = await readdir(stateDir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return [];
+    throw error;
+  });
+  const ports = names
     .map((name) => RECORD_NAME.exec(name)?.[1])
     .filter((port): port is string => port !== undefined)
     .map(Number)

@@ -1,9 +1,9 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServiceApp } from '#infra/app.ts';
-import { localResources, resolveEnvironment } from '#infra/local/invoke/local-resources.ts';
+import { resolveEnvironment } from '#infra/local/invoke/local-resources.ts';
 import {
   findFunction,
   invocableNames,
@@ -11,7 +11,6 @@ import {
   readFunctions,
   type TemplateFunction,
 } from '#infra/local/invoke/template.ts';
-import { type RunningStack, stackRecordPath } from '#infra/local/stack-record.ts';
 import { testContext } from '../support/cdk.ts';
 
 // How `npm run invoke` reads the synthesized service template (bundling skipped: bundling.test.ts
@@ -82,67 +81,5 @@ describe('the functions npm run invoke finds in the template', () => {
     expect(isFresh(outdir, 'dev')).toBe(true);
     expect(isFresh(outdir, 'prod')).toBe(false);
     expect(isFresh(join(outdir, 'missing'), 'dev')).toBe(false);
-  });
-});
-
-describe('what npm run invoke runs a function against', () => {
-  /** A state directory holding the records of stacks on `ports`, each "run" by this process. */
-  function stateDirWith(ports: readonly number[]): string {
-    const dir = mkdtempSync(join(tmpdir(), 'invoke-resources-'));
-    for (const port of ports) {
-      const record: RunningStack = {
-        baseUrl: `http://127.0.0.1:${port}`,
-        pid: process.pid,
-        dynamodbEndpoint: 'http://127.0.0.1:1',
-        dynamodbLocalEndpoint: 'http://127.0.0.1:1',
-        conflicts: true,
-        env: { WALLETS_TABLE_NAME: `stack-${port}-wallets` },
-      };
-      writeFileSync(stackRecordPath(dir, port), JSON.stringify(record));
-    }
-    return dir;
-  }
-
-  it('is the one stack running when no port is given, named', async () => {
-    const stateDir = stateDirWith([3861]);
-    try {
-      const local = await localResources(findFunction(functions, 'getBalance'), {
-        port: undefined,
-        stateDir,
-      });
-      expect(local.env).toMatchObject({ WALLETS_TABLE_NAME: 'stack-3861-wallets' });
-      expect(local.issuerPort).toBe(3861);
-      expect(local.source).toContain('the local stack at http://127.0.0.1:3861 (the only one running');
-    } finally {
-      rmSync(stateDir, { recursive: true, force: true });
-    }
-  });
-
-  it('is none of several stacks: it names them all and asks for PORT', async () => {
-    const stateDir = stateDirWith([3861, 4100]);
-    try {
-      await expect(
-        localResources(findFunction(functions, 'getBalance'), { port: undefined, stateDir }),
-      ).rejects.toThrow(
-        /2 local stacks are running, at http:\/\/127\.0\.0\.1:3861, http:\/\/127\.0\.0\.1:4100: say which with PORT/,
-      );
-    } finally {
-      rmSync(stateDir, { recursive: true, force: true });
-    }
-  });
-
-  it('is, with no stack running, an empty database of its own, and it says so plainly', {
-    timeout: 90_000,
-  }, async () => {
-    const stateDir = stateDirWith([]);
-    const local = await localResources(findFunction(functions, 'getBalance'), { port: undefined, stateDir });
-    try {
-      expect(local.source).toMatch(
-        /^No local stack is running \(`npm start`\), so this call gets a DynamoDB Local of its own, in memory with empty tables: it sees none of your data/,
-      );
-    } finally {
-      await local.close();
-      rmSync(stateDir, { recursive: true, force: true });
-    }
   });
 });

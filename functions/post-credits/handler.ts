@@ -6,13 +6,10 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { logger, publish, routeMetrics } from '#shared/observability/telemetry.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
-import { createCreditLedger, creditOfItem } from '#shared/wallet/dynamodb/credit-store.ts';
-import type { WalletTableAccess } from '#shared/wallet/dynamodb/ledger-commit.ts';
-import {
-  type CreditInTransit,
-  makePostCredits,
-  PostingCutShort,
-} from '#shared/wallet/hot-wallet/post-credits.ts';
+import { createCreditStore, creditOfItem } from '#shared/wallet/dynamodb/credit-store.ts';
+import type { WalletTableAccess } from '#shared/wallet/dynamodb/table-access.ts';
+import type { CreditInTransit } from '#shared/wallet/hot-wallet/credit-batch.ts';
+import { makePostCredits, PostingCutShort } from '#shared/wallet/hot-wallet/post-credits.ts';
 import { systemClock } from '#shared/wallet/model/ports.ts';
 
 /** A credit in transit as a stream record announces it, with the record's position. */
@@ -45,7 +42,7 @@ function creditOf(record: DynamoDBRecord): StreamedCredit | 'malformed' | undefi
  * is reported failed, so that bounded retries send it to the failure destination.
  */
 export function createPostCreditsHandler(access: WalletTableAccess) {
-  const postCredits = makePostCredits({ ledger: createCreditLedger(access), clock: systemClock });
+  const postCredits = makePostCredits({ ledger: createCreditStore(access), clock: systemClock });
   const metrics = routeMetrics('post-credits');
   return async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
     const byWallet = new Map<string, StreamedCredit[]>();

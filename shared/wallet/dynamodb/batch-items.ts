@@ -4,14 +4,9 @@ import {
   batchSum,
   type CreditBatch,
 } from '../hot-wallet/credit-batch.ts';
-import {
-  addressOfAccount,
-  batchKey,
-  CLEARING_ACCOUNT,
-  type EntryRecord,
-  pendingShardKey,
-  walletAccount,
-} from './keys.ts';
+import { addressOfAccount, CLEARING_ACCOUNT, walletAccount } from '../model/accounts.ts';
+import type { EntryRecord } from '../model/entry.ts';
+import { batchKey, pendingShardKey } from './keys.ts';
 import { exact, sideEntry } from './ledger-commit.ts';
 
 /* The items postings of credits write: their entries (on one level, or from a batch), and batches. */

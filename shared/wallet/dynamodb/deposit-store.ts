@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { ISSUANCE_ACCOUNT, walletAccount } from '../model/accounts.ts';
 import { MAX_BALANCE_MINOR } from '../model/money.ts';
 import { retryMovement } from '../model/movement-retry.ts';
-import { accountKey, depositKey, ISSUANCE_ACCOUNT, transferKey, walletAccount, walletKey } from './keys.ts';
-import { createLedgerCommit, sideEntry, stateOf, type WalletTableAccess } from './ledger-commit.ts';
+import { accountKey, depositKey, transferKey, walletKey } from './keys.ts';
+import { createLedgerCommit, sideEntry, stateOf } from './ledger-commit.ts';
+import type { WalletTableAccess } from './table-access.ts';
 
 const DEPOSIT_DEADLINE_MS = 30_000;
 
@@ -28,7 +30,7 @@ export type DepositOutcome =
   | { readonly kind: 'balance-limit' };
 
 /** The deposits of the wallet ledger, over one table through one client. */
-export function createDepositLedger(access: WalletTableAccess) {
+export function createDepositStore(access: WalletTableAccess) {
   const ledger = createLedgerCommit(access);
 
   /**

@@ -2,28 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { defaultRetryPolicy, worstCaseCallMs } from '../../dynamodb/retry.ts';
 import { TemporarilyUnavailableError } from '../../errors.ts';
-import type {
-  HotRecipient,
-  TransferCommit,
-  TransferLedger,
-  TransferPlan,
-  TransferRecord,
-  TransferState,
-} from '../send/send-money.ts';
+import type { HotRecipient } from '../hot-wallet/router.ts';
+import { CLEARING_ACCOUNT, walletAccount } from '../model/accounts.ts';
+import type { TransferRecord } from '../model/transfer.ts';
+import type { TransferCommit, TransferPlan, TransferState, TransferStore } from '../send/ports.ts';
 import { readItems } from './consistent-read.ts';
-import { createDirectCreditClaim, createDirectCreditRelease } from './direct-claim-store.ts';
-import { createInboundMarker } from './hot-marker-store.ts';
-import {
-  CLEARING_ACCOUNT,
-  creditKey,
-  idempotencyKey,
-  inboundKey,
-  pendingShardKey,
-  transferKey,
-  walletAccount,
-  walletKey,
-} from './keys.ts';
-import { createLedgerCommit, sideEntry, stateOf, type WalletTableAccess } from './ledger-commit.ts';
+import { creditKey, idempotencyKey, inboundKey, pendingShardKey, transferKey, walletKey } from './keys.ts';
+import { createLedgerCommit, sideEntry, stateOf } from './ledger-commit.ts';
+import type { WalletTableAccess } from './table-access.ts';
 import { createWalletOpening } from './wallet-opening.ts';
 
 /**
@@ -33,7 +19,7 @@ import { createWalletOpening } from './wallet-opening.ts';
 const SETTLING_READ = { ...defaultRetryPolicy, attempts: 1 };
 
 /** The transfers of the wallet ledger on its DynamoDB table: what `makeSendMoney` needs of it. */
-export function createTransferLedger(access: WalletTableAccess): TransferLedger {
+export function createTransferStore(access: WalletTableAccess): TransferStore {
   const ledger = createLedgerCommit(access);
   const { tableName } = access;
 
@@ -187,9 +173,6 @@ export function createTransferLedger(access: WalletTableAccess): TransferLedger 
     // A commit is one call under the default retry policy, timeouts and backoff included, and
     // when every try went unanswered, one try of the read that settles it.
     longestCommitMs: worstCaseCallMs() + worstCaseCallMs(SETTLING_READ),
-    claimDirectCredit: createDirectCreditClaim(access),
-    releaseDirectCredit: createDirectCreditRelease(access),
-    markHot: createInboundMarker(access),
     creditPosted,
     openWallet: createWalletOpening(access),
   };

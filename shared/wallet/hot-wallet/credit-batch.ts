@@ -1,4 +1,4 @@
-import { addressOfAccount } from '../dynamodb/keys.ts';
+import { addressOfAccount } from '../model/accounts.ts';
 
 /*
  * What a batch of credits in transit is, and how to read one: code that writes none, so the balance

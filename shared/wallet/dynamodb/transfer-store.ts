@@ -35,7 +35,7 @@ export function createTransferStore(access: WalletTableAccess): TransferStore {
     const keys = [walletKey(fromAddress)];
     if (!known) keys.push(walletKey(toAddress), inboundKey(toAddress));
     if (claim) keys.push(idempotencyKey(claim.sub, claim.key));
-    const found = await ledger.readMany(keys);
+    const found = await readItems(access, keys);
     const claimed = claim && found.get(idempotencyKey(claim.sub, claim.key));
     const recipient = found.get(walletKey(toAddress));
     return {
@@ -163,7 +163,7 @@ export function createTransferStore(access: WalletTableAccess): TransferStore {
 
   /** Whether the credit of a transfer through the clearing account has been posted: ONE BatchGetItem of its credit. */
   async function creditPosted(transferId: string): Promise<boolean> {
-    const found = await ledger.readMany([creditKey(transferId)]);
+    const found = await readItems(access, [creditKey(transferId)]);
     return found.get(creditKey(transferId))?.postedSeq !== undefined;
   }
 

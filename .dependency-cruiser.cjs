@@ -25,13 +25,17 @@ module.exports = {
       comment:
         'A use case declares its ports (…Store, in its ports.ts) and never imports an adapter, even for a type. ' +
         'The audit is the exception: it reads the table itself (docs/decisions/double-entry-ledger.md).',
-      from: { path: '^shared/[^/]+/', pathNot: ['^shared/[^/]+/dynamodb/', '^shared/dynamodb/', '^shared/wallet/audit/'] },
+      from: {
+        path: '^shared/[^/]+/',
+        pathNot: ['^shared/[^/]+/dynamodb/', '^shared/dynamodb/', '^shared/wallet/audit/'],
+      },
       to: { path: '^shared/[^/]+/dynamodb/', pathNot: '^shared/dynamodb/' },
     },
     {
       name: 'local-only-stays-local',
       severity: 'error',
-      comment: 'infra/local/ is the local stand-in for AWS: what ships (shared/, functions/) never imports it.',
+      comment:
+        'infra/local/ is the local stand-in for AWS: what ships (shared/, functions/) never imports it.',
       from: { path: '^(shared|functions)/' },
       to: { path: '^infra/local/' },
     },

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { withRetries } from '../../dynamodb/retry.ts';
 import type { CreditInTransit } from '../hot-wallet/credit-batch.ts';
-import { type BatchPosting, batchOfItem, batchSum, type CreditBatch } from '../hot-wallet/credit-batch.ts';
+import { type BatchPosting, batchSum, type CreditBatch } from '../hot-wallet/credit-batch.ts';
 import type {
   BatchPostingPlan,
   BatchPostingResult,
@@ -12,7 +12,7 @@ import type {
   PostingResult,
 } from '../hot-wallet/ports.ts';
 import { addressOfAccount, walletAccount } from '../model/accounts.ts';
-import { batchItem, entriesOfBatch, postedEntries } from './batch-items.ts';
+import { batchItem, batchOfItem, entriesOfBatch, postedEntries } from './batch-items.ts';
 import { createHotMarkerStore } from './hot-marker-store.ts';
 import { batchKey, creditKey, postingLeaseKey, walletKey } from './keys.ts';
 import { createLedgerCommit, exact, stateOf } from './ledger-commit.ts';

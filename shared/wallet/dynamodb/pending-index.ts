@@ -1,8 +1,8 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { withRetries } from '../../dynamodb/retry.ts';
 import type { PendingCredit } from '../history/ports.ts';
-import { batchOfItem } from '../hot-wallet/credit-batch.ts';
 import { addressOfAccount } from '../model/accounts.ts';
+import { batchOfItem } from './batch-items.ts';
 import { PENDING_INDEX, PENDING_SHARDS, pendingShardOf } from './keys.ts';
 import type { WalletTableAccess } from './table-access.ts';
 

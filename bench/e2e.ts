@@ -105,11 +105,15 @@ export async function measureEndToEnd(
     const { createDocumentClient } = await import('#shared/dynamodb/client.ts');
     const { createWalletOpening } = await import('#shared/wallet/dynamodb/wallet-opening.ts');
     const { createDepositStore } = await import('#shared/wallet/dynamodb/deposit-store.ts');
+    const { makeRecordDeposit } = await import('#shared/wallet/deposit/record-deposit.ts');
     const client = createDocumentClient();
     const petsTable = stack.env[tables.pets.envVar] as string;
     const walletsTable = stack.env[tables.wallets.envVar] as string;
     const openWallet = createWalletOpening({ client, tableName: walletsTable });
-    const { recordDeposit } = createDepositStore({ client, tableName: walletsTable });
+    const recordDeposit = makeRecordDeposit({
+      deposits: createDepositStore({ client, tableName: walletsTable }),
+      ids: { next: randomUUID },
+    });
 
     for (let worker = 0; worker < options.concurrency; worker++) {
       const sub = `bench-${worker}-${randomUUID()}`;

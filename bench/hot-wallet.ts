@@ -78,10 +78,14 @@ export async function measureHotWallet(options: HotWalletOptions): Promise<HotWa
     Object.assign(process.env, stack.env);
     const { createDocumentClient } = await import('#shared/dynamodb/client.ts');
     const { createDepositStore } = await import('#shared/wallet/dynamodb/deposit-store.ts');
+    const { makeRecordDeposit } = await import('#shared/wallet/deposit/record-deposit.ts');
     const { createWalletOpening } = await import('#shared/wallet/dynamodb/wallet-opening.ts');
     const client = createDocumentClient({ endpoint: stack.dynamodbEndpoint });
     const tableName = stack.env[tables.wallets.envVar] as string;
-    const { recordDeposit } = createDepositStore({ client, tableName });
+    const recordDeposit = makeRecordDeposit({
+      deposits: createDepositStore({ client, tableName }),
+      ids: { next: randomUUID },
+    });
     const openWallet = createWalletOpening({ client, tableName });
     const now = () => new Date().toISOString();
 

@@ -4,6 +4,7 @@ import { inject } from 'vitest';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { createTableInput, tables } from '#shared/dynamodb/tables.ts';
 import type { BalanceStore } from '#shared/wallet/balance/ports.ts';
+import { makeRecordDeposit } from '#shared/wallet/deposit/record-deposit.ts';
 import { createBalanceStore } from '#shared/wallet/dynamodb/balance-store.ts';
 import { createCreditStore } from '#shared/wallet/dynamodb/credit-store.ts';
 import { createDepositStore } from '#shared/wallet/dynamodb/deposit-store.ts';
@@ -14,23 +15,22 @@ import type { CreditStore, DirectClaimStore, HotMarkerStore } from '#shared/wall
 import type { TransferStore } from '#shared/wallet/send/ports.ts';
 
 /** A wallet ledger with its deposits: what the functions use, and what `wallet:fund` adds. */
-export type TestLedger = BalanceStore &
-  ReturnType<typeof createDepositStore> & {
-    /** What sending money writes with. */
-    transfers: TransferStore;
-    /** What the hot-wallet router claims and marks with. */
-    claims: DirectClaimStore;
-    hotMarker: HotMarkerStore;
-    /** What the credit poster writes with. */
-    credits: CreditStore;
-  };
+export type TestLedger = BalanceStore & { recordDeposit: ReturnType<typeof makeRecordDeposit> } & {
+  /** What sending money writes with. */
+  transfers: TransferStore;
+  /** What the hot-wallet router claims and marks with. */
+  claims: DirectClaimStore;
+  hotMarker: HotMarkerStore;
+  /** What the credit poster writes with. */
+  credits: CreditStore;
+};
 
 const ledgerOf = (access: {
   client: ReturnType<typeof createDocumentClient>;
   tableName: string;
 }): TestLedger => ({
   ...createBalanceStore(access),
-  ...createDepositStore(access),
+  recordDeposit: makeRecordDeposit({ deposits: createDepositStore(access), ids: { next: randomUUID } }),
   transfers: createTransferStore(access),
   claims: createDirectClaimStore(access),
   hotMarker: createHotMarkerStore(access),

@@ -1,4 +1,10 @@
-import { createPublicKey, randomBytes, verify as verifySignature } from 'node:crypto';
+import {
+  createPublicKey,
+  generateKeyPairSync,
+  randomBytes,
+  sign as signWith,
+  verify as verifySignature,
+} from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -19,6 +25,7 @@ import {
   localIssuerUrl,
   signLocalToken,
 } from '#infra/local/issuer.ts';
+import { isHighS, lowSForm } from '#shared/auth/ecdsa-low-s.ts';
 import { methodArnFor } from '#shared/auth/policy.ts';
 
 /**
@@ -215,5 +222,32 @@ describe('one token has one spelling the authorizer accepts', () => {
       expect((await authorize(handler, token)).principalId).toBe(`local-${i}`);
       await expect(authorize(handler, highSTwinOf(token))).rejects.toThrow(/^Unauthorized$/);
     }
+  });
+});
+
+describe('the low-S form of an ECDSA signature', () => {
+  it.each([
+    ['ES256', 'P-256', 'sha256'],
+    ['ES384', 'P-384', 'sha384'],
+    ['ES512', 'P-521', 'sha512'],
+  ])('%s: of a high signature, is another signature that verifies, and low', (alg, namedCurve, hash) => {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve });
+    const data = Buffer.from('header.payload');
+    let high = 0;
+    // Half of OpenSSL's signatures come out high; 24 tries miss none with odds 2^-24.
+    for (let i = 0; i < 24; i++) {
+      const signature = signWith(hash, data, { key: privateKey, dsaEncoding: 'ieee-p1363' });
+      const low = Buffer.from(lowSForm(alg, signature));
+      expect(verifySignature(hash, data, { key: publicKey, dsaEncoding: 'ieee-p1363' }, low)).toBe(true);
+      expect(isHighS(alg, low)).toBe(false);
+      if (isHighS(alg, signature)) {
+        high++;
+        expect(low.equals(signature)).toBe(false);
+        expect(low.subarray(0, low.length / 2)).toEqual(signature.subarray(0, signature.length / 2));
+      } else {
+        expect(low.equals(signature)).toBe(true);
+      }
+    }
+    expect(high).toBeGreaterThan(0);
   });
 });

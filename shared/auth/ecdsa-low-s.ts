@@ -10,41 +10,49 @@ interface Curve {
   /** Bytes of `r`, and of `s`. */
   readonly bytes: number;
   readonly order: bigint;
+  /** `n/2` (rounded down) in `bytes` big-endian bytes: `s` is high when it compares greater. */
+  readonly half: Buffer;
 }
+
+const curve = (bytes: number, order: bigint): Curve => ({
+  bytes,
+  order,
+  half: Buffer.from((order >> 1n).toString(16).padStart(2 * bytes, '0'), 'hex'),
+});
 
 /** The group order `n` of each curve (SEC 2), by JWS algorithm. */
 const CURVES: Readonly<Record<string, Curve>> = {
-  ES256: { bytes: 32, order: 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n },
-  ES384: {
-    bytes: 48,
-    order:
-      0xffffffffffffffffffffffffffffffffffffffffffffffffc7634d81f4372ddf581a0db248b0a77aecec196accc52973n,
-  },
-  ES512: {
-    bytes: 66,
-    order:
-      0x01fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffa51868783bf2f966b7fcc0148f709a5d03bb5c9b8899c47aebb6fb71e91386409n,
-  },
+  ES256: curve(32, 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n),
+  ES384: curve(
+    48,
+    0xffffffffffffffffffffffffffffffffffffffffffffffffc7634d81f4372ddf581a0db248b0a77aecec196accc52973n,
+  ),
+  ES512: curve(
+    66,
+    0x01fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffa51868783bf2f966b7fcc0148f709a5d03bb5c9b8899c47aebb6fb71e91386409n,
+  ),
 };
 
-/** `s` of a signature of `alg`, or `undefined` when `alg` is not ECDSA or the length is not its own. */
-function sOf(alg: unknown, signature: Uint8Array): { curve: Curve; s: bigint } | undefined {
-  const curve = typeof alg === 'string' && Object.hasOwn(CURVES, alg) ? CURVES[alg] : undefined;
-  if (curve === undefined || signature.length !== 2 * curve.bytes) return undefined;
-  return { curve, s: BigInt(`0x${Buffer.from(signature.subarray(curve.bytes)).toString('hex')}`) };
+/** The curve of a signature of `alg`, or `undefined` when `alg` is not ECDSA or the length is not its own. */
+function curveOf(alg: unknown, signature: Uint8Array): Curve | undefined {
+  const found = typeof alg === 'string' && Object.hasOwn(CURVES, alg) ? CURVES[alg] : undefined;
+  return found !== undefined && signature.length === 2 * found.bytes ? found : undefined;
 }
 
-/** Whether `signature` is an ECDSA signature of `alg` in its high form (`s > n/2`). */
+/**
+ * Whether `signature` is an ECDSA signature of `alg` in its high form (`s > n/2`): a byte
+ * comparison, as both are big-endian of one length, cheaper than a BigInt per token.
+ */
 export function isHighS(alg: unknown, signature: Uint8Array): boolean {
-  const read = sOf(alg, signature);
-  return read !== undefined && read.s > read.curve.order >> 1n;
+  const found = curveOf(alg, signature);
+  return found !== undefined && Buffer.compare(signature.subarray(found.bytes), found.half) > 0;
 }
 
 /** The low form of an ECDSA signature of `alg`: itself when it is one, otherwise `(r, n − s)`. */
 export function lowSForm(alg: unknown, signature: Uint8Array): Uint8Array {
-  const read = sOf(alg, signature);
-  if (read === undefined || read.s <= read.curve.order >> 1n) return signature;
-  const { bytes, order } = read.curve;
-  const low = Buffer.from((order - read.s).toString(16).padStart(2 * bytes, '0'), 'hex');
+  if (!isHighS(alg, signature)) return signature;
+  const { bytes, order } = curveOf(alg, signature) as Curve;
+  const s = BigInt(`0x${Buffer.from(signature.subarray(bytes)).toString('hex')}`);
+  const low = Buffer.from((order - s).toString(16).padStart(2 * bytes, '0'), 'hex');
   return Buffer.concat([signature.subarray(0, bytes), low]);
 }

@@ -44,21 +44,27 @@ describe('one token spelt in other bytes', () => {
   it('after the limit, its high-S twin and its 15 unused-bit spellings are each 401 or 429, never served', async () => {
     const { limit } = defaultCallerRateLimit;
     const token = await tokenFor('read:pets');
-    const path = () => `/api/v3/pet/${uniquePetId()}`;
+    const pet = () => `/api/v3/pet/${uniquePetId()}`;
+    // Served by the function: an unknown pet. The token is good.
+    expect(await get(pet(), token)).toBe(404);
+    // WAF counts every request with the header, routed or not: the rest of the limit on a path no
+    // route serves, which costs no function (in bundled mode, 25 at once would be 25 cold starts).
     const statuses: number[] = [];
-    for (let sent = 0; sent < limit; sent += 25) {
-      const batch = Array.from({ length: Math.min(25, limit - sent) }, () => get(path(), token));
+    for (let sent = 1; sent < limit; sent += 25) {
+      const batch = Array.from({ length: Math.min(25, limit - sent) }, () =>
+        get('/api/rate-limit-probe', token),
+      );
       statuses.push(...(await Promise.all(batch)));
     }
-    // Served by the function: an unknown pet.
-    expect(statuses).toEqual(Array(limit).fill(404));
+    expect(statuses).toEqual(Array(limit - 1).fill(404));
 
     const spellings = respelt(token);
     expect(new Set(spellings).size).toBe(16);
     for (const spelling of spellings) {
       expect(spelling).not.toBe(token);
-      expect([401, 429]).toContain(await get(path(), spelling));
+      // Before: 404, served by the function, each spelling a bucket of its own.
+      expect([401, 429]).toContain(await get(pet(), spelling));
     }
-    expect(await get(path(), token)).toBe(429);
+    expect(await get(pet(), token)).toBe(429);
   });
 });

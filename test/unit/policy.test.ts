@@ -157,7 +157,15 @@ describe('policyFor', () => {
           {
             Effect: 'Allow',
             Action: 'execute-api:Invoke',
-            Resource: [`${prefix}/POST/api/v3/pet`, `${prefix}/GET/api/v3/pet/*`],
+            Resource: [
+              `${prefix}/POST/api/v3/pet`,
+              `${prefix}/PUT/api/v3/pet`,
+              `${prefix}/GET/api/v3/pet/findByStatus`,
+              `${prefix}/GET/api/v3/pet/findByTags`,
+              `${prefix}/GET/api/v3/pet/*`,
+              `${prefix}/POST/api/v3/pet/*`,
+              `${prefix}/DELETE/api/v3/pet/*`,
+            ],
           },
         ],
       },
@@ -185,7 +193,15 @@ describe('policyFor', () => {
     expect(() => first.policyDocument.Statement.pop()).toThrow(TypeError);
     const next = policyFor(getPet, 'bob', new Set(['read:pets']));
     expect(next.policyDocument.Statement).toEqual([
-      { Effect: 'Allow', Action: 'execute-api:Invoke', Resource: [`${prefix}/GET/api/v3/pet/*`] },
+      {
+        Effect: 'Allow',
+        Action: 'execute-api:Invoke',
+        Resource: [
+          `${prefix}/GET/api/v3/pet/findByStatus`,
+          `${prefix}/GET/api/v3/pet/findByTags`,
+          `${prefix}/GET/api/v3/pet/*`,
+        ],
+      },
     ]);
   });
 

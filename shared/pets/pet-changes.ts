@@ -29,11 +29,14 @@ export interface DeletePetCommand {
   readonly expected?: Expected;
 }
 
-/** How long to wait before reading a pet again after a write of it that lost to another. */
+/**
+ * How long to wait before reading a pet again after a write of it that lost to another: full
+ * jitter, growing to a cap wide enough that 20 writers of one pet spread out rather than meet again.
+ */
 const BACKOFF_BASE_MS = 5;
-const BACKOFF_MAX_MS = 100;
-/** The most reads and writes one change takes before it answers 503 (a deadline usually ends it first). */
-const MAX_ROUNDS = 40;
+const BACKOFF_MAX_MS = 400;
+/** A bound on reads and writes of one change besides the request's deadline, which usually comes first. */
+const MAX_ROUNDS = 200;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  ConditionalCheckFailedException,
+  TransactionCanceledException,
+  TransactionConflictException,
+} from '@aws-sdk/client-dynamodb';
 import {
   DeleteCommand,
   type DynamoDBDocumentClient,
@@ -11,6 +15,7 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { withRetries } from '../dynamodb/retry.ts';
 import { TemporarilyUnavailableError } from '../errors.ts';
+import { ANSWER_MARGIN_MS, requestDeadline } from '../request-deadline.ts';
 import type { Pet } from './pet.ts';
 import { statusShardOf, tagEntry, tagEntryId, tagNamesOf } from './pet-index.ts';
 import type { PetRepository, StoredPet } from './pets.ts';
@@ -26,9 +31,6 @@ export interface PetTable {
  * a write conditional on it demands that the stored item still has none.
  */
 export const LEGACY_REVISION = '0';
-
-/** How often an add that met another transaction on its id tries again before it answers as taken. */
-const INSERT_ROUNDS = 5;
 
 /** A new revision: 96 random bits, never reused by any pet. */
 const newRevision = (): string => randomBytes(12).toString('base64url');
@@ -68,6 +70,8 @@ function lost(error: unknown): Outcome | undefined {
   if (error instanceof ConditionalCheckFailedException) {
     return { written: false, ...(error.Item ? { stored: unmarshall(error.Item) } : {}) };
   }
+  // A single write on an item that a transaction has in flight.
+  if (error instanceof TransactionConflictException) return { written: false };
   if (!(error instanceof TransactionCanceledException)) return undefined;
   const reasons = error.CancellationReasons ?? [];
   const codes = reasons.map((reason) => reason.Code);
@@ -144,6 +148,7 @@ export function createPetRepository({ client, tableName }: PetTable): PetReposit
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
       };
+      const deadline = requestDeadline();
       for (let round = 1; ; round++) {
         const outcome = await write(put, tagNamesOf(pet), [], pet.id);
         if (outcome.written) return revision;
@@ -152,10 +157,11 @@ export function createPetRepository({ client, tableName }: PetTable): PetReposit
           const found = storedPetOf(outcome.stored);
           return isDeepStrictEqual(found.pet, pet) ? found.revision : undefined;
         }
-        if (round >= INSERT_ROUNDS) {
+        const pause = Math.random() * Math.min(400, 5 * 2 ** round);
+        if (round >= 50 || (deadline !== undefined && Date.now() + pause > deadline - 2 * ANSWER_MARGIN_MS)) {
           throw new TemporarilyUnavailableError(`The pet id ${pet.id} is busy; retry in a moment`, 1);
         }
-        await sleep(Math.random() * 20 * round);
+        await sleep(pause);
       }
     },
 

@@ -250,6 +250,21 @@ describe('data access', () => {
     expect(actionsOf(grant('addPet'))).toEqual(['dynamodb:PutItem']);
     expect(JSON.stringify(grant('addPet').Resource)).toMatch(tableReference('pets', 'Arn'));
     expect(actionsOf(grant('getPetById'))).toEqual(['dynamodb:GetItem']);
+    expect(actionsOf(grant('updatePet'))).toEqual([
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:DeleteItem',
+    ]);
+    expect(actionsOf(grant('updatePetWithForm'))).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
+    expect(actionsOf(grant('deletePet'))).toEqual(['dynamodb:GetItem', 'dynamodb:DeleteItem']);
+    for (const search of ['findPetsByStatus', 'findPetsByTags'] as const) {
+      expect(actionsOf(grant(search))).toEqual(['dynamodb:Query', 'dynamodb:BatchGetItem']);
+      // The table and its two indexes, nothing else.
+      expect(JSON.stringify(grant(search).Resource)).toMatch(/index\/status/);
+      expect(JSON.stringify(grant(search).Resource)).toMatch(/index\/tags/);
+    }
+    // Only the searches query: no other pet function may read an index.
+    expect(JSON.stringify(grant('updatePet').Resource)).not.toMatch(/index/);
     expect(actionsOf(grant('getBalance'))).toEqual([
       'dynamodb:BatchGetItem',
       'dynamodb:PutItem',
@@ -337,7 +352,10 @@ describe('tables', () => {
     expect(props('wallets').TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
     expect(props('wallets').KeySchema).toEqual([{ AttributeName: 'pk', KeyType: 'HASH' }]);
     expect(props('pets').TimeToLiveSpecification).toBeUndefined();
-    expect(props('pets').AttributeDefinitions).toEqual([{ AttributeName: 'id', AttributeType: 'N' }]);
+    expect(props('pets').KeySchema).toEqual([{ AttributeName: 'id', KeyType: 'HASH' }]);
+    expect(
+      props('pets').GlobalSecondaryIndexes.map((index: { Projection: unknown }) => index.Projection),
+    ).toEqual([{ ProjectionType: 'KEYS_ONLY' }, { ProjectionType: 'KEYS_ONLY' }]);
   });
 
   it("outputs each table's generated name for running the functions elsewhere", () => {

@@ -294,13 +294,19 @@ describe('data access', () => {
     const everyAction = Object.values(service.findResources('AWS::IAM::Policy')).flatMap((policy) =>
       (policy.Properties.PolicyDocument.Statement as Statement[]).flatMap(actionsOf),
     );
-    for (const broad of ['dynamodb:*', 'dynamodb:DeleteItem', '*']) {
+    for (const broad of ['dynamodb:*', '*']) {
       expect(everyAction).not.toContain(broad);
     }
+    // Deletes: a pet and its tag entries (PUT and DELETE of a pet), on the pets table; never a wallet item.
+    expect(everyAction.filter((a) => a === 'dynamodb:DeleteItem')).toHaveLength(2);
+    for (const operationId of ['updatePet', 'deletePet'] as const) {
+      expect(JSON.stringify(grant(operationId).Resource)).toMatch(tableReference('pets', 'Arn'));
+      expect(JSON.stringify(grant(operationId).Resource)).not.toMatch(tableReference('wallets', 'Arn'));
+    }
     expect(everyAction.filter((a) => a === 'dynamodb:Scan')).toHaveLength(1);
-    // The history (its page and credits in transit), the balance (a hot wallet's pending sum) and
-    // the credit poster (credits in transit that other pollers wait for).
-    expect(everyAction.filter((a) => a === 'dynamodb:Query')).toHaveLength(3);
+    // The history (its page and credits in transit), the balance (a hot wallet's pending sum),
+    // the credit poster (credits in transit that other pollers wait for) and the two pet searches.
+    expect(everyAction.filter((a) => a === 'dynamodb:Query')).toHaveLength(5);
     expect(JSON.stringify(service.toJSON())).not.toContain('/index/*');
   });
 

@@ -66,9 +66,12 @@ describe('a request no route serves', () => {
 
 describe('a method a known path is not served with', () => {
   it.each([
-    ['DELETE', '/api/v3/pet/1', 'GET'],
-    ['PUT', '/api/v3/pet', 'POST'],
-    ['GET', '/api/v3/pet', 'POST'],
+    ['PUT', '/api/v3/pet/1', 'GET, POST, DELETE'],
+    ['DELETE', '/api/v3/pet', 'POST, PUT'],
+    ['GET', '/api/v3/pet', 'POST, PUT'],
+    // A literal resource beside /pet/{petId}: its own methods, not the parameter's (the form update).
+    ['POST', '/api/v3/pet/findByStatus', 'GET'],
+    ['DELETE', '/api/v3/pet/findByTags', 'GET'],
     ['POST', '/api/wallet/balance', 'GET'],
     ['PATCH', '/api/docs/anything.css', 'GET'],
   ])('answers %s %s with 405 and Allow: %s, token or not', async (method, path, served) => {

@@ -507,7 +507,13 @@ describe('the authorizer accepts a valid token', () => {
       {
         Effect: 'Allow',
         Action: 'execute-api:Invoke',
-        Resource: [`${prefix}/POST/api/v3/pet`, `${prefix}/*/*/`],
+        Resource: [
+          `${prefix}/POST/api/v3/pet`,
+          `${prefix}/PUT/api/v3/pet`,
+          `${prefix}/POST/api/v3/pet/*`,
+          `${prefix}/DELETE/api/v3/pet/*`,
+          `${prefix}/*/*/`,
+        ],
       },
     ]);
     expect(isAllowed(policyDocument, arn('POST', '/api/v3/pet'))).toBe(true);
@@ -521,7 +527,12 @@ describe('the authorizer accepts a valid token', () => {
       {
         Effect: 'Allow',
         Action: 'execute-api:Invoke',
-        Resource: [`${prefix}/GET/api/v3/pet/*`, `${prefix}/*/*/`],
+        Resource: [
+          `${prefix}/GET/api/v3/pet/findByStatus`,
+          `${prefix}/GET/api/v3/pet/findByTags`,
+          `${prefix}/GET/api/v3/pet/*`,
+          `${prefix}/*/*/`,
+        ],
       },
     ]);
     expect(isAllowed(policyDocument, arn('GET', '/api/v3/pet/9007199254740991'))).toBe(true);

@@ -157,7 +157,16 @@ describe('policyFor', () => {
           {
             Effect: 'Allow',
             Action: 'execute-api:Invoke',
-            Resource: [`${prefix}/POST/api/v3/pet`, `${prefix}/GET/api/v3/pet/*`, `${prefix}/*/*/`],
+            Resource: [
+              `${prefix}/POST/api/v3/pet`,
+              `${prefix}/PUT/api/v3/pet`,
+              `${prefix}/GET/api/v3/pet/findByStatus`,
+              `${prefix}/GET/api/v3/pet/findByTags`,
+              `${prefix}/GET/api/v3/pet/*`,
+              `${prefix}/POST/api/v3/pet/*`,
+              `${prefix}/DELETE/api/v3/pet/*`,
+              `${prefix}/*/*/`,
+            ],
           },
         ],
       },
@@ -197,7 +206,12 @@ describe('policyFor', () => {
       {
         Effect: 'Allow',
         Action: 'execute-api:Invoke',
-        Resource: [`${prefix}/GET/api/v3/pet/*`, `${prefix}/*/*/`],
+        Resource: [
+          `${prefix}/GET/api/v3/pet/findByStatus`,
+          `${prefix}/GET/api/v3/pet/findByTags`,
+          `${prefix}/GET/api/v3/pet/*`,
+          `${prefix}/*/*/`,
+        ],
       },
     ]);
   });

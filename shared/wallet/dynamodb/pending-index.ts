@@ -54,17 +54,18 @@ export function createPendingCredits({ client, tableName }: WalletTableAccess) {
       .slice(0, limit);
   }
 
-  /** The sum of every credit in transit to `address`, in minor units (a batch's item holds its sum). */
-  async function total(address: string): Promise<bigint> {
-    const items = await allShards((n) => shard(address, n, true));
-    return items.reduce((sum, item) => sum + BigInt(item.amountMinor as number), 0n);
-  }
+  /**
+   * Every item the index holds for `address` (credits and batches), as it answers: a Query per shard,
+   * each at its own moment, so a credit batched meanwhile may be in both or neither, and on AWS
+   * the index trails the table. The balance reconciles them with the table (./pending-balance.ts).
+   */
+  const items = (address: string) => allShards((n) => shard(address, n, true));
 
   /** The items of the oldest credits in transit to `address`, up to `perShard` of each shard. */
   const oldestItems = (address: string, perShard: number) =>
     allShards((n) => shard(address, n, false, perShard));
 
-  return { newest, total, oldestItems };
+  return { newest, items, oldestItems };
 }
 
 /** The credits an item of the index stands for: a credit, or those of a batch (./credit-batch.ts). */

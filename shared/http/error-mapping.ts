@@ -4,6 +4,7 @@ import {
   InsufficientFundsError,
   InsufficientScopeError,
   InvalidParameterError,
+  LookalikeAddressError,
   MalformedBodyError,
   NotFoundError,
   RecipientLimitError,
@@ -34,6 +35,10 @@ export const errorMappings: ReadonlyArray<readonly [ErrorClass, ErrorMapping]> =
   [InsufficientScopeError, { status: 403, slug: 'insufficient-scope', title: 'Insufficient scope' }],
   [NotFoundError, { status: 404, slug: 'not-found', title: 'Not found' }],
   [AlreadyExistsError, { status: 409, slug: 'already-exists', title: 'Already exists' }],
+  [
+    LookalikeAddressError,
+    { status: 409, slug: 'lookalike-address', title: "Looks like another wallet's address" },
+  ],
   [
     UnsupportedMediaTypeError,
     { status: 415, slug: 'unsupported-media-type', title: 'Unsupported media type' },

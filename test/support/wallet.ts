@@ -7,14 +7,14 @@ import { createWalletReader, type WalletReader } from '#shared/wallet/dynamodb/b
 import { createCreditLedger } from '#shared/wallet/dynamodb/credit-store.ts';
 import { createDepositLedger } from '#shared/wallet/dynamodb/deposit-store.ts';
 import { createTransferLedger } from '#shared/wallet/dynamodb/transfer-store.ts';
-import { createWalletOpening } from '#shared/wallet/dynamodb/wallet-opening.ts';
+import { createWalletOpening, type OpeningOutcome } from '#shared/wallet/dynamodb/wallet-opening.ts';
 import type { CreditLedger } from '#shared/wallet/hot-wallet/post-credits.ts';
 import type { TransferLedger } from '#shared/wallet/send/send-money.ts';
 
 /** A wallet ledger with its deposits: what the functions use, and what `wallet:fund` adds. */
 export type TestLedger = WalletReader &
   ReturnType<typeof createDepositLedger> & {
-    openWallet(address: string, openedAt: string): Promise<void>;
+    openWallet(address: string, openedAt: string): Promise<OpeningOutcome>;
     /** What sending money writes with. */
     transfers: TransferLedger;
     /** What the credit poster writes with. */
@@ -67,7 +67,7 @@ export async function fund(
 }
 
 /** Opens an empty wallet, as its owner's first call does, so that it can receive money. */
-export const open = (address: string, wallets = walletLedger()): Promise<void> =>
+export const open = (address: string, wallets = walletLedger()): Promise<OpeningOutcome> =>
   wallets.openWallet(address, new Date().toISOString());
 
 /**

@@ -4,6 +4,7 @@ import { MAX_BALANCE_MINOR } from '../model/money.ts';
 import { retryMovement } from '../model/movement-retry.ts';
 import { accountKey, depositKey, ISSUANCE_ACCOUNT, transferKey, walletAccount, walletKey } from './keys.ts';
 import { createLedgerCommit, sideEntry, stateOf, type WalletTableAccess } from './ledger-commit.ts';
+import { skeletonClaim } from './wallet-opening.ts';
 
 const DEPOSIT_DEADLINE_MS = 30_000;
 
@@ -25,7 +26,12 @@ export type DepositOutcome =
   /** A deposit with this id was recorded before (a re-run): this is it, and nothing moved again. */
   | { readonly kind: 'already-recorded'; readonly deposit: DepositRecord }
   /** The credit would take the balance past {@link MAX_BALANCE_MINOR}; nothing changed. */
-  | { readonly kind: 'balance-limit' };
+  | { readonly kind: 'balance-limit' }
+  /**
+   * No wallet is open at the address, and none may open: it looks like the address of the wallet
+   * `holder` (their UTS #39 skeletons are equal). Nothing changed.
+   */
+  | { readonly kind: 'lookalike'; readonly holder: string };
 
 /** The deposits of the wallet ledger, over one table through one client. */
 export function createDepositLedger(access: WalletTableAccess) {
@@ -36,7 +42,8 @@ export function createDepositLedger(access: WalletTableAccess) {
    * double entry: the issuance account is debited by the same amount, so that every balance,
    * issuance included, sums to zero. Once per deposit id: the deposit's claim is written on
    * condition that the id is new, so re-running a funding that did commit changes nothing and
-   * returns the deposit recorded first. One read of the three items, then one transaction.
+   * returns the deposit recorded first. One read of the three items, then one transaction; one that
+   * opens the wallet also claims its address's skeleton (./wallet-opening.ts).
    */
   async function recordDeposit(deposit: DepositRecord): Promise<DepositOutcome> {
     if (!Number.isSafeInteger(deposit.amountMinor) || deposit.amountMinor > MAX_BALANCE_MINOR) {
@@ -94,15 +101,20 @@ export function createDepositLedger(access: WalletTableAccess) {
             walletEntry: ledger.entryPut(
               sideEntry(movement, credited, 'in', { account: ISSUANCE_ACCOUNT, seq: issuance.state.seq + 1 }),
             ),
+            ...(credited.state.exists ? {} : { skeleton: skeletonClaim(ledger.tableName, deposit.address) }),
           },
           randomUUID(),
         );
         if (result.committed) return { done: { kind: 'recorded' } };
-        const { claim, transfer } = result.refused;
+        const { claim, transfer, skeleton } = result.refused;
         if (claim?.code === 'ConditionalCheckFailed' && claim.item) {
           return { done: recordedBefore(unmarshall(claim.item), transferId) };
         }
         if (transfer?.code === 'ConditionalCheckFailed') return { done: { kind: 'recorded' } };
+        // Held by another wallet: refused for good. (Opened meanwhile, the wallet refuses too: read again.)
+        if (skeleton?.code === 'ConditionalCheckFailed' && skeleton.item && !result.refused.wallet) {
+          return { done: { kind: 'lookalike', holder: String(unmarshall(skeleton.item).address) } };
+        }
         return { again: 'after-pause' };
       },
     );

@@ -39,6 +39,11 @@
  *                                                          the wallet item's directClaim names the last
  *                                                          one settled; expiresAt (TTL)
  *                                                          CLAIM_KEPT_SECONDS after its last use
+ *   SKELETON#<skeleton>        an address's lookalikes      address: the one wallet that holds the UTS #39
+ *                                                          skeleton (shared/schemas/confusable-skeleton.ts),
+ *                                                          claimed in the transaction that opens it, so no
+ *                                                          second wallet opens at an address that looks
+ *                                                          like its own; immutable
  *   POSTING#<address>          a hot wallet's posting lease holder, leasedUntil, waiting: the one
  *                                                          poller posting to the wallet, and whether
  *                                                          others wait for it; expiresAt (TTL)
@@ -80,6 +85,7 @@ export const batchKey = (batchId: string): string => `BATCH#${batchId}`;
 export const inboundKey = (address: string): string => `INBOUND#${address}`;
 export const directClaimKey = (address: string): string => `DIRECT#${address}`;
 export const postingLeaseKey = (address: string): string => `POSTING#${address}`;
+export const skeletonKey = (skeleton: string): string => `SKELETON#${skeleton}`;
 // JSON keeps (sub, key) unambiguous whatever characters either holds.
 export const idempotencyKey = (sub: string, key: string): string =>
   `IDEMPOTENCY#${JSON.stringify([sub, key])}`;

@@ -115,7 +115,8 @@ export interface TransferLedger {
    */
   markHot(address: string, until: number): Promise<number>;
   creditPosted(transferId: string): Promise<boolean>;
-  openWallet(address: string, openedAt: string): Promise<void>;
+  /** Opens the payer's wallet; a lookalike address stays without one, and is refused all the same. */
+  openWallet(address: string, openedAt: string): Promise<unknown>;
 }
 
 /** A sent transfer's status: `pending` while its credit is in transit to a hot wallet. */

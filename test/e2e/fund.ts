@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { expect, inject } from 'vitest';
 import { readRunningStack } from '#infra/local/stack-record.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { createDepositLedger } from '#shared/wallet/dynamodb/deposit-store.ts';
+import { makeRecordDeposit } from '#shared/wallet/deposit/record-deposit.ts';
+import { createDepositStore } from '#shared/wallet/dynamodb/deposit-store.ts';
 import { inParallel } from '../support/bank.ts';
 import { gateway } from './http.ts';
 
@@ -16,9 +17,9 @@ export async function fund(addresses: readonly string[], amountMinor: number): P
   if (!stack) throw new Error('The e2e stack is not running');
   const client = createDocumentClient({ endpoint: inject('env').DYNAMODB_ENDPOINT as string });
   try {
-    const { recordDeposit } = createDepositLedger({
-      client,
-      tableName: stack.env.WALLETS_TABLE_NAME as string,
+    const recordDeposit = makeRecordDeposit({
+      deposits: createDepositStore({ client, tableName: stack.env.WALLETS_TABLE_NAME as string }),
+      ids: { next: randomUUID },
     });
     await inParallel(addresses.length, 2, async (i) => {
       const deposit = {

@@ -1,6 +1,6 @@
 import { LookalikeAddressError } from '../../errors.ts';
-import type { WalletRecord } from '../dynamodb/balance-store.ts';
 import type { Clock } from '../model/ports.ts';
+import type { BalanceStore } from './ports.ts';
 
 /** The balance of a wallet in minor units, exact at any size. */
 export interface BalanceView {
@@ -12,15 +12,8 @@ export interface BalanceView {
   readonly updatedAt?: string | undefined;
 }
 
-/** The ledger as the balance needs it: declared here, implemented by ./wallet-reader.ts and ./wallet-opening.ts. */
-export interface BalanceLedger {
-  readWallet(address: string): Promise<WalletRecord | undefined>;
-  /** `lookalike`: another wallet holds the address's confusable skeleton, and none opens. */
-  openWallet(address: string, openedAt: string): Promise<'open' | 'lookalike'>;
-}
-
 export interface GetBalanceDependencies {
-  readonly wallets: BalanceLedger;
+  readonly wallets: BalanceStore;
   readonly clock: Clock;
 }
 

@@ -1,8 +1,9 @@
-import { batchOfItem } from '../hot-wallet/credit-batch.ts';
+import { walletAccount } from '../model/accounts.ts';
+import { batchOfItem } from './batch-items.ts';
 import { readItems } from './consistent-read.ts';
-import { batchKey, walletAccount, walletKey } from './keys.ts';
-import type { WalletTableAccess } from './ledger-commit.ts';
+import { batchKey, walletKey } from './keys.ts';
 import { createPendingCredits } from './pending-index.ts';
+import type { WalletTableAccess } from './table-access.ts';
 
 /** BatchGetItem's limit of keys per request. */
 const KEYS_PER_READ = 100;

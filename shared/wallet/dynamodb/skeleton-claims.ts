@@ -1,7 +1,7 @@
 import { PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { withRetries } from '../../dynamodb/retry.ts';
 import { eachLimited } from '../../util/each-limited.ts';
-import type { WalletTableAccess } from './ledger-commit.ts';
+import type { WalletTableAccess } from './table-access.ts';
 import { skeletonClaim } from './wallet-opening.ts';
 
 /** Claims in flight at once: a one-off pass over a table, not a load test of it. */

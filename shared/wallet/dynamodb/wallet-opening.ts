@@ -2,7 +2,7 @@ import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { withRetries } from '../../dynamodb/retry.ts';
 import { skeleton } from '../../schemas/confusable-skeleton.ts';
 import { skeletonKey, walletKey } from './keys.ts';
-import type { WalletTableAccess } from './ledger-commit.ts';
+import type { WalletTableAccess } from './table-access.ts';
 
 /**
  * Whether a wallet is open at the address now: `lookalike` when another wallet holds its UTS #39

@@ -16,8 +16,8 @@ import { call, tokenFor } from './http.ts';
 
 // Few enough for DynamoDB Local, which runs one transaction at a time for the whole run, and for
 // the bundled project; enough that postings run while the merchant reads.
-const PAYERS = 8;
-const PAYMENTS_EACH = 8;
+const PAYERS = 5;
+const PAYMENTS_EACH = 10;
 const FUNDED_CENTS = 1_00;
 
 interface Read {

@@ -8,6 +8,14 @@ import type { WalletTableAccess } from './table-access.ts';
 /** BatchGetItem's limit of keys per request. */
 const KEYS_PER_READ = 100;
 
+/**
+ * Queries of the index in flight at once. Each request has its own timeout (REQUEST_TIMEOUT_MS),
+ * counted while it waits for a connection or for its turn at a busy DynamoDB (locally, the stack's
+ * share of DynamoDB Local among its functions): 64 at once made the last ones wait past it, a 503
+ * under load. 8 at a time costs 8 round trips where there was 1 on an idle table.
+ */
+const QUERIES_AT_ONCE = 8;
+
 /** A hot wallet as one moment of the ledger saw it: posted money, and the credits not yet in it. */
 export interface ExactWallet {
   readonly wallet: Record<string, unknown>;
@@ -39,7 +47,7 @@ export function createExactPending(access: WalletTableAccess) {
   async function read(address: string): Promise<ExactWallet | undefined> {
     const keys = new Set<string>();
     for (let look = 0; look < 2; look++) {
-      for (const item of await index.items(address)) keys.add(item.pk as string);
+      for (const item of await index.items(address, QUERIES_AT_ONCE)) keys.add(item.pk as string);
     }
     const wallet = (await readItems(access, [walletKey(address)])).get(walletKey(address));
     if (!wallet) return undefined;

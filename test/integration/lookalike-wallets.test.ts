@@ -51,6 +51,10 @@ describe('wallets opened before skeletons were claimed', () => {
     // The claims hold: a third spelling of the same skeleton opens no wallet.
     expect(await wallets.openWallet(`\u0440ace${digits}`, new Date().toISOString())).toBe('lookalike');
     expect(await wallets.openWallet(`dave${digits}`, new Date().toISOString())).toBe('open');
+    // The longest address whose skeleton is longest in bytes (each Hangul syllable three jamo in
+    // NFD) opens too: its claim's key stays within DynamoDB's 2,048 bytes.
+    const longest = `${digits}${'\uD55C'.repeat(256 - digits.length)}`;
+    expect(await wallets.openWallet(longest, new Date().toISOString())).toBe('open');
   });
 
   it('npm run wallet:claim-skeletons exits 1 naming each lookalike, 0 when every skeleton is its own', async () => {

@@ -19,7 +19,7 @@ export function skeletonClaim(tableName: string, address: string) {
   return {
     Put: {
       TableName: tableName,
-      Item: { pk: skeletonKey(skeleton(address)), kind: 'skeleton', address },
+      Item: { pk: skeletonKey(skeleton(address)), kind: 'skeleton', address, skeleton: skeleton(address) },
       ConditionExpression: 'attribute_not_exists(pk) OR address = :address',
       ExpressionAttributeValues: { ':address': address },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,

@@ -10,7 +10,8 @@
  *
  * Exit codes: 0 funded (or already funded by this deposit id); 1 failed, outcome unknown (re-run
  * with the same deposit id); 2 invalid arguments; 3 refused, nothing written (the balance would
- * exceed the most a wallet holds, or the deposit id was used for another deposit or movement).
+ * exceed the most a wallet holds, the deposit id was used for another deposit or movement, or no
+ * wallet is open at the address and none may open because it looks like another wallet's address).
  *
  * By default it funds the local stack that `npm start` runs: the one on PORT when set, else the
  * only one running (found through the records in the local state directory), and says which. With
@@ -154,6 +155,11 @@ async function main(): Promise<void> {
   if (outcome.kind === 'balance-limit') {
     refuse(
       `the balance of ${address} would exceed ${formatMinor(MAX_BALANCE_MINOR, currency)} ${currency.code}, the most a wallet holds`,
+    );
+  }
+  if (outcome.kind === 'lookalike') {
+    refuse(
+      `${JSON.stringify(address)} looks like the address of the wallet ${JSON.stringify(outcome.holder)} (the same UTS #39 confusable skeleton), so no wallet may open at it; a payer could not tell the two apart`,
     );
   }
   // A retry inside this run whose first answer was lost finds its own record: that is `recorded`.

@@ -21,7 +21,7 @@ export const operationContracts: Record<OperationId, OperationContract> = {
       status: 200,
       schema: 'Balance',
       description:
-        "The caller's wallet: `balance` is what it can spend, `pending` what was paid to it and is still being posted (a wallet that many pay at once is credited in batches, usually within a second). The first call opens it (at 0): from then on it can receive money; transfers to an address with no open wallet are refused (unknown-recipient)",
+        "The caller's wallet: `balance` is what it can spend, `pending` what was paid to it and is still being posted (a wallet that many pay at once is credited in batches, usually within a second). Both are read at one moment: each payment is counted in exactly one of them, so `balance + pending` is what was paid in, never a credit twice. The first call opens it (at 0): from then on it can receive money; transfers to an address with no open wallet are refused (unknown-recipient). An address that looks like another wallet's (the same UTS #39 confusable skeleton, e.g. Cyrillic `расе7` beside `pace7`) gets no wallet: 409 lookalike-address",
       example: {
         address: ALICE,
         balance: 12.5,
@@ -30,7 +30,7 @@ export const operationContracts: Record<OperationId, OperationContract> = {
         updatedAt: '2026-01-02T03:04:05.678Z',
       },
     },
-    problems: ['temporarily-unavailable'],
+    problems: ['lookalike-address', 'temporarily-unavailable'],
   },
   sendMoney: {
     tag: 'wallet',

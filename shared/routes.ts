@@ -114,8 +114,9 @@ export const routes = [
     functionDir: 'get-balance',
     scopes: ['read:wallet'],
     // BatchGetItem reads the wallet and its hot marker; PutItem opens the caller's wallet on its
-    // first call (a conditional write, once per address); a wallet ever hot sums its credits in
-    // transit with a Query per shard of the pending index.
+    // first call (two conditional Puts in one TransactWriteItems, once per address: the wallet and
+    // its skeleton's claim); a wallet ever hot finds its credits in transit with a Query per shard
+    // of the pending index, and BatchGetItem reads where each stands.
     data: { table: 'wallets', actions: ['dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:Query'] },
     summary: "The balance of the caller's own wallet",
   },

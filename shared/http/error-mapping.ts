@@ -4,6 +4,7 @@ import {
   InsufficientFundsError,
   InsufficientScopeError,
   InvalidParameterError,
+  LookalikeAddressError,
   MalformedBodyError,
   NotFoundError,
   PreconditionFailedError,
@@ -36,6 +37,10 @@ export const errorMappings: ReadonlyArray<readonly [ErrorClass, ErrorMapping]> =
   [NotFoundError, { status: 404, slug: 'not-found', title: 'Not found' }],
   [AlreadyExistsError, { status: 409, slug: 'already-exists', title: 'Already exists' }],
   [PreconditionFailedError, { status: 412, slug: 'precondition-failed', title: 'Precondition failed' }],
+  [
+    LookalikeAddressError,
+    { status: 409, slug: 'lookalike-address', title: "Looks like another wallet's address" },
+  ],
   [
     UnsupportedMediaTypeError,
     { status: 415, slug: 'unsupported-media-type', title: 'Unsupported media type' },

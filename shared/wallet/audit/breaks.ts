@@ -21,7 +21,9 @@ export interface AuditBreak {
     | 'credit-mismatch'
     /** The credits in transit do not sum to what the entries through the clearing account leave in it. */
     | 'clearing-balance'
-    | 'grand-total';
+    | 'grand-total'
+    /** Two wallets whose addresses share a UTS #39 confusable skeleton: a payer cannot tell them apart. */
+    | 'lookalike-wallets';
   /** The item's key ("CLEARING" for the clearing account's balance, "ledger" for the grand total). */
   readonly subject: string;
   readonly detail: string;

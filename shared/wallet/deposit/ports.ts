@@ -43,14 +43,17 @@ export type DepositCommit =
   /** An account moved on since it was read, or is in another transaction: read again. */
   | { readonly kind: 'moved' }
   /** The movement's id is another movement's (a transfer's id given as deposit id): nothing was written. */
-  | { readonly kind: 'id-taken' };
+  | { readonly kind: 'id-taken' }
+  /** No wallet is open at the address and none may open: `holder`'s wallet holds its skeleton. */
+  | { readonly kind: 'lookalike'; readonly holder: string };
 
 export interface DepositStore {
   /** One strongly consistent read of the wallet, the issuance account and the deposit id's claim. */
   read(deposit: DepositRecord): Promise<DepositState>;
   /**
    * Writes the deposit in ONE transaction, in double entry (the wallet credited, the issuance
-   * account debited, an entry each), on condition that both accounts are as read and the id is new.
+   * account debited, an entry each), on condition that both accounts are as read and the id is new;
+   * one that opens the wallet claims its address's UTS #39 skeleton in the same transaction.
    */
   commit(plan: DepositPlan): Promise<DepositCommit>;
 }

@@ -14,7 +14,12 @@ export type DepositOutcome =
   /** The credit would take the balance past {@link MAX_BALANCE_MINOR}; nothing changed. */
   | { readonly kind: 'balance-limit' }
   /** The deposit's transfer id names another movement (a transfer's id given as deposit id); nothing changed. */
-  | { readonly kind: 'id-taken' };
+  | { readonly kind: 'id-taken' }
+  /**
+   * No wallet is open at the address, and none may open: it looks like the address of the wallet
+   * `holder` (their UTS #39 skeletons are equal). Nothing changed.
+   */
+  | { readonly kind: 'lookalike'; readonly holder: string };
 
 /*
  * Funding: money entering the ledger from outside. Only the operator's `wallet:fund`
@@ -61,6 +66,8 @@ export function makeRecordDeposit({ deposits, ids }: { deposits: DepositStore; i
             return { again: 'after-pause' };
           case 'id-taken':
             return { done: { kind: 'id-taken' } };
+          case 'lookalike':
+            return { done: result };
         }
       },
     );

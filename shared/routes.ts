@@ -9,17 +9,19 @@ export const SCOPES = {
   'read:pets': 'Read pets from the catalog',
   'read:wallet': 'Read the balance and the history of your own wallet',
   'write:wallet': 'Send money from your own wallet',
+  'read:webhooks': "Read your own wallet's webhook endpoints and their delivery log",
+  'write:webhooks': "Register, change, delete your own wallet's webhook endpoints and rotate their secrets",
 } as const;
 
 export type Scope = keyof typeof SCOPES;
 
 /** The DynamoDB tables, by logical name (see `shared/dynamodb/tables.ts`). */
-export type TableName = 'pets' | 'wallets';
+export type TableName = 'pets' | 'wallets' | 'webhooks';
 
 export interface Route {
   /** OpenAPI operationId; also the logical id of the function in CDK. */
   readonly operationId: string;
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** API Gateway resource path; `{name}` segments are path parameters. */
   readonly path: string;
   /** Folder under `functions/` holding the handler. */

@@ -89,7 +89,7 @@ export class StatefulStack extends Stack {
       });
       return resource;
     };
-    this.tables = { pets: table('pets'), wallets: table('wallets') };
+    this.tables = { pets: table('pets'), wallets: table('wallets'), webhooks: table('webhooks') };
     this.alarmTopic = this.#alarmTopic(props, removalPolicy);
     this.backup = props.backup
       ? new LedgerBackup(this, 'LedgerBackup', {

@@ -33,7 +33,8 @@ export interface NextDelayOptions {
  */
 export function nextDelayMs(attempt: number, options: NextDelayOptions = {}): number | null {
   const schedule = options.schedule ?? STANDARD_RETRY_SCHEDULE_SECONDS;
-  if (!Number.isInteger(attempt) || attempt < 1) throw new RangeError(`attempt must be a positive integer, got ${attempt}`);
+  if (!Number.isInteger(attempt) || attempt < 1)
+    throw new RangeError(`attempt must be a positive integer, got ${attempt}`);
   const seconds = schedule[attempt];
   if (seconds === undefined) return null;
   const random = options.random ?? Math.random;
@@ -55,7 +56,9 @@ export function parseRetrySchedule(raw: string): readonly number[] {
   return parts.map((part) => {
     const seconds = Number(part);
     if (!/^\d+(\.\d+)?$/.test(part) || seconds * 1000 > MAX_RETRY_DELAY_MS) {
-      throw new Error(`WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds of at most a day, got "${raw}"`);
+      throw new Error(
+        `WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds of at most a day, got "${raw}"`,
+      );
     }
     return seconds;
   });

@@ -6,6 +6,7 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { createHistoryRepository } from '#shared/wallet/dynamodb/history-store.ts';
 import { makeGetTransfer } from '#shared/wallet/history/transfer-history.ts';
+import { matchingOf } from '#shared/wallet/model/matching.ts';
 import { moneyJson } from '#shared/wallet/model/money.ts';
 import { loadWalletSettings, type WalletFunctionDependencies } from '#shared/wallet/model/settings.ts';
 
@@ -30,6 +31,7 @@ export function createGetTransferHandler({ client, tableName, settings }: Wallet
         currency: movement.currency,
         status: movement.status,
         createdAt: movement.createdAt,
+        ...matchingOf(movement),
       };
       return { statusCode: 200, body };
     },

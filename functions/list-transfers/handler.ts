@@ -6,6 +6,7 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { createHistoryRepository } from '#shared/wallet/dynamodb/history-store.ts';
 import { makeListTransfers } from '#shared/wallet/history/transfer-history.ts';
+import { matchingOf } from '#shared/wallet/model/matching.ts';
 import { moneyJson } from '#shared/wallet/model/money.ts';
 import { loadWalletSettings, type WalletFunctionDependencies } from '#shared/wallet/model/settings.ts';
 
@@ -44,6 +45,7 @@ export function createListTransfersHandler({ client, tableName, settings }: Wall
           createdAt: item.createdAt,
           balanceAfter: money(item.balanceAfterMinor),
           status: item.status,
+          ...matchingOf(item),
         })),
         ...(page.pending
           ? {

@@ -1,5 +1,6 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { withRetries } from '../../dynamodb/retry.ts';
+import type { Matching } from '../model/matching.ts';
 import { readItems } from './consistent-read.ts';
 import {
   creditKey,
@@ -28,6 +29,8 @@ export interface MovementRecord {
   readonly createdAt: string;
   /** `pending` while its credit is in transit to a hot wallet. */
   readonly status: 'pending' | 'completed';
+  readonly reference?: string;
+  readonly metadata?: Readonly<Record<string, string>>;
 }
 
 /** The reads of an account's history and of one movement. */
@@ -109,5 +112,23 @@ export function createHistoryRepository(access: WalletTableAccess) {
     return new Set(transferIds.filter((id) => found.get(creditKey(id))?.postedSeq === undefined));
   }
 
-  return { page, movement, creditsInTransit };
+  /**
+   * The `reference` and `metadata` of these transfers, for entries that do not carry them (a posted
+   * credit's): ONE BatchGetItem of their transfer items, those two attributes only (none for no ids).
+   */
+  async function matching(transferIds: readonly string[]): Promise<Map<string, Matching>> {
+    const found = new Map<string, Matching>();
+    if (transferIds.length === 0) return found;
+    const items = await readItems(access, transferIds.map(transferKey), {
+      projection: {
+        // The key too: the read files what it finds by it.
+        ProjectionExpression: '#pk, #id, #r, #m',
+        ExpressionAttributeNames: { '#pk': 'pk', '#id': 'transferId', '#r': 'reference', '#m': 'metadata' },
+      },
+    });
+    for (const item of items.values()) found.set(item.transferId as string, item as Matching);
+    return found;
+  }
+
+  return { page, movement, creditsInTransit, matching };
 }

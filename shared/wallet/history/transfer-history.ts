@@ -2,6 +2,7 @@ import { NotFoundError } from '../../errors.ts';
 import type { HistoryRepository, MovementRecord } from '../dynamodb/history-store.ts';
 import { addressOfAccount, CLEARING_ACCOUNT, type EntryRecord } from '../dynamodb/keys.ts';
 import type { PendingCredit } from '../dynamodb/pending-index.ts';
+import { matchingOf } from '../model/matching.ts';
 import { decodeCursor, encodeCursor, type HistoryPosition, InvalidCursorError } from './history-cursor.ts';
 
 /** One line of a wallet's history. */
@@ -17,6 +18,8 @@ export interface HistoryItem {
   readonly balanceAfterMinor: bigint;
   /** `pending` for a payment whose credit is still in transit to a hot wallet. */
   readonly status: 'pending' | 'completed';
+  readonly reference?: string | undefined;
+  readonly metadata?: Readonly<Record<string, string>> | undefined;
 }
 
 export interface ListTransfersCommand {
@@ -51,7 +54,8 @@ export interface TransferPage {
 export function makeListTransfers({
   history,
 }: {
-  history: Pick<HistoryRepository, 'page' | 'creditsInTransit'>;
+  history: Pick<HistoryRepository, 'page' | 'creditsInTransit'> &
+    Partial<Pick<HistoryRepository, 'matching'>>;
 }) {
   return async ({ sub, limit, cursor }: ListTransfersCommand): Promise<TransferPage> => {
     let rows: EntryRecord[];
@@ -84,11 +88,15 @@ export function makeListTransfers({
     // none there yet, and the walk goes on from the same place.
     const complete = gap === -1 && (rows.length > 0 || above === undefined);
     if (gap !== -1) rows = rows.slice(0, gap);
-    const inTransit = await history.creditsInTransit(
-      rows
-        .filter((e) => e.direction === 'out' && e.counterpartyAccount === CLEARING_ACCOUNT)
-        .map((e) => e.transferId),
-    );
+    // Beside it, the reference and metadata of posted credits, whose entries do not carry them.
+    const [inTransit, matching] = await Promise.all([
+      history.creditsInTransit(
+        rows
+          .filter((e) => e.direction === 'out' && e.counterpartyAccount === CLEARING_ACCOUNT)
+          .map((e) => e.transferId),
+      ),
+      history.matching?.(rows.filter((e) => e.postedAt !== undefined).map((e) => e.transferId)),
+    ]);
     const items = rows.map(
       (entry): HistoryItem => ({
         transferId: entry.transferId,
@@ -100,6 +108,7 @@ export function makeListTransfers({
         createdAt: entry.createdAt,
         balanceAfterMinor: BigInt(entry.balanceAfter),
         status: inTransit.has(entry.transferId) ? 'pending' : 'completed',
+        ...matchingOf(entry.postedAt === undefined ? entry : (matching?.get(entry.transferId) ?? {})),
       }),
     );
     const last = rows.at(-1) ?? (complete ? undefined : above);

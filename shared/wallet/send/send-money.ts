@@ -22,6 +22,9 @@ export interface TransferRecord {
   readonly createdAt: string;
   /** Set when the credit went through the clearing account: the recipient is credited when it is posted. */
   readonly via?: 'clearing';
+  /** What the recipient matches the payment on (its order id), and free key-value pairs: as sent. */
+  readonly reference?: string;
+  readonly metadata?: Readonly<Record<string, string>>;
 }
 
 /** An Idempotency-Key claimed by the transaction that uses it. */
@@ -132,6 +135,9 @@ export interface SendMoneyCommand {
   readonly idempotencyKey?: string | undefined;
   /** Epoch ms by which the answer must be given (the function's timeout). */
   readonly answerBy: number;
+  readonly reference?: string | undefined;
+  /** Absent rather than empty: `{}` and no metadata are one request. */
+  readonly metadata?: Readonly<Record<string, string>> | undefined;
 }
 
 export interface SendMoneyResult {
@@ -212,6 +218,8 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
       amountMinor: command.amountMinor,
       currency: settings.currency.code,
       createdAt: new Date(now).toISOString(),
+      ...(command.reference === undefined ? {} : { reference: command.reference }),
+      ...(command.metadata === undefined ? {} : { metadata: command.metadata }),
     };
     const claim = command.idempotencyKey
       ? {
@@ -354,7 +362,19 @@ export function makeSendMoney({ ledger, clock, ids, settings }: SendMoneyDepende
 
 /**
  * Whether a transfer made under a key was asked for by the same request as `attempt`: the key is
- * the caller's own, so the same recipient and amount (in minor units: `2.5` and `2.50` are one).
+ * the caller's own, so the same recipient and amount (in minor units: `2.5` and `2.50` are one),
+ * reference and metadata (the same pairs in any order).
  */
 const isSameRequest = (original: TransferRecord, attempt: TransferRecord): boolean =>
-  original.toAddress === attempt.toAddress && original.amountMinor === attempt.amountMinor;
+  original.toAddress === attempt.toAddress &&
+  original.amountMinor === attempt.amountMinor &&
+  original.reference === attempt.reference &&
+  sameMetadata(original.metadata, attempt.metadata);
+
+function sameMetadata(a: TransferRecord['metadata'], b: TransferRecord['metadata']): boolean {
+  const keys = Object.keys(a ?? {});
+  return (
+    keys.length === Object.keys(b ?? {}).length &&
+    keys.every((key) => Object.hasOwn(b ?? {}, key) && b?.[key] === a?.[key])
+  );
+}

@@ -82,10 +82,24 @@ export const tables: Readonly<Record<TableName, TableDefinition>> = {
         partitionKey: { name: 'deliveriesOf', type: 'S' },
         sortKey: { name: 'attemptKey', type: 'S' },
       },
+      // Only events carry `eventsOf` (their wallet's address): a wallet's events by time, for the
+      // events API and replays (shared/webhooks/dynamodb/event-keys.ts).
+      {
+        name: 'events',
+        partitionKey: { name: 'eventsOf', type: 'S' },
+        sortKey: { name: 'eventKey', type: 'S' },
+      },
+      // Only delivery tasks not yet done carry `dueShard` (removed when done): what the dispatcher
+      // polls, by when each is due, spread over a few shards.
+      {
+        name: 'due',
+        partitionKey: { name: 'dueShard', type: 'S' },
+        sortKey: { name: 'dueAt', type: 'N' },
+      },
     ],
     timeToLiveAttribute: 'expiresAt',
     description:
-      "Webhook endpoints and their delivery log: ENDPOINTS#<address> a wallet's endpoint set (sealed secrets, versioned), ATTEMPT#<endpoint>#<time>#<event>#<n> one delivery attempt (index deliveries, TTL)",
+      "Webhook endpoints and their delivery log: ENDPOINTS#<address> a wallet's endpoint set (sealed secrets, versioned), ATTEMPT#<endpoint>#<time>#<event>#<n> one delivery attempt (index deliveries, TTL), EVENT#<id> one event of a wallet (index events, TTL), TASK#… a delivery to do (index due while due)",
   },
 };
 

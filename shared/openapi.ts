@@ -108,6 +108,11 @@ const headerObjects: Record<HeaderUse['name'], object> = {
     schema: { type: 'string', enum: ['true'] },
     example: 'true',
   },
+  Location: {
+    description: 'The created resource, relative to the request URL',
+    schema: { type: 'string' },
+    example: 'webhooks/whep_Q2hlY2tvdXRIb29rczAx',
+  },
   Allow: {
     description: 'The methods the path is served with',
     schema: { type: 'string' },
@@ -176,9 +181,12 @@ function operation(route: Route) {
       ? {
           requestBody: {
             required: true,
-            content: {
-              'application/json': { schema: ref(contract.requestBody), example: contract.requestExample },
-            },
+            content: Object.fromEntries(
+              (contract.requestMediaTypes ?? ['application/json']).map((type) => [
+                type,
+                { schema: ref(contract.requestBody as string), example: contract.requestExample },
+              ]),
+            ),
           },
         }
       : {}),
@@ -186,19 +194,24 @@ function operation(route: Route) {
       [success.status]: {
         description: success.description,
         ...headersOf(success.headers),
-        content: success.mediaTypes
-          ? Object.fromEntries(
-              success.mediaTypes.map((type) => [
-                type,
-                { schema: { type: 'string' }, example: success.example },
-              ]),
-            )
+        // 204 No Content has none.
+        ...(success.status === 204
+          ? {}
           : {
-              'application/json': {
-                schema: success.schema ? ref(success.schema) : { type: 'object' },
-                example: success.example,
-              },
-            },
+              content: success.mediaTypes
+                ? Object.fromEntries(
+                    success.mediaTypes.map((type) => [
+                      type,
+                      { schema: { type: 'string' }, example: success.example },
+                    ]),
+                  )
+                : {
+                    'application/json': {
+                      schema: success.schema ? ref(success.schema) : { type: 'object' },
+                      example: success.example,
+                    },
+                  },
+            }),
       },
       ...Object.fromEntries(
         [...byStatus]
@@ -257,6 +270,11 @@ export function buildOpenApiDocument(money: DocumentedMoney) {
     tags: [
       { name: 'pet', description: 'The pet catalog (Swagger Petstore v3 subset)' },
       { name: 'wallet', description: "The caller's wallet and transfers" },
+      {
+        name: 'webhooks',
+        description:
+          "The caller's webhook endpoints: events of its wallet POSTed as Standard Webhooks 1.0 (signed with `webhook-id`, `webhook-timestamp`, `webhook-signature`; verify with the `standardwebhooks` library)",
+      },
       { name: 'reference', description: 'This document and its interactive reference page' },
     ],
     paths,

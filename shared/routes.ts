@@ -31,6 +31,11 @@ export interface Route {
   /** The one table the function may touch and exactly the DynamoDB actions it needs there. */
   readonly data?: { readonly table: TableName; readonly actions: readonly string[] };
   readonly summary: string;
+  /**
+   * `seal`: the function seals webhook signing secrets: it may generate data keys under the secrets'
+   * key (deployed: KMS GenerateDataKey, nothing else), see docs/decisions/webhooks.md.
+   */
+  readonly signingSecrets?: 'seal';
   /** The function's timeout where it is not the project's 10 s (infra/constructs/project-function.ts). */
   readonly timeoutSeconds?: number;
 }
@@ -106,6 +111,76 @@ export const routes = [
     // One BatchGetItem: the transfer and its credit (only a payment to a hot wallet has one).
     data: { table: 'wallets', actions: ['dynamodb:BatchGetItem'] },
     summary: 'One transfer or deposit of the caller',
+  },
+  {
+    operationId: 'createWebhook',
+    method: 'POST',
+    path: '/api/wallet/webhooks',
+    functionDir: 'create-webhook',
+    scopes: ['write:webhooks'],
+    // GetItem reads the wallet's endpoint set, PutItem writes it back under its version. The secret
+    // is sealed under a data key of its own (signingSecrets: seal).
+    data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
+    signingSecrets: 'seal',
+    summary: "Register a webhook endpoint of the caller's wallet; the answer alone shows its signing secret",
+  },
+  {
+    operationId: 'listWebhooks',
+    method: 'GET',
+    path: '/api/wallet/webhooks',
+    functionDir: 'list-webhooks',
+    scopes: ['read:webhooks'],
+    data: { table: 'webhooks', actions: ['dynamodb:GetItem'] },
+    summary: "The caller's webhook endpoints, newest first",
+  },
+  {
+    operationId: 'getWebhook',
+    method: 'GET',
+    path: '/api/wallet/webhooks/{webhookId}',
+    functionDir: 'get-webhook',
+    scopes: ['read:webhooks'],
+    data: { table: 'webhooks', actions: ['dynamodb:GetItem'] },
+    summary: 'One webhook endpoint of the caller',
+  },
+  {
+    operationId: 'updateWebhook',
+    method: 'PATCH',
+    path: '/api/wallet/webhooks/{webhookId}',
+    functionDir: 'update-webhook',
+    scopes: ['write:webhooks'],
+    data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
+    summary:
+      'Change a webhook endpoint of the caller (JSON Merge Patch): url, event types, description, enabled or disabled',
+  },
+  {
+    operationId: 'deleteWebhook',
+    method: 'DELETE',
+    path: '/api/wallet/webhooks/{webhookId}',
+    functionDir: 'delete-webhook',
+    scopes: ['write:webhooks'],
+    data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
+    summary: 'Delete a webhook endpoint of the caller',
+  },
+  {
+    operationId: 'rotateWebhookSecret',
+    method: 'POST',
+    path: '/api/wallet/webhooks/{webhookId}/rotate-secret',
+    functionDir: 'rotate-webhook-secret',
+    scopes: ['write:webhooks'],
+    data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
+    signingSecrets: 'seal',
+    summary:
+      'A new signing secret for a webhook endpoint of the caller; the previous one signs beside it for 24 h',
+  },
+  {
+    operationId: 'listWebhookDeliveries',
+    method: 'GET',
+    path: '/api/wallet/webhooks/{webhookId}/deliveries',
+    functionDir: 'list-webhook-deliveries',
+    scopes: ['read:webhooks'],
+    // GetItem checks the endpoint is the caller's; a Query of the deliveries index reads its log.
+    data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:Query'] },
+    summary: "A webhook endpoint's delivery attempts, newest first, a page at a time",
   },
   {
     operationId: 'getOpenApi',

@@ -8,6 +8,14 @@ import {
   transferHistoryPageSchema,
   transferSchema,
 } from './wallet.ts';
+import {
+  webhookDeliveryPageSchema,
+  webhookEndpointCreateSchema,
+  webhookEndpointListSchema,
+  webhookEndpointPatchSchema,
+  webhookEndpointSchema,
+  webhookEndpointWithSecretSchema,
+} from './webhooks.ts';
 
 /** Every top-level named schema (Category and Tag travel inside Pet): compiled into standalone validators at build time and published as OpenAPI components. */
 export const schemas = [
@@ -19,6 +27,12 @@ export const schemas = [
   transferHistoryPageSchema,
   transferDetailsSchema,
   addressOnlySchema,
+  webhookEndpointCreateSchema,
+  webhookEndpointPatchSchema,
+  webhookEndpointSchema,
+  webhookEndpointWithSecretSchema,
+  webhookEndpointListSchema,
+  webhookDeliveryPageSchema,
 ] as const;
 
 /** The request bodies, and the token's `sub` (an address), that get a generated validator: export name → schema `$id`. */
@@ -26,4 +40,6 @@ export const requestValidators = {
   validatePet: 'Pet',
   validateSendRequest: 'SendRequest',
   validateAddress: 'Address',
+  validateWebhookEndpointCreate: 'WebhookEndpointCreate',
+  validateWebhookEndpointPatch: 'WebhookEndpointPatch',
 } as const;

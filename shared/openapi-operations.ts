@@ -8,6 +8,7 @@ import { IDEMPOTENCY_KEY_DESCRIPTION, IDEMPOTENCY_KEY_SCHEMA } from './http/idem
 import type { OperationId } from './routes.ts';
 import { int64Schema } from './schemas/common.ts';
 import type { schemas } from './schemas/index.ts';
+import { WEBHOOK_EVENT_TYPES } from './webhooks/model/event-types.ts';
 
 export type SchemaName = (typeof schemas)[number]['$id'] | 'StoredPet';
 
@@ -63,6 +64,37 @@ const WEBHOOK_ID_PARAMETER = {
   schema: { type: 'string', maxLength: 64 },
   description: 'The endpoint id (`whep_…`); 404 unless it is one of your endpoints',
   example: WEBHOOK_EXAMPLE.id,
+};
+
+/** An event as the events API lists it and, without its `id` (the `webhook-id` header), as a delivery's body. */
+export const EVENT_EXAMPLE = {
+  id: 'evt_Yk3mQ9xT2LwV8cR1pN6sAa',
+  type: 'transfer.completed',
+  timestamp: '2026-01-02T03:04:05.912Z',
+  data: {
+    transferId: '5f0c2b1e-8a7d-4c3b-9e6f-1a2b3c4d5e6f',
+    address: BOB,
+    counterparty: ALICE,
+    direction: 'in',
+    amount: 12.34,
+    currency: 'USD',
+    status: 'completed',
+    createdAt: '2026-01-02T03:04:05.678Z',
+    reference: 'INV-2026-0042',
+    metadata: { orderId: 'ord_8812' },
+    seq: 42,
+    balanceAfter: 1012.34,
+  },
+};
+
+const EVENT_ID_PARAMETER = {
+  name: 'eventId',
+  in: 'path',
+  required: true,
+  schema: { type: 'string', maxLength: 64 },
+  description:
+    'The event id (`evt_…`, the `webhook-id` of its deliveries); 404 unless it is an event of your wallet',
+  example: EVENT_EXAMPLE.id,
 };
 
 const PET_EXAMPLE = {
@@ -394,6 +426,86 @@ export const operationContracts: Record<OperationId, OperationContract> = {
         description: "The previous page's nextCursor; one of another endpoint is a 400",
       },
     ],
+  },
+  replayWebhook: {
+    tag: 'webhooks',
+    requestBody: 'WebhookReplayRequest',
+    requestExample: { since: '2026-01-01T00:00:00Z' },
+    success: {
+      status: 202,
+      schema: 'WebhookReplayAccepted',
+      description:
+        'Every event of your wallet since `since` (at most 30 days ago) that the endpoint takes goes to it again, each with its own id and a new schedule of attempts; the deliveries follow within seconds. A disabled endpoint receives them once enabled again, by a new replay',
+      example: { replayId: 'rpl_5f0c2b1e-8a7d-4c3b-9e6f-1a2b3c4d5e6f', since: '2026-01-01T00:00:00.000Z' },
+    },
+    problems: [
+      'malformed-body',
+      'unsupported-media-type',
+      'validation-failed',
+      'not-found',
+      'temporarily-unavailable',
+    ],
+    parameters: [WEBHOOK_ID_PARAMETER],
+  },
+  listEvents: {
+    tag: 'webhooks',
+    success: {
+      status: 200,
+      schema: 'WebhookEventPage',
+      description:
+        "Your wallet's events of the last 30 days, newest first, whether or not an endpoint took them: each as its deliveries' body, with the `id` they carry as `webhook-id`",
+      example: { items: [EVENT_EXAMPLE] },
+    },
+    problems: ['invalid-parameter', 'temporarily-unavailable'],
+    parameters: [
+      {
+        name: 'type',
+        in: 'query',
+        required: false,
+        schema: { type: 'string', enum: [...WEBHOOK_EVENT_TYPES] },
+        description: 'Only events of this type',
+      },
+      {
+        name: 'limit',
+        in: 'query',
+        required: false,
+        schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+        description: 'Items per page',
+      },
+      {
+        name: 'cursor',
+        in: 'query',
+        required: false,
+        schema: { type: 'string', maxLength: 400 },
+        description: "The previous page's nextCursor; one of another wallet is a 400",
+      },
+    ],
+  },
+  getEvent: {
+    tag: 'webhooks',
+    success: { status: 200, schema: 'WebhookEvent', description: 'The event', example: EVENT_EXAMPLE },
+    problems: ['not-found', 'temporarily-unavailable'],
+    parameters: [EVENT_ID_PARAMETER],
+  },
+  redeliverEvent: {
+    tag: 'webhooks',
+    requestBody: 'WebhookRedeliverRequest',
+    requestExample: { webhookId: WEBHOOK_EXAMPLE.id },
+    success: {
+      status: 202,
+      schema: 'WebhookRedeliveryAccepted',
+      description:
+        'The event goes to the endpoint again, with the same `webhook-id`, on a new schedule of attempts, whatever its earlier deliveries; an endpoint that is not yours is a 422 naming `webhookId`',
+      example: { eventId: EVENT_EXAMPLE.id, webhookId: WEBHOOK_EXAMPLE.id },
+    },
+    problems: [
+      'malformed-body',
+      'unsupported-media-type',
+      'validation-failed',
+      'not-found',
+      'temporarily-unavailable',
+    ],
+    parameters: [EVENT_ID_PARAMETER],
   },
   getOpenApi: {
     tag: 'reference',

@@ -183,6 +183,47 @@ export const routes = [
     summary: "A webhook endpoint's delivery attempts, newest first, a page at a time",
   },
   {
+    operationId: 'replayWebhook',
+    method: 'POST',
+    path: '/api/wallet/webhooks/{webhookId}/replay',
+    functionDir: 'replay-webhook',
+    scopes: ['write:webhooks'],
+    // GetItem reads the wallet's endpoint set (is it the caller's?); PutItem writes the replay
+    // task the dispatcher expands into deliveries.
+    data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
+    summary: "Deliver every event of the caller's wallet since a time to one of its endpoints again",
+  },
+  {
+    operationId: 'listEvents',
+    method: 'GET',
+    path: '/api/wallet/events',
+    functionDir: 'list-events',
+    scopes: ['read:webhooks'],
+    // Queries of the events index: the caller's events, newest first.
+    data: { table: 'webhooks', actions: ['dynamodb:Query'] },
+    summary:
+      "The caller's wallet's events of the last 30 days, newest first, whether or not an endpoint took them",
+  },
+  {
+    operationId: 'getEvent',
+    method: 'GET',
+    path: '/api/wallet/events/{eventId}',
+    functionDir: 'get-event',
+    scopes: ['read:webhooks'],
+    data: { table: 'webhooks', actions: ['dynamodb:GetItem'] },
+    summary: "One event of the caller's wallet",
+  },
+  {
+    operationId: 'redeliverEvent',
+    method: 'POST',
+    path: '/api/wallet/events/{eventId}/redeliver',
+    functionDir: 'redeliver-event',
+    scopes: ['write:webhooks'],
+    // GetItem reads the event and the wallet's endpoint set; PutItem writes the delivery task.
+    data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
+    summary: 'Deliver one event of the caller to one of its endpoints again',
+  },
+  {
     operationId: 'getOpenApi',
     method: 'GET',
     path: '/api/openapi.json',

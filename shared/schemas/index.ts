@@ -1,4 +1,13 @@
 import { problemSchema } from './common.ts';
+import {
+  webhookEventPageSchema,
+  webhookEventSchema,
+  webhookPayloadSchema,
+  webhookRedeliverRequestSchema,
+  webhookRedeliveryAcceptedSchema,
+  webhookReplayAcceptedSchema,
+  webhookReplayRequestSchema,
+} from './events.ts';
 import { petSchema } from './pet.ts';
 import {
   addressOnlySchema,
@@ -33,6 +42,13 @@ export const schemas = [
   webhookEndpointWithSecretSchema,
   webhookEndpointListSchema,
   webhookDeliveryPageSchema,
+  webhookEventSchema,
+  webhookPayloadSchema,
+  webhookEventPageSchema,
+  webhookReplayRequestSchema,
+  webhookReplayAcceptedSchema,
+  webhookRedeliverRequestSchema,
+  webhookRedeliveryAcceptedSchema,
 ] as const;
 
 /** The request bodies, and the token's `sub` (an address), that get a generated validator: export name → schema `$id`. */
@@ -42,4 +58,6 @@ export const requestValidators = {
   validateAddress: 'Address',
   validateWebhookEndpointCreate: 'WebhookEndpointCreate',
   validateWebhookEndpointPatch: 'WebhookEndpointPatch',
+  validateWebhookReplayRequest: 'WebhookReplayRequest',
+  validateWebhookRedeliverRequest: 'WebhookRedeliverRequest',
 } as const;

@@ -105,7 +105,6 @@ describe('events of a payment', () => {
     const record = {
       pk: transferKey(transfer.transferId),
       kind: 'transfer',
-      transferKind: 'transfer',
       ...movement,
       fromSeq: 7,
     };
@@ -163,7 +162,6 @@ describe('events of a payment', () => {
       factOfItem({
         pk: 'TRANSFER#d-1',
         kind: 'transfer',
-        transferKind: 'deposit',
         ...deposit,
         toAddress: 'shop',
       }),

@@ -43,3 +43,14 @@ export interface EventReader {
   /** One event by id, whoever's it is (the caller checks it is the wallet's); strongly consistent. */
   event(eventId: string): Promise<WebhookEvent | undefined>;
 }
+
+/** Whether an endpoint of the wallet exists, and what it takes (replay, redelivery): no secret. */
+export interface EndpointLookup {
+  endpointTypes(address: string, endpointId: string): Promise<readonly WebhookEventType[] | undefined>;
+}
+
+/** The delivery tasks replays and redeliveries make (implemented by ../dynamodb/task-store.ts). */
+export interface ReplayStore {
+  startReplay(address: string, endpointId: string, since: string, now: number): Promise<string>;
+  redeliver(event: WebhookEvent, endpointId: string, now: number): Promise<void>;
+}

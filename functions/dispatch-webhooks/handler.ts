@@ -25,7 +25,7 @@ import type { SecretSealer } from '#shared/webhooks/secrets/envelope.ts';
 import { secretSealerFromEnv } from '#shared/webhooks/secrets/keeper.ts';
 
 /** How often an idle dispatcher reads the due tasks: a first attempt goes out within about this. */
-export const DISPATCH_POLL_MS = 100;
+export const DISPATCH_POLL_MS = 250;
 
 /**
  * How long before its timeout an invocation stops claiming: an attempt claimed then still ends

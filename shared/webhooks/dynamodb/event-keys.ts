@@ -25,11 +25,12 @@ export const EVENTS_INDEX = 'events';
 export const DUE_INDEX = 'due';
 
 /**
- * How many keys of the `due` index tasks are spread over: each poll queries all of them. Tasks of
- * a hot merchant (thousands a second) would take one key past a partition's 1,000 writes/s; 8
- * keys take 8,000 task writes/s (each written about three times: created, claimed, done).
+ * How many keys of the `due` index tasks are spread over: each poll queries all of them (4
+ * Queries, four times a second, idle or not). A key takes 1,000 writes/s, and a task is written
+ * about three times (created, claimed, done): 4 keys take about 1,300 deliveries/s. A merchant
+ * paid more often than that needs more keys (docs/decisions/webhooks.md, "Limits").
  */
-export const DUE_SHARDS = 8;
+export const DUE_SHARDS = 4;
 
 /** The `due` key of a task: a shard picked by its item key, so one event's tasks spread too. */
 export function dueShardOf(pk: string): string {

@@ -8,8 +8,11 @@
 import { DecryptCommand, GenerateDataKeyCommand, type KMSClient } from '@aws-sdk/client-kms';
 import type { KeyWrapper, SecretContext } from './envelope.ts';
 
+/** The encryption context's `purpose`: IAM grants name it, so the key serves nothing else through them. */
+export const WEBHOOK_SECRET_PURPOSE = 'webhook-signing-secret';
+
 const encryptionContext = (context: SecretContext) => ({
-  purpose: 'webhook-signing-secret',
+  purpose: WEBHOOK_SECRET_PURPOSE,
   address: context.address,
   endpointId: context.endpointId,
 });

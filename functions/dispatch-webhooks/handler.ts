@@ -45,11 +45,18 @@ export interface DispatcherDependencies {
 }
 
 /** The composition root of the dispatcher: its stores on the webhooks table, the HTTP client, the metrics. */
-export function createWebhookDispatcher(deps: DispatcherDependencies): Dispatcher {
+export function createWebhookDispatcher(deps: DispatcherDependencies): Dispatcher & {
+  /** The longest any task waited past its due time since the last call, then reset: one metric per invocation. */
+  takeLag(): number;
+} {
   const { client, tableName } = deps;
   const metrics = routeMetrics('dispatch-webhooks');
+  let lag = 0;
   const observe = (observation: DispatchObservation) => {
     switch (observation.kind) {
+      case 'lag':
+        lag = Math.max(lag, observation.oldestDueMs);
+        return;
       case 'attempt':
         publish(metrics, [
           ['WebhookAttempts', 1],
@@ -69,7 +76,7 @@ export function createWebhookDispatcher(deps: DispatcherDependencies): Dispatche
         return;
     }
   };
-  return makeDispatcher({
+  const dispatcher = makeDispatcher({
     tasks: createTaskStore({ client, tableName }),
     events: createEventStore({ client, tableName }),
     endpoints: createDeliveryEndpointStore({ client, tableName, sealer: deps.sealer, clock: systemClock }),
@@ -82,6 +89,14 @@ export function createWebhookDispatcher(deps: DispatcherDependencies): Dispatche
     },
     observe,
   });
+  return {
+    ...dispatcher,
+    takeLag() {
+      const taken = lag;
+      lag = 0;
+      return taken;
+    },
+  };
 }
 
 const dispatcher = createWebhookDispatcher({
@@ -94,6 +109,8 @@ const dispatcher = createWebhookDispatcher({
     ? {}
     : { leaseMs: Number(optionalEnv('WEBHOOK_LEASE_MS')) }),
 });
+
+const invocationMetrics = routeMetrics('dispatch-webhooks');
 
 /**
  * The dispatcher, invoked every minute by a schedule: polls the due tasks until shortly before its
@@ -108,4 +125,6 @@ export async function handler(
     until: Date.now() + context.getRemainingTimeInMillis() - STOP_CLAIMING_BEFORE_MS,
     onError: (error) => logger.error('Polling the due tasks failed', { errorName: (error as Error).name }),
   });
+  // Once per invocation (a minute): the alarm on undelivered events reads its maximum.
+  publish(invocationMetrics, [['OldestDueTaskAgeMs', dispatcher.takeLag()]]);
 }

@@ -60,6 +60,8 @@ export type DispatchObservation =
     }
   | { readonly kind: 'ended'; readonly end: string }
   | { readonly kind: 'disabled' }
+  /** How long the oldest task a poll found had been due: how far the dispatcher is behind. */
+  | { readonly kind: 'lag'; readonly oldestDueMs: number }
   | { readonly kind: 'failed'; readonly error: unknown };
 
 /** How many events' bodies a dispatcher keeps: their tasks for several endpoints reuse one read. */
@@ -182,6 +184,8 @@ export function makeDispatcher({
   async function poll(): Promise<number> {
     const now = clock.now();
     const due = await tasks.due(now, settings.pollBatch);
+    const oldest = due.find((work) => !mine.has(work.key));
+    observe?.({ kind: 'lag', oldestDueMs: oldest ? Math.max(0, now - oldest.dueAt) : 0 });
     let started = 0;
     const deferrals: Promise<unknown>[] = [];
     for (const work of due) {

@@ -27,6 +27,7 @@ import type { Construct } from 'constructs';
 import type { ProbeSettings } from '#infra/config/deployment-config.ts';
 import { CallerRateLimitAcl } from '#infra/constructs/caller-rate-limit.ts';
 import { CreditPoster } from '#infra/constructs/credit-poster.ts';
+import { WebhookEvents } from '#infra/constructs/webhook-events.ts';
 import { addHttpEdges } from '#infra/constructs/http-edges.ts';
 import { LedgerAudit } from '#infra/constructs/ledger-audit.ts';
 import { ProjectFunction } from '#infra/constructs/project-function.ts';
@@ -38,6 +39,7 @@ import {
   authorizerEnvironment,
   type CallerRateLimit,
   functionEnvironment,
+  walletEnvironment,
   type ServiceSettings,
 } from '#infra/environment.ts';
 import { BEARER_TOKEN_PATTERN } from '#shared/auth/bearer.ts';
@@ -118,6 +120,8 @@ export class ServiceStack extends Stack {
   readonly ledgerAudit: LedgerAudit;
   /** The wallets table's stream into the function that posts credits in transit to hot wallets. */
   readonly creditPoster: CreditPoster;
+  /** The webhook events' deriver and dispatcher, with their alarms. */
+  readonly webhookEvents: WebhookEvents;
   /** The base URL of the API stage, as an output the pipeline's smoke test reads. */
   readonly apiUrlOutput: CfnOutput;
 
@@ -266,6 +270,17 @@ export class ServiceStack extends Stack {
     this.creditPoster = new CreditPoster(this, CREDIT_POSTER_NAME, {
       stageName: props.stageName,
       walletsTable: props.tables.wallets,
+      logRetention: props.logRetention,
+      logLevel: props.logLevel,
+    });
+
+    this.webhookEvents = new WebhookEvents(this, 'WebhookEvents', {
+      stageName: props.stageName,
+      walletsTable: props.tables.wallets,
+      webhooksTable: props.tables.webhooks,
+      secretsKey: props.webhookSecretsKey,
+      walletEnvironment: walletEnvironment(props.settings),
+      alarmTopic: props.alarmTopic,
       logRetention: props.logRetention,
       logLevel: props.logLevel,
     });

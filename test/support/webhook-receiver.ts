@@ -29,6 +29,10 @@ export interface WebhookReceiver {
   secrets: string[];
   /** The share of requests answered 500 (0 to 1). */
   failShare: number;
+  /** When set, every verified request is answered with this status and not counted as received. */
+  answer: number | undefined;
+  /** Verified requests answered with `answer`. */
+  refused: number;
   /** While true, every connection is refused (the server is closed). */
   setDown(down: boolean): Promise<void>;
   /** Resolves once `predicate` holds for what was received, polling; rejects after `ms`. */
@@ -46,6 +50,8 @@ export async function startWebhookReceiver(random: () => number = Math.random): 
     failed: 0,
     secrets: [],
     failShare: 0,
+    answer: undefined,
+    refused: 0,
     async setDown(down) {
       if (down) await close();
       else await listen();
@@ -73,6 +79,10 @@ export async function startWebhookReceiver(random: () => number = Math.random): 
     if (!verified) {
       receiver.unverified.push(headers['webhook-id'] ?? '');
       return 401;
+    }
+    if (receiver.answer !== undefined) {
+      receiver.refused++;
+      return receiver.answer;
     }
     if (random() < receiver.failShare) {
       receiver.failed++;

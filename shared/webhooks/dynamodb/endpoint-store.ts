@@ -6,7 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { withRetries } from '../../dynamodb/retry.ts';
+import { withRetries, worstCaseCallMs } from '../../dynamodb/retry.ts';
 import { InvalidParameterError } from '../../errors.ts';
 import type { Clock } from '../../wallet/model/ports.ts';
 import type { AttemptPage, AttemptView, StoredEndpoint, WebhookEndpointStore } from '../endpoints/ports.ts';
@@ -86,6 +86,8 @@ function attemptOfItem(item: Record<string, unknown>): AttemptView {
 /** The endpoint use cases' store. */
 export function createWebhookEndpointStore({ client, tableName }: WebhookTableAccess): WebhookEndpointStore {
   return {
+    longestWriteMs: worstCaseCallMs(),
+
     async readEndpoints(address) {
       const { Item } = await withRetries(() =>
         client.send(

@@ -4,12 +4,9 @@
  * endpoint set and one conditional write of it, tried again on a fresh read when another change
  * came first; another wallet's endpoint is never found (404), whatever its id.
  */
-import {
-  NotFoundError,
-  TemporarilyUnavailableError,
-  ValidationError,
-  WebhookEndpointLimitError,
-} from '../../errors.ts';
+import { NotFoundError, ValidationError, WebhookEndpointLimitError } from '../../errors.ts';
+import { ANSWER_MARGIN_MS, requestDeadline } from '../../request-deadline.ts';
+import { type AttemptVerdict, retryMovement } from '../../wallet/model/movement-retry.ts';
 import type { Clock, IdSource } from '../../wallet/model/ports.ts';
 import { checkEndpointUrl, type DestinationMode, DestinationRefusedError } from '../model/destination.ts';
 import { ENDPOINT_LIMITS, SECRET_OVERLAP_MS, type WebhookEndpoint } from '../model/endpoint.ts';
@@ -55,8 +52,8 @@ export interface EndpointWithSecret {
   readonly secret: string;
 }
 
-/** How often a change is tried on a fresh read before the caller is told to come back. */
-const MAX_WRITE_TRIES = 5;
+/** Outside a request (tests, scripts): how long a change may keep meeting others' before it gives up. */
+const STANDALONE_BUDGET_MS = 10_000;
 
 /** The owner's view: everything but the secrets. */
 export function viewOf(stored: StoredEndpoint): WebhookEndpoint {
@@ -85,20 +82,27 @@ export function makeEndpointManagement(deps: EndpointManagementDependencies) {
   const { store, sealer, clock, ids } = deps;
   const nowIso = () => new Date(clock.now()).toISOString();
 
-  /** Reads, changes and writes the wallet's set until the write is the first, or gives up. */
+  /**
+   * Reads, changes and writes the wallet's set until its write is the first, as a movement of the
+   * ledger does: another change of the same wallet's endpoints only makes it read again, until no
+   * write could end before the request's answer is due (then 503, nothing written). Each round has
+   * a winner, and a refusal (the 10-endpoint bound, an unknown id) writes nothing, so owners racing
+   * each other all get their answer.
+   */
   async function change<T>(
     address: string,
     apply: (set: EndpointSet) => Promise<{ set: EndpointSet; result: T }>,
   ) {
-    for (let tries = 0; tries < MAX_WRITE_TRIES; tries++) {
-      const current = await store.readEndpoints(address);
-      const { set, result } = await apply(current);
-      if (await store.writeEndpoints(set)) return result;
-    }
-    throw new TemporarilyUnavailableError(
-      'The endpoints of this wallet are being changed by another request',
-      1,
-    );
+    const answerBy = requestDeadline() ?? Date.now() + STANDALONE_BUDGET_MS;
+    const deadline = {
+      at: answerBy - store.longestWriteMs - ANSWER_MARGIN_MS,
+      message: 'The endpoints of this wallet are being changed by other requests; retry the request',
+    };
+    return retryMovement(deadline, async (_n, beforeWrite): Promise<AttemptVerdict<T>> => {
+      const { set, result } = await apply(await store.readEndpoints(address));
+      beforeWrite();
+      return (await store.writeEndpoints(set)) ? { done: result } : { again: 'after-pause' };
+    });
   }
 
   function find(set: EndpointSet, endpointId: string): StoredEndpoint {

@@ -49,6 +49,8 @@ export interface AttemptPage {
  * every change are one conditional write, and a write that lost a race is tried again on a fresh read.
  */
 export interface WebhookEndpointStore {
+  /** The longest one write can take, its own retries included: no write starts that could outlast the answer. */
+  readonly longestWriteMs: number;
   readEndpoints(address: string): Promise<EndpointSet>;
   /**
    * Writes the set if its version is still `set.version` (then it becomes `set.version + 1`);

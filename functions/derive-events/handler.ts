@@ -58,23 +58,30 @@ export function createDeriveEventsHandler({
   const metrics = routeMetrics('derive-events');
   return async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
     const facts: LedgerFact[] = [];
-    const sequences: string[] = [];
-    let malformedAt: string | undefined;
-    for (const record of event.Records) {
+    /** The position in the batch of each fact. */
+    const positions: number[] = [];
+    let malformedAt: number | undefined;
+    event.Records.forEach((record, position) => {
       const fact = factOf(record);
       if (fact === 'malformed') {
         logger.error('A ledger record without the fields of its kind', { eventID: record.eventID });
-        // Everything before it is derived now; it and what follows are handed back.
-        malformedAt = record.dynamodb?.SequenceNumber ?? record.eventID ?? '';
-        break;
-      }
-      if (fact) {
+        malformedAt ??= position;
+      } else if (fact) {
         facts.push(fact);
-        sequences.push(record.dynamodb?.SequenceNumber ?? '');
+        positions.push(position);
       }
-    }
+    });
+    // Every good record is derived, those after a bad one too: handed back from the first failure,
+    // the batch is retried from there, and what was stored is found stored. A malformed record
+    // keeps failing, and its retries end at the failure destination without holding the others.
     const result = await derive(facts);
-    const failedAt = result.failedFrom === undefined ? malformedAt : sequences[result.failedFrom];
+    const storeFailedAt = result.failedFrom === undefined ? undefined : positions[result.failedFrom];
+    const first = Math.min(
+      malformedAt ?? Number.POSITIVE_INFINITY,
+      storeFailedAt ?? Number.POSITIVE_INFINITY,
+    );
+    const failedRecord = Number.isFinite(first) ? event.Records[first] : undefined;
+    const failedAt = failedRecord && (failedRecord.dynamodb?.SequenceNumber ?? failedRecord.eventID ?? '');
     if (result.failedFrom !== undefined) logger.error('Events not stored; the stream delivers them again');
     publish(metrics, [
       ['EventsDerived', result.recorded],

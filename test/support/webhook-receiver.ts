@@ -33,6 +33,9 @@ export interface WebhookReceiver {
   answer: number | undefined;
   /** Verified requests answered with `answer`. */
   refused: number;
+  /** While true, a verified request is never answered (an endpoint that hangs); its id is kept in `hung`. */
+  hang: boolean;
+  readonly hung: string[];
   /** While true, every connection is refused (the server is closed). */
   setDown(down: boolean): Promise<void>;
   /** Resolves once `predicate` holds for what was received, polling; rejects after `ms`. */
@@ -52,6 +55,8 @@ export async function startWebhookReceiver(random: () => number = Math.random): 
     failShare: 0,
     answer: undefined,
     refused: 0,
+    hang: false,
+    hung: [],
     async setDown(down) {
       if (down) await close();
       else await listen();
@@ -67,7 +72,7 @@ export async function startWebhookReceiver(random: () => number = Math.random): 
     close: () => close(),
   };
 
-  function handle(text: string, headers: Record<string, string>): number {
+  function handle(text: string, headers: Record<string, string>): number | 'hang' {
     const verified = receiver.secrets.some((secret) => {
       try {
         new Webhook(secret).verify(text, headers);
@@ -79,6 +84,10 @@ export async function startWebhookReceiver(random: () => number = Math.random): 
     if (!verified) {
       receiver.unverified.push(headers['webhook-id'] ?? '');
       return 401;
+    }
+    if (receiver.hang) {
+      receiver.hung.push(headers['webhook-id'] ?? '');
+      return 'hang';
     }
     if (receiver.answer !== undefined) {
       receiver.refused++;
@@ -104,7 +113,8 @@ export async function startWebhookReceiver(random: () => number = Math.random): 
             String(req.headers[name] ?? ''),
           ]),
         );
-        res.writeHead(handle(Buffer.concat(chunks).toString('utf8'), headers)).end();
+        const status = handle(Buffer.concat(chunks).toString('utf8'), headers);
+        if (status !== 'hang') res.writeHead(status).end();
       });
     });
     server = listening;

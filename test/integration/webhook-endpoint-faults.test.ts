@@ -71,7 +71,7 @@ describe('the endpoint functions under faults', () => {
     proxy.inject({ kind: 'server-error' }, { when: mentions(sub) });
     const answer = await register(sub);
     expect(answer.statusCode).toBe(503);
-    expect(answer.headers['retry-after']).toMatch(/^\d+$/);
+    expect(answer.headers?.['retry-after']).toMatch(/^\d+$/);
     proxy.heal();
     expect(await stored(sub)).toEqual([]);
   });

@@ -6,6 +6,7 @@
  * decrypt (one grant each).
  */
 import { DecryptCommand, GenerateDataKeyCommand, type KMSClient } from '@aws-sdk/client-kms';
+import { withRetries } from '../../dynamodb/retry.ts';
 import type { KeyWrapper, SecretContext } from './envelope.ts';
 
 /** The encryption context's `purpose`: IAM grants name it, so the key serves nothing else through them. */
@@ -21,24 +22,29 @@ export function createKmsKeyWrapper(client: KMSClient, keyId: string): KeyWrappe
   return {
     name: `kms:${keyId}`,
     async generateDataKey(context) {
-      const answer = await client.send(
-        new GenerateDataKeyCommand({
-          KeyId: keyId,
-          KeySpec: 'AES_256',
-          EncryptionContext: encryptionContext(context),
-        }),
+      // KMS throttled, failing or stalled: retried as DynamoDB is, then a 503 with Retry-After.
+      const answer = await withRetries(() =>
+        client.send(
+          new GenerateDataKeyCommand({
+            KeyId: keyId,
+            KeySpec: 'AES_256',
+            EncryptionContext: encryptionContext(context),
+          }),
+        ),
       );
       if (!answer.Plaintext || !answer.CiphertextBlob)
         throw new Error('KMS answered GenerateDataKey without a key');
       return { plaintext: answer.Plaintext, wrapped: answer.CiphertextBlob };
     },
     async unwrap(wrapped, context) {
-      const answer = await client.send(
-        new DecryptCommand({
-          KeyId: keyId,
-          CiphertextBlob: wrapped,
-          EncryptionContext: encryptionContext(context),
-        }),
+      const answer = await withRetries(() =>
+        client.send(
+          new DecryptCommand({
+            KeyId: keyId,
+            CiphertextBlob: wrapped,
+            EncryptionContext: encryptionContext(context),
+          }),
+        ),
       );
       if (!answer.Plaintext) throw new Error('KMS answered Decrypt without a key');
       return answer.Plaintext;

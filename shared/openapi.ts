@@ -3,6 +3,7 @@ import { gatewayResponses } from './http/gateway-responses.ts';
 import { METHOD_NOT_ALLOWED } from './http/method-not-allowed.ts';
 import { problemType } from './http/problem.ts';
 import { type HeaderUse, operationContracts } from './openapi-operations.ts';
+import { webhookDescriptions } from './openapi-webhooks.ts';
 import { type OperationId, type Route, routes, SCOPES } from './routes.ts';
 import { schemas } from './schemas/index.ts';
 import { petSchema } from './schemas/pet.ts';
@@ -278,6 +279,8 @@ export function buildOpenApiDocument(money: DocumentedMoney) {
       { name: 'reference', description: 'This document and its interactive reference page' },
     ],
     paths,
+    // What the service POSTs to a merchant's endpoints (OpenAPI 3.1).
+    webhooks: webhookDescriptions(),
     // Not under `components`: no operation references them, they answer requests outside any operation.
     'x-gateway-responses': gatewayOnlyResponses(),
     components: {

@@ -1,9 +1,9 @@
+import { createEventsApi, type EventFunctionDependencies } from '#functions/list-events/events-api.ts';
 import { requireEnv } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
-import { createEventsApi, type EventFunctionDependencies } from '#shared/webhooks/event-functions.ts';
 import { eventJson } from '#shared/webhooks/events/event-json.ts';
 
 /** The composition root of `GET /api/wallet/events/{eventId}`. */

@@ -1,14 +1,14 @@
-import { requireEnv } from '#shared/config.ts';
-import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { tables } from '#shared/dynamodb/tables.ts';
-import { httpHandler } from '#shared/http/handler.ts';
-import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import {
   createEventsApi,
   type EventFunctionDependencies,
   eventTypeOf,
   limitOf,
-} from '#shared/webhooks/event-functions.ts';
+} from '#functions/list-events/events-api.ts';
+import { requireEnv } from '#shared/config.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { tables } from '#shared/dynamodb/tables.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { eventJson } from '#shared/webhooks/events/event-json.ts';
 
 /** The composition root of `GET /api/wallet/events`. */

@@ -1,3 +1,4 @@
+import { createEventsApi, type EventFunctionDependencies } from '#functions/list-events/events-api.ts';
 import { requireEnv } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
@@ -5,7 +6,6 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import type { WebhookRedeliverRequest } from '#shared/schemas/events.ts';
 import { validateWebhookRedeliverRequest } from '#shared/schemas/validators.generated.js';
-import { createEventsApi, type EventFunctionDependencies } from '#shared/webhooks/event-functions.ts';
 
 /** The composition root of `POST /api/wallet/events/{eventId}/redeliver`. */
 export function createRedeliverEventHandler(deps: EventFunctionDependencies) {

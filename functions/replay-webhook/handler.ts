@@ -1,3 +1,4 @@
+import { createEventsApi, type EventFunctionDependencies } from '#functions/list-events/events-api.ts';
 import { requireEnv } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
@@ -6,7 +7,6 @@ import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import type { WebhookReplayRequest } from '#shared/schemas/events.ts';
 import { validateWebhookReplayRequest } from '#shared/schemas/validators.generated.js';
 import { endpointIdOf } from '#shared/webhooks/endpoint-functions.ts';
-import { createEventsApi, type EventFunctionDependencies } from '#shared/webhooks/event-functions.ts';
 
 /** The composition root of `POST /api/wallet/webhooks/{webhookId}/replay`. */
 export function createReplayWebhookHandler(deps: EventFunctionDependencies) {

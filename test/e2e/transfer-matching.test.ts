@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { readRunningStack } from '#infra/local/stack-record.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { createInboundMarker } from '#shared/wallet/dynamodb/hot-marker-store.ts';
+import { createHotMarkerStore } from '#shared/wallet/dynamodb/hot-marker-store.ts';
 import { uniqueSub } from '../support/events.ts';
 import { call, expectProblem, fundViaCli, gateway, openWallet, tokenFor } from './http.ts';
 
@@ -68,10 +68,10 @@ describe('reference and metadata on a payment', () => {
     if (!stack) throw new Error('The e2e stack is not running');
     const client = createDocumentClient({ endpoint: stack.dynamodbEndpoint });
     try {
-      const marked = await createInboundMarker({
+      const marked = await createHotMarkerStore({
         client,
         tableName: stack.env.WALLETS_TABLE_NAME as string,
-      })(shop.sub, Date.now() + 60_000);
+      }).markHot(shop.sub, Date.now() + 60_000);
       expect(marked).toBeGreaterThan(0);
     } finally {
       client.destroy();

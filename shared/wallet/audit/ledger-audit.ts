@@ -1,6 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { eachLimited } from '../../util/each-limited.ts';
-import { accountKey, CLEARING_ACCOUNT, ISSUANCE_ACCOUNT } from '../dynamodb/keys.ts';
+import { accountKey } from '../dynamodb/keys.ts';
+import { CLEARING_ACCOUNT, ISSUANCE_ACCOUNT } from '../model/accounts.ts';
 import {
   AccountTally,
   impossibleBalance,

@@ -50,22 +50,8 @@
  * credit holds the money until the poster credits the wallet in a batch.
  */
 
-/** The account of the issuance account in entries and the history index. */
-export const ISSUANCE_ACCOUNT = 'ISSUANCE';
-
-/**
- * The clearing (in-transit) account: the counterparty of both entries of a payment to a hot
- * wallet. It has no item: its balance is the sum of the credits not yet posted, so no payment
- * ever waits for another on it.
- */
-export const CLEARING_ACCOUNT = 'CLEARING';
-
-/** The account of a wallet in entries and the history index: never equal to {@link ISSUANCE_ACCOUNT}. */
-export const walletAccount = (address: string): string => `W#${address}`;
-
-/** The address of a wallet account; `undefined` for the issuance and the clearing account. */
-export const addressOfAccount = (account: string): string | undefined =>
-  account.startsWith('W#') ? account.slice(2) : undefined;
+import { ISSUANCE_ACCOUNT, walletAccount } from '../model/accounts.ts';
+import type { EntryRecord } from '../model/entry.ts';
 
 /** The item key of an account (wallet or issuance). */
 export const accountKey = (account: string): string =>
@@ -155,36 +141,3 @@ export function pendingShardKey(address: string, transferId: string): string {
 
 export const pendingShardOf = (address: string, shard: number): string =>
   `${walletAccount(address)}#${shard}`;
-
-/** One side of a movement, as stored. */
-export interface EntryRecord {
-  readonly account: string;
-  readonly seq: number;
-  readonly transferId: string;
-  readonly transferKind: 'transfer' | 'deposit';
-  readonly direction: 'in' | 'out';
-  readonly amountMinor: number;
-  /** The account's balance just after this entry (exact: a bigint beyond 2^53). */
-  readonly balanceAfter: number | bigint;
-  /** A wallet, the issuance account, or the clearing account for a payment to a hot wallet. */
-  readonly counterpartyAccount: string;
-  /** The counterparty's entry: for a clearing entry, the paying or paid wallet's entry when known. */
-  readonly counterpartySeq?: number;
-  /** The other wallet of a payment through the clearing account (its counterparty account is CLEARING). */
-  readonly counterpartyAddress?: string;
-  readonly currency: string;
-  readonly createdAt: string;
-  /**
-   * When the credit poster wrote this entry of a payment through the clearing account (its
-   * `createdAt` is the payment's): the ledger audit tells settled entries from recent ones by it.
-   */
-  readonly postedAt?: string;
-  /**
-   * The transfer's `reference` and `metadata`, on the entries its own transaction writes (the
-   * payer's, and a direct credit's). A posted credit's entry has none: a batch lists up to 49
-   * credits in one item, which their metadata (up to about 43 KB each) would take past 400 KB;
-   * readers take them from the transfer's item.
-   */
-  readonly reference?: string;
-  readonly metadata?: Readonly<Record<string, string>>;
-}

@@ -1,9 +1,9 @@
 import { NotFoundError } from '../../errors.ts';
-import type { HistoryRepository, MovementRecord } from '../dynamodb/history-store.ts';
-import { addressOfAccount, CLEARING_ACCOUNT, type EntryRecord } from '../dynamodb/keys.ts';
-import type { PendingCredit } from '../dynamodb/pending-index.ts';
+import { addressOfAccount, CLEARING_ACCOUNT } from '../model/accounts.ts';
+import type { EntryRecord } from '../model/entry.ts';
 import { matchingOf } from '../model/matching.ts';
 import { decodeCursor, encodeCursor, type HistoryPosition, InvalidCursorError } from './history-cursor.ts';
+import type { HistoryStore, MovementRecord, PendingCredit } from './ports.ts';
 
 /** One line of a wallet's history. */
 export interface HistoryItem {
@@ -54,8 +54,7 @@ export interface TransferPage {
 export function makeListTransfers({
   history,
 }: {
-  history: Pick<HistoryRepository, 'page' | 'creditsInTransit'> &
-    Partial<Pick<HistoryRepository, 'matching'>>;
+  history: Pick<HistoryStore, 'page' | 'creditsInTransit' | 'matching'>;
 }) {
   return async ({ sub, limit, cursor }: ListTransfersCommand): Promise<TransferPage> => {
     let rows: EntryRecord[];
@@ -129,7 +128,7 @@ export function makeListTransfers({
  * One movement, for its parties only: anyone else is told it does not exist (404, not 403, so
  * that an id confirms nothing). ONE BatchGetItem: the movement and its credit's state.
  */
-export function makeGetTransfer({ history }: { history: Pick<HistoryRepository, 'movement'> }) {
+export function makeGetTransfer({ history }: { history: Pick<HistoryStore, 'movement'> }) {
   return async ({ sub, transferId }: { sub: string; transferId: string }): Promise<MovementRecord> => {
     const movement = await history.movement(transferId);
     if (!movement || (movement.fromAddress !== sub && movement.toAddress !== sub)) {

@@ -4,8 +4,9 @@
  * place the events half knows the ledger's item layout.
  */
 import { readItems } from '../../wallet/dynamodb/consistent-read.ts';
-import { accountOfEntryItem, addressOfAccount, transferKey } from '../../wallet/dynamodb/keys.ts';
-import type { WalletTableAccess } from '../../wallet/dynamodb/ledger-commit.ts';
+import { accountOfEntryItem, transferKey } from '../../wallet/dynamodb/keys.ts';
+import type { WalletTableAccess } from '../../wallet/dynamodb/table-access.ts';
+import { addressOfAccount } from '../../wallet/model/accounts.ts';
 import type { Matching } from '../../wallet/model/matching.ts';
 import type { TransferMatchingStore } from '../events/ports.ts';
 import type { EntryFact, LedgerFact, TransferFact } from '../model/ledger-fact.ts';

@@ -1,16 +1,20 @@
 /**
- * What the events functions (functions/list-events, get-event, replay-webhook, redeliver-event)
- * share: the events API on the webhooks table, and the query parameters they read. Each
- * function's handler.ts stays its composition root and calls this with its own client.
+ * What the events functions (list-events, get-event, replay-webhook, redeliver-event) share: the
+ * events API wired on the webhooks table's adapters, and the query parameters they read. Here, not
+ * in shared/: wiring adapters is a composition root's job. Each handler.ts calls it with its own client.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { InvalidParameterError } from '../errors.ts';
-import { systemClock } from '../wallet/model/ports.ts';
-import { createEventStore } from './dynamodb/event-store.ts';
-import { createEndpointLookup } from './dynamodb/subscribers.ts';
-import { createTaskStore } from './dynamodb/task-store.ts';
-import { makeEventsApi } from './events/events-api.ts';
-import { isWebhookEventType, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './model/event-types.ts';
+import { InvalidParameterError } from '#shared/errors.ts';
+import { systemClock } from '#shared/wallet/model/ports.ts';
+import { createEventStore } from '#shared/webhooks/dynamodb/event-store.ts';
+import { createEndpointLookup } from '#shared/webhooks/dynamodb/subscribers.ts';
+import { createTaskStore } from '#shared/webhooks/dynamodb/task-store.ts';
+import { makeEventsApi } from '#shared/webhooks/events/events-api.ts';
+import {
+  isWebhookEventType,
+  WEBHOOK_EVENT_TYPES,
+  type WebhookEventType,
+} from '#shared/webhooks/model/event-types.ts';
 
 export interface EventFunctionDependencies {
   readonly client: DynamoDBDocumentClient;

@@ -5,6 +5,7 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { validateWebhookEndpointCreate } from '#shared/schemas/validators.generated.js';
 import type { WebhookEndpointCreate } from '#shared/schemas/webhooks.ts';
+import { createWebhookEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
 import {
   createEndpointManagement,
   type EndpointFunctionDependencies,
@@ -35,8 +36,10 @@ export function createCreateWebhookHandler(deps: EndpointFunctionDependencies) {
 
 /** `POST /api/wallet/webhooks`: registers an endpoint of the caller's wallet; the answer alone shows its secret. */
 export const handler = createCreateWebhookHandler({
-  client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
-  tableName: requireEnv(tables.webhooks.envVar),
+  store: createWebhookEndpointStore({
+    client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
+    tableName: requireEnv(tables.webhooks.envVar),
+  }),
   mode: destinationModeFromEnv(),
   sealer: secretSealerFromEnv(),
 });

@@ -3,6 +3,7 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
+import { createWebhookEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
 import {
   createEndpointManagement,
   type EndpointFunctionDependencies,
@@ -24,7 +25,9 @@ export function createDeleteWebhookHandler(deps: EndpointFunctionDependencies) {
 
 /** `DELETE /api/wallet/webhooks/{webhookId}`: removes one endpoint of the caller; its secrets go with it. */
 export const handler = createDeleteWebhookHandler({
-  client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
-  tableName: requireEnv(tables.webhooks.envVar),
+  store: createWebhookEndpointStore({
+    client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
+    tableName: requireEnv(tables.webhooks.envVar),
+  }),
   mode: destinationModeFromEnv(),
 });

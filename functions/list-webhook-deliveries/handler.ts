@@ -4,6 +4,7 @@ import { tables } from '#shared/dynamodb/tables.ts';
 import { InvalidParameterError } from '#shared/errors.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
+import { createWebhookEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
 import {
   createEndpointManagement,
   type EndpointFunctionDependencies,
@@ -39,7 +40,9 @@ export function createListWebhookDeliveriesHandler(deps: EndpointFunctionDepende
 
 /** `GET /api/wallet/webhooks/{webhookId}/deliveries`: the endpoint's delivery attempts, newest first, a page at a time. */
 export const handler = createListWebhookDeliveriesHandler({
-  client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
-  tableName: requireEnv(tables.webhooks.envVar),
+  store: createWebhookEndpointStore({
+    client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
+    tableName: requireEnv(tables.webhooks.envVar),
+  }),
   mode: destinationModeFromEnv(),
 });

@@ -3,6 +3,7 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
+import { createWebhookEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
 import {
   createEndpointManagement,
   type EndpointFunctionDependencies,
@@ -24,7 +25,9 @@ export function createListWebhooksHandler(deps: EndpointFunctionDependencies) {
 
 /** `GET /api/wallet/webhooks`: the caller's endpoints, newest first, without their secrets. */
 export const handler = createListWebhooksHandler({
-  client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
-  tableName: requireEnv(tables.webhooks.envVar),
+  store: createWebhookEndpointStore({
+    client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
+    tableName: requireEnv(tables.webhooks.envVar),
+  }),
   mode: destinationModeFromEnv(),
 });

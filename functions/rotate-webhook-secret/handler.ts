@@ -3,6 +3,7 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
+import { createWebhookEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
 import {
   createEndpointManagement,
   type EndpointFunctionDependencies,
@@ -26,8 +27,10 @@ export function createRotateWebhookSecretHandler(deps: EndpointFunctionDependenc
 
 /** `POST /api/wallet/webhooks/{webhookId}/rotate-secret`: a new secret; the previous one signs beside it for 24 h. */
 export const handler = createRotateWebhookSecretHandler({
-  client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
-  tableName: requireEnv(tables.webhooks.envVar),
+  store: createWebhookEndpointStore({
+    client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
+    tableName: requireEnv(tables.webhooks.envVar),
+  }),
   mode: destinationModeFromEnv(),
   sealer: secretSealerFromEnv(),
 });

@@ -5,6 +5,7 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { validateWebhookEndpointPatch } from '#shared/schemas/validators.generated.js';
 import type { WebhookEndpointPatch } from '#shared/schemas/webhooks.ts';
+import { createWebhookEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
 import {
   createEndpointManagement,
   type EndpointFunctionDependencies,
@@ -33,7 +34,9 @@ export function createUpdateWebhookHandler(deps: EndpointFunctionDependencies) {
 
 /** `PATCH /api/wallet/webhooks/{webhookId}`: a JSON Merge Patch (RFC 7396) of one endpoint of the caller. */
 export const handler = createUpdateWebhookHandler({
-  client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
-  tableName: requireEnv(tables.webhooks.envVar),
+  store: createWebhookEndpointStore({
+    client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
+    tableName: requireEnv(tables.webhooks.envVar),
+  }),
   mode: destinationModeFromEnv(),
 });

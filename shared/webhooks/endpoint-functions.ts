@@ -1,22 +1,21 @@
 /**
- * What the endpoint functions (functions/*-webhook*) share: the use cases built on the webhooks
- * table, and the endpoint as JSON. Each function's handler.ts stays its composition root and
- * calls this with its own client.
+ * What the endpoint functions (functions/*-webhook*) share: the use cases built on a store, and
+ * the endpoint as JSON. Each function's handler.ts stays its composition root: it builds the store
+ * on its own client and hands it in.
  */
 import { randomBytes } from 'node:crypto';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NotFoundError } from '../errors.ts';
 import { systemClock } from '../wallet/model/ports.ts';
-import { createWebhookEndpointStore } from './dynamodb/endpoint-store.ts';
 import { type EndpointWithSecret, makeEndpointManagement } from './endpoints/manage-endpoints.ts';
+import type { WebhookEndpointStore } from './endpoints/ports.ts';
 import type { DestinationMode } from './model/destination.ts';
 import type { WebhookEndpoint } from './model/endpoint.ts';
 import type { SecretSealer } from './secrets/envelope.ts';
 import { newSigningSecret } from './secrets/signing-secret.ts';
 
 export interface EndpointFunctionDependencies {
-  readonly client: DynamoDBDocumentClient;
-  readonly tableName: string;
+  /** The webhooks table (shared/webhooks/dynamodb/endpoint-store.ts), built by the function's handler.ts. */
+  readonly store: WebhookEndpointStore;
   readonly mode: DestinationMode;
   /** Only the functions that register or rotate get one. */
   readonly sealer?: SecretSealer;
@@ -41,7 +40,7 @@ const NO_SEALER: SecretSealer = {
 
 export function createEndpointManagement(deps: EndpointFunctionDependencies) {
   return makeEndpointManagement({
-    store: createWebhookEndpointStore({ client: deps.client, tableName: deps.tableName }),
+    store: deps.store,
     sealer: deps.sealer ?? NO_SEALER,
     clock: systemClock,
     ids: { next: newEndpointId },

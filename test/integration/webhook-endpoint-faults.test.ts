@@ -10,6 +10,7 @@ import { createDeleteWebhookHandler } from '#functions/delete-webhook/handler.ts
 import { createListWebhooksHandler } from '#functions/list-webhooks/handler.ts';
 import { createUpdateWebhookHandler } from '#functions/update-webhook/handler.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
+import { createWebhookEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
 import { endpointsKey } from '#shared/webhooks/dynamodb/keys.ts';
 import { createEnvelopeSealer } from '#shared/webhooks/secrets/envelope.ts';
 import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrapper.ts';
@@ -19,7 +20,8 @@ import { mentions, proxiedClient, startFaultProxy, storedItem } from '../support
 const proxy = await startFaultProxy({ conflicts: true });
 const tableName = process.env[tables.webhooks.envVar] as string;
 const sealer = createEnvelopeSealer(createStaticKeyWrapper(randomBytes(32).toString('base64')));
-const deps = { client: proxiedClient(proxy), tableName, mode: 'deployed' as const, sealer };
+const store = createWebhookEndpointStore({ client: proxiedClient(proxy), tableName });
+const deps = { store, mode: 'deployed' as const, sealer };
 const create = createCreateWebhookHandler(deps);
 const list = createListWebhooksHandler(deps);
 const update = createUpdateWebhookHandler(deps);

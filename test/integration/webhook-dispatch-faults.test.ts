@@ -13,6 +13,7 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { entryItem } from '#shared/wallet/dynamodb/keys.ts';
 import { sideEntry } from '#shared/wallet/dynamodb/ledger-commit.ts';
 import { runDispatcher } from '#shared/webhooks/dispatch/dispatcher.ts';
+import { createWebhookEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
 import { eventKey, LIVE_ORIGIN, taskKey } from '#shared/webhooks/dynamodb/event-keys.ts';
 import { createEventStore } from '#shared/webhooks/dynamodb/event-store.ts';
 import { EVENT_SOURCE_FILTER } from '#shared/webhooks/dynamodb/ledger-facts.ts';
@@ -64,7 +65,11 @@ async function eventually(check: () => Promise<boolean> | boolean, ms: number, w
 /** A merchant with an endpoint at the receiver, and one event stored with its task. */
 async function eventOwed() {
   const address = uniqueSub('shop');
-  const management = createEndpointManagement({ client, tableName: webhooksTable, mode: 'local', sealer });
+  const management = createEndpointManagement({
+    store: createWebhookEndpointStore({ client, tableName: webhooksTable }),
+    mode: 'local',
+    sealer,
+  });
   const { endpoint: registered, secret } = await management.create({ address, url: receiver.url });
   receiver.secrets.push(secret);
   const id = eventIdOf('transfer.received', randomUUID());

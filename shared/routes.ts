@@ -36,9 +36,18 @@ export interface Route {
    * key (deployed: KMS GenerateDataKey, nothing else), see docs/decisions/webhooks.md.
    */
   readonly signingSecrets?: 'seal';
+  /**
+   * Where a stage reserves concurrency (prod), this route's function reserves this many instead of
+   * the stage's figure: a route called a few times in a wallet's life (managing its webhook
+   * endpoints) needs few, and the reservations of all functions come out of one account pool.
+   */
+  readonly reservedConcurrency?: number;
   /** The function's timeout where it is not the project's 10 s (infra/constructs/project-function.ts). */
   readonly timeoutSeconds?: number;
 }
+
+/** What each endpoint-management route reserves in prod: a merchant registers an endpoint once. */
+const ENDPOINT_MANAGEMENT_CONCURRENCY = 5;
 
 export const routes = [
   {
@@ -122,6 +131,7 @@ export const routes = [
     // is sealed under a data key of its own (signingSecrets: seal).
     data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
     signingSecrets: 'seal',
+    reservedConcurrency: ENDPOINT_MANAGEMENT_CONCURRENCY,
     summary: "Register a webhook endpoint of the caller's wallet; the answer alone shows its signing secret",
   },
   {
@@ -131,6 +141,7 @@ export const routes = [
     functionDir: 'list-webhooks',
     scopes: ['read:webhooks'],
     data: { table: 'webhooks', actions: ['dynamodb:GetItem'] },
+    reservedConcurrency: ENDPOINT_MANAGEMENT_CONCURRENCY,
     summary: "The caller's webhook endpoints, newest first",
   },
   {
@@ -140,6 +151,7 @@ export const routes = [
     functionDir: 'get-webhook',
     scopes: ['read:webhooks'],
     data: { table: 'webhooks', actions: ['dynamodb:GetItem'] },
+    reservedConcurrency: ENDPOINT_MANAGEMENT_CONCURRENCY,
     summary: 'One webhook endpoint of the caller',
   },
   {
@@ -149,6 +161,7 @@ export const routes = [
     functionDir: 'update-webhook',
     scopes: ['write:webhooks'],
     data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
+    reservedConcurrency: ENDPOINT_MANAGEMENT_CONCURRENCY,
     summary:
       'Change a webhook endpoint of the caller (JSON Merge Patch): url, event types, description, enabled or disabled',
   },
@@ -159,6 +172,7 @@ export const routes = [
     functionDir: 'delete-webhook',
     scopes: ['write:webhooks'],
     data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
+    reservedConcurrency: ENDPOINT_MANAGEMENT_CONCURRENCY,
     summary: 'Delete a webhook endpoint of the caller',
   },
   {
@@ -169,6 +183,7 @@ export const routes = [
     scopes: ['write:webhooks'],
     data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
     signingSecrets: 'seal',
+    reservedConcurrency: ENDPOINT_MANAGEMENT_CONCURRENCY,
     summary:
       'A new signing secret for a webhook endpoint of the caller; the previous one signs beside it for 24 h',
   },
@@ -180,6 +195,7 @@ export const routes = [
     scopes: ['read:webhooks'],
     // GetItem checks the endpoint is the caller's; a Query of the deliveries index reads its log.
     data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:Query'] },
+    reservedConcurrency: ENDPOINT_MANAGEMENT_CONCURRENCY,
     summary: "A webhook endpoint's delivery attempts, newest first, a page at a time",
   },
   {

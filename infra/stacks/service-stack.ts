@@ -27,20 +27,20 @@ import type { Construct } from 'constructs';
 import type { ProbeSettings } from '#infra/config/deployment-config.ts';
 import { CallerRateLimitAcl } from '#infra/constructs/caller-rate-limit.ts';
 import { CreditPoster } from '#infra/constructs/credit-poster.ts';
-import { WebhookEvents } from '#infra/constructs/webhook-events.ts';
 import { addHttpEdges } from '#infra/constructs/http-edges.ts';
 import { LedgerAudit } from '#infra/constructs/ledger-audit.ts';
 import { ProjectFunction } from '#infra/constructs/project-function.ts';
 import { ServiceMonitoring } from '#infra/constructs/service-monitoring.ts';
 import { SyntheticProbe } from '#infra/constructs/synthetic-probe.ts';
+import { WebhookEvents } from '#infra/constructs/webhook-events.ts';
 import { CREDIT_POSTER_NAME } from '#infra/credit-poster-settings.ts';
 import {
   type AuthSettings,
   authorizerEnvironment,
   type CallerRateLimit,
   functionEnvironment,
-  walletEnvironment,
   type ServiceSettings,
+  walletEnvironment,
 } from '#infra/environment.ts';
 import { BEARER_TOKEN_PATTERN } from '#shared/auth/bearer.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
@@ -189,7 +189,10 @@ export class ServiceStack extends Stack {
         environment: { ...functionEnvironment(route, props.settings, tableNames), STAGE: props.stageName },
         logRetention: props.logRetention,
         applicationLogLevel: props.logLevel,
-        reservedConcurrency: props.reservedConcurrency,
+        reservedConcurrency:
+          props.reservedConcurrency === undefined
+            ? undefined
+            : Math.min(route.reservedConcurrency ?? props.reservedConcurrency, props.reservedConcurrency),
         ...(route.timeoutSeconds ? { timeout: Duration.seconds(route.timeoutSeconds) } : {}),
       });
       if (route.data) {

@@ -67,6 +67,13 @@ export type DispatchObservation =
 /** How many events' bodies a dispatcher keeps: their tasks for several endpoints reuse one read. */
 const EVENTS_KEPT = 1_000;
 
+/**
+ * How long an endpoint as read (its URL, secrets, status) serves the attempts that follow: a busy
+ * endpoint's deliveries then cost one read (and one opening of its secrets) a second, not one each.
+ * A change by its owner (disabled, rotated) reaches the dispatcher within this.
+ */
+export const ENDPOINT_FRESH_MS = 1_000;
+
 export function makeDispatcher({
   tasks,
   events,
@@ -82,6 +89,22 @@ export function makeDispatcher({
   const mine = new Set<string>();
   const inFlight = new Set<Promise<void>>();
   const bodies = new Map<string, WebhookEvent>();
+  const endpointsRead = new Map<
+    string,
+    { readonly at: number; readonly endpoint: ReturnType<DeliveryEndpointStore['endpointOf']> }
+  >();
+
+  function endpointOf(address: string, endpointId: string) {
+    const key = JSON.stringify([address, endpointId]);
+    const known = endpointsRead.get(key);
+    if (known && clock.now() - known.at < ENDPOINT_FRESH_MS) return known.endpoint;
+    const endpoint = endpoints.endpointOf(address, endpointId);
+    if (endpointsRead.size >= EVENTS_KEPT) endpointsRead.delete(endpointsRead.keys().next().value as string);
+    endpointsRead.set(key, { at: clock.now(), endpoint });
+    // A failed read is not kept.
+    endpoint.catch(() => endpointsRead.delete(key));
+    return endpoint;
+  }
 
   async function eventOf(eventId: string): Promise<WebhookEvent | undefined> {
     const known = bodies.get(eventId);
@@ -102,7 +125,7 @@ export function makeDispatcher({
       observe?.({ kind: 'ended', end: 'event-expired' });
       return;
     }
-    const endpoint = await endpoints.endpointOf(task.address, task.endpointId);
+    const endpoint = await endpointOf(task.address, task.endpointId);
     if (endpoint?.status !== 'enabled') {
       // Deleted or disabled since: its missed events stay in the events API, for a replay.
       await tasks.finish(task, leaseUntil, 'endpoint-disabled', nowIso());
@@ -133,6 +156,7 @@ export function makeDispatcher({
       trigger: task.trigger,
     });
     if (health.disabledNow) observe?.({ kind: 'disabled' });
+    if (health.status !== 'enabled') endpointsRead.delete(JSON.stringify([task.address, task.endpointId]));
     if (result.outcome === 'delivered') {
       await tasks.finish(task, leaseUntil, 'delivered', nowIso());
       observe?.({ kind: 'ended', end: 'delivered' });
@@ -158,18 +182,23 @@ export function makeDispatcher({
     await tasks.expandReplay(replay, leaseUntil, endpoint?.eventTypes ?? [], settings.replayStep);
   }
 
-  /** Runs one claimed piece of work, in the background, counted against its endpoint. */
+  /** Takes a slot of the endpoint (before its claim, so that claims in flight count against the cap). */
+  const reserve = (endpointId: string) => running.set(endpointId, (running.get(endpointId) ?? 0) + 1);
+  function release(endpointId: string): void {
+    const left = (running.get(endpointId) ?? 1) - 1;
+    if (left > 0) running.set(endpointId, left);
+    else running.delete(endpointId);
+  }
+
+  /** Runs one claimed piece of work in the background, in the slot reserved for it. */
   function start(work: DueWork, leaseUntil: number): void {
-    running.set(work.endpointId, (running.get(work.endpointId) ?? 0) + 1);
     const run = (work.kind === 'task' ? attempt(work, leaseUntil) : expand(work, leaseUntil))
       .catch((error: unknown) => {
         // Left claimed: it is due again when the lease lapses, with the same webhook-id.
         observe?.({ kind: 'failed', error });
       })
       .finally(() => {
-        const left = (running.get(work.endpointId) ?? 1) - 1;
-        if (left > 0) running.set(work.endpointId, left);
-        else running.delete(work.endpointId);
+        release(work.endpointId);
         mine.delete(work.key);
         inFlight.delete(run);
       });
@@ -177,9 +206,9 @@ export function makeDispatcher({
   }
 
   /**
-   * One poll: reads what is due, claims and starts what the caps allow, and defers the tasks of
-   * endpoints at their cap by a little, so that the next polls read past them. Answers how many
-   * were started.
+   * One poll: reads what is due, claims (all at once) and starts what the caps allow, and defers
+   * the tasks of endpoints at their cap by a little, so that the next polls read past them.
+   * Answers how many were started.
    */
   async function poll(): Promise<number> {
     const now = clock.now();
@@ -187,16 +216,17 @@ export function makeDispatcher({
     const oldest = due.find((work) => !mine.has(work.key));
     observe?.({ kind: 'lag', oldestDueMs: oldest ? Math.max(0, now - oldest.dueAt) : 0 });
     let started = 0;
-    const deferrals: Promise<unknown>[] = [];
+    let reserved = 0;
+    const claims: Promise<unknown>[] = [];
     for (const work of due) {
       if (mine.has(work.key)) continue;
-      if (inFlight.size >= settings.inFlight) break;
+      if (inFlight.size + reserved >= settings.inFlight) break;
       const busy = (running.get(work.endpointId) ?? 0) >= settings.perEndpoint;
       const leaseUntil = clock.now() + settings.leaseMs;
       mine.add(work.key);
       if (busy) {
         // Not an attempt: the task moves a second on, and other endpoints' tasks come first.
-        deferrals.push(
+        claims.push(
           tasks
             .claim(work, leaseUntil)
             .then((claimed) =>
@@ -207,20 +237,28 @@ export function makeDispatcher({
         );
         continue;
       }
-      let claimed = false;
-      try {
-        claimed = await tasks.claim(work, leaseUntil);
-      } catch (error) {
-        observe?.({ kind: 'failed', error });
-      }
-      if (!claimed) {
-        mine.delete(work.key);
-        continue;
-      }
-      start(work, leaseUntil);
-      started++;
+      reserve(work.endpointId);
+      reserved++;
+      claims.push(
+        tasks
+          .claim(work, leaseUntil)
+          .catch((error: unknown) => {
+            observe?.({ kind: 'failed', error });
+            return false;
+          })
+          .then((claimed) => {
+            reserved--;
+            if (!claimed) {
+              release(work.endpointId);
+              mine.delete(work.key);
+              return;
+            }
+            start(work, leaseUntil);
+            started++;
+          }),
+      );
     }
-    await Promise.all(deferrals);
+    await Promise.all(claims);
     return started;
   }
 

@@ -99,3 +99,9 @@ export class TemporarilyUnavailableError extends Error {
     this.retryAfterSeconds = retryAfterSeconds;
   }
 }
+
+/**
+ * The request's precondition (`If-Match`) does not hold: the resource changed since the caller
+ * read it, or is not the one it names; nothing was changed.
+ */
+export class PreconditionFailedError extends ClientError {}

@@ -5,42 +5,10 @@
  */
 
 import { IDEMPOTENCY_KEY_DESCRIPTION, IDEMPOTENCY_KEY_SCHEMA } from './http/idempotency-key.ts';
+import type { OperationContract } from './openapi-contract.ts';
+import { petOperationContracts } from './openapi-pet-operations.ts';
 import type { OperationId } from './routes.ts';
-import { int64Schema } from './schemas/common.ts';
-import type { schemas } from './schemas/index.ts';
 import { WEBHOOK_EVENT_TYPES } from './webhooks/model/event-types.ts';
-
-export type SchemaName = (typeof schemas)[number]['$id'] | 'StoredPet';
-
-/** A response header, by name, as OpenAPI declares it. */
-export interface HeaderUse {
-  readonly name: 'WWW-Authenticate' | 'Retry-After' | 'Idempotent-Replayed' | 'Allow' | 'Location';
-  /** Sent on every answer of this status (the e2e suite checks it is there). */
-  readonly required: boolean;
-}
-
-export interface OperationContract {
-  readonly tag: 'pet' | 'wallet' | 'webhooks' | 'reference';
-  readonly requestBody?: SchemaName;
-  /** Media types of the request body where not only `application/json` (a merge patch). */
-  readonly requestMediaTypes?: readonly string[];
-  readonly requestExample?: unknown;
-  readonly success: {
-    readonly status: number;
-    readonly schema?: SchemaName;
-    readonly description: string;
-    /** Media types of a success body that is not JSON (the reference page and its assets). */
-    readonly mediaTypes?: readonly string[];
-    readonly headers?: readonly HeaderUse[];
-    readonly example?: unknown;
-  };
-  /**
-   * Slugs of the problems the function itself answers with (error-mapping.ts), besides the
-   * scope re-check and the internal error every function has. The gateway's own are added per route.
-   */
-  readonly problems: readonly string[];
-  readonly parameters?: readonly object[];
-}
 
 // Addresses are token subs; identity providers such as Cognito make them UUIDs.
 const ALICE = '7d0f6c1e-4b0a-4f0e-9c3d-2a5b8e6f1c42';
@@ -97,50 +65,8 @@ const EVENT_ID_PARAMETER = {
   example: EVENT_EXAMPLE.id,
 };
 
-const PET_EXAMPLE = {
-  id: 10,
-  name: 'doggie',
-  category: { id: 1, name: 'Dogs' },
-  photoUrls: ['https://example.com/doggie.png'],
-  tags: [{ id: 1, name: 'friendly' }],
-  status: 'available',
-};
-
 export const operationContracts: Record<OperationId, OperationContract> = {
-  addPet: {
-    tag: 'pet',
-    requestBody: 'Pet',
-    requestExample: PET_EXAMPLE,
-    success: { status: 200, schema: 'StoredPet', description: 'The stored pet', example: PET_EXAMPLE },
-    problems: [
-      'malformed-body',
-      'unsupported-media-type',
-      'validation-failed',
-      'already-exists',
-      'temporarily-unavailable',
-    ],
-  },
-  getPetById: {
-    tag: 'pet',
-    success: { status: 200, schema: 'StoredPet', description: 'The pet', example: PET_EXAMPLE },
-    problems: ['invalid-parameter', 'not-found', 'temporarily-unavailable'],
-    parameters: [
-      {
-        name: 'petId',
-        in: 'path',
-        required: true,
-        // The bounds the function checks: ids JavaScript numbers carry exactly.
-        schema: {
-          type: int64Schema.type,
-          format: int64Schema.format,
-          minimum: int64Schema.minimum,
-          maximum: int64Schema.maximum,
-        },
-        description: 'Id of the pet, a decimal integer within ±(2^53 − 1)',
-        example: 10,
-      },
-    ],
-  },
+  ...petOperationContracts,
   getBalance: {
     tag: 'wallet',
     success: {

@@ -6,6 +6,7 @@ import {
   InvalidParameterError,
   MalformedBodyError,
   NotFoundError,
+  PreconditionFailedError,
   RecipientLimitError,
   TemporarilyUnavailableError,
   UnauthenticatedError,
@@ -35,6 +36,7 @@ export const errorMappings: ReadonlyArray<readonly [ErrorClass, ErrorMapping]> =
   [InsufficientScopeError, { status: 403, slug: 'insufficient-scope', title: 'Insufficient scope' }],
   [NotFoundError, { status: 404, slug: 'not-found', title: 'Not found' }],
   [AlreadyExistsError, { status: 409, slug: 'already-exists', title: 'Already exists' }],
+  [PreconditionFailedError, { status: 412, slug: 'precondition-failed', title: 'Precondition failed' }],
   [
     UnsupportedMediaTypeError,
     { status: 415, slug: 'unsupported-media-type', title: 'Unsupported media type' },

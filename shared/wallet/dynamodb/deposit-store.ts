@@ -18,6 +18,7 @@ function recordedOf(item: Record<string, unknown>): RecordedDeposit {
   return {
     deposit: { depositId, address, amountMinor, currency, createdAt },
     transferId: item.transferId as string,
+    attempt: item.attempt as string | undefined,
   };
 }
 
@@ -44,7 +45,13 @@ export function createDepositStore(access: WalletTableAccess): DepositStore {
    * ONE TransactWriteItems: both accounts (on condition that they are as read), the deposit id's
    * claim (on condition that it is new), the movement's record and its two entries.
    */
-  async function commit({ deposit, transferId, wallet, issuance }: DepositPlan): Promise<DepositCommit> {
+  async function commit({
+    deposit,
+    transferId,
+    attempt,
+    wallet,
+    issuance,
+  }: DepositPlan): Promise<DepositCommit> {
     const credited = { account: walletAccount(deposit.address), state: wallet };
     const debited = { account: ISSUANCE_ACCOUNT, state: issuance };
     const amount = BigInt(deposit.amountMinor);
@@ -55,7 +62,7 @@ export function createDepositStore(access: WalletTableAccess): DepositStore {
         wallet: ledger.accountUpdate(credited.account, wallet, amount, now),
         issuance: ledger.accountUpdate(ISSUANCE_ACCOUNT, issuance, -amount, now),
         claim: ledger.put(
-          { pk: depositKey(deposit.depositId), kind: 'deposit', ...deposit, transferId },
+          { pk: depositKey(deposit.depositId), kind: 'deposit', ...deposit, transferId, attempt },
           true,
         ),
         transfer: ledger.put({
@@ -85,8 +92,9 @@ export function createDepositStore(access: WalletTableAccess): DepositStore {
     if (claim?.code === 'ConditionalCheckFailed' && claim.item) {
       return { kind: 'claimed', earlier: recordedOf(unmarshall(claim.item)) };
     }
-    // The movement's id exists only if an earlier try of this very deposit committed.
-    if (transfer?.code === 'ConditionalCheckFailed') return { kind: 'committed' };
+    // An earlier try of this very deposit that committed would have refused the claim too: the
+    // movement's id is another movement's.
+    if (transfer?.code === 'ConditionalCheckFailed') return { kind: 'id-taken' };
     return { kind: 'moved' };
   }
 

@@ -50,6 +50,7 @@ export default defineConfig({
             'test/e2e/token-command.test.ts',
             'test/e2e/token-lifetime.test.ts',
             'test/e2e/typed-client.test.ts',
+            'test/e2e/webhook-delivery-load.test.ts',
           ],
           globalSetup: ['test/support/global-setup-bundled.ts'],
         },

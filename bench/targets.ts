@@ -77,6 +77,7 @@ export const ALL_TARGETS: readonly Target[] = [BASELINE, HELLO, ...FUNCTIONS];
 export const BENCH_TABLE_NAMES: Readonly<Record<TableName, string>> = {
   pets: 'wallet-catalog-bench-pets',
   wallets: 'wallet-catalog-bench-wallets',
+  webhooks: 'wallet-catalog-bench-webhooks',
 };
 
 /**

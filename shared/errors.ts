@@ -90,6 +90,9 @@ export class RecipientLimitError extends ClientError {}
 /** An Idempotency-Key was reused with a different request body. */
 export class IdempotencyKeyReuseError extends ClientError {}
 
+/** The wallet already has as many webhook endpoints as it may; nothing was registered. */
+export class WebhookEndpointLimitError extends ClientError {}
+
 /** A dependency stayed unavailable (throttling, conflicts, timeouts) after bounded retries. */
 export class TemporarilyUnavailableError extends Error {
   override readonly name = 'TemporarilyUnavailableError';

@@ -7,14 +7,23 @@ export type SchemaName = (typeof schemas)[number]['$id'] | 'StoredPet';
 
 /** A response header, by name, as OpenAPI declares it. */
 export interface HeaderUse {
-  readonly name: 'WWW-Authenticate' | 'Retry-After' | 'Idempotent-Replayed' | 'Allow' | 'ETag' | 'Link';
+  readonly name:
+    | 'WWW-Authenticate'
+    | 'Retry-After'
+    | 'Idempotent-Replayed'
+    | 'Allow'
+    | 'ETag'
+    | 'Link'
+    | 'Location';
   /** Sent on every answer of this status (the e2e suite checks it is there). */
   readonly required: boolean;
 }
 
 export interface OperationContract {
-  readonly tag: 'pet' | 'wallet' | 'reference';
+  readonly tag: 'pet' | 'wallet' | 'webhooks' | 'reference';
   readonly requestBody?: SchemaName;
+  /** Media types of the request body where not only `application/json` (a merge patch). */
+  readonly requestMediaTypes?: readonly string[];
   readonly requestExample?: unknown;
   readonly success: {
     readonly status: number;

@@ -4,6 +4,7 @@ import { METHOD_NOT_ALLOWED } from './http/method-not-allowed.ts';
 import { problemType } from './http/problem.ts';
 import type { HeaderUse } from './openapi-contract.ts';
 import { operationContracts } from './openapi-operations.ts';
+import { webhookDescriptions } from './openapi-webhooks.ts';
 import { type OperationId, type Route, routes, SCOPES } from './routes.ts';
 import { schemas } from './schemas/index.ts';
 import { petSchema } from './schemas/pet.ts';
@@ -109,6 +110,11 @@ const headerObjects: Record<HeaderUse['name'], object> = {
     schema: { type: 'string', enum: ['true'] },
     example: 'true',
   },
+  Location: {
+    description: 'The created resource, relative to the request URL',
+    schema: { type: 'string' },
+    example: 'webhooks/whep_Q2hlY2tvdXRIb29rczAx',
+  },
   Allow: {
     description: 'The methods the path is served with',
     schema: { type: 'string' },
@@ -191,9 +197,12 @@ function operation(route: Route) {
       ? {
           requestBody: {
             required: true,
-            content: {
-              'application/json': { schema: ref(contract.requestBody), example: contract.requestExample },
-            },
+            content: Object.fromEntries(
+              (contract.requestMediaTypes ?? ['application/json']).map((type) => [
+                type,
+                { schema: ref(contract.requestBody as string), example: contract.requestExample },
+              ]),
+            ),
           },
         }
       : {}),
@@ -201,23 +210,28 @@ function operation(route: Route) {
       [success.status]: {
         description: success.description,
         ...headersOf(success.headers),
-        content: success.mediaTypes
-          ? Object.fromEntries(
-              success.mediaTypes.map((type) => [
-                type,
-                { schema: { type: 'string' }, example: success.example },
-              ]),
-            )
+        // 204 No Content has none.
+        ...(success.status === 204
+          ? {}
           : {
-              'application/json': {
-                schema: success.schema
-                  ? success.array
-                    ? { type: 'array', items: ref(success.schema) }
-                    : ref(success.schema)
-                  : { type: 'object' },
-                example: success.example,
-              },
-            },
+              content: success.mediaTypes
+                ? Object.fromEntries(
+                    success.mediaTypes.map((type) => [
+                      type,
+                      { schema: { type: 'string' }, example: success.example },
+                    ]),
+                  )
+                : {
+                    'application/json': {
+                      schema: success.schema
+                        ? success.array
+                          ? { type: 'array', items: ref(success.schema) }
+                          : ref(success.schema)
+                        : { type: 'object' },
+                      example: success.example,
+                    },
+                  },
+            }),
       },
       ...Object.fromEntries(
         [...byStatus]
@@ -276,9 +290,16 @@ export function buildOpenApiDocument(money: DocumentedMoney) {
     tags: [
       { name: 'pet', description: 'The pet catalog (the Swagger Petstore v3 pet resource)' },
       { name: 'wallet', description: "The caller's wallet and transfers" },
+      {
+        name: 'webhooks',
+        description:
+          "The caller's webhook endpoints: events of its wallet POSTed as Standard Webhooks 1.0 (signed with `webhook-id`, `webhook-timestamp`, `webhook-signature`; verify with the `standardwebhooks` library)",
+      },
       { name: 'reference', description: 'This document and its interactive reference page' },
     ],
     paths,
+    // What the service POSTs to a merchant's endpoints (OpenAPI 3.1).
+    webhooks: webhookDescriptions(),
     // Not under `components`: no operation references them, they answer requests outside any operation.
     'x-gateway-responses': gatewayOnlyResponses(),
     components: {

@@ -9,17 +9,19 @@ export const SCOPES = {
   'read:pets': 'Read pets from the catalog',
   'read:wallet': 'Read the balance and the history of your own wallet',
   'write:wallet': 'Send money from your own wallet',
+  'read:webhooks': "Read your own wallet's webhook endpoints and their delivery log",
+  'write:webhooks': "Register, change, delete your own wallet's webhook endpoints and rotate their secrets",
 } as const;
 
 export type Scope = keyof typeof SCOPES;
 
 /** The DynamoDB tables, by logical name (see `shared/dynamodb/tables.ts`). */
-export type TableName = 'pets' | 'wallets';
+export type TableName = 'pets' | 'wallets' | 'webhooks';
 
 export interface Route {
   /** OpenAPI operationId; also the logical id of the function in CDK. */
   readonly operationId: string;
-  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** API Gateway resource path; `{name}` segments are path parameters. */
   readonly path: string;
   /** Folder under `functions/` holding the handler. */
@@ -29,9 +31,23 @@ export interface Route {
   /** The one table the function may touch and exactly the DynamoDB actions it needs there. */
   readonly data?: { readonly table: TableName; readonly actions: readonly string[] };
   readonly summary: string;
+  /**
+   * `seal`: the function seals webhook signing secrets: it may generate data keys under the secrets'
+   * key (deployed: KMS GenerateDataKey, nothing else), see docs/decisions/webhooks.md.
+   */
+  readonly signingSecrets?: 'seal';
+  /**
+   * Where a stage reserves concurrency (prod), this route's function reserves this many instead of
+   * the stage's figure: a route called a few times in a wallet's life (managing its webhook
+   * endpoints) needs few, and the reservations of all functions come out of one account pool.
+   */
+  readonly reservedConcurrency?: number;
   /** The function's timeout where it is not the project's 10 s (infra/constructs/project-function.ts). */
   readonly timeoutSeconds?: number;
 }
+
+/** What each endpoint-management route reserves in prod: a merchant registers an endpoint once. */
+const ENDPOINT_MANAGEMENT_CONCURRENCY = 5;
 
 export const routes = [
   {
@@ -160,6 +176,124 @@ export const routes = [
     // One BatchGetItem: the transfer and its credit (only a payment to a hot wallet has one).
     data: { table: 'wallets', actions: ['dynamodb:BatchGetItem'] },
     summary: 'One transfer or deposit of the caller',
+  },
+  {
+    operationId: 'createWebhook',
+    method: 'POST',
+    path: '/api/wallet/webhooks',
+    functionDir: 'create-webhook',
+    scopes: ['write:webhooks'],
+    // GetItem reads the wallet's endpoint set, PutItem writes it back under its version. The secret
+    // is sealed under a data key of its own (signingSecrets: seal).
+    data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
+    signingSecrets: 'seal',
+    reservedConcurrency: ENDPOINT_MANAGEMENT_CONCURRENCY,
+    summary: "Register a webhook endpoint of the caller's wallet; the answer alone shows its signing secret",
+  },
+  {
+    operationId: 'listWebhooks',
+    method: 'GET',
+    path: '/api/wallet/webhooks',
+    functionDir: 'list-webhooks',
+    scopes: ['read:webhooks'],
+    data: { table: 'webhooks', actions: ['dynamodb:GetItem'] },
+    reservedConcurrency: ENDPOINT_MANAGEMENT_CONCURRENCY,
+    summary: "The caller's webhook endpoints, newest first",
+  },
+  {
+    operationId: 'getWebhook',
+    method: 'GET',
+    path: '/api/wallet/webhooks/{webhookId}',
+    functionDir: 'get-webhook',
+    scopes: ['read:webhooks'],
+    data: { table: 'webhooks', actions: ['dynamodb:GetItem'] },
+    reservedConcurrency: ENDPOINT_MANAGEMENT_CONCURRENCY,
+    summary: 'One webhook endpoint of the caller',
+  },
+  {
+    operationId: 'updateWebhook',
+    method: 'PATCH',
+    path: '/api/wallet/webhooks/{webhookId}',
+    functionDir: 'update-webhook',
+    scopes: ['write:webhooks'],
+    data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
+    reservedConcurrency: ENDPOINT_MANAGEMENT_CONCURRENCY,
+    summary:
+      'Change a webhook endpoint of the caller (JSON Merge Patch): url, event types, description, enabled or disabled',
+  },
+  {
+    operationId: 'deleteWebhook',
+    method: 'DELETE',
+    path: '/api/wallet/webhooks/{webhookId}',
+    functionDir: 'delete-webhook',
+    scopes: ['write:webhooks'],
+    data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
+    reservedConcurrency: ENDPOINT_MANAGEMENT_CONCURRENCY,
+    summary: 'Delete a webhook endpoint of the caller',
+  },
+  {
+    operationId: 'rotateWebhookSecret',
+    method: 'POST',
+    path: '/api/wallet/webhooks/{webhookId}/rotate-secret',
+    functionDir: 'rotate-webhook-secret',
+    scopes: ['write:webhooks'],
+    data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
+    signingSecrets: 'seal',
+    reservedConcurrency: ENDPOINT_MANAGEMENT_CONCURRENCY,
+    summary:
+      'A new signing secret for a webhook endpoint of the caller; the previous one signs beside it for 24 h',
+  },
+  {
+    operationId: 'listWebhookDeliveries',
+    method: 'GET',
+    path: '/api/wallet/webhooks/{webhookId}/deliveries',
+    functionDir: 'list-webhook-deliveries',
+    scopes: ['read:webhooks'],
+    // GetItem checks the endpoint is the caller's; a Query of the deliveries index reads its log.
+    data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:Query'] },
+    reservedConcurrency: ENDPOINT_MANAGEMENT_CONCURRENCY,
+    summary: "A webhook endpoint's delivery attempts, newest first, a page at a time",
+  },
+  {
+    operationId: 'replayWebhook',
+    method: 'POST',
+    path: '/api/wallet/webhooks/{webhookId}/replay',
+    functionDir: 'replay-webhook',
+    scopes: ['write:webhooks'],
+    // GetItem reads the wallet's endpoint set (is it the caller's?); PutItem writes the replay
+    // task the dispatcher expands into deliveries.
+    data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
+    summary: "Deliver every event of the caller's wallet since a time to one of its endpoints again",
+  },
+  {
+    operationId: 'listEvents',
+    method: 'GET',
+    path: '/api/wallet/events',
+    functionDir: 'list-events',
+    scopes: ['read:webhooks'],
+    // Queries of the events index: the caller's events, newest first.
+    data: { table: 'webhooks', actions: ['dynamodb:Query'] },
+    summary:
+      "The caller's wallet's events of the last 30 days, newest first, whether or not an endpoint took them",
+  },
+  {
+    operationId: 'getEvent',
+    method: 'GET',
+    path: '/api/wallet/events/{eventId}',
+    functionDir: 'get-event',
+    scopes: ['read:webhooks'],
+    data: { table: 'webhooks', actions: ['dynamodb:GetItem'] },
+    summary: "One event of the caller's wallet",
+  },
+  {
+    operationId: 'redeliverEvent',
+    method: 'POST',
+    path: '/api/wallet/events/{eventId}/redeliver',
+    functionDir: 'redeliver-event',
+    scopes: ['write:webhooks'],
+    // GetItem reads the event and the wallet's endpoint set; PutItem writes the delivery task.
+    data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
+    summary: 'Deliver one event of the caller to one of its endpoints again',
   },
   {
     operationId: 'getOpenApi',

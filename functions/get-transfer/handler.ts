@@ -7,6 +7,7 @@ import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { createHistoryStore } from '#shared/wallet/dynamodb/history-store.ts';
 import type { WalletFunctionDependencies } from '#shared/wallet/dynamodb/table-access.ts';
 import { makeGetTransfer } from '#shared/wallet/history/transfer-history.ts';
+import { matchingOf } from '#shared/wallet/model/matching.ts';
 import { moneyJson } from '#shared/wallet/model/money.ts';
 import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
 
@@ -31,6 +32,7 @@ export function createGetTransferHandler({ client, tableName, settings }: Wallet
         currency: movement.currency,
         status: movement.status,
         createdAt: movement.createdAt,
+        ...matchingOf(movement),
       };
       return { statusCode: 200, body };
     },

@@ -7,6 +7,7 @@ import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { createHistoryStore } from '#shared/wallet/dynamodb/history-store.ts';
 import type { WalletFunctionDependencies } from '#shared/wallet/dynamodb/table-access.ts';
 import { makeListTransfers } from '#shared/wallet/history/transfer-history.ts';
+import { matchingOf } from '#shared/wallet/model/matching.ts';
 import { moneyJson } from '#shared/wallet/model/money.ts';
 import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
 
@@ -45,6 +46,7 @@ export function createListTransfersHandler({ client, tableName, settings }: Wall
           createdAt: item.createdAt,
           balanceAfter: money(item.balanceAfterMinor),
           status: item.status,
+          ...matchingOf(item),
         })),
         ...(page.pending
           ? {

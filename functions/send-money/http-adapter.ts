@@ -4,6 +4,7 @@ import { idempotencyKeyOf } from '#shared/http/idempotency-key.ts';
 import { addMetric, setOutcome } from '#shared/observability/telemetry.ts';
 import { validateSendRequest } from '#shared/schemas/validators.generated.js';
 import type { SendRequest } from '#shared/schemas/wallet.ts';
+import { matchingOf } from '#shared/wallet/model/matching.ts';
 import {
   type AmountProblem,
   formatMinor,
@@ -57,6 +58,7 @@ export function sendMoneyHttpHandler({ sendMoney, settings }: SendMoneyEdge) {
         currency: transfer.currency,
         status,
         createdAt: transfer.createdAt,
+        ...matchingOf(transfer),
       };
       // Tells a retrying client that this is the stored outcome of its earlier request.
       return { statusCode: 200, body, ...(replayed ? { headers: REPLAYED } : {}) };
@@ -86,5 +88,11 @@ export function sendCommandOf(request: HttpRequest<SendRequest>, settings: Walle
     // Every line of the header: a repeated one is refused, not decided by which came last.
     idempotencyKey: idempotencyKeyOf(request.headerValues('idempotency-key')),
     answerBy: request.timesOutAt,
+    reference: request.body.reference,
+    // `{}` is no metadata: the same request, and nothing stored.
+    metadata:
+      request.body.metadata && Object.keys(request.body.metadata).length > 0
+        ? (request.body.metadata as Record<string, string>)
+        : undefined,
   };
 }

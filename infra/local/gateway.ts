@@ -26,6 +26,7 @@ import {
   defaultCallerRateLimit,
   defaultServiceSettings,
   functionEnvironment,
+  walletEnvironment,
 } from '#infra/environment.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { type Route, routes, type TableName } from '#shared/routes.ts';
@@ -63,6 +64,8 @@ import {
   type StreamPollerStats,
   startStreamPoller,
 } from './stream-poller.ts';
+import { localWebhookEnvironment } from './webhook-secrets-key.ts';
+import { startLocalWebhookWorkers, type WebhookWorkers } from './webhook-workers.ts';
 
 export interface LocalStackOptions {
   /** TCP port of the gateway; 0 for any free one. {@link defaultPort} when absent. */
@@ -155,6 +158,8 @@ export interface LocalStack {
     readonly failureFile: string;
     stats(): StreamPollerStats;
   };
+  /** The webhook events' deriver and dispatcher (infra/local/webhook-workers.ts). */
+  readonly webhookWorkers: WebhookWorkers;
   /**
    * Stops the server, then the rest in reverse order of start, so nothing outlives what it uses:
    * the stack record, the stream poller, the bundled functions, the proxy, and DynamoDB Local last
@@ -263,9 +268,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // What every function gets, as the templates and Lambda give it (the stage, so that local log
     // lines and metrics carry one too), and what only some get.
     const common = { ...LOCAL_AWS_ENV, DYNAMODB_ENDPOINT: dynamodbEndpoint, STAGE: LOCAL_DEPLOYMENT.stage };
+    // The functions on the webhooks table: the local key in place of KMS, http to loopback allowed.
+    const webhookEnv = await localWebhookEnvironment(stateDir);
     const environmentOf = (route: Route) => ({
       ...common,
       ...functionEnvironment(route, settings, tableNames),
+      ...(route.data?.table === 'webhooks' ? webhookEnv : {}),
     });
     // Each function its own endpoint at the proxy, which shares DynamoDB Local among them.
     const ownEndpoint = (id: string): Record<string, string> =>
@@ -353,6 +361,18 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       const started = poller;
       cleanups.push(() => started.stop());
     }
+    const webhookWorkers = await startLocalWebhookWorkers({
+      stateDir,
+      port,
+      streamEndpoint: dynamodbLocalEndpoint,
+      tableNames,
+      allEnv: env,
+      common: { ...common, ...webhookEnv },
+      walletEnv: walletEnvironment(settings),
+      ownEndpoint,
+      ...(options.onStreamLog === undefined ? {} : { log: options.onStreamLog }),
+    });
+    cleanups.push(() => webhookWorkers.stop());
 
     const record: RunningStack = {
       baseUrl,
@@ -380,6 +400,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...(poller === undefined
         ? {}
         : { creditPoster: { failureFile, stats: (poller as StreamPoller).stats } }),
+      webhookWorkers,
       stop,
     };
   } catch (error) {

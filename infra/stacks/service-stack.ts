@@ -18,6 +18,8 @@ import {
 } from 'aws-cdk-lib/aws-apigateway';
 import { AlarmStatusWidget } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { Grant } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { type ApplicationLogLevel, LayerVersion } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
@@ -30,6 +32,7 @@ import { LedgerAudit } from '#infra/constructs/ledger-audit.ts';
 import { ProjectFunction } from '#infra/constructs/project-function.ts';
 import { ServiceMonitoring } from '#infra/constructs/service-monitoring.ts';
 import { SyntheticProbe } from '#infra/constructs/synthetic-probe.ts';
+import { WebhookEvents } from '#infra/constructs/webhook-events.ts';
 import { CREDIT_POSTER_NAME } from '#infra/credit-poster-settings.ts';
 import {
   type AuthSettings,
@@ -37,12 +40,15 @@ import {
   type CallerRateLimit,
   functionEnvironment,
   type ServiceSettings,
+  walletEnvironment,
 } from '#infra/environment.ts';
 import { BEARER_TOKEN_PATTERN } from '#shared/auth/bearer.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { gatewayResponses, gatewayResponseTemplate } from '#shared/http/gateway-responses.ts';
 import { PROBLEM_CONTENT_TYPE } from '#shared/http/problem.ts';
 import { type OperationId, type Route, routeOf, routes, type TableName } from '#shared/routes.ts';
+import { KMS_KEY_ENV } from '#shared/webhooks/secrets/keeper.ts';
+import { WEBHOOK_SECRET_PURPOSE } from '#shared/webhooks/secrets/kms-key-wrapper.ts';
 
 /**
  * TLS 1.3 preferred, TLS 1.2 the minimum, with post-quantum key exchange: an enhanced policy on the
@@ -57,6 +63,8 @@ export const PROBE_READ: OperationId = 'getBalance';
 export interface ServiceStackProps extends StackProps {
   /** The tables of the stateful stack, by logical name. */
   readonly tables: Readonly<Record<TableName, ITable>>;
+  /** The KMS key of the webhook signing secrets (stateful stack). */
+  readonly webhookSecretsKey: IKey;
   /** The identity provider the authorizer verifies tokens against. */
   readonly auth: AuthSettings;
   /** How long API Gateway reuses the authorizer's answer for the same token. */
@@ -112,6 +120,8 @@ export class ServiceStack extends Stack {
   readonly ledgerAudit: LedgerAudit;
   /** The wallets table's stream into the function that posts credits in transit to hot wallets. */
   readonly creditPoster: CreditPoster;
+  /** The webhook events' deriver and dispatcher, with their alarms. */
+  readonly webhookEvents: WebhookEvents;
   /** The base URL of the API stage, as an output the pipeline's smoke test reads. */
   readonly apiUrlOutput: CfnOutput;
 
@@ -179,13 +189,17 @@ export class ServiceStack extends Stack {
         environment: { ...functionEnvironment(route, props.settings, tableNames), STAGE: props.stageName },
         logRetention: props.logRetention,
         applicationLogLevel: props.logLevel,
-        reservedConcurrency: props.reservedConcurrency,
+        reservedConcurrency:
+          props.reservedConcurrency === undefined
+            ? undefined
+            : Math.min(route.reservedConcurrency ?? props.reservedConcurrency, props.reservedConcurrency),
         ...(route.timeoutSeconds ? { timeout: Duration.seconds(route.timeoutSeconds) } : {}),
       });
       if (route.data) {
         const indexes = (tables[route.data.table].indexes ?? []).map((index) => index.name);
         fn.grantData(props.tables[route.data.table], route.data.actions, indexes);
       }
+      if (route.signingSecrets === 'seal') grantSealing(fn, props.webhookSecretsKey);
       const method = this.api.root.resourceForPath(route.path).addMethod(
         route.method,
         // Test-invoke runs a method without its authorizer: dev only.
@@ -259,6 +273,17 @@ export class ServiceStack extends Stack {
     this.creditPoster = new CreditPoster(this, CREDIT_POSTER_NAME, {
       stageName: props.stageName,
       walletsTable: props.tables.wallets,
+      logRetention: props.logRetention,
+      logLevel: props.logLevel,
+    });
+
+    this.webhookEvents = new WebhookEvents(this, 'WebhookEvents', {
+      stageName: props.stageName,
+      walletsTable: props.tables.wallets,
+      webhooksTable: props.tables.webhooks,
+      secretsKey: props.webhookSecretsKey,
+      walletEnvironment: walletEnvironment(props.settings),
+      alarmTopic: props.alarmTopic,
       logRetention: props.logRetention,
       logLevel: props.logLevel,
     });
@@ -351,4 +376,19 @@ function accessLogFormat(): AccessLogFormat {
       errorMessage: AccessLogField.contextErrorMessage(),
     }),
   );
+}
+
+/**
+ * A function that seals webhook signing secrets: it may ask KMS for data keys under the secrets'
+ * key, for that purpose only (the encryption context the keeper sends), and nothing else: it can
+ * seal a secret and never open one (kms:Decrypt stays with the dispatcher).
+ */
+function grantSealing(fn: ProjectFunction, key: IKey): void {
+  fn.function.addEnvironment(KMS_KEY_ENV, key.keyArn);
+  Grant.addToPrincipal({
+    grantee: fn.function,
+    actions: ['kms:GenerateDataKey'],
+    resourceArns: [key.keyArn],
+    conditions: { StringEquals: { 'kms:EncryptionContext:purpose': WEBHOOK_SECRET_PURPOSE } },
+  });
 }

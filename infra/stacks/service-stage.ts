@@ -37,6 +37,7 @@ export function createServiceStacks(scope: Construct, config: DeploymentConfig):
     tags,
     tables: stateful.tables,
     alarmTopic: stateful.alarmTopic,
+    webhookSecretsKey: stateful.webhookSecretsKey,
     auth: config.auth,
     authorizerCacheTtl: config.authorizerCacheTtl,
     settings: config.settings,

@@ -9,7 +9,7 @@ import {
   TableEncryption,
 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Key } from 'aws-cdk-lib/aws-kms';
+import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
@@ -51,6 +51,12 @@ export class StatefulStack extends Stack {
   /** Where every alarm of the stage sends its state changes. */
   readonly alarmTopic: ITopic;
   readonly backup: LedgerBackup | undefined;
+  /**
+   * Wraps the data keys the webhook signing secrets are encrypted under (envelope encryption,
+   * docs/decisions/webhooks.md): here, beside the table holding the sealed secrets, because
+   * without it they never open again.
+   */
+  readonly webhookSecretsKey: IKey;
 
   constructor(scope: Construct, id: string, props: StatefulStackProps) {
     super(scope, id, props);
@@ -89,8 +95,13 @@ export class StatefulStack extends Stack {
       });
       return resource;
     };
-    this.tables = { pets: table('pets'), wallets: table('wallets') };
+    this.tables = { pets: table('pets'), wallets: table('wallets'), webhooks: table('webhooks') };
     this.alarmTopic = this.#alarmTopic(props, removalPolicy);
+    this.webhookSecretsKey = new Key(this, 'WebhookSecretsKey', {
+      description: `Wraps the data keys of the webhook signing secrets of wallet-catalog ${props.stageName}`,
+      enableKeyRotation: true,
+      removalPolicy,
+    });
     this.backup = props.backup
       ? new LedgerBackup(this, 'LedgerBackup', {
           ...props.backup,

@@ -90,6 +90,39 @@ export const tables: Readonly<Record<TableName, TableDefinition>> = {
     description:
       'Double-entry wallet ledger: WALLET#<address> and ACCOUNT#ISSUANCE balances, ENTRY#[account,seq] entries (indexes history and history-shards), TRANSFER#<id> and DEPOSIT#<id> immutable records, IDEMPOTENCY#[sub,key] records (TTL), CREDIT#<id> credits in transit (index pending, stream to the credit poster), BATCH#<id> batches of them (index pending), INBOUND#<address> hot-wallet markers',
   },
+  // A table of its own, not items in the wallets table: the wallets table's stream feeds the credit
+  // poster and the event deriver, which would read every endpoint change and delivery attempt too;
+  // the endpoint routes then hold no grant on the ledger; and attempts expire on a TTL of their own.
+  // Layout in shared/webhooks/dynamodb/keys.ts; docs/decisions/webhooks.md says why.
+  webhooks: {
+    envVar: 'WEBHOOKS_TABLE_NAME',
+    partitionKey: { name: 'pk', type: 'S' },
+    indexes: [
+      // Only delivery attempts carry `deliveriesOf` (their endpoint's id): its log, newest first.
+      {
+        name: 'deliveries',
+        partitionKey: { name: 'deliveriesOf', type: 'S' },
+        sortKey: { name: 'attemptKey', type: 'S' },
+      },
+      // Only events carry `eventsOf` (their wallet's address): a wallet's events by time, for the
+      // events API and replays (shared/webhooks/dynamodb/event-keys.ts).
+      {
+        name: 'events',
+        partitionKey: { name: 'eventsOf', type: 'S' },
+        sortKey: { name: 'eventKey', type: 'S' },
+      },
+      // Only delivery tasks not yet done carry `dueShard` (removed when done): what the dispatcher
+      // polls, by when each is due, spread over a few shards.
+      {
+        name: 'due',
+        partitionKey: { name: 'dueShard', type: 'S' },
+        sortKey: { name: 'dueAt', type: 'N' },
+      },
+    ],
+    timeToLiveAttribute: 'expiresAt',
+    description:
+      "Webhook endpoints and their delivery log: ENDPOINTS#<address> a wallet's endpoint set (sealed secrets, versioned), ATTEMPT#<endpoint>#<time>#<event>#<n> one delivery attempt (index deliveries, TTL), EVENT#<id> one event of a wallet (index events, TTL), TASK#… a delivery to do (index due while due)",
+  },
 };
 
 /** The CreateTable request for a definition: what DynamoDB Local is given for each table. */

@@ -14,6 +14,7 @@ import {
   UnknownRecipientError,
   UnsupportedMediaTypeError,
   ValidationError,
+  WebhookEndpointLimitError,
 } from '../errors.ts';
 
 /** How one class of typed error looks on the wire. */
@@ -55,6 +56,10 @@ export const errorMappings: ReadonlyArray<readonly [ErrorClass, ErrorMapping]> =
   [
     IdempotencyKeyReuseError,
     { status: 422, slug: 'idempotency-key-reused', title: 'Idempotency-Key reused' },
+  ],
+  [
+    WebhookEndpointLimitError,
+    { status: 422, slug: 'webhook-endpoint-limit', title: 'Webhook endpoint limit reached' },
   ],
   [
     TemporarilyUnavailableError,

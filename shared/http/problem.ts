@@ -51,6 +51,9 @@ export function jsonResponse(
   body: unknown,
   headers?: Record<string, string>,
 ): APIGatewayProxyResult {
+  // 204 No Content: no body, so no media type either (RFC 9110 §15.3.5).
+  if (statusCode === 204)
+    return { statusCode, headers: { 'cache-control': 'no-store', ...headers }, body: '' };
   const text =
     typeof body === 'object' && body !== null && JSON_TEXT in body
       ? (body as JsonText)[JSON_TEXT]

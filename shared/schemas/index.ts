@@ -1,4 +1,13 @@
 import { problemSchema } from './common.ts';
+import {
+  webhookEventPageSchema,
+  webhookEventSchema,
+  webhookPayloadSchema,
+  webhookRedeliverRequestSchema,
+  webhookRedeliveryAcceptedSchema,
+  webhookReplayAcceptedSchema,
+  webhookReplayRequestSchema,
+} from './events.ts';
 import { petSchema } from './pet.ts';
 import {
   addressOnlySchema,
@@ -8,6 +17,14 @@ import {
   transferHistoryPageSchema,
   transferSchema,
 } from './wallet.ts';
+import {
+  webhookDeliveryPageSchema,
+  webhookEndpointCreateSchema,
+  webhookEndpointListSchema,
+  webhookEndpointPatchSchema,
+  webhookEndpointSchema,
+  webhookEndpointWithSecretSchema,
+} from './webhooks.ts';
 
 /** Every top-level named schema (Category and Tag travel inside Pet): compiled into standalone validators at build time and published as OpenAPI components. */
 export const schemas = [
@@ -19,6 +36,19 @@ export const schemas = [
   transferHistoryPageSchema,
   transferDetailsSchema,
   addressOnlySchema,
+  webhookEndpointCreateSchema,
+  webhookEndpointPatchSchema,
+  webhookEndpointSchema,
+  webhookEndpointWithSecretSchema,
+  webhookEndpointListSchema,
+  webhookDeliveryPageSchema,
+  webhookEventSchema,
+  webhookPayloadSchema,
+  webhookEventPageSchema,
+  webhookReplayRequestSchema,
+  webhookReplayAcceptedSchema,
+  webhookRedeliverRequestSchema,
+  webhookRedeliveryAcceptedSchema,
 ] as const;
 
 /** The request bodies, and the token's `sub` (an address), that get a generated validator: export name → schema `$id`. */
@@ -26,4 +56,8 @@ export const requestValidators = {
   validatePet: 'Pet',
   validateSendRequest: 'SendRequest',
   validateAddress: 'Address',
+  validateWebhookEndpointCreate: 'WebhookEndpointCreate',
+  validateWebhookEndpointPatch: 'WebhookEndpointPatch',
+  validateWebhookReplayRequest: 'WebhookReplayRequest',
+  validateWebhookRedeliverRequest: 'WebhookRedeliverRequest',
 } as const;

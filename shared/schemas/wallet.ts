@@ -45,13 +45,48 @@ const amountSchema = {
   exclusiveMinimum: 0,
 } as const;
 
+/** The most keys a transfer's `metadata` holds. */
+export const MAX_METADATA_KEYS = 20;
+
+/**
+ * What a merchant matches a payment on: its order or invoice id. Printable ASCII only (U+0020 to
+ * U+007E), so that it reads the same in every log, export and bank statement it is copied to.
+ */
+export const referenceSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 128,
+  pattern: '^[\\x20-\\x7E]*$',
+  description:
+    "The payer's reference for the recipient, e.g. the merchant's order or invoice id: 1 to 128 printable ASCII characters. Stored on the transfer and shown in its answers, history and events",
+} as const;
+
+/**
+ * Free key-value pairs on a transfer, Stripe's shape: at most 20 keys of at most 40 characters,
+ * string values of at most 500 (JSON Schema counts code points). Bounded so that a transfer's
+ * item stays small: 20 × (40 + 500) code points, at most about 43 KB of UTF-8.
+ */
+export const metadataSchema = {
+  type: 'object',
+  maxProperties: MAX_METADATA_KEYS,
+  propertyNames: { minLength: 1, maxLength: 40 },
+  additionalProperties: { type: 'string', maxLength: 500 },
+  description:
+    'Up to 20 keys of 1 to 40 characters, each with a string value of at most 500 characters, stored on the transfer and shown in its answers, history and events',
+} as const;
+
 /** Body of `POST /api/wallet/send`. */
 export const sendRequestSchema = {
   $id: 'SendRequest',
   type: 'object',
   additionalProperties: false,
   required: ['toAddress', 'amount'],
-  properties: { toAddress: addressSchema, amount: requestedAmountSchema },
+  properties: {
+    toAddress: addressSchema,
+    amount: requestedAmountSchema,
+    reference: referenceSchema,
+    metadata: metadataSchema,
+  },
 } as const;
 
 export type SendRequest = FromSchema<typeof sendRequestSchema>;
@@ -103,6 +138,8 @@ export const transferSchema = {
     currency: { type: 'string' },
     status: transferStatusSchema,
     createdAt: { type: 'string', format: 'date-time' },
+    reference: referenceSchema,
+    metadata: metadataSchema,
   },
 } as const;
 
@@ -136,6 +173,8 @@ const transferHistoryItemSchema = {
     createdAt: { type: 'string', format: 'date-time' },
     balanceAfter: balanceAfterSchema,
     status: transferStatusSchema,
+    reference: referenceSchema,
+    metadata: metadataSchema,
   },
 } as const;
 

@@ -111,7 +111,7 @@ describe('the deployed API at its edges', () => {
       buildServiceApp({ 'api:corsAllowedOrigins': origins.join(' ') }).service,
     );
     const functions = Object.values(template.findResources('AWS::Lambda::Function')).filter((fn) =>
-      JSON.stringify(fn.Properties.Description ?? '').match(/^"(GET|POST|PUT|DELETE) /),
+      JSON.stringify(fn.Properties.Description ?? '').match(/^"(GET|POST|PUT|PATCH|DELETE) /),
     );
     expect(functions).toHaveLength(routes.length);
     for (const fn of functions) {

@@ -19,6 +19,7 @@ interface Statement {
   Effect: string;
   Action: string | string[];
   Resource: unknown;
+  Condition?: unknown;
 }
 
 const routeTable: readonly (Route & { operationId: OperationId })[] = routes;
@@ -220,10 +221,25 @@ describe('data access', () => {
     for (const route of routeTable) {
       const statements = statementsOf(routeFunction(route.operationId));
       const data = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
+      const keys = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('kms:')));
       expect(
-        statements.filter((s) => !data.includes(s)),
+        statements.filter((s) => !data.includes(s) && !keys.includes(s)),
         route.operationId,
       ).toEqual([xray]);
+      // Only a function that seals webhook signing secrets may use their key: data keys, for that purpose.
+      expect(
+        keys.map((s) => [actionsOf(s), s.Condition]),
+        route.operationId,
+      ).toEqual(
+        route.signingSecrets === 'seal'
+          ? [
+              [
+                ['kms:GenerateDataKey'],
+                { StringEquals: { 'kms:EncryptionContext:purpose': 'webhook-signing-secret' } },
+              ],
+            ]
+          : [],
+      );
       if (!route.data) {
         expect(data, route.operationId).toEqual([]);
         continue;
@@ -304,9 +320,10 @@ describe('data access', () => {
       expect(JSON.stringify(grant(operationId).Resource)).not.toMatch(tableReference('wallets', 'Arn'));
     }
     expect(everyAction.filter((a) => a === 'dynamodb:Scan')).toHaveLength(1);
-    // The history (its page and credits in transit), the balance (a hot wallet's pending sum),
-    // the credit poster (credits in transit that other pollers wait for) and the two pet searches.
-    expect(everyAction.filter((a) => a === 'dynamodb:Query')).toHaveLength(5);
+    // The history (its page and credits in transit), the balance (a hot wallet's pending sum), the
+    // credit poster (credits in transit that other pollers wait for), the two pet searches, a
+    // webhook endpoint's delivery log, the events API and the webhook dispatcher (its due tasks).
+    expect(everyAction.filter((a) => a === 'dynamodb:Query')).toHaveLength(8);
     expect(JSON.stringify(service.toJSON())).not.toContain('/index/*');
   });
 

@@ -3,6 +3,7 @@ import { withRetries } from '../../dynamodb/retry.ts';
 import type { HistoryStore, MovementRecord, PendingCredit } from '../history/ports.ts';
 import { walletAccount } from '../model/accounts.ts';
 import type { EntryRecord } from '../model/entry.ts';
+import type { Matching } from '../model/matching.ts';
 import { readItems } from './consistent-read.ts';
 import {
   creditKey,
@@ -94,5 +95,23 @@ export function createHistoryStore(access: WalletTableAccess): HistoryStore {
     return new Set(transferIds.filter((id) => found.get(creditKey(id))?.postedSeq === undefined));
   }
 
-  return { page, movement, creditsInTransit };
+  /**
+   * The `reference` and `metadata` of these transfers, for entries that do not carry them (a posted
+   * credit's): ONE BatchGetItem of their transfer items, those two attributes only (none for no ids).
+   */
+  async function matching(transferIds: readonly string[]): Promise<Map<string, Matching>> {
+    const found = new Map<string, Matching>();
+    if (transferIds.length === 0) return found;
+    const items = await readItems(access, transferIds.map(transferKey), {
+      projection: {
+        // The key too: the read files what it finds by it.
+        ProjectionExpression: '#pk, #id, #r, #m',
+        ExpressionAttributeNames: { '#pk': 'pk', '#id': 'transferId', '#r': 'reference', '#m': 'metadata' },
+      },
+    });
+    for (const item of items.values()) found.set(item.transferId as string, item as Matching);
+    return found;
+  }
+
+  return { page, movement, creditsInTransit, matching };
 }

@@ -1,4 +1,5 @@
 import type { EntryRecord } from '../model/entry.ts';
+import type { Matching } from '../model/matching.ts';
 
 /* The port of a wallet's history: what `makeListTransfers` and `makeGetTransfer`
    (./transfer-history.ts) need of the ledger; implemented by ../dynamodb/history-store.ts. */
@@ -15,6 +16,8 @@ export interface MovementRecord {
   readonly createdAt: string;
   /** `pending` while its credit is in transit to a hot wallet. */
   readonly status: 'pending' | 'completed';
+  readonly reference?: string;
+  readonly metadata?: Readonly<Record<string, string>>;
 }
 
 /** A credit on its way to a wallet, as its owner sees it before it is posted. */
@@ -42,4 +45,6 @@ export interface HistoryStore {
   movement(transferId: string): Promise<MovementRecord | undefined>;
   /** Which of these transfers' credits are still in transit. */
   creditsInTransit(transferIds: readonly string[]): Promise<Set<string>>;
+  /** The `reference` and `metadata` of transfers whose entries do not carry them (posted credits'). */
+  matching?(transferIds: readonly string[]): Promise<Map<string, Matching>>;
 }

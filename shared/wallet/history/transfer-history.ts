@@ -1,6 +1,7 @@
 import { NotFoundError } from '../../errors.ts';
 import { addressOfAccount, CLEARING_ACCOUNT } from '../model/accounts.ts';
 import type { EntryRecord } from '../model/entry.ts';
+import { matchingOf } from '../model/matching.ts';
 import { decodeCursor, encodeCursor, type HistoryPosition, InvalidCursorError } from './history-cursor.ts';
 import type { HistoryStore, MovementRecord, PendingCredit } from './ports.ts';
 
@@ -17,6 +18,8 @@ export interface HistoryItem {
   readonly balanceAfterMinor: bigint;
   /** `pending` for a payment whose credit is still in transit to a hot wallet. */
   readonly status: 'pending' | 'completed';
+  readonly reference?: string | undefined;
+  readonly metadata?: Readonly<Record<string, string>> | undefined;
 }
 
 export interface ListTransfersCommand {
@@ -48,7 +51,11 @@ export interface TransferPage {
  * transfer id): the query starts AT it, and an entry there of another transfer (an edited cursor)
  * is refused. A page ends early at a number the index does not have yet (below).
  */
-export function makeListTransfers({ history }: { history: Pick<HistoryStore, 'page' | 'creditsInTransit'> }) {
+export function makeListTransfers({
+  history,
+}: {
+  history: Pick<HistoryStore, 'page' | 'creditsInTransit' | 'matching'>;
+}) {
   return async ({ sub, limit, cursor }: ListTransfersCommand): Promise<TransferPage> => {
     let rows: EntryRecord[];
     let pending: PendingCredit[] | undefined;
@@ -80,11 +87,15 @@ export function makeListTransfers({ history }: { history: Pick<HistoryStore, 'pa
     // none there yet, and the walk goes on from the same place.
     const complete = gap === -1 && (rows.length > 0 || above === undefined);
     if (gap !== -1) rows = rows.slice(0, gap);
-    const inTransit = await history.creditsInTransit(
-      rows
-        .filter((e) => e.direction === 'out' && e.counterpartyAccount === CLEARING_ACCOUNT)
-        .map((e) => e.transferId),
-    );
+    // Beside it, the reference and metadata of posted credits, whose entries do not carry them.
+    const [inTransit, matching] = await Promise.all([
+      history.creditsInTransit(
+        rows
+          .filter((e) => e.direction === 'out' && e.counterpartyAccount === CLEARING_ACCOUNT)
+          .map((e) => e.transferId),
+      ),
+      history.matching?.(rows.filter((e) => e.postedAt !== undefined).map((e) => e.transferId)),
+    ]);
     const items = rows.map(
       (entry): HistoryItem => ({
         transferId: entry.transferId,
@@ -96,6 +107,7 @@ export function makeListTransfers({ history }: { history: Pick<HistoryStore, 'pa
         createdAt: entry.createdAt,
         balanceAfterMinor: BigInt(entry.balanceAfter),
         status: inTransit.has(entry.transferId) ? 'pending' : 'completed',
+        ...matchingOf(entry.postedAt === undefined ? entry : (matching?.get(entry.transferId) ?? {})),
       }),
     );
     const last = rows.at(-1) ?? (complete ? undefined : above);

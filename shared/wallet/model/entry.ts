@@ -21,4 +21,12 @@ export interface EntryRecord {
    * `createdAt` is the payment's): the ledger audit tells settled entries from recent ones by it.
    */
   readonly postedAt?: string;
+  /**
+   * The transfer's `reference` and `metadata`, on the entries its own transaction writes (the
+   * payer's, and a direct credit's). A posted credit's entry has none: a batch lists up to 49
+   * credits in one item, which their metadata (up to about 43 KB each) would take past 400 KB;
+   * readers take them from the transfer's item.
+   */
+  readonly reference?: string;
+  readonly metadata?: Readonly<Record<string, string>>;
 }

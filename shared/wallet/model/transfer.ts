@@ -8,6 +8,9 @@ export interface TransferRecord {
   readonly createdAt: string;
   /** Set when the credit went through the clearing account: the recipient is credited when it is posted. */
   readonly via?: 'clearing';
+  /** What the recipient matches the payment on (its order id), and free key-value pairs: as sent. */
+  readonly reference?: string;
+  readonly metadata?: Readonly<Record<string, string>>;
 }
 
 /** A sent transfer's status: `pending` while its credit is in transit to a hot wallet. */

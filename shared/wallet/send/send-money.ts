@@ -24,6 +24,9 @@ export interface SendMoneyCommand {
   readonly idempotencyKey?: string | undefined;
   /** Epoch ms by which the answer must be given (the function's timeout). */
   readonly answerBy: number;
+  readonly reference?: string | undefined;
+  /** Absent rather than empty: `{}` and no metadata are one request. */
+  readonly metadata?: Readonly<Record<string, string>> | undefined;
 }
 
 export interface SendMoneyResult {
@@ -147,6 +150,8 @@ function transferOf(command: SendMoneyCommand, transferId: string, now: number, 
     amountMinor: command.amountMinor,
     currency: settings.currency.code,
     createdAt: new Date(now).toISOString(),
+    ...(command.reference === undefined ? {} : { reference: command.reference }),
+    ...(command.metadata === undefined ? {} : { metadata: command.metadata }),
   } satisfies TransferRecord;
 }
 
@@ -198,7 +203,19 @@ function answersToKeys(transfers: Pick<TransferStore, 'creditPosted'>) {
 
 /**
  * Whether a transfer made under a key was asked for by the same request as `attempt`: the key is
- * the caller's own, so the same recipient and amount (in minor units: `2.5` and `2.50` are one).
+ * the caller's own, so the same recipient and amount (in minor units: `2.5` and `2.50` are one),
+ * reference and metadata (the same pairs in any order).
  */
 const isSameRequest = (original: TransferRecord, attempt: TransferRecord): boolean =>
-  original.toAddress === attempt.toAddress && original.amountMinor === attempt.amountMinor;
+  original.toAddress === attempt.toAddress &&
+  original.amountMinor === attempt.amountMinor &&
+  original.reference === attempt.reference &&
+  sameMetadata(original.metadata, attempt.metadata);
+
+function sameMetadata(a: TransferRecord['metadata'], b: TransferRecord['metadata']): boolean {
+  const keys = Object.keys(a ?? {});
+  return (
+    keys.length === Object.keys(b ?? {}).length &&
+    keys.every((key) => Object.hasOwn(b ?? {}, key) && b?.[key] === a?.[key])
+  );
+}

@@ -1,0 +1,130 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Context } from 'aws-lambda';
+import { optionalEnv, requireEnv } from '#shared/config.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { tables } from '#shared/dynamodb/tables.ts';
+import { logger, publish, routeMetrics } from '#shared/observability/telemetry.ts';
+import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
+import { systemClock } from '#shared/wallet/model/ports.ts';
+import { createHttpDeliver } from '#shared/webhooks/delivery/http-delivery.ts';
+import {
+  DEFAULT_DISPATCHER_SETTINGS,
+  type Dispatcher,
+  type DispatchObservation,
+  makeDispatcher,
+  runDispatcher,
+} from '#shared/webhooks/dispatch/dispatcher.ts';
+import { createDeliveryEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
+import { createEventStore } from '#shared/webhooks/dynamodb/event-store.ts';
+import { createTaskStore } from '#shared/webhooks/dynamodb/task-store.ts';
+import type { Deliver } from '#shared/webhooks/model/delivery.ts';
+import type { DestinationMode } from '#shared/webhooks/model/destination.ts';
+import { destinationModeFromEnv } from '#shared/webhooks/model/destination-mode.ts';
+import { retryScheduleFrom } from '#shared/webhooks/model/retry-schedule.ts';
+import type { SecretSealer } from '#shared/webhooks/secrets/envelope.ts';
+import { secretSealerFromEnv } from '#shared/webhooks/secrets/keeper.ts';
+
+/** How often an idle dispatcher reads the due tasks: a first attempt goes out within about this. */
+export const DISPATCH_POLL_MS = 250;
+
+/**
+ * How long before its timeout an invocation stops claiming: an attempt claimed then still ends
+ * (15 s) and records its outcome within the function's time.
+ */
+const STOP_CLAIMING_BEFORE_MS = 25_000;
+
+export interface DispatcherDependencies {
+  readonly client: DynamoDBDocumentClient;
+  readonly tableName: string;
+  readonly sealer: SecretSealer;
+  readonly mode: DestinationMode;
+  readonly schedule: readonly number[];
+  /** The HTTP attempt; the signed client of shared/webhooks/delivery unless a test gives another. */
+  readonly deliver?: Deliver;
+  readonly leaseMs?: number;
+}
+
+/** The composition root of the dispatcher: its stores on the webhooks table, the HTTP client, the metrics. */
+export function createWebhookDispatcher(deps: DispatcherDependencies): Dispatcher & {
+  /** The longest any task waited past its due time since the last call, then reset: one metric per invocation. */
+  takeLag(): number;
+} {
+  const { client, tableName } = deps;
+  const metrics = routeMetrics('dispatch-webhooks');
+  let lag = 0;
+  const observe = (observation: DispatchObservation) => {
+    switch (observation.kind) {
+      case 'lag':
+        lag = Math.max(lag, observation.oldestDueMs);
+        return;
+      case 'attempt':
+        publish(metrics, [
+          ['WebhookAttempts', 1],
+          [observation.outcome === 'delivered' ? 'WebhookDeliveries' : 'WebhookFailures', 1],
+        ]);
+        return;
+      case 'disabled':
+        publish(metrics, [['WebhookEndpointsDisabled', 1]]);
+        return;
+      case 'ended':
+        if (observation.end === 'gave-up') publish(metrics, [['WebhookTasksGivenUp', 1]]);
+        return;
+      case 'failed':
+        logger.error('A delivery task failed; it is due again when its lease lapses', {
+          errorName: (observation.error as Error | undefined)?.name,
+        });
+        return;
+    }
+  };
+  const dispatcher = makeDispatcher({
+    tasks: createTaskStore({ client, tableName }),
+    events: createEventStore({ client, tableName }),
+    endpoints: createDeliveryEndpointStore({ client, tableName, sealer: deps.sealer, clock: systemClock }),
+    deliver: deps.deliver ?? createHttpDeliver({ mode: deps.mode }),
+    clock: systemClock,
+    settings: {
+      ...DEFAULT_DISPATCHER_SETTINGS,
+      schedule: deps.schedule,
+      ...(deps.leaseMs === undefined ? {} : { leaseMs: deps.leaseMs }),
+    },
+    observe,
+  });
+  return {
+    ...dispatcher,
+    takeLag() {
+      const taken = lag;
+      lag = 0;
+      return taken;
+    },
+  };
+}
+
+const dispatcher = createWebhookDispatcher({
+  client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
+  tableName: requireEnv(tables.webhooks.envVar),
+  sealer: secretSealerFromEnv(),
+  mode: destinationModeFromEnv(),
+  schedule: retryScheduleFrom(process.env),
+  ...(optionalEnv('WEBHOOK_LEASE_MS') === undefined
+    ? {}
+    : { leaseMs: Number(optionalEnv('WEBHOOK_LEASE_MS')) }),
+});
+
+const invocationMetrics = routeMetrics('dispatch-webhooks');
+
+/**
+ * The dispatcher, invoked every minute by a schedule: polls the due tasks until shortly before its
+ * timeout, so that one invocation follows the other (docs/decisions/webhooks.md, "Dispatching").
+ */
+export async function handler(
+  _event: unknown,
+  context: Pick<Context, 'getRemainingTimeInMillis'>,
+): Promise<void> {
+  await runDispatcher(dispatcher, {
+    pollMs: DISPATCH_POLL_MS,
+    until: Date.now() + context.getRemainingTimeInMillis() - STOP_CLAIMING_BEFORE_MS,
+    onError: (error) => logger.error('Polling the due tasks failed', { errorName: (error as Error).name }),
+  });
+  // Once per invocation (a minute): the alarm on undelivered events reads its maximum.
+  publish(invocationMetrics, [['OldestDueTaskAgeMs', dispatcher.takeLag()]]);
+}

@@ -1,0 +1,227 @@
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { Grant } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import { type ApplicationLogLevel, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import {
+  EVENT_DERIVER_FUNCTION_DIR,
+  EVENT_DERIVER_STREAM,
+  WEBHOOK_DISPATCHER,
+  WEBHOOK_DISPATCHER_FUNCTION_DIR,
+} from '#infra/webhook-settings.ts';
+import { tables } from '#shared/dynamodb/tables.ts';
+import { METRICS_NAMESPACE, SERVICE } from '#shared/observability/telemetry.ts';
+import { DUE_INDEX, EVENTS_INDEX } from '#shared/webhooks/dynamodb/event-keys.ts';
+import { EVENT_SOURCE_FILTER } from '#shared/webhooks/dynamodb/ledger-facts.ts';
+import { KMS_KEY_ENV } from '#shared/webhooks/secrets/keeper.ts';
+import { WEBHOOK_SECRET_PURPOSE } from '#shared/webhooks/secrets/kms-key-wrapper.ts';
+import { alarmNamePrefix } from './alarm-thresholds.ts';
+import { ProjectFunction } from './project-function.ts';
+
+export interface WebhookEventsProps {
+  readonly stageName: string;
+  readonly walletsTable: ITable;
+  readonly webhooksTable: ITable;
+  /** The KMS key the signing secrets are sealed under: the dispatcher opens them. */
+  readonly secretsKey: IKey;
+  /** The wallet's money settings (currency, decimals): the deriver writes exact amounts. */
+  readonly walletEnvironment: Readonly<Record<string, string>>;
+  readonly alarmTopic: ITopic;
+  readonly logRetention: RetentionDays;
+  readonly logLevel: ApplicationLogLevel;
+}
+
+/** The deriver's grants: the transfer records of posted credits (wallets), endpoint sets and events (webhooks). */
+export const EVENT_DERIVER_ACTIONS = {
+  wallets: ['dynamodb:BatchGetItem'],
+  // GetItem: a wallet's endpoint set; PutItem: an event alone, or an event and its tasks in one
+  // TransactWriteItems (authorised by its Puts).
+  webhooks: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+};
+
+/**
+ * The dispatcher's grant on the webhooks table: Query (the `due` index, and the `events` index a
+ * replay expands), GetItem (an event, an endpoint set), UpdateItem (claims, outcomes), PutItem
+ * (attempts in the delivery log, an endpoint set's health, a replay's tasks).
+ */
+export const WEBHOOK_DISPATCHER_ACTIONS = [
+  'dynamodb:Query',
+  'dynamodb:GetItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:PutItem',
+];
+
+/**
+ * The events half of the webhooks (docs/decisions/webhooks.md): the deriver, the wallets table's
+ * second and last stream reader, with a filter letting only inserted entries and transfers through
+ * and an encrypted failure queue for poison records; the dispatcher, invoked every minute and
+ * polling the due tasks for its minute; their alarms. Runbook: README, "The webhook alarms".
+ */
+export class WebhookEvents extends Construct {
+  readonly deriver: ProjectFunction;
+  readonly dispatcher: ProjectFunction;
+  readonly failureQueue: Queue;
+  readonly alarms: Alarm[] = [];
+
+  constructor(scope: Construct, id: string, props: WebhookEventsProps) {
+    super(scope, id);
+    const settings = EVENT_DERIVER_STREAM;
+    this.deriver = new ProjectFunction(this, 'Deriver', {
+      functionDir: EVENT_DERIVER_FUNCTION_DIR,
+      description: 'Webhook events: derives each wallet event once from the wallets table stream',
+      environment: {
+        ...props.walletEnvironment,
+        [tables.wallets.envVar]: props.walletsTable.tableName,
+        [tables.webhooks.envVar]: props.webhooksTable.tableName,
+        STAGE: props.stageName,
+      },
+      logRetention: props.logRetention,
+      applicationLogLevel: props.logLevel,
+      timeout: Duration.seconds(settings.functionTimeoutSeconds),
+    });
+    this.deriver.grantData(props.walletsTable, EVENT_DERIVER_ACTIONS.wallets);
+    // A second table: ProjectFunction holds one data grant; this one names its table alone too.
+    Grant.addToPrincipal({
+      grantee: this.deriver.function,
+      actions: EVENT_DERIVER_ACTIONS.webhooks,
+      resourceArns: [props.webhooksTable.tableArn],
+    });
+    this.failureQueue = new Queue(this, 'FailedBatches', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(settings.failureRetentionDays),
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    Validations.of(this.failureQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason:
+        "This queue is itself the deriver's on-failure destination: an operator re-drives the batches it names from the stream (README runbook); a dead-letter queue behind it would never receive anything.",
+    });
+    this.deriver.function.addEventSource(
+      new DynamoEventSource(props.walletsTable, {
+        startingPosition: StartingPosition[settings.startingPosition],
+        batchSize: settings.batchSize,
+        maxBatchingWindow: Duration.seconds(settings.maxBatchingWindowSeconds),
+        parallelizationFactor: settings.parallelizationFactor,
+        bisectBatchOnError: settings.bisectBatchOnFunctionError,
+        reportBatchItemFailures: settings.reportBatchItemFailures,
+        retryAttempts: settings.maxRetryAttempts,
+        maxRecordAge: Duration.seconds(settings.maxRecordAgeSeconds),
+        onFailure: new SqsDlq(this.failureQueue),
+        filters: [{ pattern: JSON.stringify(EVENT_SOURCE_FILTER) }],
+      }),
+    );
+
+    this.dispatcher = new ProjectFunction(this, 'Dispatcher', {
+      functionDir: WEBHOOK_DISPATCHER_FUNCTION_DIR,
+      description: 'Webhook dispatcher: delivers the due webhook tasks, signed, on the retry schedule',
+      environment: {
+        [tables.webhooks.envVar]: props.webhooksTable.tableName,
+        [KMS_KEY_ENV]: props.secretsKey.keyArn,
+        STAGE: props.stageName,
+      },
+      logRetention: props.logRetention,
+      applicationLogLevel: props.logLevel,
+      timeout: Duration.seconds(WEBHOOK_DISPATCHER.functionTimeoutSeconds),
+    });
+    this.dispatcher.grantData(props.webhooksTable, WEBHOOK_DISPATCHER_ACTIONS, [DUE_INDEX, EVENTS_INDEX]);
+    // Opens the secrets it signs with, for that purpose only; it never seals one.
+    Grant.addToPrincipal({
+      grantee: this.dispatcher.function,
+      actions: ['kms:Decrypt'],
+      resourceArns: [props.secretsKey.keyArn],
+      conditions: { StringEquals: { 'kms:EncryptionContext:purpose': WEBHOOK_SECRET_PURPOSE } },
+    });
+    new Rule(this, 'Schedule', {
+      description: 'Runs the webhook dispatcher: each invocation polls the due deliveries for its minute',
+      schedule: Schedule.rate(Duration.minutes(WEBHOOK_DISPATCHER.scheduleMinutes)),
+      targets: [new LambdaFunction(this.dispatcher.function, { retryAttempts: 0 })],
+    });
+
+    for (const fn of [this.deriver, this.dispatcher]) {
+      const role = fn.function.role;
+      if (role) {
+        Validations.of(role).acknowledge({
+          id: 'AwsSolutions-IAM5[Resource::*]',
+          reason:
+            'Active X-Ray tracing needs xray:PutTraceSegments and xray:PutTelemetryRecords, and the event source mapping needs dynamodb:ListStreams to find the table stream; none of them supports resource-level permissions. Tables, indexes, the stream and the key are granted by ARN.',
+        });
+      }
+    }
+    this.#alarms(props);
+  }
+
+  #alarms(props: WebhookEventsProps): void {
+    const emf = (metricName: string, route: string, statistic: string) =>
+      new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName,
+        dimensionsMap: { service: SERVICE, stage: props.stageName, route },
+        statistic,
+        period: Duration.minutes(5),
+      });
+    const alarm = (kind: string, metric: Metric, threshold: number, periods: number, description: string) => {
+      const made = new Alarm(this, kind, {
+        alarmName: `${alarmNamePrefix(props.stageName)}webhooks-${kind}`,
+        alarmDescription: description,
+        metric,
+        threshold,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: periods,
+        datapointsToAlarm: periods,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+      const action = new SnsAction(props.alarmTopic);
+      made.addAlarmAction(action);
+      made.addOkAction(action);
+      this.alarms.push(made);
+    };
+    alarm(
+      'delivery-failures',
+      emf('WebhookFailures', 'dispatch-webhooks', 'Sum'),
+      100,
+      3,
+      'Webhook attempts failed (100+ in each of 15 minutes): merchants’ endpoints down or refusing. Each is retried on the schedule; see the deliveries log of the endpoints named in the dispatcher log (README runbook).',
+    );
+    alarm(
+      'oldest-undelivered',
+      emf('OldestDueTaskAgeMs', 'dispatch-webhooks', 'Maximum'),
+      60_000,
+      2,
+      'A webhook delivery has waited past its due time for a minute or more, twice in a row: the dispatcher is not running, or is behind (README runbook).',
+    );
+    alarm(
+      'deriver-behind',
+      this.deriver.function.metric('IteratorAge', {
+        statistic: 'Maximum',
+        period: Duration.minutes(1),
+      }) as Metric,
+      60_000,
+      3,
+      'The event deriver is a minute or more behind the wallets table stream: events (and their deliveries) are late (README runbook).',
+    );
+    alarm(
+      'deriver-failed-batches',
+      this.failureQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5) }) as Metric,
+      1,
+      1,
+      'The deriver gave up on stream records (poison or too old): their events are missing until re-driven (README runbook).',
+    );
+    alarm(
+      'endpoints-disabled',
+      emf('WebhookEndpointsDisabled', 'dispatch-webhooks', 'Sum'),
+      1,
+      1,
+      'An endpoint was disabled by the dispatcher (410 Gone, or failing for 5 days): its owner sees it in its status; missed events can be replayed.',
+    );
+  }
+}

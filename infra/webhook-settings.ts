@@ -1,0 +1,34 @@
+/**
+ * How the webhook events are derived and dispatched: the ONE place for the settings the deployed
+ * resources (infra/constructs/webhook-events.ts) and the local stack of `npm start`
+ * (infra/local/webhook-workers.ts) both use. No CDK import: the local stack loads it too.
+ * Why each value: docs/decisions/webhooks.md.
+ */
+import { CREDIT_POSTER_STREAM, type CreditPosterStreamSettings } from './credit-poster-settings.ts';
+
+/** The construct id of the deriver in the service stack. */
+export const EVENT_DERIVER_NAME = 'EventDeriver';
+export const EVENT_DERIVER_FUNCTION_DIR = 'derive-events';
+
+/** The construct id of the dispatcher in the service stack. */
+export const WEBHOOK_DISPATCHER_NAME = 'WebhookDispatcher';
+export const WEBHOOK_DISPATCHER_FUNCTION_DIR = 'dispatch-webhooks';
+
+/**
+ * The deriver's event source mapping on the wallets table's stream: the second and last reader of
+ * each shard (the credit poster is the first). Like the poster's, but its own function's time.
+ */
+export const EVENT_DERIVER_STREAM: CreditPosterStreamSettings = {
+  ...CREDIT_POSTER_STREAM,
+  /** Each event is one conditional write (with its tasks); a batch of 1,000 records, 16 at once, takes seconds. */
+  functionTimeoutSeconds: 60,
+};
+
+export const WEBHOOK_DISPATCHER = {
+  /** The schedule invokes it every minute; each invocation polls until shortly before its timeout. */
+  scheduleMinutes: 1,
+  /** One invocation: its minute of polling, then the attempts in flight (15 s) and their records. */
+  functionTimeoutSeconds: 85,
+  /** Locally, invocations of a few seconds one after another: `npm start` stops within that. */
+  localInvocationSeconds: 5,
+} as const;

@@ -1,0 +1,244 @@
+/**
+ * The webhooks table as the endpoint use cases (../endpoints/ports.ts `WebhookEndpointStore`) and
+ * the dispatcher (../model/ports.ts `DeliveryEndpointStore`) use it. Layout in ./keys.ts.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { withRetries, worstCaseCallMs } from '../../dynamodb/retry.ts';
+import { InvalidParameterError } from '../../errors.ts';
+import type { Clock } from '../../wallet/model/ports.ts';
+import type { AttemptPage, AttemptView, StoredEndpoint, WebhookEndpointStore } from '../endpoints/ports.ts';
+import { healthAfter } from '../model/health.ts';
+import type {
+  DeliveryAttempt,
+  DeliveryEndpoint,
+  DeliveryEndpointStore,
+  EndpointHealth,
+} from '../model/ports.ts';
+import type { SecretSealer } from '../secrets/envelope.ts';
+import {
+  ATTEMPT_RETENTION_SECONDS,
+  attemptItemKey,
+  attemptKeyOf,
+  DELIVERIES_INDEX,
+  endpointsKey,
+} from './keys.ts';
+
+export interface WebhookTableAccess {
+  readonly client: DynamoDBDocumentClient;
+  /** The physical name of the webhooks table. */
+  readonly tableName: string;
+}
+
+/** The longest cursor accepted: what this store writes is under 200 characters. */
+const MAX_CURSOR_LENGTH = 400;
+
+/** A cursor that is not one this store gave for this endpoint: a 400. */
+export class InvalidDeliveryCursorError extends InvalidParameterError {
+  constructor() {
+    super("cursor is not a cursor of this endpoint's deliveries: start again without one");
+  }
+}
+
+function encodeCursor(endpointId: string, attemptKey: string): string {
+  return Buffer.from(JSON.stringify([endpointId, attemptKey])).toString('base64url');
+}
+
+/** The index position a cursor names; refused unless it names this endpoint's log. */
+function decodeCursor(endpointId: string, cursor: string): Record<string, string> {
+  if (cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor))
+    throw new InvalidDeliveryCursorError();
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw new InvalidDeliveryCursorError();
+  }
+  if (
+    !Array.isArray(decoded) ||
+    decoded.length !== 2 ||
+    decoded[0] !== endpointId ||
+    typeof decoded[1] !== 'string'
+  ) {
+    throw new InvalidDeliveryCursorError();
+  }
+  const attemptKey = decoded[1] as string;
+  return { pk: attemptItemKey(endpointId, attemptKey), deliveriesOf: endpointId, attemptKey };
+}
+
+/** The members of an attempt item that the log shows. */
+function attemptOfItem(item: Record<string, unknown>): AttemptView {
+  return {
+    eventId: item.eventId as string,
+    eventType: item.eventType as AttemptView['eventType'],
+    attempt: item.attempt as number,
+    attemptedAt: item.attemptedAt as string,
+    outcome: item.outcome as AttemptView['outcome'],
+    ...(item.statusCode === undefined ? {} : { statusCode: item.statusCode as number }),
+    ...(item.errorClass === undefined ? {} : { errorClass: item.errorClass as AttemptView['errorClass'] }),
+    durationMs: item.durationMs as number,
+    ...(item.trigger === undefined ? {} : { trigger: item.trigger as AttemptView['trigger'] }),
+  };
+}
+
+/** The endpoint use cases' store. */
+export function createWebhookEndpointStore({ client, tableName }: WebhookTableAccess): WebhookEndpointStore {
+  return {
+    longestWriteMs: worstCaseCallMs(),
+
+    async readEndpoints(address) {
+      const { Item } = await withRetries(() =>
+        client.send(
+          new GetCommand({ TableName: tableName, Key: { pk: endpointsKey(address) }, ConsistentRead: true }),
+        ),
+      );
+      return {
+        address,
+        version: (Item?.version as number | undefined) ?? 0,
+        endpoints: (Item?.endpoints as StoredEndpoint[] | undefined) ?? [],
+      };
+    },
+
+    /**
+     * A write whose answer was lost is retried by {@link withRetries}; the retry then fails its
+     * condition on the very item it wrote, which counts as written (as in the pets repository).
+     */
+    async writeEndpoints(set) {
+      const item = {
+        pk: endpointsKey(set.address),
+        address: set.address,
+        version: set.version + 1,
+        endpoints: set.endpoints,
+      };
+      try {
+        await withRetries(() =>
+          client.send(
+            new PutCommand({
+              TableName: tableName,
+              Item: item,
+              ConditionExpression: set.version === 0 ? 'attribute_not_exists(pk)' : 'version = :v',
+              ...(set.version === 0 ? {} : { ExpressionAttributeValues: { ':v': set.version } }),
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            }),
+          ),
+        );
+        return true;
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        return (
+          error.Item !== undefined &&
+          isDeepStrictEqual(unmarshall(error.Item), JSON.parse(JSON.stringify(item)))
+        );
+      }
+    },
+
+    async listAttempts(endpointId, { limit, cursor }): Promise<AttemptPage> {
+      const { Items, LastEvaluatedKey } = await withRetries(() =>
+        client.send(
+          new QueryCommand({
+            TableName: tableName,
+            IndexName: DELIVERIES_INDEX,
+            KeyConditionExpression: 'deliveriesOf = :e',
+            ExpressionAttributeValues: { ':e': endpointId },
+            ScanIndexForward: false,
+            Limit: limit,
+            ...(cursor === undefined ? {} : { ExclusiveStartKey: decodeCursor(endpointId, cursor) }),
+          }),
+        ),
+      );
+      const items = (Items ?? []).map(attemptOfItem);
+      const last = LastEvaluatedKey?.attemptKey as string | undefined;
+      return { items, ...(last === undefined ? {} : { nextCursor: encodeCursor(endpointId, last) }) };
+    },
+  };
+}
+
+export interface DeliveryStoreDependencies extends WebhookTableAccess {
+  readonly sealer: SecretSealer;
+  readonly clock: Clock;
+}
+
+/** How often a health change is tried on a fresh read before it is left to the next attempt. */
+const MAX_HEALTH_TRIES = 5;
+
+/** The dispatcher's store: endpoints with their open secrets, and the delivery log. */
+export function createDeliveryEndpointStore(deps: DeliveryStoreDependencies): DeliveryEndpointStore {
+  const { client, tableName, sealer, clock } = deps;
+  const endpoints = createWebhookEndpointStore(deps);
+
+  async function deliveryEndpointOf(endpoint: StoredEndpoint): Promise<DeliveryEndpoint> {
+    const now = clock.now();
+    const signing = endpoint.secrets.filter(
+      (s) => s.retiresAt === undefined || Date.parse(s.retiresAt) > now,
+    );
+    const secrets = await Promise.all(
+      signing.map((s) => sealer.open(s.sealed, { address: endpoint.address, endpointId: endpoint.id })),
+    );
+    return {
+      endpointId: endpoint.id,
+      address: endpoint.address,
+      url: endpoint.url,
+      eventTypes: endpoint.eventTypes,
+      status: endpoint.status,
+      secrets,
+    };
+  }
+
+  return {
+    async endpointsFor(address, eventType) {
+      const set = await endpoints.readEndpoints(address);
+      const chosen = set.endpoints.filter((e) => e.status === 'enabled' && e.eventTypes.includes(eventType));
+      return Promise.all([...chosen].reverse().map(deliveryEndpointOf));
+    },
+
+    async endpointOf(address, endpointId) {
+      const set = await endpoints.readEndpoints(address);
+      const endpoint = set.endpoints.find((e) => e.id === endpointId);
+      return endpoint && deliveryEndpointOf(endpoint);
+    },
+
+    async recordAttempt(attempt: DeliveryAttempt): Promise<EndpointHealth> {
+      const attemptKey = attemptKeyOf(attempt.attemptedAt, attempt.eventId, attempt.attempt);
+      await withRetries(() =>
+        client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: {
+              ...attempt,
+              pk: attemptItemKey(attempt.endpointId, attemptKey),
+              deliveriesOf: attempt.endpointId,
+              attemptKey,
+              expiresAt: Math.floor(Date.parse(attempt.attemptedAt) / 1000) + ATTEMPT_RETENTION_SECONDS,
+            },
+          }),
+        ),
+      );
+      for (let tries = 0; tries < MAX_HEALTH_TRIES; tries++) {
+        const set = await endpoints.readEndpoints(attempt.address);
+        const endpoint = set.endpoints.find((e) => e.id === attempt.endpointId);
+        // Deleted meanwhile: nothing to keep healthy; the dispatcher stops as for a disabled one.
+        if (!endpoint) return { status: 'disabled', disabledNow: false };
+        const next = healthAfter(endpoint, attempt.outcome, attempt.attemptedAt);
+        if (next === undefined) {
+          return {
+            status: endpoint.status,
+            ...(endpoint.disabledReason === undefined ? {} : { disabledReason: endpoint.disabledReason }),
+            ...(endpoint.failingSince === undefined ? {} : { failingSince: endpoint.failingSince }),
+            disabledNow: false,
+          };
+        }
+        const { disabledReason: _r, failingSince: _f, ...rest } = endpoint;
+        const after: StoredEndpoint = { ...rest, ...next, updatedAt: new Date(clock.now()).toISOString() };
+        const written = await endpoints.writeEndpoints({
+          ...set,
+          endpoints: set.endpoints.map((e) => (e.id === endpoint.id ? after : e)),
+        });
+        if (written) return { ...next, disabledNow: next.status === 'disabled' };
+      }
+      // Owners changing their endpoints without pause: the next attempt records the health again.
+      return { status: 'enabled', disabledNow: false };
+    },
+  };
+}

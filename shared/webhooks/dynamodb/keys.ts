@@ -1,0 +1,23 @@
+/**
+ * The webhooks table's items (shared/dynamodb/tables.ts `webhooks`):
+ * - `ENDPOINTS#<address>`: a wallet's endpoints, one item: `{address, version, endpoints: [...]}`,
+ *   each endpoint with its sealed secrets. At most 10 endpoints of at most ~3 KB each keep it far
+ *   below DynamoDB's 400 KB; the bound and every change are one conditional write on `version`,
+ *   and the dispatcher finds every endpoint of a wallet in one read.
+ * - `ATTEMPT#<endpointId>#<attemptedAt>#<eventId>#<attempt>`: one delivery attempt, with
+ *   `deliveriesOf` = the endpoint's id and `attemptKey` = `<attemptedAt>#<eventId>#<attempt>` for the
+ *   `deliveries` index (newest first), expiring after {@link ATTEMPT_RETENTION_SECONDS}.
+ */
+export const endpointsKey = (address: string) => `ENDPOINTS#${address}`;
+
+export const DELIVERIES_INDEX = 'deliveries';
+
+/** The delivery log keeps an attempt as long as the events API keeps its event: 30 days. */
+export const ATTEMPT_RETENTION_SECONDS = 30 * 24 * 60 * 60;
+
+/** The attempt's place in its endpoint's log: time first, so the index sorts by it. */
+export const attemptKeyOf = (attemptedAt: string, eventId: string, attempt: number) =>
+  `${attemptedAt}#${eventId}#${String(attempt).padStart(4, '0')}`;
+
+export const attemptItemKey = (endpointId: string, attemptKey: string) =>
+  `ATTEMPT#${endpointId}#${attemptKey}`;

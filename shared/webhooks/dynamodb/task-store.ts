@@ -1,0 +1,248 @@
+/**
+ * The delivery tasks of the webhooks table (layout in ./event-keys.ts): what the dispatcher polls,
+ * claims with a lease, ends or makes due again, and the replays it expands into tasks. Every write
+ * after a claim is conditional on the lease, so a dispatcher whose lease lapsed (it hung, or was
+ * killed and another took over) changes nothing.
+ */
+import { randomUUID } from 'node:crypto';
+import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { withRetries } from '../../dynamodb/retry.ts';
+import { eachLimited } from '../../util/each-limited.ts';
+import type { DeliveryTask, DueWork, ReplayTask, TaskEnd, TaskStore } from '../dispatch/ports.ts';
+import { isWebhookEventType, type WebhookEventType } from '../model/event-types.ts';
+import { EVENT_RETENTION_MS, type WebhookEvent } from '../model/webhook-event.ts';
+import {
+  DUE_INDEX,
+  DUE_SHARDS,
+  dueShardKey,
+  dueShardOf,
+  EVENTS_INDEX,
+  expiresAfter,
+  replayKey,
+} from './event-keys.ts';
+import { BACKGROUND_RETRIES, type EventTableAccess, eventOfItem, taskItem } from './event-store.ts';
+
+/** A task or replay as its item stores it; `undefined` for anything else. */
+function workOfItem(item: Record<string, unknown>): DueWork | undefined {
+  const dueAt = Number(item.dueAt);
+  if (item.kind === 'task' && typeof item.eventType === 'string' && isWebhookEventType(item.eventType)) {
+    return {
+      kind: 'task',
+      key: String(item.pk),
+      eventId: String(item.eventId),
+      eventType: item.eventType,
+      address: String(item.address),
+      endpointId: String(item.endpointId),
+      trigger: item.trigger === 'replay' || item.trigger === 'redeliver' ? item.trigger : 'schedule',
+      attempts: Number(item.attempts ?? 0),
+      dueAt,
+    };
+  }
+  if (item.kind === 'replay') {
+    return {
+      kind: 'replay',
+      key: String(item.pk),
+      address: String(item.address),
+      endpointId: String(item.endpointId),
+      replayId: String(item.replayId),
+      since: String(item.since),
+      cursor: typeof item.cursor === 'string' ? item.cursor : undefined,
+      dueAt,
+    };
+  }
+  return undefined;
+}
+
+const isConditionFailure = (error: unknown) =>
+  (error as Error | undefined)?.name === 'ConditionalCheckFailedException';
+
+/** How many task writes a replay's expansion has in flight. */
+const REPLAY_WRITES_AT_ONCE = 10;
+
+export function createTaskStore({ client, tableName }: EventTableAccess): TaskStore & {
+  /** A replay of the wallet's events since `since` to one endpoint, due now. */
+  startReplay(address: string, endpointId: string, since: string, now: number): Promise<string>;
+  /** One more delivery of an event to one endpoint, due now, attempts counted from 1 again. */
+  redeliver(event: WebhookEvent, endpointId: string, now: number): Promise<void>;
+} {
+  /** A conditional update that may find the task taken: false then, other failures thrown. */
+  async function update(
+    key: string,
+    input: Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName' | 'Key'>,
+  ) {
+    try {
+      await withRetries(
+        () => client.send(new UpdateCommand({ TableName: tableName, Key: { pk: key }, ...input })),
+        BACKGROUND_RETRIES,
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  const leased = (leaseUntil: number) => ({
+    ConditionExpression: 'dueAt = :lease AND attribute_exists(dueShard)',
+    lease: { ':lease': leaseUntil },
+  });
+
+  return {
+    async due(now, limit) {
+      const perShard = Math.max(1, Math.ceil(limit / DUE_SHARDS));
+      const pages = await Promise.all(
+        Array.from({ length: DUE_SHARDS }, (_, shard) =>
+          withRetries(
+            () =>
+              client.send(
+                new QueryCommand({
+                  TableName: tableName,
+                  IndexName: DUE_INDEX,
+                  KeyConditionExpression: 'dueShard = :s AND dueAt <= :now',
+                  ExpressionAttributeValues: { ':s': dueShardKey(shard), ':now': now },
+                  Limit: perShard,
+                }),
+              ),
+            BACKGROUND_RETRIES,
+          ),
+        ),
+      );
+      return pages
+        .flatMap((page) => page.Items ?? [])
+        .flatMap((item) => workOfItem(item) ?? [])
+        .sort((a, b) => a.dueAt - b.dueAt);
+    },
+
+    claim: (work, leaseUntil) =>
+      update(work.key, {
+        UpdateExpression: 'SET dueAt = :lease',
+        ConditionExpression: 'dueAt = :seen AND attribute_exists(dueShard)',
+        ExpressionAttributeValues: { ':seen': work.dueAt, ':lease': leaseUntil },
+      }),
+
+    async finish(task: DeliveryTask, leaseUntil: number, end: TaskEnd, now: string) {
+      const { ConditionExpression, lease } = leased(leaseUntil);
+      await update(task.key, {
+        UpdateExpression: 'REMOVE dueShard, dueAt SET #end = :end, endedAt = :now',
+        ConditionExpression,
+        ExpressionAttributeNames: { '#end': 'ended' },
+        ExpressionAttributeValues: { ...lease, ':end': end, ':now': now },
+      });
+    },
+
+    async reschedule(work, leaseUntil, dueAt, attempts) {
+      const { ConditionExpression, lease } = leased(leaseUntil);
+      await update(work.key, {
+        UpdateExpression: attempts === undefined ? 'SET dueAt = :at' : 'SET dueAt = :at, attempts = :n',
+        ConditionExpression,
+        ExpressionAttributeValues: {
+          ...lease,
+          ':at': dueAt,
+          ...(attempts === undefined ? {} : { ':n': attempts }),
+        },
+      });
+    },
+
+    async expandReplay(
+      replay: ReplayTask,
+      leaseUntil: number,
+      eventTypes: readonly WebhookEventType[],
+      limit: number,
+    ) {
+      const from = replay.cursor ?? replay.since;
+      const { Items, LastEvaluatedKey } = await withRetries(
+        () =>
+          client.send(
+            new QueryCommand({
+              TableName: tableName,
+              IndexName: EVENTS_INDEX,
+              KeyConditionExpression:
+                replay.cursor === undefined
+                  ? 'eventsOf = :a AND eventKey >= :from'
+                  : 'eventsOf = :a AND eventKey > :from',
+              ExpressionAttributeValues: { ':a': replay.address, ':from': from },
+              ScanIndexForward: true,
+              Limit: limit,
+            }),
+          ),
+        BACKGROUND_RETRIES,
+      );
+      const events = (Items ?? []).flatMap((item) => eventOfItem(item) ?? []);
+      const now = new Date().toISOString();
+      await eachLimited(
+        events.filter((event) => eventTypes.includes(event.type)),
+        REPLAY_WRITES_AT_ONCE,
+        async (event) => {
+          try {
+            await withRetries(
+              () =>
+                client.send(
+                  new PutCommand({
+                    TableName: tableName,
+                    Item: taskItem(event, replay.endpointId, replay.replayId, 'replay', Date.now(), now),
+                    // Expanded before by a dispatcher whose lease lapsed: that task stands.
+                    ConditionExpression: 'attribute_not_exists(pk)',
+                  }),
+                ),
+              BACKGROUND_RETRIES,
+            );
+          } catch (error) {
+            if (!isConditionFailure(error)) throw error;
+          }
+        },
+      );
+      const last = (Items ?? []).at(-1);
+      const done = LastEvaluatedKey === undefined;
+      const { ConditionExpression, lease } = leased(leaseUntil);
+      await update(replay.key, {
+        UpdateExpression: done
+          ? 'REMOVE dueShard, dueAt SET #end = :end, endedAt = :now'
+          : 'SET #cursor = :cursor, dueAt = :at',
+        ConditionExpression,
+        ExpressionAttributeNames: done ? { '#end': 'ended' } : { '#cursor': 'cursor' },
+        ExpressionAttributeValues: done
+          ? { ...lease, ':end': 'expanded', ':now': now }
+          : { ...lease, ':cursor': String(last?.eventKey), ':at': Date.now() },
+      });
+      return done;
+    },
+
+    async startReplay(address, endpointId, since, now) {
+      const replayId = `rpl_${randomUUID()}`;
+      const pk = replayKey(endpointId, replayId);
+      const at = new Date(now).toISOString();
+      await withRetries(() =>
+        client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: {
+              pk,
+              kind: 'replay',
+              replayId,
+              address,
+              endpointId,
+              since,
+              createdAt: at,
+              dueShard: dueShardOf(pk),
+              dueAt: now,
+              expiresAt: expiresAfter(at, EVENT_RETENTION_MS),
+            },
+          }),
+        ),
+      );
+      return replayId;
+    },
+
+    async redeliver(event, endpointId, now) {
+      const at = new Date(now).toISOString();
+      await withRetries(() =>
+        client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: taskItem(event, endpointId, `rdl_${randomUUID()}`, 'redeliver', now, at),
+          }),
+        ),
+      );
+    },
+  };
+}

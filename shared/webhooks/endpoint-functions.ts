@@ -1,0 +1,69 @@
+/**
+ * What the endpoint functions (functions/*-webhook*) share: the use cases built on a store, and
+ * the endpoint as JSON. Each function's handler.ts stays its composition root: it builds the store
+ * on its own client and hands it in.
+ */
+import { randomBytes } from 'node:crypto';
+import { NotFoundError } from '../errors.ts';
+import { systemClock } from '../wallet/model/ports.ts';
+import { type EndpointWithSecret, makeEndpointManagement } from './endpoints/manage-endpoints.ts';
+import type { WebhookEndpointStore } from './endpoints/ports.ts';
+import type { DestinationMode } from './model/destination.ts';
+import type { WebhookEndpoint } from './model/endpoint.ts';
+import type { SecretSealer } from './secrets/envelope.ts';
+import { newSigningSecret } from './secrets/signing-secret.ts';
+
+export interface EndpointFunctionDependencies {
+  /** The webhooks table (shared/webhooks/dynamodb/endpoint-store.ts), built by the function's handler.ts. */
+  readonly store: WebhookEndpointStore;
+  readonly mode: DestinationMode;
+  /** Only the functions that register or rotate get one. */
+  readonly sealer?: SecretSealer;
+}
+
+/** `whep_` and 16 random bytes: unguessable, so an id tells nothing of other endpoints. */
+export const newEndpointId = (): string => `whep_${randomBytes(16).toString('base64url')}`;
+
+const ENDPOINT_ID = /^whep_[A-Za-z0-9_-]{22}$/;
+
+/** The endpoint id of the path, or a 404: a malformed id names no endpoint, and costs no read. */
+export function endpointIdOf(pathParameters: Readonly<Record<string, string | undefined>>): string {
+  const id = pathParameters.webhookId ?? '';
+  if (!ENDPOINT_ID.test(id)) throw new NotFoundError('No webhook endpoint of yours has this id');
+  return id;
+}
+
+const NO_SEALER: SecretSealer = {
+  seal: () => Promise.reject(new Error('This function holds no key for signing secrets')),
+  open: () => Promise.reject(new Error('This function holds no key for signing secrets')),
+};
+
+export function createEndpointManagement(deps: EndpointFunctionDependencies) {
+  return makeEndpointManagement({
+    store: deps.store,
+    sealer: deps.sealer ?? NO_SEALER,
+    clock: systemClock,
+    ids: { next: newEndpointId },
+    newSecret: newSigningSecret,
+    mode: deps.mode,
+  });
+}
+
+/** An endpoint as answered, in the schema's member order. */
+export function endpointJson(endpoint: WebhookEndpoint) {
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    eventTypes: endpoint.eventTypes,
+    description: endpoint.description,
+    status: endpoint.status,
+    ...(endpoint.disabledReason === undefined ? {} : { disabledReason: endpoint.disabledReason }),
+    ...(endpoint.failingSince === undefined ? {} : { failingSince: endpoint.failingSince }),
+    createdAt: endpoint.createdAt,
+    updatedAt: endpoint.updatedAt,
+  };
+}
+
+export function endpointWithSecretJson({ endpoint, secret }: EndpointWithSecret) {
+  return { ...endpointJson(endpoint), secret };
+}

@@ -1,0 +1,65 @@
+import type { AttemptErrorClass, AttemptOutcome } from '../model/delivery.ts';
+import type { WebhookEndpoint } from '../model/endpoint.ts';
+import type { WebhookEventType } from '../model/event-types.ts';
+import type { SealedSecret } from '../secrets/envelope.ts';
+
+/** A signing secret as stored: sealed, with when it stops signing once a successor replaced it. */
+export interface StoredSecret {
+  readonly sealed: SealedSecret;
+  readonly createdAt: string;
+  /** RFC 3339: set on rotation to 24 h later; absent on the current secret. */
+  readonly retiresAt?: string;
+}
+
+/** An endpoint as stored: its owner's view and its secrets, newest first. */
+export interface StoredEndpoint extends WebhookEndpoint {
+  readonly secrets: readonly StoredSecret[];
+}
+
+/** A wallet's endpoints and the version that guards their next write. */
+export interface EndpointSet {
+  readonly address: string;
+  /** 0 when the wallet never had one. */
+  readonly version: number;
+  readonly endpoints: readonly StoredEndpoint[];
+}
+
+/** An attempt as the delivery log shows it. */
+export interface AttemptView {
+  readonly eventId: string;
+  readonly eventType: WebhookEventType;
+  readonly attempt: number;
+  readonly attemptedAt: string;
+  readonly outcome: AttemptOutcome;
+  readonly statusCode?: number;
+  readonly errorClass?: AttemptErrorClass;
+  readonly durationMs: number;
+  readonly trigger?: 'schedule' | 'replay' | 'redeliver';
+}
+
+export interface AttemptPage {
+  readonly items: readonly AttemptView[];
+  /** Opaque; absent on the last page. */
+  readonly nextCursor?: string;
+}
+
+/**
+ * What the endpoint use cases need of the table (implemented by ../dynamodb/endpoint-store.ts).
+ * A wallet's endpoints are one set, written whole under a version: the 10-endpoint bound and
+ * every change are one conditional write, and a write that lost a race is tried again on a fresh read.
+ */
+export interface WebhookEndpointStore {
+  /** The longest one write can take, its own retries included: no write starts that could outlast the answer. */
+  readonly longestWriteMs: number;
+  readEndpoints(address: string): Promise<EndpointSet>;
+  /**
+   * Writes the set if its version is still `set.version` (then it becomes `set.version + 1`);
+   * `false` when another write came first.
+   */
+  writeEndpoints(set: EndpointSet): Promise<boolean>;
+  /** The endpoint's attempts, newest first. `cursor` is one this method returned for the same endpoint. */
+  listAttempts(
+    endpointId: string,
+    page: { limit: number; cursor?: string | undefined },
+  ): Promise<AttemptPage>;
+}

@@ -1,0 +1,172 @@
+/**
+ * Events from the ledger (issue 46): what one inserted item of the wallets table tells which
+ * wallet, and the use case that stores each event once with a delivery task per endpoint. No I/O
+ * of its own; the stream adapter is functions/derive-events/handler.ts.
+ */
+import { eachLimited } from '../../util/each-limited.ts';
+import type { Matching } from '../../wallet/model/matching.ts';
+import { matchingOf } from '../../wallet/model/matching.ts';
+import { type Currency, moneyJson } from '../../wallet/model/money.ts';
+import type { WebhookEventType } from '../model/event-types.ts';
+import type { EntryFact, LedgerFact } from '../model/ledger-fact.ts';
+import { eventIdOf, type WebhookEvent } from '../model/webhook-event.ts';
+import type { EventStore, SubscriberStore, TransferMatchingStore } from './ports.ts';
+
+/** How many events one deriver call stores at once. */
+const STORES_AT_ONCE = 16;
+
+/**
+ * The `data` of an event: the wallet told, its counterparty, the exact amount, the status and
+ * what the payer matched it with; for an event that records an entry of the wallet, that entry's
+ * `seq` (gap-free per wallet: a receiver that sees 41 then 43 knows it missed 42) and `balanceAfter`.
+ */
+function body(
+  type: WebhookEventType,
+  timestamp: string,
+  fields: {
+    transferId: string;
+    address: string;
+    counterparty?: string | undefined;
+    direction: 'in' | 'out';
+    amountMinor: number;
+    currency: Currency;
+    status: 'pending' | 'completed';
+    createdAt: string;
+    matching: Matching;
+    entry?: { seq: number; balanceAfterMinor: bigint } | undefined;
+  },
+): string {
+  const { currency, entry } = fields;
+  const data = {
+    transferId: fields.transferId,
+    address: fields.address,
+    ...(fields.counterparty === undefined ? {} : { counterparty: fields.counterparty }),
+    direction: fields.direction,
+    amount: moneyJson(fields.amountMinor, currency),
+    currency: currency.code,
+    status: fields.status,
+    createdAt: fields.createdAt,
+    ...matchingOf(fields.matching),
+    ...(entry ? { seq: entry.seq, balanceAfter: moneyJson(entry.balanceAfterMinor, currency) } : {}),
+  };
+  // Serialised once, here: this text is what is stored, signed and sent, byte for byte.
+  return JSON.stringify({ type, timestamp, data });
+}
+
+/** The event an entry records, if any: the payer's side, a credit becoming spendable, a deposit. */
+function entryEvent(fact: EntryFact, currency: Currency, matching: Matching): WebhookEvent | undefined {
+  const type: WebhookEventType | undefined =
+    fact.movement === 'deposit'
+      ? fact.direction === 'in'
+        ? 'deposit.received'
+        : undefined
+      : fact.direction === 'out'
+        ? 'transfer.sent'
+        : 'transfer.completed';
+  if (!type) return undefined;
+  // A credit is spendable when its entry is written: at the payment for a direct credit, at the
+  // posting for one through the clearing account.
+  const timestamp = fact.postedAt ?? fact.createdAt;
+  const status = type === 'transfer.sent' && fact.viaClearing ? 'pending' : 'completed';
+  return {
+    id: eventIdOf(type, fact.factKey),
+    type,
+    address: fact.address,
+    timestamp,
+    body: body(type, timestamp, {
+      ...fact,
+      currency: { ...currency, code: fact.currency },
+      status,
+      matching,
+      entry: fact,
+    }),
+  };
+}
+
+/** The events a fact gives: entries as above; an accepted transfer tells its recipient at once. */
+export function eventsOfFact(fact: LedgerFact, currency: Currency, looked?: Matching): WebhookEvent[] {
+  if (fact.kind === 'entry') {
+    const event = entryEvent(fact, currency, fact.postedAt === undefined ? fact : (looked ?? {}));
+    return event ? [event] : [];
+  }
+  const type = 'transfer.received';
+  return [
+    {
+      id: eventIdOf(type, fact.transferId),
+      type,
+      address: fact.toAddress,
+      timestamp: fact.createdAt,
+      body: body(type, fact.createdAt, {
+        ...fact,
+        address: fact.toAddress,
+        counterparty: fact.fromAddress,
+        direction: 'in',
+        currency: { ...currency, code: fact.currency },
+        status: fact.viaClearing ? 'pending' : 'completed',
+        matching: fact,
+      }),
+    },
+  ];
+}
+
+export interface DeriveEventsDependencies {
+  readonly events: EventStore;
+  readonly endpoints: SubscriberStore;
+  readonly transfers: TransferMatchingStore;
+  readonly currency: Currency;
+}
+
+export interface DeriveResult {
+  /** Events stored now (not stored before). */
+  readonly recorded: number;
+  /** Delivery tasks created with them. */
+  readonly tasks: number;
+  /** The index of the first fact whose events could not be stored: the stream delivers again from there. */
+  readonly failedFrom?: number | undefined;
+}
+
+/**
+ * Stores the events of a batch of facts, each once, with a delivery task per endpoint of the
+ * wallet subscribed to its type at that moment (an endpoint registered later gets it by replay).
+ * Posted credits' entries do not carry the payment's reference and metadata: one read of their
+ * transfers first. The endpoints of each (wallet, type) are read once per call.
+ */
+export function makeDeriveEvents({ events, endpoints, transfers, currency }: DeriveEventsDependencies) {
+  return async (facts: readonly LedgerFact[]): Promise<DeriveResult> => {
+    const posted = facts.flatMap((fact) =>
+      fact.kind === 'entry' && fact.postedAt !== undefined ? [fact.transferId] : [],
+    );
+    const looked = posted.length > 0 ? await transfers.matching(posted) : new Map<string, Matching>();
+    const subscribers = new Map<string, Promise<readonly string[]>>();
+    const endpointIds = (event: WebhookEvent) => {
+      const key = JSON.stringify([event.address, event.type]);
+      let found = subscribers.get(key);
+      if (!found) {
+        found = endpoints.subscribers(event.address, event.type);
+        subscribers.set(key, found);
+      }
+      return found;
+    };
+    let recorded = 0;
+    let tasks = 0;
+    let failedFrom: number | undefined;
+    const work = facts.flatMap((fact, index) =>
+      eventsOfFact(fact, currency, fact.kind === 'entry' ? looked.get(fact.transferId) : undefined).map(
+        (event) => ({ event, index }),
+      ),
+    );
+    await eachLimited(work, STORES_AT_ONCE, async ({ event, index }) => {
+      try {
+        const ids = await endpointIds(event);
+        if ((await events.record(event, ids)) === 'recorded') {
+          recorded++;
+          tasks += ids.length;
+        }
+      } catch (error) {
+        if (failedFrom === undefined || index < failedFrom) failedFrom = index;
+        throw error;
+      }
+    }).catch(() => undefined);
+    return { recorded, tasks, failedFrom };
+  };
+}

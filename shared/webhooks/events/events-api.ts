@@ -1,0 +1,83 @@
+/**
+ * The events API (issue 46): a wallet's events of the last 30 days, one by id, a replay of them
+ * to an endpoint, one event delivered again. For the wallet's owner only: another wallet's event
+ * or endpoint is not found (404), never forbidden, so an id confirms nothing.
+ */
+import { NotFoundError, ValidationError } from '../../errors.ts';
+import type { Clock } from '../../wallet/model/ports.ts';
+import type { WebhookEventType } from '../model/event-types.ts';
+import { EVENT_ID, EVENT_RETENTION_MS, type WebhookEvent } from '../model/webhook-event.ts';
+import type { EndpointLookup, EventPage, EventReader, ReplayStore } from './ports.ts';
+
+const NO_EVENT = 'No event of yours has this id';
+const NO_ENDPOINT = 'No webhook endpoint of yours has this id';
+
+/** RFC 3339 date-time, as `since` must be written (a UTC offset or Z, seconds required). */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+export interface EventsApiDependencies {
+  readonly events: EventReader;
+  readonly endpoints: EndpointLookup;
+  readonly replays: ReplayStore;
+  readonly clock: Clock;
+}
+
+export function makeEventsApi({ events, endpoints, replays, clock }: EventsApiDependencies) {
+  /** The caller's event, or a 404 for anyone else's, an unknown or a malformed id. */
+  async function ownEvent(sub: string, eventId: string): Promise<WebhookEvent> {
+    const event = EVENT_ID.test(eventId) ? await events.event(eventId) : undefined;
+    if (!event || event.address !== sub) throw new NotFoundError(NO_EVENT);
+    return event;
+  }
+
+  async function ownEndpoint(sub: string, endpointId: string, pointer?: string) {
+    const types = await endpoints.endpointTypes(sub, endpointId);
+    if (!types) {
+      // Named in a body, an unknown endpoint is a bad value there; in the path, a resource not found.
+      if (pointer) throw new ValidationError([{ pointer, detail: NO_ENDPOINT }]);
+      throw new NotFoundError(NO_ENDPOINT);
+    }
+    return types;
+  }
+
+  return {
+    list(
+      sub: string,
+      options: { limit: number; type?: WebhookEventType | undefined; cursor?: string | undefined },
+    ): Promise<EventPage> {
+      return events.page(sub, options);
+    },
+
+    get: ownEvent,
+
+    /** Every event of the wallet since `since` to the endpoint again (a task that expands them): 202. */
+    async replay(
+      sub: string,
+      endpointId: string,
+      since: string,
+    ): Promise<{ replayId: string; since: string }> {
+      await ownEndpoint(sub, endpointId);
+      const at = RFC3339.test(since) ? Date.parse(since) : Number.NaN;
+      const now = clock.now();
+      if (!Number.isFinite(at)) {
+        throw new ValidationError([
+          { pointer: '/since', detail: 'must be an RFC 3339 date-time, e.g. 2026-01-02T03:04:05Z' },
+        ]);
+      }
+      if (at < now - EVENT_RETENTION_MS || at > now) {
+        throw new ValidationError([
+          { pointer: '/since', detail: 'must be within the last 30 days, events are kept that long' },
+        ]);
+      }
+      const from = new Date(at).toISOString();
+      return { replayId: await replays.startReplay(sub, endpointId, from, now), since: from };
+    },
+
+    /** One event to one endpoint of the wallet again, whatever its earlier deliveries: 202. */
+    async redeliver(sub: string, eventId: string, endpointId: string): Promise<void> {
+      const event = await ownEvent(sub, eventId);
+      await ownEndpoint(sub, endpointId, '/webhookId');
+      await replays.redeliver(event, endpointId, clock.now());
+    },
+  };
+}

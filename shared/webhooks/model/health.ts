@@ -1,0 +1,32 @@
+import type { AttemptOutcome } from './delivery.ts';
+import { type DisabledReason, type EndpointStatus, FAILING_DISABLES_AFTER_MS } from './endpoint.ts';
+
+/** What an endpoint's health is made of. */
+export interface HealthState {
+  readonly status: EndpointStatus;
+  readonly disabledReason?: DisabledReason | undefined;
+  readonly failingSince?: string | undefined;
+}
+
+/**
+ * An endpoint's health after an attempt at `attemptedAt`: a success clears `failingSince`; a
+ * failure starts it, and disables the endpoint (`failing`) once it is 5 days old; a 410 disables it
+ * at once (`gone`). A disabled endpoint stays so until its owner enables it again; `undefined` when
+ * nothing changes (so the store writes nothing).
+ */
+export function healthAfter(
+  state: HealthState,
+  outcome: AttemptOutcome,
+  attemptedAt: string,
+): HealthState | undefined {
+  if (state.status === 'disabled') return undefined;
+  if (outcome === 'delivered') {
+    return state.failingSince === undefined ? undefined : { status: 'enabled' };
+  }
+  const failingSince = state.failingSince ?? attemptedAt;
+  if (outcome === 'gone') return { status: 'disabled', disabledReason: 'gone', failingSince };
+  if (Date.parse(attemptedAt) - Date.parse(failingSince) >= FAILING_DISABLES_AFTER_MS) {
+    return { status: 'disabled', disabledReason: 'failing', failingSince };
+  }
+  return state.failingSince === undefined ? { status: 'enabled', failingSince } : undefined;
+}

@@ -1,0 +1,106 @@
+/**
+ * The endpoint functions under faults beneath the SDK and under their owners' own contention: a
+ * write whose answer was lost counts once, DynamoDB down is a 503 that wrote nothing, and owners
+ * racing on one wallet's endpoint set all get their answer, never a 503 of our own making.
+ */
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { createCreateWebhookHandler } from '#functions/create-webhook/handler.ts';
+import { createDeleteWebhookHandler } from '#functions/delete-webhook/handler.ts';
+import { createListWebhooksHandler } from '#functions/list-webhooks/handler.ts';
+import { createUpdateWebhookHandler } from '#functions/update-webhook/handler.ts';
+import { tables } from '#shared/dynamodb/tables.ts';
+import { createWebhookEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
+import { endpointsKey } from '#shared/webhooks/dynamodb/keys.ts';
+import { createEnvelopeSealer } from '#shared/webhooks/secrets/envelope.ts';
+import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrapper.ts';
+import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
+import { mentions, proxiedClient, startFaultProxy, storedItem } from '../support/faults.ts';
+
+const proxy = await startFaultProxy({ conflicts: true });
+const tableName = process.env[tables.webhooks.envVar] as string;
+const sealer = createEnvelopeSealer(createStaticKeyWrapper(randomBytes(32).toString('base64')));
+const store = createWebhookEndpointStore({ client: proxiedClient(proxy), tableName });
+const deps = { store, mode: 'deployed' as const, sealer };
+const create = createCreateWebhookHandler(deps);
+const list = createListWebhooksHandler(deps);
+const update = createUpdateWebhookHandler(deps);
+const remove = createDeleteWebhookHandler(deps);
+
+const SCOPES = ['read:webhooks', 'write:webhooks'];
+const register = (sub: string, url = 'https://merchant.example.com/hooks') =>
+  invoke(
+    create,
+    apiEvent({ method: 'POST', path: '/api/wallet/webhooks', sub, scopes: SCOPES, body: { url } }),
+  );
+const listOf = async (sub: string) =>
+  (await invoke(list, apiEvent({ path: '/api/wallet/webhooks', sub, scopes: SCOPES }))).json.items as {
+    id: string;
+    description: string;
+  }[];
+const onEndpoint = (sub: string, id: string, method: string, body?: unknown) =>
+  apiEvent({
+    method,
+    path: `/api/wallet/webhooks/${id}`,
+    resource: '/api/wallet/webhooks/{webhookId}',
+    pathParameters: { webhookId: id },
+    sub,
+    scopes: SCOPES,
+    ...(body === undefined ? {} : { body }),
+  });
+const stored = async (sub: string) =>
+  ((await storedItem(tableName, { pk: endpointsKey(sub) }))?.endpoints ?? []) as { id: string }[];
+
+describe('the endpoint functions under faults', () => {
+  it('register once when the write was applied and its answer lost: 201 with the endpoint stored', async () => {
+    const sub = uniqueSub('lost');
+    proxy.inject({ kind: 'lose-response' }, { operation: 'PutItem', when: mentions(sub), times: 1 });
+    const answer = await register(sub);
+    expect(answer.statusCode).toBe(201);
+    expect((await stored(sub)).map((e) => e.id)).toEqual([answer.json.id]);
+  });
+
+  it('delete once when the write was applied and its answer lost: 204, not 404', async () => {
+    const sub = uniqueSub('lost-delete');
+    const { id } = (await register(sub)).json;
+    proxy.inject({ kind: 'lose-response' }, { operation: 'PutItem', when: mentions(sub), times: 1 });
+    expect((await invoke(remove, onEndpoint(sub, id, 'DELETE'))).statusCode).toBe(204);
+    expect(await stored(sub)).toEqual([]);
+  });
+
+  it('answer 503 with Retry-After when DynamoDB keeps failing, having written nothing', async () => {
+    const sub = uniqueSub('down');
+    proxy.inject({ kind: 'server-error' }, { when: mentions(sub) });
+    const answer = await register(sub);
+    expect(answer.statusCode).toBe(503);
+    expect(answer.headers?.['retry-after']).toMatch(/^\d+$/);
+    proxy.heal();
+    expect(await stored(sub)).toEqual([]);
+  });
+});
+
+describe("owners racing on one wallet's endpoints", () => {
+  it('register exactly 10 of 14 at once; the others are told the bound, none is told to come back', async () => {
+    const sub = uniqueSub('race');
+    const answers = await Promise.all(
+      Array.from({ length: 14 }, (_, i) => register(sub, `https://m.example.com/${i}`)),
+    );
+    const statuses = answers.map((a) => a.statusCode).sort();
+    expect(statuses.filter((s) => s === 201)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 422)).toHaveLength(4);
+    const created = answers.filter((a) => a.statusCode === 201).map((a) => a.json.id as string);
+    expect(new Set((await stored(sub)).map((e) => e.id))).toEqual(new Set(created));
+  });
+
+  it('lose no change when each of five endpoints is patched at once', async () => {
+    const sub = uniqueSub('patches');
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await register(sub)).json.id);
+    const answers = await Promise.all(
+      ids.map((id, i) => invoke(update, onEndpoint(sub, id, 'PATCH', { description: `changed ${i}` }))),
+    );
+    expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200, 200, 200]);
+    const after = new Map((await listOf(sub)).map((e) => [e.id, e.description]));
+    expect(ids.map((id) => after.get(id))).toEqual(ids.map((_, i) => `changed ${i}`));
+  });
+});

@@ -1,0 +1,263 @@
+import { describe, expect, it } from 'vitest';
+import { entryItem, transferKey } from '#shared/wallet/dynamodb/keys.ts';
+import { sideEntry } from '#shared/wallet/dynamodb/ledger-commit.ts';
+import type { Matching } from '#shared/wallet/model/matching.ts';
+import { factOfItem } from '#shared/webhooks/dynamodb/ledger-facts.ts';
+import { eventsOfFact, makeDeriveEvents } from '#shared/webhooks/events/derive-events.ts';
+import type { EventStore } from '#shared/webhooks/events/ports.ts';
+import type { LedgerFact } from '#shared/webhooks/model/ledger-fact.ts';
+import { EVENT_ID, type WebhookEvent } from '#shared/webhooks/model/webhook-event.ts';
+
+/*
+ * Events from the ledger's items (issue 46): items made by the ledger's own item builders
+ * (sideEntry, entryItem), read back as facts, turned into events; the deriving use case on an
+ * in-memory store.
+ */
+
+const USD = { code: 'USD', decimals: 2 };
+const AT = '2026-12-01T10:00:00.000Z';
+const POSTED_AT = '2026-12-01T10:00:00.400Z';
+const MATCH = { reference: 'INV-7', metadata: { order: '7' } };
+
+const transfer = {
+  transferId: 'a1b2c3d4-0000-4000-8000-000000000001',
+  fromAddress: 'alice',
+  toAddress: 'shop',
+  amountMinor: 1234,
+  currency: 'USD',
+  createdAt: AT,
+  ...MATCH,
+};
+
+function factOf(item: Record<string, unknown>): LedgerFact {
+  const fact = factOfItem(item);
+  if (fact === undefined || fact === 'malformed') throw new Error(`no fact in ${JSON.stringify(item)}`);
+  return fact;
+}
+
+const payer = { account: 'W#alice', state: { exists: true, balance: 5000n, seq: 6 } };
+const shop = { account: 'W#shop', state: { exists: true, balance: 100n, seq: 40 } };
+
+/** The items a direct payment writes that the deriver reads: the payer's entry, the transfer, the recipient's entry. */
+function directPayment() {
+  const movement = { ...transfer, transferKind: 'transfer' as const };
+  return {
+    payerEntry: entryItem(sideEntry(movement, payer, 'out', { account: 'W#shop', seq: 41 }), false),
+    record: {
+      pk: transferKey(transfer.transferId),
+      kind: 'transfer',
+      transferKind: 'transfer',
+      ...transfer,
+      fromSeq: 7,
+      toSeq: 41,
+    },
+    recipientEntry: entryItem(sideEntry(movement, shop, 'in', { account: 'W#alice', seq: 7 }), false),
+  };
+}
+
+const parsed = (event: WebhookEvent) =>
+  JSON.parse(event.body) as { type: string; timestamp: string; data: Record<string, unknown> };
+
+describe('events of a payment', () => {
+  it('a direct payment: transfer.sent to the payer, transfer.received and transfer.completed to the recipient, with seq and balanceAfter', () => {
+    const { payerEntry, record, recipientEntry } = directPayment();
+    const [sent] = eventsOfFact(factOf(payerEntry), USD);
+    const [received] = eventsOfFact(factOf(record), USD);
+    const [completed] = eventsOfFact(factOf(recipientEntry), USD);
+    expect(sent?.address).toBe('alice');
+    expect(parsed(sent as WebhookEvent)).toEqual({
+      type: 'transfer.sent',
+      timestamp: AT,
+      data: {
+        transferId: transfer.transferId,
+        address: 'alice',
+        counterparty: 'shop',
+        direction: 'out',
+        amount: 12.34,
+        currency: 'USD',
+        status: 'completed',
+        createdAt: AT,
+        ...MATCH,
+        seq: 7,
+        balanceAfter: 37.66,
+      },
+    });
+    expect(parsed(received as WebhookEvent)).toMatchObject({
+      type: 'transfer.received',
+      data: { address: 'shop', counterparty: 'alice', status: 'completed', ...MATCH },
+    });
+    expect(parsed(received as WebhookEvent).data).not.toHaveProperty('seq');
+    expect(parsed(completed as WebhookEvent)).toMatchObject({
+      type: 'transfer.completed',
+      data: { address: 'shop', seq: 41, balanceAfter: 13.34, status: 'completed', ...MATCH },
+    });
+    // The amounts as exact decimals in the text itself, as the rest of the API writes them.
+    expect(sent?.body).toContain('"amount":12.34,');
+    expect(completed?.body).toContain('"balanceAfter":13.34}');
+  });
+
+  it('a payment to a hot wallet: received pending at once, completed at its posting with the transfer’s reference looked up', () => {
+    const movement = { ...transfer, via: 'clearing' as const, transferKind: 'transfer' as const };
+    const payerEntry = entryItem(
+      sideEntry(movement, payer, 'out', { account: 'CLEARING', address: 'shop' }),
+      false,
+    );
+    const record = {
+      pk: transferKey(transfer.transferId),
+      kind: 'transfer',
+      ...movement,
+      fromSeq: 7,
+    };
+    // As the poster writes it: from the credit, which carries no reference or metadata.
+    const { reference: _r, metadata: _m, ...bare } = movement;
+    const posted = entryItem(
+      {
+        ...sideEntry(bare, shop, 'in', { account: 'CLEARING', seq: 7, address: 'alice' }),
+        postedAt: POSTED_AT,
+      },
+      true,
+    );
+    expect(parsed(eventsOfFact(factOf(payerEntry), USD)[0] as WebhookEvent).data).toMatchObject({
+      status: 'pending',
+      counterparty: 'shop',
+    });
+    expect(parsed(eventsOfFact(factOf(record), USD)[0] as WebhookEvent)).toMatchObject({
+      type: 'transfer.received',
+      timestamp: AT,
+      data: { status: 'pending' },
+    });
+    const [completed] = eventsOfFact(factOf(posted), USD, MATCH);
+    expect(completed?.address).toBe('shop');
+    expect(parsed(completed as WebhookEvent)).toMatchObject({
+      type: 'transfer.completed',
+      timestamp: POSTED_AT,
+      data: { counterparty: 'alice', seq: 41, balanceAfter: 13.34, status: 'completed', ...MATCH },
+    });
+  });
+
+  it('a deposit: deposit.received without a counterparty; the issuance side and the deposit record tell nobody', () => {
+    const deposit = {
+      transferId: 'd-1',
+      transferKind: 'deposit' as const,
+      amountMinor: 5,
+      currency: 'USD',
+      createdAt: AT,
+    };
+    const entry = entryItem(sideEntry(deposit, shop, 'in', { account: 'ISSUANCE', seq: 3 }), false);
+    const issuance = entryItem(
+      sideEntry(deposit, { account: 'ISSUANCE', state: { exists: true, balance: -5n, seq: 2 } }, 'out', {
+        account: 'W#shop',
+        seq: 41,
+      }),
+      false,
+    );
+    const [event] = eventsOfFact(factOf(entry), USD);
+    expect(parsed(event as WebhookEvent)).toMatchObject({
+      type: 'deposit.received',
+      data: { address: 'shop', amount: 0.05, seq: 41 },
+    });
+    expect(parsed(event as WebhookEvent).data).not.toHaveProperty('counterparty');
+    expect(factOfItem(issuance)).toBeUndefined();
+    expect(
+      factOfItem({
+        pk: 'TRANSFER#d-1',
+        kind: 'transfer',
+        ...deposit,
+        toAddress: 'shop',
+      }),
+    ).toBeUndefined();
+  });
+
+  it('one fact is one event id however often it is read; distinct facts and types have distinct ids', () => {
+    const { payerEntry, record, recipientEntry } = directPayment();
+    const ids = [payerEntry, record, recipientEntry].map((item) => eventsOfFact(factOf(item), USD)[0]?.id);
+    const again = [payerEntry, record, recipientEntry].map(
+      (item) => eventsOfFact(factOf(structuredClone(item)), USD)[0]?.id,
+    );
+    expect(again).toEqual(ids);
+    expect(new Set(ids).size).toBe(3);
+    for (const id of ids) expect(id).toMatch(EVENT_ID);
+  });
+
+  it('names an entry or transfer without its fields malformed, and ignores other items', () => {
+    const { payerEntry, record } = directPayment();
+    expect(factOfItem({ ...payerEntry, seq: 'seven' })).toBe('malformed');
+    expect(factOfItem({ ...record, amountMinor: undefined })).toBe('malformed');
+    expect(factOfItem({ pk: 'WALLET#shop', kind: 'wallet', balance: 1 })).toBeUndefined();
+  });
+
+  it('writes a balance beyond 2^53 exactly', () => {
+    const big = { account: 'W#shop', state: { exists: true, balance: 2n ** 60n, seq: 1 } };
+    const item = entryItem(
+      sideEntry({ ...transfer, transferKind: 'transfer' }, big, 'in', { account: 'W#alice', seq: 7 }),
+      false,
+    );
+    expect(eventsOfFact(factOf(item), USD)[0]?.body).toContain(
+      `"balanceAfter":${(2n ** 60n + 1234n) / 100n}.${String((2n ** 60n + 1234n) % 100n).padStart(2, '0')}}`,
+    );
+  });
+});
+
+describe('deriving a batch', () => {
+  function store() {
+    const stored = new Map<string, { event: WebhookEvent; endpoints: readonly string[] }>();
+    const events: EventStore = {
+      async record(event, endpoints) {
+        if (stored.has(event.id)) return 'exists';
+        stored.set(event.id, { event, endpoints });
+        return 'recorded';
+      },
+    };
+    return { stored, events };
+  }
+  const noLookup = { matching: async () => new Map<string, Matching>() };
+
+  it('stores each event once with a task per subscribed endpoint, read once per wallet and type', async () => {
+    const { stored, events } = store();
+    const reads: string[] = [];
+    const derive = makeDeriveEvents({
+      events,
+      transfers: noLookup,
+      currency: USD,
+      endpoints: {
+        async subscribers(address, type) {
+          reads.push(`${address} ${type}`);
+          return address === 'shop' ? ['whep_1', 'whep_2'] : [];
+        },
+      },
+    });
+    const { payerEntry, record, recipientEntry } = directPayment();
+    const facts = [payerEntry, record, recipientEntry, recipientEntry].map(factOf);
+    expect(await derive(facts)).toEqual({ recorded: 3, tasks: 4, failedFrom: undefined });
+    expect(await derive(facts)).toEqual({ recorded: 0, tasks: 0, failedFrom: undefined });
+    expect([...stored.values()].map((s) => [s.event.type, s.endpoints])).toEqual([
+      ['transfer.sent', []],
+      ['transfer.received', ['whep_1', 'whep_2']],
+      ['transfer.completed', ['whep_1', 'whep_2']],
+    ]);
+    expect(reads.slice(0, 3).sort()).toEqual([
+      'alice transfer.sent',
+      'shop transfer.completed',
+      'shop transfer.received',
+    ]);
+  });
+
+  it('names the first fact whose events could not be stored, and stores the others', async () => {
+    const { stored, events } = store();
+    const derive = makeDeriveEvents({
+      events: {
+        record: (event, endpoints) =>
+          event.type === 'transfer.received'
+            ? Promise.reject(new Error('throttled'))
+            : events.record(event, endpoints),
+      },
+      transfers: noLookup,
+      currency: USD,
+      endpoints: { subscribers: async () => [] },
+    });
+    const { payerEntry, record, recipientEntry } = directPayment();
+    const result = await derive([payerEntry, record, recipientEntry].map(factOf));
+    expect(result.failedFrom).toBe(1);
+    expect([...stored.values()].map((s) => s.event.type)).toEqual(['transfer.sent', 'transfer.completed']);
+  });
+});

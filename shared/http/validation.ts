@@ -62,8 +62,8 @@ function guard(node: Record<string, unknown>, condition: object, then: object): 
  * so a large body of wrong items made an error object per item (docs/decisions/validation-early-stop.md). Here
  * the items are checked only when the array is within `maxItems` (`if`/`then`), and an object
  * with `additionalProperties: false` gets `maxProperties` (its properties plus as many unknown
- * ones as a problem lists: more is invalid anyway) and checks its keys only within it. ajv has no
- * option to cap its errors.
+ * ones as a problem lists: more is invalid anyway) and checks its keys only within it, as does a
+ * map with its own `maxProperties`. ajv has no option to cap its errors.
  * Used by the build step only; the published schemas (OpenAPI) stay as written.
  */
 export function withEarlyStops(schema: unknown): unknown {
@@ -89,6 +89,17 @@ export function withEarlyStops(schema: unknown): unknown {
     const known = Object.fromEntries(names.map((name) => [name, true]));
     guard(node, { maxProperties: node.maxProperties }, { properties: known, additionalProperties: false });
     delete node.additionalProperties;
+  } else if (typeof node.maxProperties === 'number' && !node.properties) {
+    // A map (string keys to one schema, like a transfer's `metadata`): its keys and values are
+    // checked only within `maxProperties`, or a body of many bad keys makes an error per key.
+    const then: Record<string, unknown> = {};
+    for (const keyword of ['additionalProperties', 'propertyNames', 'patternProperties'] as const) {
+      if (keyword in node) {
+        then[keyword] = node[keyword];
+        delete node[keyword];
+      }
+    }
+    if (Object.keys(then).length > 0) guard(node, { maxProperties: node.maxProperties }, then);
   }
   return node;
 }

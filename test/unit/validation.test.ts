@@ -29,6 +29,19 @@ const sends: unknown[] = [
   { toAddress: 'a', amount: 1, memo: 'x' },
   { toAddress: 'a' },
   { toAddress: 'a', memo: 'x', other: 1 },
+  { toAddress: 'a', amount: 1, metadata: { order: '1' } },
+  { toAddress: 'a', amount: 1, metadata: { order: 1 } },
+  {
+    toAddress: 'a',
+    amount: 1,
+    metadata: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, 'v'])),
+  },
+  {
+    toAddress: 'a',
+    amount: 1,
+    metadata: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, 'v'])),
+  },
+  { toAddress: 'a', amount: 1, metadata: { ['k'.repeat(41)]: 'v' } },
 ];
 
 describe('withEarlyStops', () => {
@@ -46,11 +59,23 @@ describe('withEarlyStops', () => {
       const n = node as Record<string, unknown>;
       if (n.type === 'array' && typeof n.maxItems !== 'number')
         unbounded.push(`${path} (array without maxItems)`);
-      if (n.type === 'object' && n.additionalProperties !== false) unbounded.push(`${path} (open object)`);
+      // A map (no named properties) is bounded by its own maxProperties.
+      const boundedMap = !n.properties && typeof n.maxProperties === 'number';
+      if (n.type === 'object' && n.additionalProperties !== false && !boundedMap) {
+        unbounded.push(`${path} (open object)`);
+      }
       for (const [k, v] of Object.entries(n)) visit(v, `${path}/${k}`);
     };
     const ids = new Set<string>(Object.values(requestValidators));
     for (const schema of schemas.filter((s) => ids.has(s.$id))) visit(schema, schema.$id);
     expect(unbounded).toEqual([]);
+  });
+
+  it('lists a bounded number of errors for a map of many bad keys', () => {
+    const metadata = Object.fromEntries(
+      Array.from({ length: 5_000 }, (_, i) => [`${'k'.repeat(41)}${i}`, i]),
+    );
+    expect(bounded.validate('SendRequest', { toAddress: 'a', amount: 1, metadata })).toBe(false);
+    expect(bounded.errors?.length ?? 0).toBeLessThan(10);
   });
 });

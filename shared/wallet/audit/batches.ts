@@ -1,4 +1,5 @@
-import { batchOfItem, entriesOfBatch } from '../dynamodb/batch-items.ts';
+import { entriesOfBatch } from '../dynamodb/batch-items.ts';
+import { batchOfItem } from '../dynamodb/batch-reader.ts';
 import { batchKey, creditKey, entryItem, entryKey } from '../dynamodb/keys.ts';
 import type { CreditBatch } from '../hot-wallet/credit-batch.ts';
 import type { KeyReader } from './key-reader.ts';

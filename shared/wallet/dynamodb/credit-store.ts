@@ -12,7 +12,8 @@ import type {
   PostingResult,
 } from '../hot-wallet/ports.ts';
 import { addressOfAccount, walletAccount } from '../model/accounts.ts';
-import { batchItem, batchOfItem, entriesOfBatch, postedEntries } from './batch-items.ts';
+import { batchItem, entriesOfBatch, postedEntries } from './batch-items.ts';
+import { batchOfItem } from './batch-reader.ts';
 import { createHotMarkerStore } from './hot-marker-store.ts';
 import { batchKey, creditKey, postingLeaseKey, walletKey } from './keys.ts';
 import { createLedgerCommit, exact, stateOf } from './ledger-commit.ts';

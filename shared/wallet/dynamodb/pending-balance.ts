@@ -1,5 +1,5 @@
 import { walletAccount } from '../model/accounts.ts';
-import { batchOfItem } from './batch-items.ts';
+import { batchOfItem } from './batch-reader.ts';
 import { readItems } from './consistent-read.ts';
 import { batchKey, walletKey } from './keys.ts';
 import { createPendingCredits } from './pending-index.ts';

@@ -3,7 +3,7 @@ import { withRetries } from '../../dynamodb/retry.ts';
 import { eachLimited } from '../../util/each-limited.ts';
 import type { PendingCredit } from '../history/ports.ts';
 import { addressOfAccount } from '../model/accounts.ts';
-import { batchOfItem } from './batch-items.ts';
+import { batchOfItem } from './batch-reader.ts';
 import { PENDING_INDEX, PENDING_SHARDS, pendingShardOf } from './keys.ts';
 import type { WalletTableAccess } from './table-access.ts';
 

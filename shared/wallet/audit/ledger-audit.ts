@@ -137,6 +137,12 @@ export async function auditTable(
   const keptTransfers = new Map<string, Transfer>();
   /** Credits created or posted since the horizon, by key: their item changes when posted. */
   const keptCredits = new Map<string, Credit>();
+  /**
+   * Credits folded in without their posting (in transit, or posted since the horizon), by id: as
+   * many as are in transit. One of them read again after the scan may be posted, and dated before
+   * the horizon, by a posting that committed after the scan passed it: the settled sums lack it.
+   */
+  const foldedUnposted = new Set<string>();
   const counts = { itemsScanned: 0, accounts: 0, entries: 0, transfers: 0, credits: 0, creditsUnposted: 0 };
   const stuck = new StuckCredits();
   const batches = new PostedBatches();
@@ -203,6 +209,7 @@ export async function auditTable(
     sums.addCredit(fp, credit, postedSettled);
     clearing.paid(bucket, credit.amountMinor);
     if (postedSettled) clearing.posted(bucket, credit.amountMinor);
+    else foldedUnposted.add(credit.transferId);
   }
 
   const breaks: AuditBreak[] = [];
@@ -295,10 +302,14 @@ export async function auditTable(
   for (const [id, credit] of known) {
     if (exact.has(sums.bucketOf(id))) continue;
     const { paid, posted } = atTheCuts(credit, cutOf);
-    // What the settled sums hold of it already: its payment, and its posting if settled too.
+    // What the settled sums hold of it already: its payment, and its posting if the scan folded it
+    // (a posting dated before the horizon may have committed after the scan saw the credit).
     const paidSettled = credit.createdAt < horizon;
     const postedSettled =
-      paidSettled && credit.postedSeq !== undefined && (credit.postedAt ?? Number.NaN) < horizon;
+      paidSettled &&
+      credit.postedSeq !== undefined &&
+      (credit.postedAt ?? Number.NaN) < horizon &&
+      !foldedUnposted.has(id);
     if (!paidSettled) inTransit += paid;
     if (!postedSettled) inTransit -= posted;
   }

@@ -23,6 +23,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import type { ProbeSettings } from '#infra/config/deployment-config.ts';
+import { BatchSweep } from '#infra/constructs/batch-sweep.ts';
 import { CallerRateLimitAcl } from '#infra/constructs/caller-rate-limit.ts';
 import { CreditPoster } from '#infra/constructs/credit-poster.ts';
 import { addHttpEdges } from '#infra/constructs/http-edges.ts';
@@ -112,6 +113,8 @@ export class ServiceStack extends Stack {
   readonly ledgerAudit: LedgerAudit;
   /** The wallets table's stream into the function that posts credits in transit to hot wallets. */
   readonly creditPoster: CreditPoster;
+  /** Completes the batches posted and not completed whose poster stopped. */
+  readonly batchSweep: BatchSweep;
   /** The base URL of the API stage, as an output the pipeline's smoke test reads. */
   readonly apiUrlOutput: CfnOutput;
 
@@ -257,6 +260,13 @@ export class ServiceStack extends Stack {
     });
 
     this.creditPoster = new CreditPoster(this, CREDIT_POSTER_NAME, {
+      stageName: props.stageName,
+      walletsTable: props.tables.wallets,
+      logRetention: props.logRetention,
+      logLevel: props.logLevel,
+    });
+
+    this.batchSweep = new BatchSweep(this, 'BatchSweep', {
       stageName: props.stageName,
       walletsTable: props.tables.wallets,
       logRetention: props.logRetention,

@@ -283,9 +283,15 @@ describe('data access', () => {
       expect(everyAction).not.toContain(broad);
     }
     expect(everyAction.filter((a) => a === 'dynamodb:Scan')).toHaveLength(1);
-    // The history (its page and credits in transit), the balance (a hot wallet's pending sum) and
-    // the credit poster (credits in transit that other pollers wait for).
-    expect(everyAction.filter((a) => a === 'dynamodb:Query')).toHaveLength(3);
+    // The sweep queries the pending index's posted batches and completes them: no read by key.
+    const sweep = statementsOf(built.service.batchSweep.function).find((s) =>
+      actionsOf(s).some((a) => a.startsWith('dynamodb:')),
+    );
+    expect(sweep && actionsOf(sweep)).toEqual(['dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+    expect(JSON.stringify(sweep?.Resource)).toContain('/index/pending');
+    // The history (its page and credits in transit), the balance (a hot wallet's pending sum),
+    // the credit poster (credits in transit that other pollers wait for) and the sweep.
+    expect(everyAction.filter((a) => a === 'dynamodb:Query')).toHaveLength(4);
     expect(JSON.stringify(service.toJSON())).not.toContain('/index/*');
   });
 

@@ -6,6 +6,7 @@ import { type AuditReport, auditTable } from '#shared/wallet/audit/ledger-audit.
 import { batchItem } from '#shared/wallet/dynamodb/batch-items.ts';
 import { batchKey, creditKey, entryKey, walletAccount, walletKey } from '#shared/wallet/dynamodb/keys.ts';
 import { type BatchPosting, type CreditBatch, listingOf } from '#shared/wallet/hot-wallet/credit-batch.ts';
+import { UNCOMPLETED_NAMED_AFTER_MS } from '#shared/wallet/hot-wallet/sweep-batches.ts';
 import { auditBoth, auditWhile, auditWhileScanned, SEGMENTS, segmentOf } from '../support/audit.ts';
 import { proxiedClient, startFaultProxy } from '../support/faults.ts';
 import { createHotLedger, type HotLedger } from '../support/ledger.ts';
@@ -52,14 +53,18 @@ async function batch(ledger: HotLedger, transferIds: readonly string[]): Promise
   return made;
 }
 
-/** Takes these batches into the shop's wallet in one posting: each batch with where it went. */
-async function post(ledger: HotLedger, batches: readonly CreditBatch[]): Promise<CreditBatch[]> {
+/** Takes these batches into the shop's wallet in one posting (dated now): each batch with where it went. */
+async function post(
+  ledger: HotLedger,
+  batches: readonly CreditBatch[],
+  postedAt = now(),
+): Promise<CreditBatch[]> {
   const { wallet } = await ledger.wallets.credits.read(ledger.shop, []);
   const result = await ledger.wallets.credits.postBatches({
     address: ledger.shop,
     wallet,
     batches,
-    postedAt: now(),
+    postedAt,
   });
   if (result.kind !== 'posted') throw new Error(`the posting was refused: ${result.kind}`);
   return batches.map((each, i) => ({ ...each, posting: result.postings[i] as BatchPosting }));
@@ -163,6 +168,19 @@ describe('the ledger audit of two-level postings', LEDGER_TEST, () => {
       );
       expect(report.grandTotalMinor, path).toBe(0n);
       expect(report.clearingBalanceMinor, path).toBe(0n);
+    }
+  });
+
+  it('names a batch posted and not completed long after the sweep should have completed it, and not one it still may', async () => {
+    const ledger = await seedBatchedLedger();
+    const late = new Date(Date.now() - UNCOMPLETED_NAMED_AFTER_MS - 60_000).toISOString();
+    const [old] = await post(ledger, [await batch(ledger, ledger.batched.slice(0, 2))], late);
+    await post(ledger, [await batch(ledger, ledger.batched.slice(2))]);
+    for (const [path, report] of await auditAll(ledger.tableName)) {
+      expect(report.breaks, path).toEqual([
+        expect.objectContaining({ invariant: 'batch-uncompleted', subject: batchKey(String(old?.batchId)) }),
+      ]);
+      expect(report.grandTotalMinor, path).toBe(0n);
     }
   });
 

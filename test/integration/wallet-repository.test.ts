@@ -162,6 +162,7 @@ describe('credit ledger on DynamoDB Local', () => {
         wallet: read.wallet,
         credits: read.credits,
         postedAt: at(),
+        postingId: randomUUID(),
       }),
     ).toEqual({
       kind: 'posted',
@@ -177,6 +178,7 @@ describe('credit ledger on DynamoDB Local', () => {
         wallet: after.wallet,
         credits: read.credits,
         postedAt: at(),
+        postingId: randomUUID(),
       }),
     ).toEqual({
       kind: 'credit-taken',
@@ -200,6 +202,7 @@ describe('credit ledger on DynamoDB Local', () => {
         wallet: read.wallet,
         credits: read.credits,
         postedAt: at(),
+        postingId: randomUUID(),
       }),
     ).toEqual({
       kind: 'wallet-moved',

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { withRetries } from '../../dynamodb/retry.ts';
 import { type BatchPosting, batchOfItem, batchSum, type CreditBatch } from '../hot-wallet/credit-batch.ts';
+import type { BatchSweepStore } from '../hot-wallet/ports.ts';
 import type { BatchPostingPlan, BatchPostingResult } from '../hot-wallet/post-credit-batches.ts';
 import type {
   CreditInTransit,
@@ -12,7 +13,15 @@ import type {
 } from '../hot-wallet/post-credits.ts';
 import { batchItem, entriesOfBatch, postedEntries } from './batch-items.ts';
 import { createInboundMarker } from './hot-marker-store.ts';
-import { addressOfAccount, batchKey, creditKey, postingLeaseKey, walletAccount, walletKey } from './keys.ts';
+import {
+  addressOfAccount,
+  batchKey,
+  completingShardKey,
+  creditKey,
+  postingLeaseKey,
+  walletAccount,
+  walletKey,
+} from './keys.ts';
 import { createLedgerCommit, exact, stateOf, type WalletTableAccess } from './ledger-commit.ts';
 import { createPendingCredits } from './pending-index.ts';
 
@@ -37,7 +46,8 @@ export function creditOfItem(
   item: Record<string, unknown>,
 ): { address: string; credit: CreditInTransit } | undefined {
   const address = addressOfAccount(String(item.toAccount ?? ''));
-  const { transferId, fromAccount, fromSeq, amountMinor, currency, createdAt, postedSeq, batchId } = item;
+  const { transferId, fromAccount, fromSeq, amountMinor, currency, createdAt, postedSeq, batchId, postedBy } =
+    item;
   const texts = [transferId, fromAccount, currency, createdAt];
   if (address === undefined || !texts.every((value) => typeof value === 'string' && value !== '')) return;
   if (!Number.isSafeInteger(fromSeq) || !Number.isSafeInteger(amountMinor)) return;
@@ -52,12 +62,13 @@ export function creditOfItem(
       createdAt,
       postedSeq: postedSeq as number | undefined,
       batchId: batchId as string | undefined,
+      ...(typeof postedBy === 'string' ? { postedBy } : {}),
     } as CreditInTransit,
   };
 }
 
 /** The credits in transit of the wallet ledger on its DynamoDB table: what the credit poster needs. */
-export function createCreditLedger(access: WalletTableAccess): CreditLedger {
+export function createCreditLedger(access: WalletTableAccess): CreditLedger & BatchSweepStore {
   const ledger = createLedgerCommit(access);
 
   async function read(address: string, transferIds: readonly string[]) {
@@ -71,7 +82,13 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger {
     return { wallet: stateOf(found.get(walletKey(address))), credits };
   }
 
-  async function post({ address, wallet, credits, postedAt }: PostingPlan): Promise<PostingResult> {
+  async function post({
+    address,
+    wallet,
+    credits,
+    postedAt,
+    postingId,
+  }: PostingPlan): Promise<PostingResult> {
     const account = walletAccount(address);
     const items: Record<
       string,
@@ -79,7 +96,7 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger {
     > = {};
     postedEntries(address, wallet, credits, postedAt).forEach((entry, i) => {
       items[`entry${i}`] = ledger.entryPut(entry, true);
-      items[`credit${i}`] = creditMark(entry.transferId, entry.seq, postedAt);
+      items[`credit${i}`] = creditMark(entry.transferId, entry.seq, postedAt, postingId);
     });
     items.wallet = ledger.accountUpdate(account, wallet, batchSum({ credits }), postedAt, credits.length);
     // Never a transfer id: the payer's transaction used it as its token.
@@ -138,7 +155,8 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger {
       postings.push(posting);
       items[`batch${i}`] = update(
         batchKey(each.batchId),
-        'SET firstSeq = :first, balanceBefore = :before, postedAt = :at REMOVE pendingFor',
+        // Out of its wallet's pending shard (the money is the wallet's), into the completing one.
+        'SET firstSeq = :first, balanceBefore = :before, postedAt = :at, pendingFor = :completing',
         // The sum the wallet is credited with is the batch's as stored.
         'attribute_not_exists(firstSeq) AND amountMinor = :sum AND toAccount = :to',
         {
@@ -147,6 +165,7 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger {
           ':at': postedAt,
           ':sum': exact(batchSum(each)),
           ':to': walletAccount(address),
+          ':completing': completingShardKey(each.batchId),
         },
       );
       state = { exists: true, balance: state.balance + batchSum(each), seq: state.seq + each.credits.length };
@@ -182,7 +201,7 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger {
       // Whose completion it was, when refused: this one's, when its answer was lost and it asks again.
       batch: update(
         batchKey(batch.batchId),
-        'SET completedAt = :at, completedBy = :by',
+        'SET completedAt = :at, completedBy = :by REMOVE pendingFor',
         'attribute_exists(firstSeq) AND attribute_not_exists(completedAt)',
         { ':at': completedAt, ':by': completer },
         true,
@@ -243,17 +262,20 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger {
     };
   }
 
-  /** Marks a credit posted at the recipient's entry `seq`, and takes it out of the pending index. */
-  function creditMark(transferId: string, seq: number, postedAt: string) {
+  /**
+   * Marks a credit posted at the recipient's entry `seq` by posting `postingId` (whose answer may
+   * be lost: its next try finds the credit posted by it), and takes it out of the pending index.
+   */
+  function creditMark(transferId: string, seq: number, postedAt: string, postingId: string) {
     return {
       Update: {
         TableName: access.tableName,
         Key: { pk: creditKey(transferId) },
-        UpdateExpression: 'SET postedSeq = :seq, postedAt = :at REMOVE pendingFor',
+        UpdateExpression: 'SET postedSeq = :seq, postedAt = :at, postedBy = :by REMOVE pendingFor',
         // A credit a batch holds is posted with its batch only: posted here too, it would be twice.
         ConditionExpression:
           'attribute_exists(pk) AND attribute_not_exists(postedSeq) AND attribute_not_exists(batchId)',
-        ExpressionAttributeValues: { ':seq': seq, ':at': postedAt },
+        ExpressionAttributeValues: { ':seq': seq, ':at': postedAt, ':by': postingId },
       },
     };
   }
@@ -375,5 +397,6 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger {
     waitFor,
     releaseLease,
     oldestCredits,
+    postedUncompleted: pending.postedUncompleted,
   };
 }

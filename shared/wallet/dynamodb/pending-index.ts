@@ -1,7 +1,14 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { withRetries } from '../../dynamodb/retry.ts';
-import { batchOfItem } from '../hot-wallet/credit-batch.ts';
-import { addressOfAccount, PENDING_INDEX, PENDING_SHARDS, pendingShardOf } from './keys.ts';
+import { batchOfItem, type CreditBatch } from '../hot-wallet/credit-batch.ts';
+import {
+  addressOfAccount,
+  COMPLETING_SHARDS,
+  completingShardOf,
+  PENDING_INDEX,
+  PENDING_SHARDS,
+  pendingShardOf,
+} from './keys.ts';
 import type { WalletTableAccess } from './ledger-commit.ts';
 
 /** A credit on its way to a wallet, as its owner sees it before it is posted. */
@@ -19,7 +26,11 @@ export interface PendingCredit {
  */
 export function createPendingCredits({ client, tableName }: WalletTableAccess) {
   /** The items of one shard, newest first or oldest first, `limit` of them or every page. */
-  async function shard(address: string, n: number, newestFirst: boolean, limit?: number) {
+  const shard = (address: string, n: number, newestFirst: boolean, limit?: number) =>
+    keyItems(pendingShardOf(address, n), newestFirst, limit);
+
+  /** The items of one key of the index, newest first or oldest first, `limit` of them or every page. */
+  async function keyItems(key: string, newestFirst: boolean, limit?: number) {
     const items: Record<string, unknown>[] = [];
     let start: Record<string, unknown> | undefined;
     do {
@@ -29,7 +40,7 @@ export function createPendingCredits({ client, tableName }: WalletTableAccess) {
             TableName: tableName,
             IndexName: PENDING_INDEX,
             KeyConditionExpression: 'pendingFor = :k',
-            ExpressionAttributeValues: { ':k': pendingShardOf(address, n) },
+            ExpressionAttributeValues: { ':k': key },
             ScanIndexForward: !newestFirst,
             ...(limit === undefined ? {} : { Limit: limit }),
             ExclusiveStartKey: start,
@@ -64,7 +75,22 @@ export function createPendingCredits({ client, tableName }: WalletTableAccess) {
   const oldestItems = (address: string, perShard: number) =>
     allShards((n) => shard(address, n, false, perShard));
 
-  return { newest, total, oldestItems };
+  /**
+   * The oldest batches posted and not yet completed, of every wallet: up to `perShard` of each
+   * `COMPLETING#` key, one Query each, all at once. A batch completed since the index was written
+   * is left out (the index lags the table).
+   */
+  async function postedUncompleted(perShard: number): Promise<CreditBatch[]> {
+    const parts = await Promise.all(
+      Array.from({ length: COMPLETING_SHARDS }, (_, n) => keyItems(completingShardOf(n), false, perShard)),
+    );
+    return parts.flat().flatMap((item) => {
+      const batch = batchOfItem(item);
+      return batch?.posting && batch.completedAt === undefined ? [batch] : [];
+    });
+  }
+
+  return { newest, total, oldestItems, postedUncompleted };
 }
 
 /** The credits an item of the index stands for: a credit, or those of a batch (./credit-batch.ts). */

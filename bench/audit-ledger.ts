@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { type EntryRecord, entryKey, ISSUANCE_ACCOUNT, transferKey } from '#shared/wallet/dynamodb/keys.ts';
+import { entryKey, transferKey } from '#shared/wallet/dynamodb/keys.ts';
+import { ISSUANCE_ACCOUNT } from '#shared/wallet/model/accounts.ts';
+import type { EntryRecord } from '#shared/wallet/model/entry.ts';
 
 /*
  * A consistent wallet ledger of any size, written straight to a table as the functions would have

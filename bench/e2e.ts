@@ -17,7 +17,8 @@ import { freePort } from '#infra/local/dynamodb-local.ts';
 import { signLocalToken } from '#infra/local/issuer.ts';
 import { readRunningStack } from '#infra/local/stack-record.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
-import { HISTORY_INDEX, walletAccount } from '#shared/wallet/dynamodb/keys.ts';
+import { HISTORY_INDEX } from '#shared/wallet/dynamodb/keys.ts';
+import { walletAccount } from '#shared/wallet/model/accounts.ts';
 import { CALLER_HEADER, checkFloors, floorOperations } from './floor.ts';
 import { KeepAliveConnection } from './keep-alive-client.ts';
 import { type Estimate, estimate, percentile, type Undecided } from './stats.ts';
@@ -103,12 +104,16 @@ export async function measureEndToEnd(
     Object.assign(process.env, stack.env);
     const { createDocumentClient } = await import('#shared/dynamodb/client.ts');
     const { createWalletOpening } = await import('#shared/wallet/dynamodb/wallet-opening.ts');
-    const { createDepositLedger } = await import('#shared/wallet/dynamodb/deposit-store.ts');
+    const { createDepositStore } = await import('#shared/wallet/dynamodb/deposit-store.ts');
+    const { makeRecordDeposit } = await import('#shared/wallet/deposit/record-deposit.ts');
     const client = createDocumentClient();
     const petsTable = stack.env[tables.pets.envVar] as string;
     const walletsTable = stack.env[tables.wallets.envVar] as string;
     const openWallet = createWalletOpening({ client, tableName: walletsTable });
-    const { recordDeposit } = createDepositLedger({ client, tableName: walletsTable });
+    const recordDeposit = makeRecordDeposit({
+      deposits: createDepositStore({ client, tableName: walletsTable }),
+      ids: { next: randomUUID },
+    });
 
     for (let worker = 0; worker < options.concurrency; worker++) {
       const sub = `bench-${worker}-${randomUUID()}`;

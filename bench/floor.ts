@@ -21,9 +21,9 @@ import {
   idempotencyKey,
   inboundKey,
   transferKey,
-  walletAccount,
   walletKey,
 } from '#shared/wallet/dynamodb/keys.ts';
+import { walletAccount } from '#shared/wallet/model/accounts.ts';
 import { DYNAMODB_CALLS, fullPet, nextBenchPetId } from './workload.ts';
 
 /** Whose items a floor call touches: each benchmark worker has its own wallet and pet. */

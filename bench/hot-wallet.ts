@@ -19,7 +19,8 @@ import { TOUCHES_PATH } from '#infra/local/dynamodb-proxy.ts';
 import { signLocalToken } from '#infra/local/issuer.ts';
 import { readRunningStack } from '#infra/local/stack-record.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
-import { walletAccount, walletKey } from '#shared/wallet/dynamodb/keys.ts';
+import { walletKey } from '#shared/wallet/dynamodb/keys.ts';
+import { walletAccount } from '#shared/wallet/model/accounts.ts';
 import { startGateway, stopGateway } from './e2e.ts';
 import { KeepAliveConnection } from './keep-alive-client.ts';
 import { type Estimate, estimate, percentile, type Undecided } from './stats.ts';
@@ -76,11 +77,15 @@ export async function measureHotWallet(options: HotWalletOptions): Promise<HotWa
     if (!stack.conflicts) throw new Error('The local stack runs without its conflict mode');
     Object.assign(process.env, stack.env);
     const { createDocumentClient } = await import('#shared/dynamodb/client.ts');
-    const { createDepositLedger } = await import('#shared/wallet/dynamodb/deposit-store.ts');
+    const { createDepositStore } = await import('#shared/wallet/dynamodb/deposit-store.ts');
+    const { makeRecordDeposit } = await import('#shared/wallet/deposit/record-deposit.ts');
     const { createWalletOpening } = await import('#shared/wallet/dynamodb/wallet-opening.ts');
     const client = createDocumentClient({ endpoint: stack.dynamodbEndpoint });
     const tableName = stack.env[tables.wallets.envVar] as string;
-    const { recordDeposit } = createDepositLedger({ client, tableName });
+    const recordDeposit = makeRecordDeposit({
+      deposits: createDepositStore({ client, tableName }),
+      ids: { next: randomUUID },
+    });
     const openWallet = createWalletOpening({ client, tableName });
     const now = () => new Date().toISOString();
 

@@ -47,6 +47,11 @@ export interface AuthSettings {
   readonly scopePrefix?: string;
   /** Refuse access tokens whose `typ` is not `at+jwt` (RFC 9068 §4); {@link defaultTokenRules} when absent. */
   readonly requireAtJwtTyp?: boolean;
+  /**
+   * Refuse ECDSA signatures in their high-S form: for providers that always sign low-S (the local
+   * issuer); {@link defaultTokenRules} when absent.
+   */
+  readonly requireLowS?: boolean;
   /** Refuse tokens that live longer than this (`exp` − `iat`); {@link defaultTokenRules} when absent. */
   readonly maxTokenLifetimeSeconds?: number;
 }
@@ -56,9 +61,15 @@ export interface AuthSettings {
  * `auth:requireAtJwtTyp`, `auth:maxTokenLifetimeSeconds`): the local issuer, and most identity
  * providers, send `typ: at+jwt`; Amazon Cognito sends no `typ` and needs `false` (its ID tokens
  * are still refused, by `token_use`). A day bounds the lifetime of access tokens, which
- * providers issue for minutes to hours (Cognito: at most a day).
+ * providers issue for minutes to hours (Cognito: at most a day). The high-S form of an ECDSA
+ * signature is accepted unless a stage says its provider signs low-S only (`auth:requireLowS`):
+ * many ECDSA signers do not normalise, and Cognito signs with RS256, which has no twin.
  */
-export const defaultTokenRules = { requireAtJwtTyp: true, maxTokenLifetimeSeconds: 86_400 } as const;
+export const defaultTokenRules = {
+  requireAtJwtTyp: true,
+  requireLowS: false,
+  maxTokenLifetimeSeconds: 86_400,
+} as const;
 
 /**
  * The environment of one route's function: its table's name and, for the wallet, the money
@@ -93,6 +104,7 @@ export function authorizerEnvironment(auth: AuthSettings): Record<string, string
     AUTH_JWKS_URL: auth.jwksUrl,
     ...(auth.scopePrefix ? { AUTH_SCOPE_PREFIX: auth.scopePrefix } : {}),
     AUTH_REQUIRE_AT_JWT_TYP: String(auth.requireAtJwtTyp ?? defaultTokenRules.requireAtJwtTyp),
+    AUTH_REQUIRE_LOW_S: String(auth.requireLowS ?? defaultTokenRules.requireLowS),
     AUTH_MAX_TOKEN_LIFETIME_SECONDS: String(
       auth.maxTokenLifetimeSeconds ?? defaultTokenRules.maxTokenLifetimeSeconds,
     ),

@@ -22,8 +22,9 @@ import { readRunningStack } from '#infra/local/stack-record.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { validateAddress } from '#shared/schemas/validators.generated.js';
-import { createWalletReader } from '#shared/wallet/dynamodb/balance-store.ts';
-import { createDepositLedger, type DepositOutcome } from '#shared/wallet/dynamodb/deposit-store.ts';
+import { type DepositOutcome, makeRecordDeposit } from '#shared/wallet/deposit/record-deposit.ts';
+import { createBalanceStore } from '#shared/wallet/dynamodb/balance-store.ts';
+import { createDepositStore } from '#shared/wallet/dynamodb/deposit-store.ts';
 import {
   formatMinor,
   MAX_AMOUNT_TEXT_LENGTH,
@@ -105,8 +106,11 @@ async function main(): Promise<void> {
   // The environment a function of that stack gets, read through the same getters.
   const settings = loadWalletSettings();
   const ledger = { client: createDocumentClient(), tableName: process.env[tables.wallets.envVar] as string };
-  const { readWallet } = createWalletReader(ledger);
-  const { recordDeposit } = createDepositLedger(ledger);
+  const { readWallet } = createBalanceStore(ledger);
+  const recordDeposit = makeRecordDeposit({
+    deposits: createDepositStore(ledger),
+    ids: { next: randomUUID },
+  });
   const { currency } = settings;
   const parsed = parseAmount(amount, currency, MAX_BALANCE_MINOR);
   if ('problem' in parsed) {

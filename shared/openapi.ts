@@ -144,9 +144,11 @@ function operation(route: Route) {
   const contract = operationContracts[route.operationId as OperationId];
   const problems: [number, string][] = [
     ...contract.problems.map((slug): [number, string] => [statusOf(slug), slug]),
-    // Every function re-checks the caller of a protected route, and answers 500 for the unexpected.
+    // Every function re-checks the caller of a protected route (its Authorization header sent
+    // once, docs/decisions/repeated-headers.md), and answers 500 for the unexpected.
     ...(route.scopes
       ? ([
+          [400, 'invalid-parameter'],
           [401, 'unauthorized'],
           [403, 'insufficient-scope'],
         ] as [number, string][])

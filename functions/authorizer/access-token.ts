@@ -4,6 +4,7 @@ import { assertIsSignatureJwk, type Jwk, type JwkWithKid } from 'aws-jwt-verify/
 import type { DecomposedJwt } from 'aws-jwt-verify/jwt';
 import { type Algorithm, createVerifier } from 'fast-jwt';
 import { BEARER_TOKEN_PATTERN } from '#shared/auth/bearer.ts';
+import { isHighS } from '#shared/auth/ecdsa-low-s.ts';
 import { scopesOf } from '#shared/auth/scopes.ts';
 import { CLOCK_TOLERANCE_SECONDS } from '#shared/auth/token-time.ts';
 import { validateAddress } from '#shared/schemas/validators.generated.js';
@@ -63,7 +64,8 @@ export function createAccessTokenVerifier(
   settings: AuthorizerSettings,
   jwks: JwksSource,
 ): AccessTokenVerifier {
-  const { issuer, audience, jwksUri, scopePrefix, requireAtJwtTyp, maxLifetimeSeconds } = settings;
+  const { issuer, audience, jwksUri, scopePrefix, requireAtJwtTyp, requireLowS, maxLifetimeSeconds } =
+    settings;
 
   /**
    * One fast-jwt verifier per key of the JWKS, made on the key's first token and dropped with the
@@ -153,7 +155,9 @@ export function createAccessTokenVerifier(
   return async (authorization) => {
     const token = BEARER.exec(authorization?.trim() ?? '')?.[1];
     if (token === undefined) throw new TokenRejected('no-bearer-token', 'No Bearer token');
+    checkCompactForm(token);
     const jwt = headerOf(token);
+    if (requireLowS) checkLowS(jwt.header.alg, token);
     const jwk = await jwks.getJwk(jwksUri, jwt);
     const payload = verifierFor(jwk)(token);
     if (payload.iss !== issuer)
@@ -175,6 +179,49 @@ export function createAccessTokenVerifier(
     }
     return { sub: payload.sub, scopes: scopesOf(payload, scopePrefix), exp };
   };
+}
+
+/**
+ * One spelling per token: a JWS in compact form is three segments of canonical base64url
+ * (RFC 7515 §2, RFC 4648 §3.5): only the URL-safe alphabet, no padding, no length that leaves a
+ * lone character, and the bits the last character leaves unused all zero. Node's decoder (and so
+ * fast-jwt's) ignores those bits and skips stray characters, so without this check one token had
+ * 16 spellings of its ES256 signature that all verified, each a rate-limit bucket and an
+ * authorizer cache entry of its own (issue 45). Refused before any key is looked up.
+ */
+function checkCompactForm(token: string): void {
+  const segments = token.split('.');
+  if (segments.length !== 3 || !segments.every(isCanonicalBase64url)) {
+    throw new TokenRejected('malformed', 'The token is not three segments of canonical base64url');
+  }
+}
+
+const BASE64URL_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+const BASE64URL_TEXT = /^[A-Za-z0-9_-]+$/;
+
+/**
+ * Whether `segment` is the one base64url text of its bytes: a last group of 2 characters carries
+ * one byte and 4 unused bits, of 3 characters two bytes and 2 unused bits; a group of 1 carries none.
+ */
+export function isCanonicalBase64url(segment: string): boolean {
+  if (!BASE64URL_TEXT.test(segment)) return false;
+  const tail = segment.length % 4;
+  if (tail === 0) return true;
+  if (tail === 1) return false;
+  const last = BASE64URL_ALPHABET.indexOf(segment.at(-1) as string);
+  return (last & (tail === 2 ? 0b1111 : 0b11)) === 0;
+}
+
+/**
+ * An ECDSA signature `(r, s)` has a twin `(r, n − s)` that verifies as well: the same token spelt
+ * otherwise, so a rate-limit bucket and an authorizer cache entry of its own. Where the identity
+ * provider signs with the low `s` (`auth:requireLowS`; the local issuer does), the high one is
+ * refused before the signature is checked.
+ */
+function checkLowS(alg: unknown, token: string): void {
+  if (isHighS(alg, Buffer.from(token.slice(token.lastIndexOf('.') + 1), 'base64url'))) {
+    throw new TokenRejected('high-s', 'The ECDSA signature is not in its low-S form');
+  }
 }
 
 /** A NumericDate claim: absent, or a finite number of seconds. */

@@ -7,10 +7,17 @@ const metrics = routeMetrics(AUTHORIZER_ROUTE);
 
 /** Stays well inside the authorizer's own timeout, so a hung identity provider costs a 401, not a 500. */
 const JWKS_TIMEOUT_MS = 3_000;
-/** A key the identity provider withdraws stops being accepted at the latest this long after. */
-const JWKS_MAX_AGE_MS = 10 * 60_000;
+/** How old the JWKS may grow before the next token refreshes it. */
+export const JWKS_MAX_AGE_MS = 10 * 60_000;
 /** How long a failed refresh waits before the next try (one fetch, not one per request). */
-const JWKS_RETRY_MS = 30_000;
+export const JWKS_RETRY_MS = 30_000;
+/**
+ * The longest the keys of the last good fetch are trusted while refreshes fail: past it, every
+ * token gets 401 until the JWKS is fetched again. Longer than {@link JWKS_MAX_AGE_MS} plus the
+ * 15 minutes of failed refreshes after which the `authorizer-jwks-stale` alarm pages, so the page
+ * comes before callers are locked out.
+ */
+export const JWKS_MAX_STALENESS_MS = 30 * 60_000;
 
 /**
  * aws-jwt-verify's own fetcher speaks only HTTPS; the local gateway's issuer is plain HTTP on
@@ -31,30 +38,54 @@ const fetcher = {
   },
 };
 
+/** The keys held are older than {@link JWKS_MAX_STALENESS_MS}, and no refresh is due yet to replace them. */
+export class JwksStaleError extends Error {}
+
 /**
  * The JWKS as aws-jwt-verify caches it (fetched on first use, again for an unknown `kid`, at most
  * once per 10 s per kid), but also refreshed once it is {@link JWKS_MAX_AGE_MS} old: the library
- * alone would trust a withdrawn key for as long as the Lambda environment lives. A refresh that
- * fails keeps the keys already held and is tried again {@link JWKS_RETRY_MS} later: an identity
- * provider that is down must not lock out every caller whose token it signed with a key we have.
+ * alone would trust a withdrawn key for as long as the Lambda environment lives.
+ *
+ * A key the identity provider withdraws is refused by the authorizer at the latest
+ * {@link JWKS_MAX_AGE_MS} (10 min) after it left the JWKS while the provider answers, and
+ * {@link JWKS_MAX_STALENESS_MS} (30 min) whatever happens: the keys held were all in the JWKS at
+ * their last good fetch, which was no earlier than the withdrawal minus that much. Between the two,
+ * a refresh that fails keeps the keys already held (an identity provider that is down must not lock
+ * out every caller whose token it signed with a key we have) and is tried again
+ * {@link JWKS_RETRY_MS} later; past the staleness bound a failed or not-yet-due refresh is a 401 for
+ * every token, counted as the provider's fault (`AuthErrors`). API Gateway's cache of an answer
+ * (`auth:cacheTtlSeconds`) adds its TTL to both bounds.
  */
 export class ExpiringJwksCache extends SimpleJwksCache {
-  /** 0 until a JWKS was fetched: until then there are no keys to fall back on. */
+  /** When the next token refreshes the JWKS; 0 until a JWKS was fetched: every token tries then. */
   #refreshAt = 0;
+  /** When a JWKS was last fetched: what the keys held were confirmed at. */
+  #confirmedAt = Number.NEGATIVE_INFINITY;
+  readonly #now: () => number;
+
+  constructor(props: ConstructorParameters<typeof SimpleJwksCache>[0] & { readonly now?: () => number }) {
+    super(props);
+    this.#now = props?.now ?? (() => Date.now());
+  }
 
   override async getJwks(uri: string): Promise<Jwks> {
     const jwks = await super.getJwks(uri);
-    this.#refreshAt = Date.now() + JWKS_MAX_AGE_MS;
+    const now = this.#now();
+    this.#confirmedAt = now;
+    this.#refreshAt = now + JWKS_MAX_AGE_MS;
     return jwks;
   }
 
   override async getJwk(uri: string, jwt: DecomposedJwt): Promise<JwkWithKid> {
-    if (Date.now() >= this.#refreshAt) {
+    const now = this.#now();
+    const stale = now >= this.#confirmedAt + JWKS_MAX_STALENESS_MS;
+    if (now >= this.#refreshAt) {
       try {
         await this.getJwks(uri);
       } catch (error) {
         if (this.#refreshAt === 0) throw error;
-        this.#refreshAt = Date.now() + JWKS_RETRY_MS;
+        this.#refreshAt = now + JWKS_RETRY_MS;
+        if (stale) throw error;
         // Counted, not just logged: while refreshes fail, a key the provider withdrew stays trusted
         // and a key it rotated in stays unknown, so a lasting failure raises an alarm.
         logger.warn('JWKS refresh failed; the keys already held stay in use', {
@@ -65,10 +96,15 @@ export class ExpiringJwksCache extends SimpleJwksCache {
         });
         publish(metrics, [['JwksRefreshFailures', 1]]);
       }
+    } else if (stale) {
+      throw new JwksStaleError(
+        `The JWKS was last fetched ${Math.round((now - this.#confirmedAt) / 60_000)} min ago, longer than the keys are trusted`,
+      );
     }
     return super.getJwk(uri, jwt);
   }
 }
 
 /** The identity provider's keys, fetched once per container and kept as {@link ExpiringJwksCache} says. */
-export const createJwksCache = (): ExpiringJwksCache => new ExpiringJwksCache({ fetcher });
+export const createJwksCache = (options: { readonly now?: () => number } = {}): ExpiringJwksCache =>
+  new ExpiringJwksCache({ fetcher, ...options });

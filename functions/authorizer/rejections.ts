@@ -11,6 +11,7 @@ import {
 } from 'aws-jwt-verify/error';
 import { TokenError } from 'fast-jwt';
 import { AUTHORIZER_ROUTE, logger, publish, routeMetrics } from '#shared/observability/telemetry.ts';
+import { JwksStaleError } from './jwks-cache.ts';
 
 /** A check of ours on a token whose signature and standard claims were good. */
 export class TokenRejected extends Error {
@@ -34,6 +35,7 @@ const PROVIDER_FAULTS: readonly (readonly [ErrorClass, string])[] = [
   [JwkInvalidUseError, 'jwks-invalid'],
   [JwkInvalidKtyError, 'jwks-invalid'],
   [JwksNotAvailableInCacheError, 'jwks-fetch'],
+  [JwksStaleError, 'jwks-stale'],
 ];
 
 /** A token whose `kid` names no key of the JWKS, even after a fetch. */

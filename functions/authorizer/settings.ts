@@ -9,6 +9,12 @@ export interface AuthorizerSettings {
   readonly scopePrefix: string;
   /** RFC 9068 §4: off only for identity providers that send access tokens without `typ` (Amazon Cognito). */
   readonly requireAtJwtTyp: boolean;
+  /**
+   * Refuse an ECDSA signature whose `s` is the high one of its pair (`s > n/2`): only for identity
+   * providers that always sign with the low one, as the local issuer does
+   * (docs/decisions/one-token-one-bucket.md).
+   */
+  readonly requireLowS: boolean;
   /** The longest lifetime (`exp` − `iat`) accepted: a token minted for longer is refused outright. */
   readonly maxLifetimeSeconds: number;
 }
@@ -21,6 +27,7 @@ export function loadAuthorizerSettings(env: Environment = process.env): Authoriz
     jwksUri: requireEnv('AUTH_JWKS_URL', env),
     scopePrefix: optionalEnv('AUTH_SCOPE_PREFIX', env) ?? '',
     requireAtJwtTyp: booleanEnv('AUTH_REQUIRE_AT_JWT_TYP', env),
+    requireLowS: booleanEnv('AUTH_REQUIRE_LOW_S', env),
     maxLifetimeSeconds: requireIntegerEnv('AUTH_MAX_TOKEN_LIFETIME_SECONDS', env),
   };
 }

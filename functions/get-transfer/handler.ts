@@ -4,17 +4,18 @@ import { tables } from '#shared/dynamodb/tables.ts';
 import { NotFoundError } from '#shared/errors.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
-import { createHistoryRepository } from '#shared/wallet/dynamodb/history-store.ts';
+import { createHistoryStore } from '#shared/wallet/dynamodb/history-store.ts';
+import type { WalletFunctionDependencies } from '#shared/wallet/dynamodb/table-access.ts';
 import { makeGetTransfer } from '#shared/wallet/history/transfer-history.ts';
 import { moneyJson } from '#shared/wallet/model/money.ts';
-import { loadWalletSettings, type WalletFunctionDependencies } from '#shared/wallet/model/settings.ts';
+import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
 
 /** Transfer ids are UUIDs: anything else names no transfer, and costs no read. */
 const TRANSFER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The composition root of `GET /api/wallet/transfers/{transferId}`, and its edge. */
 export function createGetTransferHandler({ client, tableName, settings }: WalletFunctionDependencies) {
-  const getTransfer = makeGetTransfer({ history: createHistoryRepository({ client, tableName }) });
+  const getTransfer = makeGetTransfer({ history: createHistoryStore({ client, tableName }) });
   return httpHandler({
     operationId: 'getTransfer',
     run: async ({ principal, pathParameters }) => {

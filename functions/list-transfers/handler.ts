@@ -4,10 +4,11 @@ import { tables } from '#shared/dynamodb/tables.ts';
 import { InvalidParameterError } from '#shared/errors.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
-import { createHistoryRepository } from '#shared/wallet/dynamodb/history-store.ts';
+import { createHistoryStore } from '#shared/wallet/dynamodb/history-store.ts';
+import type { WalletFunctionDependencies } from '#shared/wallet/dynamodb/table-access.ts';
 import { makeListTransfers } from '#shared/wallet/history/transfer-history.ts';
 import { moneyJson } from '#shared/wallet/model/money.ts';
-import { loadWalletSettings, type WalletFunctionDependencies } from '#shared/wallet/model/settings.ts';
+import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
 
 const DEFAULT_LIMIT = 20;
 
@@ -22,7 +23,7 @@ function limitOf(text: string | undefined): number {
 
 /** The composition root of `GET /api/wallet/transfers`, and its edge: query parameters in, exact decimals out. */
 export function createListTransfersHandler({ client, tableName, settings }: WalletFunctionDependencies) {
-  const listTransfers = makeListTransfers({ history: createHistoryRepository({ client, tableName }) });
+  const listTransfers = makeListTransfers({ history: createHistoryStore({ client, tableName }) });
   return httpHandler({
     operationId: 'listTransfers',
     run: async ({ principal, query }) => {

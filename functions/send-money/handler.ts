@@ -3,18 +3,28 @@ import { requireEnv } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
-import { createTransferLedger } from '#shared/wallet/dynamodb/transfer-store.ts';
+import { createDirectClaimStore } from '#shared/wallet/dynamodb/direct-claim-store.ts';
+import { createHotMarkerStore } from '#shared/wallet/dynamodb/hot-marker-store.ts';
+import type { WalletFunctionDependencies } from '#shared/wallet/dynamodb/table-access.ts';
+import { createTransferStore } from '#shared/wallet/dynamodb/transfer-store.ts';
+import { makeHotWalletRouter } from '#shared/wallet/hot-wallet/router.ts';
 import { type IdSource, systemClock } from '#shared/wallet/model/ports.ts';
-import { loadWalletSettings, type WalletFunctionDependencies } from '#shared/wallet/model/settings.ts';
+import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
 import { makeSendMoney } from '#shared/wallet/send/send-money.ts';
 import { sendMoneyHttpHandler } from './http-adapter.ts';
 
 const randomIds: IdSource = { next: randomUUID };
 
-/** The composition root of `POST /api/wallet/send`: the edge, the use case and the ledger, wired. */
+/** The composition root of `POST /api/wallet/send`: the edge, the use case, the router and the stores, wired. */
 export function createSendMoneyHandler({ client, tableName, settings }: WalletFunctionDependencies) {
-  const ledger = createTransferLedger({ client, tableName });
-  const sendMoney = makeSendMoney({ ledger, clock: systemClock, ids: randomIds, settings });
+  const access = { client, tableName };
+  const router = makeHotWalletRouter({
+    claims: createDirectClaimStore(access),
+    marker: createHotMarkerStore(access),
+    clock: systemClock,
+  });
+  const transfers = createTransferStore(access);
+  const sendMoney = makeSendMoney({ transfers, router, clock: systemClock, ids: randomIds, settings });
   return sendMoneyHttpHandler({ sendMoney, settings });
 }
 

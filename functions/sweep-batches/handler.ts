@@ -3,8 +3,8 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { logger, publish, routeMetrics } from '#shared/observability/telemetry.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
-import { createCreditLedger } from '#shared/wallet/dynamodb/credit-store.ts';
-import type { WalletTableAccess } from '#shared/wallet/dynamodb/ledger-commit.ts';
+import { createCreditStore } from '#shared/wallet/dynamodb/credit-store.ts';
+import type { WalletTableAccess } from '#shared/wallet/dynamodb/table-access.ts';
 import { makeSweepBatches, type SweepResult } from '#shared/wallet/hot-wallet/sweep-batches.ts';
 import { systemClock } from '#shared/wallet/model/ports.ts';
 
@@ -16,7 +16,7 @@ import { systemClock } from '#shared/wallet/model/ports.ts';
  * left to the stream and, past UNCOMPLETED_NAMED_AFTER_MS, to the ledger audit.
  */
 export function createSweepBatchesHandler(access: WalletTableAccess) {
-  const sweep = makeSweepBatches({ store: createCreditLedger(access), clock: systemClock });
+  const sweep = makeSweepBatches({ store: createCreditStore(access), clock: systemClock });
   const metrics = routeMetrics('sweep-batches');
   return async (): Promise<SweepResult> => {
     const result = await sweep();

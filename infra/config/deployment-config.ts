@@ -94,6 +94,7 @@ export function readConfig(scope: IConstruct, stage?: string): DeploymentConfig 
       // Amazon Cognito's `<resource server id>/`; empty for providers that name scopes plainly.
       scopePrefix: context.optionalString('auth:scopePrefix', /^\S+$/),
       requireAtJwtTyp: context.boolean('auth:requireAtJwtTyp'),
+      requireLowS: context.boolean('auth:requireLowS'),
       maxTokenLifetimeSeconds: context.number('auth:maxTokenLifetimeSeconds', { min: 60, integer: true }),
     },
     // API Gateway caches authorizer answers for at most an hour; 0 turns caching off.

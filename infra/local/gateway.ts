@@ -277,6 +277,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         issuer: localIssuerUrl(port),
         audience: LOCAL_AUDIENCE,
         jwksUrl: `${baseUrl}${JWKS_PATH}`,
+        // The local issuer signs ECDSA in the low-S form only, so the twin of a token is refused.
+        requireLowS: true,
       }),
     };
     const env: Record<string, string> = Object.assign(

@@ -8,6 +8,7 @@ import { link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promis
 import { join } from 'node:path';
 import { calculateJwkThumbprint, type JSONWebKeySet, type JWK, SignJWT } from 'jose';
 import { defaultTokenRules } from '#infra/environment.ts';
+import { lowSForm } from '#shared/auth/ecdsa-low-s.ts';
 import { optionalEnv } from '#shared/config.ts';
 import { localStateDir } from './state.ts';
 
@@ -110,7 +111,7 @@ export async function signLocalToken(options: LocalTokenOptions): Promise<string
   const scope = typeof options.scope === 'string' ? options.scope.trim() : (options.scope ?? []).join(' ');
   const { privateKey, kid, alg } = await loadOrCreateLocalKeys(options.stateDir);
   const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({ client_id: LOCAL_CLIENT_ID, ...(scope === '' ? {} : { scope }) })
+  const token = await new SignJWT({ client_id: LOCAL_CLIENT_ID, ...(scope === '' ? {} : { scope }) })
     .setProtectedHeader({ alg, kid, typ: 'at+jwt' })
     .setIssuer(localIssuerUrl(port))
     .setAudience(audience)
@@ -119,6 +120,10 @@ export async function signLocalToken(options: LocalTokenOptions): Promise<string
     .setExpirationTime(now + ttlSeconds)
     .setJti(randomUUID())
     .sign(privateKey);
+  // In the low-S form only, as the local authorizer demands (AUTH_REQUIRE_LOW_S): one spelling per token.
+  const cut = token.lastIndexOf('.') + 1;
+  const signature = lowSForm(alg, Buffer.from(token.slice(cut), 'base64url'));
+  return `${token.slice(0, cut)}${Buffer.from(signature).toString('base64url')}`;
 }
 
 type PrivateJwk = JWK & { kid: string; d: string };

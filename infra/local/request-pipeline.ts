@@ -68,7 +68,7 @@ export class RequestPipeline {
       if (method === 'GET' && target.path === JWKS_PATH && this.jwks !== undefined) {
         answer = this.jwks;
       } else {
-        this.checkCallerRate(req.headers.authorization);
+        this.checkCallerRate(authorizationOf(req));
         if (this.invoker === undefined) await this.ready.promise;
         const invoker = this.invoker as unknown as Invoker;
         const matched = this.router.match(method, target.path);
@@ -131,7 +131,7 @@ export class RequestPipeline {
     const authorizer =
       route.scopes === null
         ? null
-        : await this.options.authorizer.authorize(req.headers.authorization, method, target.path);
+        : await this.options.authorizer.authorize(authorizationOf(req), method, target.path);
     const binary = body !== null && this.isBinary(req.headers['content-type']);
     const event = proxyEvent({
       method,
@@ -162,4 +162,17 @@ export class RequestPipeline {
       return (type === '*' || type === actualType) && (subtype === '*' || subtype === actualSubtype);
     });
   }
+}
+
+/**
+ * The Authorization header as API Gateway takes it from a request that repeats it: the last line,
+ * as its proxy event's `headers` has it (Node's `req.headers` keeps the first). The function then
+ * refuses the repetition, whichever line this was (docs/decisions/repeated-headers.md).
+ */
+function authorizationOf(req: IncomingMessage): string | undefined {
+  const raw = req.rawHeaders;
+  for (let i = raw.length - 2; i >= 0; i -= 2) {
+    if ((raw[i] as string).toLowerCase() === 'authorization') return raw[i + 1];
+  }
+  return undefined;
 }

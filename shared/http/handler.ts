@@ -5,6 +5,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { hasExpired } from '../auth/token-time.ts';
 import {
   InsufficientScopeError,
+  InvalidParameterError,
   MalformedBodyError,
   UnauthenticatedError,
   UnsupportedMediaTypeError,
@@ -131,9 +132,18 @@ export function principalOf(event: Event): Principal {
   return { sub, scopes: typeof scope === 'string' && scope !== '' ? scope.split(' ') : [] };
 }
 
-/** Re-checks the route's scopes in the function itself: defence in depth behind the authorizer. */
+/**
+ * Re-checks the route's scopes in the function itself: defence in depth behind the authorizer.
+ * First, the Authorization header must have come once: API Gateway hands the authorizer one of
+ * several lines (and `headers` the last), so with two tokens the caller would be whichever the
+ * gateway picked. Every line is in `multiValueHeaders`, so the refusal does not depend on that
+ * pick, locally or deployed (docs/decisions/repeated-headers.md).
+ */
 const requireScopes = (scopes: readonly string[]): Middleware => ({
   before: ({ event }) => {
+    if (headerValuesOf(event, 'authorization').length > 1) {
+      throw new InvalidParameterError('Authorization must be sent once, with one token');
+    }
     const principal = principalOf(event);
     if (!scopes.every((scope) => principal.scopes.includes(scope))) throw new InsufficientScopeError(scopes);
     (event as ParsedEvent)[PRINCIPAL] = principal;

@@ -4,7 +4,8 @@ import type { TouchReportEntry } from '#infra/local/dynamodb-conflicts.ts';
 import { TOUCHES_PATH } from '#infra/local/dynamodb-proxy.ts';
 import { readRunningStack } from '#infra/local/stack-record.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { createDepositLedger } from '#shared/wallet/dynamodb/deposit-store.ts';
+import { makeRecordDeposit } from '#shared/wallet/deposit/record-deposit.ts';
+import { createDepositStore } from '#shared/wallet/dynamodb/deposit-store.ts';
 import { cents, inParallel } from '../support/bank.ts';
 import { uniqueSub } from '../support/events.ts';
 import { call, gateway, tokenFor } from './http.ts';
@@ -38,9 +39,12 @@ async function fund(addresses: readonly string[], amountMinor: number): Promise<
   if (!stack) throw new Error('The e2e stack is not running');
   const client = createDocumentClient({ endpoint: stack.dynamodbEndpoint });
   try {
-    const { recordDeposit } = createDepositLedger({
-      client,
-      tableName: stack.env.WALLETS_TABLE_NAME as string,
+    const recordDeposit = makeRecordDeposit({
+      deposits: createDepositStore({
+        client,
+        tableName: stack.env.WALLETS_TABLE_NAME as string,
+      }),
+      ids: { next: randomUUID },
     });
     await inParallel(addresses.length, 4, async (i) => {
       const deposit = {

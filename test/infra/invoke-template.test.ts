@@ -58,6 +58,7 @@ describe('the functions npm run invoke finds in the template', () => {
       AUTH_ISSUER: 'http://127.0.0.1:3000',
       AUTH_AUDIENCE: 'wallet-catalog-api',
       AUTH_JWKS_URL: 'http://127.0.0.1:3000/.well-known/jwks.json',
+      AUTH_REQUIRE_LOW_S: 'true',
       PETS_TABLE_NAME: 'local-pets',
     };
     const balance = resolveEnvironment(findFunction(functions, 'getBalance'), local);
@@ -72,7 +73,12 @@ describe('the functions npm run invoke finds in the template', () => {
     expect(balance).not.toHaveProperty('PETS_TABLE_NAME');
     expect(balance).not.toHaveProperty('AUTH_ISSUER');
     const authorizer = resolveEnvironment(findFunction(functions, 'authorizer'), local);
-    expect(authorizer).toMatchObject({ AUTH_ISSUER: local.AUTH_ISSUER, AUTH_JWKS_URL: local.AUTH_JWKS_URL });
+    // The local issuer signs ECDSA low-S only; the template (cdk.json) says a stage's provider may not.
+    expect(authorizer).toMatchObject({
+      AUTH_ISSUER: local.AUTH_ISSUER,
+      AUTH_JWKS_URL: local.AUTH_JWKS_URL,
+      AUTH_REQUIRE_LOW_S: 'true',
+    });
     expect(authorizer).not.toHaveProperty('DYNAMODB_ENDPOINT');
     expect(() => resolveEnvironment(findFunction(functions, 'addPet'), {})).toThrow(/PETS_TABLE_NAME/);
   });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createSweepBatchesHandler } from '#functions/sweep-batches/handler.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { createHistoryRepository } from '#shared/wallet/dynamodb/history-store.ts';
+import { createHistoryStore } from '#shared/wallet/dynamodb/history-store.ts';
 import { makeListTransfers } from '#shared/wallet/history/transfer-history.ts';
 import type { CreditInTransit } from '#shared/wallet/hot-wallet/credit-batch.ts';
 import { makePostCredits } from '#shared/wallet/hot-wallet/post-credits.ts';
@@ -103,7 +103,7 @@ describe('credits to a hot wallet posted on two levels', () => {
 
   it('answers a payment completed once its batch is posted, before its entries are written: the money is spendable', async () => {
     const hot = await createHotLedger(1);
-    const history = createHistoryRepository({ client, tableName: hot.tableName });
+    const history = createHistoryStore({ client, tableName: hot.tableName });
     const list = makeListTransfers({ history });
     const [credit] = await payShop(hot, [9]);
     if (!credit) throw new Error('no credit');
@@ -192,7 +192,7 @@ describe('credits to a hot wallet posted on two levels', () => {
     );
     expect(await hot.wallets.readWallet(hot.shop)).toMatchObject({ balanceMinor: 0n, pendingMinor: 42n });
     const list = makeListTransfers({
-      history: createHistoryRepository({ client, tableName: hot.tableName }),
+      history: createHistoryStore({ client, tableName: hot.tableName }),
     });
     const page = await list({ sub: hot.shop, limit: 10 });
     expect(page.pending?.map((c) => [c.transferId, c.amountMinor]).sort()).toEqual(

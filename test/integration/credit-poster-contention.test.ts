@@ -1,13 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { CREDIT_POSTER_STREAM } from '#infra/credit-poster-settings.ts';
 import { TemporarilyUnavailableError } from '#shared/errors.ts';
-import { createCreditLedger } from '#shared/wallet/dynamodb/credit-store.ts';
+import { createCreditStore } from '#shared/wallet/dynamodb/credit-store.ts';
 import { walletKey } from '#shared/wallet/dynamodb/keys.ts';
-import {
-  type CreditInTransit,
-  makePostCredits,
-  PostingCutShort,
-} from '#shared/wallet/hot-wallet/post-credits.ts';
+import type { CreditInTransit } from '#shared/wallet/hot-wallet/credit-batch.ts';
+import { makePostCredits, PostingCutShort } from '#shared/wallet/hot-wallet/post-credits.ts';
 import { systemClock } from '#shared/wallet/model/ports.ts';
 import { proxiedClient, startFaultProxy } from '../support/faults.ts';
 import { createHotLedger } from '../support/ledger.ts';
@@ -62,7 +59,7 @@ describe('credit pollers posting to one wallet at once', () => {
     await Promise.all(
       shards.map(async (credits: CreditInTransit[], i) => {
         const post = makePostCredits({
-          ledger: createCreditLedger({
+          ledger: createCreditStore({
             client: clients[i] as (typeof clients)[number],
             tableName: hot.tableName,
           }),

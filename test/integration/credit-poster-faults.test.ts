@@ -3,9 +3,10 @@ import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostCreditsHandler } from '#functions/post-credits/handler.ts';
 import { defaultRetryPolicy } from '#shared/dynamodb/retry.ts';
-import { createCreditLedger } from '#shared/wallet/dynamodb/credit-store.ts';
+import { createCreditStore } from '#shared/wallet/dynamodb/credit-store.ts';
 import { creditKey } from '#shared/wallet/dynamodb/keys.ts';
-import { type CreditInTransit, makePostCredits } from '#shared/wallet/hot-wallet/post-credits.ts';
+import type { CreditInTransit } from '#shared/wallet/hot-wallet/credit-batch.ts';
+import { makePostCredits } from '#shared/wallet/hot-wallet/post-credits.ts';
 import { systemClock } from '#shared/wallet/model/ports.ts';
 import { mentions, proxiedClient, startFaultProxy, storedItem } from '../support/faults.ts';
 import { createHotLedger } from '../support/ledger.ts';
@@ -26,7 +27,7 @@ describe('the credit poster when DynamoDB misbehaves', () => {
     const [payer] = hot.payers as [string];
     const transferId = await hot.pay(payer, 250);
     const post = makePostCredits({
-      ledger: createCreditLedger({ client, tableName: hot.tableName }),
+      ledger: createCreditStore({ client, tableName: hot.tableName }),
       clock: systemClock,
     });
     // More throttled transactions than one call's tries: the episode outlasts a call.
@@ -52,7 +53,7 @@ describe('the credit poster when DynamoDB misbehaves', () => {
       credits.push(...(await hot.wallets.credits.read(hot.shop, part)).credits);
     }
     const post = makePostCredits({
-      ledger: createCreditLedger({ client, tableName: hot.tableName }),
+      ledger: createCreditStore({ client, tableName: hot.tableName }),
       clock: systemClock,
     });
     // Each of the two completions commits, and every answer of its first call is lost (3 tries
@@ -76,7 +77,7 @@ describe('the credit poster when DynamoDB misbehaves', () => {
     for (let n = 0; n < 3; n++) transferIds.push(await hot.pay(hot.payers[n % 2] as string, 1));
     const { credits } = await hot.wallets.credits.read(hot.shop, transferIds);
     const post = makePostCredits({
-      ledger: createCreditLedger({ client, tableName: hot.tableName }),
+      ledger: createCreditStore({ client, tableName: hot.tableName }),
       clock: systemClock,
     });
     // The posting commits, and every answer of its first call is lost (3 tries with one token):

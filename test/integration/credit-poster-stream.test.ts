@@ -16,9 +16,11 @@ import { type StreamInvoke, type StreamPoller, startStreamPoller } from '#infra/
 import type { FailedBatch } from '#infra/local/stream-records.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
-import { createInboundMarker } from '#shared/wallet/dynamodb/hot-marker-store.ts';
+import { createDirectClaimStore } from '#shared/wallet/dynamodb/direct-claim-store.ts';
+import { createHotMarkerStore } from '#shared/wallet/dynamodb/hot-marker-store.ts';
 import { creditKey, walletKey } from '#shared/wallet/dynamodb/keys.ts';
-import { createTransferLedger } from '#shared/wallet/dynamodb/transfer-store.ts';
+import { createTransferStore } from '#shared/wallet/dynamodb/transfer-store.ts';
+import { makeHotWalletRouter } from '#shared/wallet/hot-wallet/router.ts';
 import { systemClock } from '#shared/wallet/model/ports.ts';
 import { makeSendMoney } from '#shared/wallet/send/send-money.ts';
 import { entryItemsByKey } from '../support/credits.ts';
@@ -79,12 +81,17 @@ async function ledger() {
     );
   };
   const sendMoney = makeSendMoney({
-    ledger: createTransferLedger(access),
+    transfers: createTransferStore(access),
+    router: makeHotWalletRouter({
+      claims: createDirectClaimStore(access),
+      marker: createHotMarkerStore(access),
+      clock: systemClock,
+    }),
     clock: systemClock,
     ids: { next: randomUUID },
     settings,
   });
-  const markHot = createInboundMarker(access);
+  const { markHot } = createHotMarkerStore(access);
   /** A new poster, as another container would be: a client of its own. */
   const poster = () => createPostCreditsHandler({ client: newClient(), tableName });
   const poll = async (invoke: StreamInvoke, overrides: Record<string, number> = {}) => {

@@ -8,14 +8,8 @@ import {
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { type AuditReport, auditTable } from '#shared/wallet/audit/ledger-audit.ts';
-import {
-  CLEARING_ACCOUNT,
-  creditKey,
-  entryKey,
-  historyShardKey,
-  walletAccount,
-  walletKey,
-} from '#shared/wallet/dynamodb/keys.ts';
+import { creditKey, entryKey, historyShardKey, walletKey } from '#shared/wallet/dynamodb/keys.ts';
+import { CLEARING_ACCOUNT, walletAccount } from '#shared/wallet/model/accounts.ts';
 import { auditBoth } from '../support/audit.ts';
 import { createHotLedger, SEEDED_IN_TRANSIT_MINOR, seedHotLedger } from '../support/ledger.ts';
 

@@ -2,7 +2,8 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/l
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { auditTable } from '#shared/wallet/audit/ledger-audit.ts';
-import { entryKey, transferKey, walletAccount, walletKey } from '#shared/wallet/dynamodb/keys.ts';
+import { entryKey, transferKey, walletKey } from '#shared/wallet/dynamodb/keys.ts';
+import { walletAccount } from '#shared/wallet/model/accounts.ts';
 import { uniqueSub } from '../support/events.ts';
 import { misstateBobsPayment, SEEDED_ISSUE_MINOR, seedLedger } from '../support/ledger.ts';
 

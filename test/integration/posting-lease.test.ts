@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { createCreditLedger } from '#shared/wallet/dynamodb/credit-store.ts';
+import { createCreditStore } from '#shared/wallet/dynamodb/credit-store.ts';
 import { postingLeaseKey } from '#shared/wallet/dynamodb/keys.ts';
 import { mentions, proxiedClient, startFaultProxy } from '../support/faults.ts';
 
@@ -14,7 +14,7 @@ const proxy = await startFaultProxy();
 const client = proxiedClient(proxy);
 afterAll(() => client.destroy());
 
-const ledger = createCreditLedger({ client, tableName: inject('env').WALLETS_TABLE_NAME as string });
+const ledger = createCreditStore({ client, tableName: inject('env').WALLETS_TABLE_NAME as string });
 const holder = () => ({ poster: randomUUID(), call: randomUUID() });
 
 describe('the posting lease', () => {

@@ -8,7 +8,7 @@ import { createListTransfersHandler } from '#functions/list-transfers/handler.ts
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
 import type { ProxiedRequest } from '#infra/local/dynamodb-proxy.ts';
 import { type OperationId, routeOf } from '#shared/routes.ts';
-import { createInboundMarker } from '#shared/wallet/dynamodb/hot-marker-store.ts';
+import { createHotMarkerStore } from '#shared/wallet/dynamodb/hot-marker-store.ts';
 import { PENDING_SHARDS } from '#shared/wallet/dynamodb/keys.ts';
 import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
@@ -119,7 +119,7 @@ describe("DynamoDB round trips per request, each exactly covered by its route's 
   it('balance of a wallet ever hot: a read, one query per shard of its credits in transit, all at once, then the wallet again', async () => {
     const sub = uniqueSub();
     await fund(sub, 100);
-    await createInboundMarker(wallet)(sub, Date.now() + 60_000);
+    await createHotMarkerStore(wallet).markHot(sub, Date.now() + 60_000);
     const sent = await roundTripsOf(
       'getBalance',
       () => invoke(getBalance, apiEvent({ sub, scopes: ['read:wallet'] })),
@@ -166,7 +166,7 @@ describe("DynamoDB round trips per request, each exactly covered by its route's 
   it('send to a hot wallet: the same read and one transaction, which leaves the wallet alone; once seen hot, no claim', async () => {
     const [alice, shop] = [uniqueSub('alice'), uniqueSub('shop')];
     await Promise.all([fund(alice, 100), open(shop)]);
-    await createInboundMarker(wallet)(shop, Date.now() + 60_000);
+    await createHotMarkerStore(wallet).markHot(shop, Date.now() + 60_000);
     for (const claim of [['UpdateItem'], []]) {
       const sent = await roundTripsOf('sendMoney', () => sendAs(alice, shop), { part: true });
       expect(sent.sort()).toEqual(['BatchGetItem', 'TransactWriteItems', ...claim]);

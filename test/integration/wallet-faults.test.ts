@@ -3,7 +3,7 @@ import { createGetBalanceHandler } from '#functions/get-balance/handler.ts';
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
 import type { Fault } from '#infra/local/dynamodb-proxy.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { createInboundMarker } from '#shared/wallet/dynamodb/hot-marker-store.ts';
+import { createHotMarkerStore } from '#shared/wallet/dynamodb/hot-marker-store.ts';
 import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
 import { apiEvent, invoke, lambdaContext, sendEvent, uniqueSub } from '../support/events.ts';
 import { mentions, startFaultProxy, storedItem } from '../support/faults.ts';
@@ -49,7 +49,7 @@ describe('send money under faults beneath the SDK', () => {
   it("reads again and commits once when another transaction holds the payer's wallet", async () => {
     const [alice, bob] = await twoWallets();
     // Payments to a hot wallet name only the payer's items: a conflict can only be the payer's.
-    await createInboundMarker(through)(bob, Date.now() + 60_000);
+    await createHotMarkerStore(through).markHot(bob, Date.now() + 60_000);
     proxy.inject(
       { kind: 'transaction-conflict' },
       { operation: 'TransactWriteItems', when: mentions(alice), times: 2 },

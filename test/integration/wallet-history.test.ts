@@ -203,7 +203,7 @@ describe('the history of a hot wallet', () => {
     await fund(merchant, 10_000);
     await open(supplier);
     for (const payer of payers) await fund(payer, 10_000);
-    await walletLedger().transfers.markHot(merchant, Date.now() + 60_000);
+    await walletLedger().hotMarker.markHot(merchant, Date.now() + 60_000);
     for (const [i, payer] of payers.entries()) {
       const response = await sendAs(payer, merchant, `${i + 1}.00`);
       expect(response.json.status).toBe('pending');
@@ -253,7 +253,7 @@ describe('the history of a hot wallet', () => {
     const payer = uniqueSub('payer');
     await fund(merchant, 100);
     await fund(payer, 200);
-    await walletLedger().transfers.markHot(merchant, Date.now() + 60_000);
+    await walletLedger().hotMarker.markHot(merchant, Date.now() + 60_000);
     const post = makePostCredits({ ledger: walletLedger().credits, clock: systemClock });
     const queriesOf =
       (index: string) =>

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createInboundMarker } from '#shared/wallet/dynamodb/hot-marker-store.ts';
+import { createHotMarkerStore } from '#shared/wallet/dynamodb/hot-marker-store.ts';
 import { inboundKey } from '#shared/wallet/dynamodb/keys.ts';
-import type { AccountState } from '#shared/wallet/dynamodb/ledger-commit.ts';
-import type { TransferPlan, TransferRecord } from '#shared/wallet/send/send-money.ts';
+import type { AccountState } from '#shared/wallet/model/accounts.ts';
+import type { TransferRecord } from '#shared/wallet/model/transfer.ts';
+import type { TransferPlan } from '#shared/wallet/send/ports.ts';
 import { uniqueSub } from '../support/events.ts';
 import { mentions, proxiedClient, startFaultProxy, storedItem } from '../support/faults.ts';
 import { walletLedger } from '../support/wallet.ts';
@@ -65,8 +66,8 @@ describe('transfer ledger on DynamoDB Local', () => {
     const [alice, bob] = [await funded(500), await funded(0)];
     const record = transfer(alice, bob, 1);
     const now = Date.now();
-    expect(await wallets.transfers.claimDirectCredit(bob, record.transferId, now)).toEqual({});
-    expect(await wallets.transfers.claimDirectCredit(bob, 'next', now + 1)).toEqual({
+    expect(await wallets.claims.claimDirectCredit(bob, record.transferId, now)).toEqual({});
+    expect(await wallets.claims.claimDirectCredit(bob, 'next', now + 1)).toEqual({
       previous: { claimId: record.transferId, claimedAt: now },
     });
     expect((await wallets.transfers.read(record)).recipientDirectClaim).toBeUndefined();
@@ -77,14 +78,14 @@ describe('transfer ledger on DynamoDB Local', () => {
   it('withdraws a claim that is still the last, restoring the one before it, and leaves a later one alone', async () => {
     const bob = await funded(0);
     const now = Date.now();
-    await wallets.transfers.claimDirectCredit(bob, 'first', now);
-    const second = await wallets.transfers.claimDirectCredit(bob, 'second', now + 1);
-    await wallets.transfers.releaseDirectCredit(bob, 'second', second ?? {});
-    const third = await wallets.transfers.claimDirectCredit(bob, 'third', now + 2);
+    await wallets.claims.claimDirectCredit(bob, 'first', now);
+    const second = await wallets.claims.claimDirectCredit(bob, 'second', now + 1);
+    await wallets.claims.releaseDirectCredit(bob, 'second', second ?? {});
+    const third = await wallets.claims.claimDirectCredit(bob, 'third', now + 2);
     expect(third).toEqual({ previous: { claimId: 'first', claimedAt: now } });
-    await wallets.transfers.claimDirectCredit(bob, 'fourth', now + 3);
-    await wallets.transfers.releaseDirectCredit(bob, 'third', third ?? {});
-    expect(await wallets.transfers.claimDirectCredit(bob, 'fifth', now + 4)).toEqual({
+    await wallets.claims.claimDirectCredit(bob, 'fourth', now + 3);
+    await wallets.claims.releaseDirectCredit(bob, 'third', third ?? {});
+    expect(await wallets.claims.claimDirectCredit(bob, 'fifth', now + 4)).toEqual({
       previous: { claimId: 'fourth', claimedAt: now + 3 },
     });
   });
@@ -219,8 +220,8 @@ describe('the hot-wallet marker on DynamoDB Local', () => {
     const shop = uniqueSub('shop');
     const writes = () => proxy.requests('PutItem', mentions(inboundKey(shop))).length;
     const [poster, sender] = [
-      createInboundMarker({ client, tableName }),
-      createInboundMarker({ client, tableName }),
+      createHotMarkerStore({ client, tableName }).markHot,
+      createHotMarkerStore({ client, tableName }).markHot,
     ];
     const now = Date.now();
     // Each call answers until when the marker is known to hold.
@@ -238,7 +239,7 @@ describe('the hot-wallet marker on DynamoDB Local', () => {
     // A marker that could not be written is known to hold for no time at all.
     const down = uniqueSub('shop');
     proxy.inject({ kind: 'server-error' }, { operation: 'PutItem', when: mentions(down) });
-    expect(await createInboundMarker({ client, tableName })(down, now + 10_000)).toBe(0);
+    expect(await createHotMarkerStore({ client, tableName }).markHot(down, now + 10_000)).toBe(0);
     const stored = await storedItem(tableName, { pk: inboundKey(shop) });
     expect(stored?.hotUntil).toBe(now + 16_000);
   });

@@ -402,7 +402,7 @@ describe('a wallet many pay at once', () => {
     const payers = Array.from({ length: 3 }, () => uniqueSub('payer'));
     await open(merchant);
     for (const payer of payers) await fund(payer, 500);
-    await walletLedger().transfers.markHot(merchant, Date.now() + 60_000);
+    await walletLedger().hotMarker.markHot(merchant, Date.now() + 60_000);
     const environment = contendedFunction();
     for (const payer of payers) {
       const response = await invoke(environment, sendEvent(payer, { toAddress: merchant, amount: 5 }, {}));

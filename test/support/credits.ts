@@ -1,15 +1,15 @@
 import { type DynamoDBDocumentClient, paginateQuery, paginateScan } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { createCreditLedger } from '#shared/wallet/dynamodb/credit-store.ts';
+import { createCreditStore } from '#shared/wallet/dynamodb/credit-store.ts';
 import {
-  addressOfAccount,
   HISTORY_INDEX,
   HISTORY_SHARD_INDEX,
   HISTORY_SHARDS,
   historyShardKey,
-  walletAccount,
 } from '#shared/wallet/dynamodb/keys.ts';
-import { type CreditInTransit, makePostCredits } from '#shared/wallet/hot-wallet/post-credits.ts';
+import type { CreditInTransit } from '#shared/wallet/hot-wallet/credit-batch.ts';
+import { makePostCredits } from '#shared/wallet/hot-wallet/post-credits.ts';
+import { addressOfAccount, walletAccount } from '#shared/wallet/model/accounts.ts';
 import { systemClock } from '#shared/wallet/model/ports.ts';
 
 /** The credits in transit on `tableName` not yet posted, by recipient address (a consistent scan). */
@@ -44,7 +44,7 @@ export async function creditsInTransit(
 export async function postCreditsInTransit(endpoint: string, tableName: string): Promise<number> {
   const client = createDocumentClient({ endpoint });
   try {
-    const post = makePostCredits({ ledger: createCreditLedger({ client, tableName }), clock: systemClock });
+    const post = makePostCredits({ ledger: createCreditStore({ client, tableName }), clock: systemClock });
     let posted = 0;
     for (const [address, credits] of await creditsInTransit(client, tableName))
       posted += (await post(address, credits)).posted;

@@ -3,8 +3,10 @@ import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamod
 import { inject } from 'vitest';
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { entryKey, walletAccount } from '#shared/wallet/dynamodb/keys.ts';
+import { entryKey } from '#shared/wallet/dynamodb/keys.ts';
 import { makePostCredits } from '#shared/wallet/hot-wallet/post-credits.ts';
+import { makeHotWalletRouter } from '#shared/wallet/hot-wallet/router.ts';
+import { walletAccount } from '#shared/wallet/model/accounts.ts';
 import { systemClock } from '#shared/wallet/model/ports.ts';
 import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
 import { makeSendMoney } from '#shared/wallet/send/send-money.ts';
@@ -98,7 +100,7 @@ export async function createHotLedger(payers: number, fundedAt = new Date()): Pr
   // One at a time: every deposit moves the issuance account, so parallel ones only wait for each other.
   for (const address of funded) await fund(address, PAYER_MINOR, wallets, fundedAt);
   await wallets.openWallet(shop, fundedAt.toISOString());
-  await wallets.transfers.markHot(shop, Date.now() + 3_600_000);
+  await wallets.hotMarker.markHot(shop, Date.now() + 3_600_000);
   const settings = loadWalletSettings();
   const clockAt = (at?: Date) => (at ? { now: () => at.getTime() } : systemClock);
   return {
@@ -107,9 +109,11 @@ export async function createHotLedger(payers: number, fundedAt = new Date()): Pr
     shop,
     payers: funded,
     async pay(payer, amountMinor, { to = shop, at } = {}) {
+      const clock = clockAt(at);
       const send = makeSendMoney({
-        ledger: wallets.transfers,
-        clock: clockAt(at),
+        transfers: wallets.transfers,
+        router: makeHotWalletRouter({ claims: wallets.claims, marker: wallets.hotMarker, clock }),
+        clock,
         ids: { next: () => randomUUID() },
         settings,
       });

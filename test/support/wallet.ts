@@ -3,33 +3,38 @@ import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { inject } from 'vitest';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { createTableInput, tables } from '#shared/dynamodb/tables.ts';
-import { createWalletReader, type WalletReader } from '#shared/wallet/dynamodb/balance-store.ts';
-import { createCreditLedger } from '#shared/wallet/dynamodb/credit-store.ts';
-import { createDepositLedger } from '#shared/wallet/dynamodb/deposit-store.ts';
-import { createTransferLedger } from '#shared/wallet/dynamodb/transfer-store.ts';
-import { createWalletOpening } from '#shared/wallet/dynamodb/wallet-opening.ts';
-import type { CreditLedger } from '#shared/wallet/hot-wallet/post-credits.ts';
-import type { TransferLedger } from '#shared/wallet/send/send-money.ts';
+import type { BalanceStore } from '#shared/wallet/balance/ports.ts';
+import { makeRecordDeposit } from '#shared/wallet/deposit/record-deposit.ts';
+import { createBalanceStore } from '#shared/wallet/dynamodb/balance-store.ts';
+import { createCreditStore } from '#shared/wallet/dynamodb/credit-store.ts';
+import { createDepositStore } from '#shared/wallet/dynamodb/deposit-store.ts';
+import { createDirectClaimStore } from '#shared/wallet/dynamodb/direct-claim-store.ts';
+import { createHotMarkerStore } from '#shared/wallet/dynamodb/hot-marker-store.ts';
+import { createTransferStore } from '#shared/wallet/dynamodb/transfer-store.ts';
+import type { CreditStore, DirectClaimStore, HotMarkerStore } from '#shared/wallet/hot-wallet/ports.ts';
+import type { TransferStore } from '#shared/wallet/send/ports.ts';
 
 /** A wallet ledger with its deposits: what the functions use, and what `wallet:fund` adds. */
-export type TestLedger = WalletReader &
-  ReturnType<typeof createDepositLedger> & {
-    openWallet(address: string, openedAt: string): Promise<void>;
-    /** What sending money writes with. */
-    transfers: TransferLedger;
-    /** What the credit poster writes with. */
-    credits: CreditLedger;
-  };
+export type TestLedger = BalanceStore & { recordDeposit: ReturnType<typeof makeRecordDeposit> } & {
+  /** What sending money writes with. */
+  transfers: TransferStore;
+  /** What the hot-wallet router claims and marks with. */
+  claims: DirectClaimStore;
+  hotMarker: HotMarkerStore;
+  /** What the credit poster writes with. */
+  credits: CreditStore;
+};
 
 const ledgerOf = (access: {
   client: ReturnType<typeof createDocumentClient>;
   tableName: string;
 }): TestLedger => ({
-  ...createWalletReader(access),
-  ...createDepositLedger(access),
-  openWallet: createWalletOpening(access),
-  transfers: createTransferLedger(access),
-  credits: createCreditLedger(access),
+  ...createBalanceStore(access),
+  recordDeposit: makeRecordDeposit({ deposits: createDepositStore(access), ids: { next: randomUUID } }),
+  transfers: createTransferStore(access),
+  claims: createDirectClaimStore(access),
+  hotMarker: createHotMarkerStore(access),
+  credits: createCreditStore(access),
 });
 
 /**

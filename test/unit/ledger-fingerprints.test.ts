@@ -15,7 +15,7 @@ import {
   movementOfTransfer,
   type Transfer,
 } from '#shared/wallet/audit/records.ts';
-import { CLEARING_ACCOUNT } from '#shared/wallet/dynamodb/keys.ts';
+import { CLEARING_ACCOUNT } from '#shared/wallet/model/accounts.ts';
 
 /*
  * The fingerprints the ledger audit folds settled items into instead of keeping them: a chain

@@ -1,14 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
   accountOfEntryItem,
-  CLEARING_ACCOUNT,
-  type EntryRecord,
   entryItem,
   entryKey,
   HISTORY_SHARDS,
   historyShardKey,
-  walletAccount,
 } from '#shared/wallet/dynamodb/keys.ts';
+import { CLEARING_ACCOUNT, walletAccount } from '#shared/wallet/model/accounts.ts';
+import type { EntryRecord } from '#shared/wallet/model/entry.ts';
 
 const entryOf = (address: string, seq: number): EntryRecord => ({
   account: walletAccount(address),

@@ -1,16 +1,15 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { AccountState } from '#shared/wallet/dynamodb/ledger-commit.ts';
-import type { CreditBatch } from '#shared/wallet/hot-wallet/credit-batch.ts';
-import type { BatchPostingPlan, BatchPostingResult } from '#shared/wallet/hot-wallet/post-credit-batches.ts';
-import {
-  type CreditInTransit,
-  type CreditLedger,
-  type LeaseHolder,
-  makePostCredits,
-  PostingCutShort,
-  type PostingPlan,
-  type PostingResult,
-} from '#shared/wallet/hot-wallet/post-credits.ts';
+import type { CreditBatch, CreditInTransit } from '#shared/wallet/hot-wallet/credit-batch.ts';
+import type {
+  BatchPostingPlan,
+  BatchPostingResult,
+  CreditStore,
+  LeaseHolder,
+  PostingPlan,
+  PostingResult,
+} from '#shared/wallet/hot-wallet/ports.ts';
+import { makePostCredits, PostingCutShort } from '#shared/wallet/hot-wallet/post-credits.ts';
+import type { AccountState } from '#shared/wallet/model/accounts.ts';
 import { busy } from '#shared/wallet/model/movement-retry.ts';
 
 /**
@@ -18,7 +17,7 @@ import { busy } from '#shared/wallet/model/movement-retry.ts';
  * do: a wallet that is not as the plan says, a credit posted already or held by a batch, a batch
  * posted already.
  */
-class OneWallet implements CreditLedger {
+class OneWallet implements CreditStore {
   wallet: AccountState = { exists: true, balance: 0n, seq: 0 };
   readonly credits = new Map<string, CreditInTransit>();
   readonly batches = new Map<string, CreditBatch>();

@@ -7,14 +7,10 @@ import {
   UnknownRecipientError,
 } from '#shared/errors.ts';
 import { ANSWER_MARGIN_MS } from '#shared/request-deadline.ts';
+import { DIRECT_CLAIM_HOLDS_MS, HOT_FOR_MS, makeHotWalletRouter } from '#shared/wallet/hot-wallet/router.ts';
 import { MAX_BALANCE_MINOR } from '#shared/wallet/model/money.ts';
 import type { WalletSettings } from '#shared/wallet/model/settings.ts';
-import {
-  DIRECT_CLAIM_HOLDS_MS,
-  HOT_FOR_MS,
-  makeSendMoney,
-  type SendMoneyCommand,
-} from '#shared/wallet/send/send-money.ts';
+import { makeSendMoney, type SendMoneyCommand } from '#shared/wallet/send/send-money.ts';
 import { InMemoryWallets } from './fakes/in-memory-wallets.ts';
 
 const settings: WalletSettings = {
@@ -30,9 +26,11 @@ function bank(balances: Record<string, number>) {
     wallets.wallets.set(address, { balanceMinor: BigInt(minor), seq: 0 });
   }
   let n = 0;
+  const clock = { now: () => NOW };
   const sendMoney = makeSendMoney({
-    ledger: wallets,
-    clock: { now: () => NOW },
+    transfers: wallets,
+    router: makeHotWalletRouter({ claims: wallets, marker: wallets, clock }),
+    clock,
     ids: { next: () => `transfer-${++n}` },
     settings,
   });
@@ -216,9 +214,11 @@ describe('send money (use case)', () => {
     expect(wallets.credits.size).toBe(2);
 
     let now = NOW;
+    const clock = { now: () => now };
     const later = makeSendMoney({
-      ledger: wallets,
-      clock: { now: () => now },
+      transfers: wallets,
+      router: makeHotWalletRouter({ claims: wallets, marker: wallets, clock }),
+      clock,
       ids: { next: () => `later-${now}` },
       settings,
     });

@@ -1,15 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidParameterError, NotFoundError } from '#shared/errors.ts';
-import type { MovementRecord } from '#shared/wallet/dynamodb/history-store.ts';
-import {
-  CLEARING_ACCOUNT,
-  type EntryRecord,
-  ISSUANCE_ACCOUNT,
-  walletAccount,
-} from '#shared/wallet/dynamodb/keys.ts';
-import type { PendingCredit } from '#shared/wallet/dynamodb/pending-index.ts';
 import { encodeCursor } from '#shared/wallet/history/history-cursor.ts';
+import type { MovementRecord, PendingCredit } from '#shared/wallet/history/ports.ts';
 import { makeGetTransfer, makeListTransfers } from '#shared/wallet/history/transfer-history.ts';
+import { CLEARING_ACCOUNT, ISSUANCE_ACCOUNT, walletAccount } from '#shared/wallet/model/accounts.ts';
+import type { EntryRecord } from '#shared/wallet/model/entry.ts';
 
 /** A history of `count` entries of alice (1 a deposit, then transfers with bob), in memory. */
 function historyOf(

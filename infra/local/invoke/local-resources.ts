@@ -17,6 +17,12 @@ import type { TemplateFunction } from './template.ts';
 
 /** The variables the local identity provider replaces: the template names the real one. */
 const AUTH_VARIABLES = ['AUTH_ISSUER', 'AUTH_AUDIENCE', 'AUTH_JWKS_URL'] as const;
+/**
+ * What the local identity provider also says of its tokens, where the local values name it: it
+ * signs ECDSA low-S only, so the local authorizer refuses the twin (a stack record of an older
+ * `npm start` may lack it: the template's value stays then).
+ */
+const LOCAL_TOKEN_RULES = ['AUTH_REQUIRE_LOW_S'] as const;
 const TABLE_VARIABLES = new Set(Object.values(tables).map((table) => table.envVar));
 
 export interface LocalResources {
@@ -73,6 +79,7 @@ export async function localResources(
         AUTH_ISSUER: issuer.issuerUrl,
         AUTH_AUDIENCE: LOCAL_AUDIENCE,
         AUTH_JWKS_URL: issuer.jwksUrl,
+        AUTH_REQUIRE_LOW_S: 'true',
       });
       started.push(`the local issuer's JWKS on port ${issuerPort}`);
     }
@@ -100,7 +107,10 @@ export function resolveEnvironment(
 ): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(fn.environment)) {
-    const fromLocal = (AUTH_VARIABLES as readonly string[]).includes(name) || typeof value !== 'string';
+    const fromLocal =
+      (AUTH_VARIABLES as readonly string[]).includes(name) ||
+      ((LOCAL_TOKEN_RULES as readonly string[]).includes(name) && local[name] !== undefined) ||
+      typeof value !== 'string';
     const resolved = fromLocal ? local[name] : value;
     if (typeof resolved !== 'string') {
       throw new Error(`${fn.name}: cannot resolve ${name} (${JSON.stringify(value)}) locally`);

@@ -30,6 +30,9 @@ const env = {
     AUTH_ISSUER: running.env.AUTH_ISSUER,
     AUTH_AUDIENCE: running.env.AUTH_AUDIENCE,
     AUTH_JWKS_URL: fromContainer(running.env.AUTH_JWKS_URL ?? ''),
+    ...(running.env.AUTH_REQUIRE_LOW_S === undefined
+      ? {}
+      : { AUTH_REQUIRE_LOW_S: running.env.AUTH_REQUIRE_LOW_S }),
   },
 };
 writeFileSync(join(out, 'sam-env.json'), `${JSON.stringify(env, null, 2)}\n`);

@@ -1,4 +1,5 @@
-import { accountKey, entryKey, ISSUANCE_ACCOUNT } from '../dynamodb/keys.ts';
+import { accountKey, entryKey } from '../dynamodb/keys.ts';
+import { ISSUANCE_ACCOUNT } from '../model/accounts.ts';
 import type { Broken } from './breaks.ts';
 import { addFingerprints, chainCloses, chainTerm, type Fingerprint } from './fingerprints.ts';
 import type { KeyReader } from './key-reader.ts';

@@ -1,6 +1,6 @@
-import { entriesOfBatch } from '../dynamodb/batch-items.ts';
+import { batchOfItem, entriesOfBatch } from '../dynamodb/batch-items.ts';
 import { batchKey, creditKey, entryItem, entryKey } from '../dynamodb/keys.ts';
-import { batchOfItem, type CreditBatch } from '../hot-wallet/credit-batch.ts';
+import type { CreditBatch } from '../hot-wallet/credit-batch.ts';
 import type { Broken } from './breaks.ts';
 import type { KeyReader } from './key-reader.ts';
 import { compactEntry, type Entry, type Item, type Names } from './records.ts';

@@ -1,7 +1,8 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { eachLimited } from '../../util/each-limited.ts';
-import { accountKey, CLEARING_ACCOUNT, ISSUANCE_ACCOUNT } from '../dynamodb/keys.ts';
+import { accountKey } from '../dynamodb/keys.ts';
 import { UNCOMPLETED_NAMED_AFTER_MS } from '../hot-wallet/sweep-batches.ts';
+import { CLEARING_ACCOUNT, ISSUANCE_ACCOUNT } from '../model/accounts.ts';
 import {
   AccountTally,
   impossibleBalance,

@@ -1,4 +1,5 @@
-import { addressOfAccount, creditKey, entryKey, transferKey } from '../dynamodb/keys.ts';
+import { creditKey, entryKey, transferKey } from '../dynamodb/keys.ts';
+import { addressOfAccount } from '../model/accounts.ts';
 import type { Broken } from './breaks.ts';
 import type { KeyReader } from './key-reader.ts';
 import {

@@ -1,14 +1,6 @@
-import {
-  accountOfEntryItem,
-  CLEARING_ACCOUNT,
-  creditKey,
-  type EntryRecord,
-  entryKey,
-  historyShardOf,
-  ISSUANCE_ACCOUNT,
-  transferKey,
-  walletAccount,
-} from '../dynamodb/keys.ts';
+import { accountOfEntryItem, creditKey, entryKey, historyShardOf, transferKey } from '../dynamodb/keys.ts';
+import { CLEARING_ACCOUNT, ISSUANCE_ACCOUNT, walletAccount } from '../model/accounts.ts';
+import type { EntryRecord } from '../model/entry.ts';
 
 /* What the audit reads of the ledger's items, compact: only the attributes it checks. */
 

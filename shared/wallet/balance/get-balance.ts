@@ -1,5 +1,5 @@
-import type { WalletRecord } from '../dynamodb/balance-store.ts';
 import type { Clock } from '../model/ports.ts';
+import type { BalanceStore } from './ports.ts';
 
 /** The balance of a wallet in minor units, exact at any size. */
 export interface BalanceView {
@@ -11,14 +11,8 @@ export interface BalanceView {
   readonly updatedAt?: string | undefined;
 }
 
-/** The ledger as the balance needs it: declared here, implemented by ./wallet-reader.ts and ./wallet-opening.ts. */
-export interface BalanceLedger {
-  readWallet(address: string): Promise<WalletRecord | undefined>;
-  openWallet(address: string, openedAt: string): Promise<void>;
-}
-
 export interface GetBalanceDependencies {
-  readonly wallets: BalanceLedger;
+  readonly wallets: BalanceStore;
   readonly clock: Clock;
 }
 

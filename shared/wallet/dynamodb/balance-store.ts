@@ -1,19 +1,12 @@
+import type { BalanceStore, WalletRecord } from '../balance/ports.ts';
 import { readItems } from './consistent-read.ts';
 import { inboundKey, walletKey } from './keys.ts';
-import type { WalletTableAccess } from './ledger-commit.ts';
 import { createPendingCredits } from './pending-index.ts';
-
-/** A wallet as stored. */
-export interface WalletRecord {
-  /** What can be spent: posted money only. Exact whatever its size. */
-  readonly balanceMinor: bigint;
-  /** Credits paid to it and still in transit through the clearing account. */
-  readonly pendingMinor: bigint;
-  readonly updatedAt?: string;
-}
+import type { WalletTableAccess } from './table-access.ts';
+import { createWalletOpening } from './wallet-opening.ts';
 
 /** Reading a wallet, for the balance and `wallet:fund`: code that moves no money. */
-export function createWalletReader(access: WalletTableAccess) {
+export function createBalanceStore(access: WalletTableAccess): BalanceStore {
   const pending = createPendingCredits(access);
 
   /**
@@ -40,7 +33,5 @@ export function createWalletReader(access: WalletTableAccess) {
     };
   }
 
-  return { readWallet };
+  return { readWallet, openWallet: createWalletOpening(access) };
 }
-
-export type WalletReader = ReturnType<typeof createWalletReader>;

@@ -4,14 +4,9 @@ import {
   batchSum,
   type CreditBatch,
 } from '../hot-wallet/credit-batch.ts';
-import {
-  addressOfAccount,
-  batchKey,
-  CLEARING_ACCOUNT,
-  type EntryRecord,
-  pendingShardKey,
-  walletAccount,
-} from './keys.ts';
+import { addressOfAccount, CLEARING_ACCOUNT, walletAccount } from '../model/accounts.ts';
+import type { EntryRecord } from '../model/entry.ts';
+import { batchKey, pendingShardKey } from './keys.ts';
 import { exact, sideEntry } from './ledger-commit.ts';
 
 /* The items postings of credits write: their entries (on one level, or from a batch), and batches. */
@@ -72,3 +67,24 @@ export const entriesOfBatch = (batch: CreditBatch, posting: BatchPosting, posted
     batch.credits,
     postedAt,
   );
+
+/** A batch as read from its item; `undefined` for an item that is not one. */
+export function batchOfItem(item: Record<string, unknown> | undefined): CreditBatch | undefined {
+  if (item?.kind !== 'batch' || typeof item.batchId !== 'string' || !Array.isArray(item.credits)) return;
+  const address = addressOfAccount(String(item.toAccount ?? ''));
+  if (address === undefined) return;
+  const posted = typeof item.firstSeq === 'number' && typeof item.postedAt === 'string';
+  return {
+    batchId: item.batchId,
+    address,
+    credits: item.credits as BatchedCredit[],
+    posting: posted
+      ? {
+          firstSeq: item.firstSeq as number,
+          balanceBefore: BigInt(item.balanceBefore as number | bigint),
+          postedAt: item.postedAt as string,
+        }
+      : undefined,
+    completedAt: typeof item.completedAt === 'string' ? item.completedAt : undefined,
+  };
+}

@@ -1,6 +1,6 @@
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import { type RetryPolicy, UnprocessedKeysError, withRetries } from '../../dynamodb/retry.ts';
-import type { WalletTableAccess } from './ledger-commit.ts';
+import type { WalletTableAccess } from './table-access.ts';
 
 export interface ReadOptions {
   readonly policy?: RetryPolicy | undefined;

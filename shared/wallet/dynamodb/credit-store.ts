@@ -1,29 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { withRetries } from '../../dynamodb/retry.ts';
-import { type BatchPosting, batchOfItem, batchSum, type CreditBatch } from '../hot-wallet/credit-batch.ts';
-import type { BatchSweepStore } from '../hot-wallet/ports.ts';
-import type { BatchPostingPlan, BatchPostingResult } from '../hot-wallet/post-credit-batches.ts';
+import type { CreditInTransit } from '../hot-wallet/credit-batch.ts';
+import { type BatchPosting, batchSum, type CreditBatch } from '../hot-wallet/credit-batch.ts';
 import type {
-  CreditInTransit,
-  CreditLedger,
+  BatchPostingPlan,
+  BatchPostingResult,
+  BatchSweepStore,
+  CreditStore,
   LeaseHolder,
   PostingPlan,
   PostingResult,
-} from '../hot-wallet/post-credits.ts';
-import { batchItem, entriesOfBatch, postedEntries } from './batch-items.ts';
-import { createInboundMarker } from './hot-marker-store.ts';
-import {
-  addressOfAccount,
-  batchKey,
-  completingShardKey,
-  creditKey,
-  postingLeaseKey,
-  walletAccount,
-  walletKey,
-} from './keys.ts';
-import { createLedgerCommit, exact, stateOf, type WalletTableAccess } from './ledger-commit.ts';
+} from '../hot-wallet/ports.ts';
+import { addressOfAccount, walletAccount } from '../model/accounts.ts';
+import { batchItem, batchOfItem, entriesOfBatch, postedEntries } from './batch-items.ts';
+import { createHotMarkerStore } from './hot-marker-store.ts';
+import { batchKey, completingShardKey, creditKey, postingLeaseKey, walletKey } from './keys.ts';
+import { createLedgerCommit, exact, stateOf } from './ledger-commit.ts';
 import { createPendingCredits } from './pending-index.ts';
+import type { WalletTableAccess } from './table-access.ts';
 
 /**
  * How many of each `pending` shard's oldest items one look for others' credits takes: 32 shards, so
@@ -68,7 +63,7 @@ export function creditOfItem(
 }
 
 /** The credits in transit of the wallet ledger on its DynamoDB table: what the credit poster needs. */
-export function createCreditLedger(access: WalletTableAccess): CreditLedger & BatchSweepStore {
+export function createCreditStore(access: WalletTableAccess): CreditStore & BatchSweepStore {
   const ledger = createLedgerCommit(access);
 
   async function read(address: string, transferIds: readonly string[]) {
@@ -391,7 +386,7 @@ export function createCreditLedger(access: WalletTableAccess): CreditLedger & Ba
     postBatches,
     complete,
     readBatches,
-    markHot: createInboundMarker(access),
+    ...createHotMarkerStore(access),
     takeLease,
     renewLease,
     waitFor,

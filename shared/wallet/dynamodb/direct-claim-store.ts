@@ -1,8 +1,8 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { logger } from '../../observability/telemetry.ts';
-import type { DirectCreditClaim } from '../send/send-money.ts';
+import type { DirectClaimStore, DirectCreditClaim } from '../hot-wallet/ports.ts';
 import { directClaimKey } from './keys.ts';
-import type { WalletTableAccess } from './ledger-commit.ts';
+import type { WalletTableAccess } from './table-access.ts';
 
 /** How long a claim item outlives its last use before DynamoDB TTL deletes it: a day. */
 const CLAIM_KEPT_SECONDS = 86_400;
@@ -11,10 +11,10 @@ const CLAIM_KEPT_SECONDS = 86_400;
  * Claims the direct credit of `address` for the payment `claimId`: one UpdateItem of the wallet's
  * claim item, an item of its own, sent beside the payment's read. It answers the claim it replaced,
  * so that of payments arriving together only the first may write the wallet
- * (`mayCreditDirectly` in ./send-money.ts). Never throws: a claim not written leaves the payment
+ * (`mayCreditDirectly` in ../hot-wallet/router.ts). Never throws: a claim not written leaves the payment
  * to the clearing account.
  */
-export function createDirectCreditClaim({ client, tableName }: WalletTableAccess) {
+function createDirectCreditClaim({ client, tableName }: WalletTableAccess) {
   return async function claimDirectCredit(
     address: string,
     claimId: string,
@@ -52,7 +52,7 @@ export function createDirectCreditClaim({ client, tableName }: WalletTableAccess
  * last: the claim it replaced comes back, or, with none, it is left stale. Never throws: a claim
  * not withdrawn holds the wallet only until it is stale.
  */
-export function createDirectCreditRelease({ client, tableName }: WalletTableAccess) {
+function createDirectCreditRelease({ client, tableName }: WalletTableAccess) {
   return async function releaseDirectCredit(
     address: string,
     claimId: string,
@@ -81,3 +81,9 @@ export function createDirectCreditRelease({ client, tableName }: WalletTableAcce
     }
   };
 }
+
+/** The recipients' direct-credit claims on the wallets table: what the hot-wallet router needs. */
+export const createDirectClaimStore = (access: WalletTableAccess): DirectClaimStore => ({
+  claimDirectCredit: createDirectCreditClaim(access),
+  releaseDirectCredit: createDirectCreditRelease(access),
+});

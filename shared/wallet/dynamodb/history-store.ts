@@ -1,10 +1,12 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { withRetries } from '../../dynamodb/retry.ts';
+import type { HistoryStore, MovementRecord, PendingCredit } from '../history/ports.ts';
+import { walletAccount } from '../model/accounts.ts';
+import type { EntryRecord } from '../model/entry.ts';
 import { readItems } from './consistent-read.ts';
 import {
   batchKey,
   creditKey,
-  type EntryRecord,
   entryOfItem,
   HISTORY_INDEX,
   HISTORY_SHARD_INDEX,
@@ -12,29 +14,12 @@ import {
   historyShardKey,
   inboundKey,
   transferKey,
-  walletAccount,
 } from './keys.ts';
-import type { WalletTableAccess } from './ledger-commit.ts';
-import { createPendingCredits, type PendingCredit } from './pending-index.ts';
-
-/** A movement as stored: a transfer between two wallets, or a deposit from the issuance account. */
-export interface MovementRecord {
-  readonly transferId: string;
-  readonly transferKind: 'transfer' | 'deposit';
-  /** Absent for a deposit: the money came from outside. */
-  readonly fromAddress?: string;
-  readonly toAddress: string;
-  readonly amountMinor: number;
-  readonly currency: string;
-  readonly createdAt: string;
-  /** `pending` while its credit is in transit to a hot wallet. */
-  readonly status: 'pending' | 'completed';
-}
+import { createPendingCredits } from './pending-index.ts';
+import type { WalletTableAccess } from './table-access.ts';
 
 /** The reads of an account's history and of one movement. */
-export type HistoryRepository = ReturnType<typeof createHistoryRepository>;
-
-export function createHistoryRepository(access: WalletTableAccess) {
+export function createHistoryStore(access: WalletTableAccess): HistoryStore {
   const { client, tableName } = access;
   const pending = createPendingCredits(access);
 
@@ -62,7 +47,7 @@ export function createHistoryRepository(access: WalletTableAccess) {
    * of the `history` index beside ONE read of the wallet's hot marker. A wallet ever marked hot has
    * its posted credits' entries in the `history-shards` index, and those credits in transit in the
    * `pending` index: then one Query per shard of each, merged by `seq`. The credits in transit are
-   * read first, the posted entries after them, as the balance reads them (`wallet-reader.ts`): a
+   * read first, the posted entries after them, as the balance reads them (`balance-store.ts`): a
    * credit posted between the two reads is then in both, never in neither (read at once, it could
    * be in neither), and the caller lists it once.
    */

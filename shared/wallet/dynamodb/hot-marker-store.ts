@@ -2,8 +2,9 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { withRetries } from '../../dynamodb/retry.ts';
 import { logger } from '../../observability/telemetry.ts';
 import { recentEntries } from '../../util/recent-entries.ts';
+import type { HotMarkerStore } from '../hot-wallet/ports.ts';
 import { inboundKey } from './keys.ts';
-import type { WalletTableAccess } from './ledger-commit.ts';
+import type { WalletTableAccess } from './table-access.ts';
 
 /** A marker is rewritten only when it would lapse within this margin. */
 const RENEW_MARGIN_MS = 5_000;
@@ -18,13 +19,13 @@ const KNOWN_MARKERS = 1_000;
  * rewrite it on every payment. The container remembers until when each marker holds (from its own
  * write, or from the marker a refused write returns) and does not ask again before it would be
  * renewed: a refused conditional write still costs a write unit and a round trip. It never throws:
- * see `TransferLedger.markHot`. It answers until when the marker is known to hold: at least
+ * see `HotMarkerStore.markHot`. It answers until when the marker is known to hold: at least
  * `until` less RENEW_MARGIN_MS, as a marker that holds that far is left as it is, or 0 when it
  * could not be written.
  */
-export function createInboundMarker({ client, tableName }: WalletTableAccess) {
+export function createHotMarkerStore({ client, tableName }: WalletTableAccess): HotMarkerStore {
   const markedUntil = recentEntries<number>(KNOWN_MARKERS);
-  return async function markHot(address: string, until: number): Promise<number> {
+  async function markHot(address: string, until: number): Promise<number> {
     const renewBefore = until - RENEW_MARGIN_MS;
     const known = markedUntil.get(address) ?? 0;
     if (known >= renewBefore) return known;
@@ -58,5 +59,6 @@ export function createInboundMarker({ client, tableName }: WalletTableAccess) {
       });
       return 0;
     }
-  };
+  }
+  return { markHot };
 }

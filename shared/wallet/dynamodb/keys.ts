@@ -52,22 +52,8 @@
  * credit holds the money until the poster credits the wallet in a batch.
  */
 
-/** The account of the issuance account in entries and the history index. */
-export const ISSUANCE_ACCOUNT = 'ISSUANCE';
-
-/**
- * The clearing (in-transit) account: the counterparty of both entries of a payment to a hot
- * wallet. It has no item: its balance is the sum of the credits not yet posted, so no payment
- * ever waits for another on it.
- */
-export const CLEARING_ACCOUNT = 'CLEARING';
-
-/** The account of a wallet in entries and the history index: never equal to {@link ISSUANCE_ACCOUNT}. */
-export const walletAccount = (address: string): string => `W#${address}`;
-
-/** The address of a wallet account; `undefined` for the issuance and the clearing account. */
-export const addressOfAccount = (account: string): string | undefined =>
-  account.startsWith('W#') ? account.slice(2) : undefined;
+import { ISSUANCE_ACCOUNT, walletAccount } from '../model/accounts.ts';
+import type { EntryRecord } from '../model/entry.ts';
 
 /** The item key of an account (wallet or issuance). */
 export const accountKey = (account: string): string =>
@@ -174,28 +160,3 @@ export function completingShardKey(batchId: string): string {
 }
 
 export const completingShardOf = (shard: number): string => `COMPLETING#${shard}`;
-
-/** One side of a movement, as stored. */
-export interface EntryRecord {
-  readonly account: string;
-  readonly seq: number;
-  readonly transferId: string;
-  readonly transferKind: 'transfer' | 'deposit';
-  readonly direction: 'in' | 'out';
-  readonly amountMinor: number;
-  /** The account's balance just after this entry (exact: a bigint beyond 2^53). */
-  readonly balanceAfter: number | bigint;
-  /** A wallet, the issuance account, or the clearing account for a payment to a hot wallet. */
-  readonly counterpartyAccount: string;
-  /** The counterparty's entry: for a clearing entry, the paying or paid wallet's entry when known. */
-  readonly counterpartySeq?: number;
-  /** The other wallet of a payment through the clearing account (its counterparty account is CLEARING). */
-  readonly counterpartyAddress?: string;
-  readonly currency: string;
-  readonly createdAt: string;
-  /**
-   * When the credit poster wrote this entry of a payment through the clearing account (its
-   * `createdAt` is the payment's): the ledger audit tells settled entries from recent ones by it.
-   */
-  readonly postedAt?: string;
-}

@@ -1,19 +1,17 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { withRetries } from '../../dynamodb/retry.ts';
+import type { AccountState } from '../model/accounts.ts';
+import { ISSUANCE_ACCOUNT } from '../model/accounts.ts';
+import type { EntryRecord } from '../model/entry.ts';
 import { readItems } from './consistent-read.ts';
-import { accountKey, type EntryRecord, entryItem, ISSUANCE_ACCOUNT } from './keys.ts';
+import { accountKey, entryItem } from './keys.ts';
+import type { WalletTableAccess } from './table-access.ts';
 
 /* The one commit routine of every movement (transfer, deposit, posting): a consistent read of the
    items it depends on that it does not already know (a read that still holds, a recipient known
    hot), then ONE TransactWriteItems whose items are named, so that a cancellation says which item
    refused by name, never by position. */
-
-/** Where the wallet ledger lives: one DocumentClient per container, and the table's physical name. */
-export interface WalletTableAccess {
-  readonly client: DynamoDBDocumentClient;
-  readonly tableName: string;
-}
 
 type TransactItem = NonNullable<
   ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']
@@ -29,13 +27,6 @@ export type CommitResult =
   | { readonly committed: true }
   /** Nothing was written; every named item that refused, with why (`None` items are left out). */
   | { readonly committed: false; readonly refused: Readonly<Record<string, ItemRefusal>> };
-
-/** An account as read before a movement: what its transaction's condition expects to find. */
-export interface AccountState {
-  readonly exists: boolean;
-  readonly balance: bigint;
-  readonly seq: number;
-}
 
 export const stateOf = (item: Record<string, unknown> | undefined): AccountState => ({
   exists: item !== undefined,

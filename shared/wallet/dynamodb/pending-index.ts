@@ -1,24 +1,17 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { withRetries } from '../../dynamodb/retry.ts';
-import { batchOfItem, type CreditBatch } from '../hot-wallet/credit-batch.ts';
+import type { PendingCredit } from '../history/ports.ts';
+import type { CreditBatch } from '../hot-wallet/credit-batch.ts';
+import { addressOfAccount } from '../model/accounts.ts';
+import { batchOfItem } from './batch-items.ts';
 import {
-  addressOfAccount,
   COMPLETING_SHARDS,
   completingShardOf,
   PENDING_INDEX,
   PENDING_SHARDS,
   pendingShardOf,
 } from './keys.ts';
-import type { WalletTableAccess } from './ledger-commit.ts';
-
-/** A credit on its way to a wallet, as its owner sees it before it is posted. */
-export interface PendingCredit {
-  readonly transferId: string;
-  readonly fromAddress?: string | undefined;
-  readonly amountMinor: number;
-  readonly currency: string;
-  readonly createdAt: string;
-}
+import type { WalletTableAccess } from './table-access.ts';
 
 /**
  * The credits in transit to a hot wallet, read from the `pending` index: one Query per shard, all

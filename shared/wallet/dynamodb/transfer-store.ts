@@ -2,28 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { defaultRetryPolicy, worstCaseCallMs } from '../../dynamodb/retry.ts';
 import { TemporarilyUnavailableError } from '../../errors.ts';
-import type {
-  HotRecipient,
-  TransferCommit,
-  TransferLedger,
-  TransferPlan,
-  TransferRecord,
-  TransferState,
-} from '../send/send-money.ts';
+import type { HotRecipient } from '../hot-wallet/router.ts';
+import { CLEARING_ACCOUNT, walletAccount } from '../model/accounts.ts';
+import type { TransferRecord } from '../model/transfer.ts';
+import type { TransferCommit, TransferPlan, TransferState, TransferStore } from '../send/ports.ts';
 import { readItems } from './consistent-read.ts';
-import { createDirectCreditClaim, createDirectCreditRelease } from './direct-claim-store.ts';
-import { createInboundMarker } from './hot-marker-store.ts';
-import {
-  CLEARING_ACCOUNT,
-  creditKey,
-  idempotencyKey,
-  inboundKey,
-  pendingShardKey,
-  transferKey,
-  walletAccount,
-  walletKey,
-} from './keys.ts';
-import { createLedgerCommit, sideEntry, stateOf, type WalletTableAccess } from './ledger-commit.ts';
+import { creditKey, idempotencyKey, inboundKey, pendingShardKey, transferKey, walletKey } from './keys.ts';
+import { createLedgerCommit, sideEntry, stateOf } from './ledger-commit.ts';
+import type { WalletTableAccess } from './table-access.ts';
 import { createWalletOpening } from './wallet-opening.ts';
 
 /**
@@ -33,7 +19,7 @@ import { createWalletOpening } from './wallet-opening.ts';
 const SETTLING_READ = { ...defaultRetryPolicy, attempts: 1 };
 
 /** The transfers of the wallet ledger on its DynamoDB table: what `makeSendMoney` needs of it. */
-export function createTransferLedger(access: WalletTableAccess): TransferLedger {
+export function createTransferStore(access: WalletTableAccess): TransferStore {
   const ledger = createLedgerCommit(access);
   const { tableName } = access;
 
@@ -49,7 +35,7 @@ export function createTransferLedger(access: WalletTableAccess): TransferLedger 
     const keys = [walletKey(fromAddress)];
     if (!known) keys.push(walletKey(toAddress), inboundKey(toAddress));
     if (claim) keys.push(idempotencyKey(claim.sub, claim.key));
-    const found = await ledger.readMany(keys);
+    const found = await readItems(access, keys);
     const claimed = claim && found.get(idempotencyKey(claim.sub, claim.key));
     const recipient = found.get(walletKey(toAddress));
     return {
@@ -177,7 +163,7 @@ export function createTransferLedger(access: WalletTableAccess): TransferLedger 
 
   /** Whether the credit of a transfer through the clearing account has been posted: ONE BatchGetItem of its credit. */
   async function creditPosted(transferId: string): Promise<boolean> {
-    const found = await ledger.readMany([creditKey(transferId)]);
+    const found = await readItems(access, [creditKey(transferId)]);
     return found.get(creditKey(transferId))?.postedSeq !== undefined;
   }
 
@@ -187,9 +173,6 @@ export function createTransferLedger(access: WalletTableAccess): TransferLedger 
     // A commit is one call under the default retry policy, timeouts and backoff included, and
     // when every try went unanswered, one try of the read that settles it.
     longestCommitMs: worstCaseCallMs() + worstCaseCallMs(SETTLING_READ),
-    claimDirectCredit: createDirectCreditClaim(access),
-    releaseDirectCredit: createDirectCreditRelease(access),
-    markHot: createInboundMarker(access),
     creditPosted,
     openWallet: createWalletOpening(access),
   };

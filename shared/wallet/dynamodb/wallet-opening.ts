@@ -1,7 +1,7 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { withRetries } from '../../dynamodb/retry.ts';
 import { walletKey } from './keys.ts';
-import type { WalletTableAccess } from './ledger-commit.ts';
+import type { WalletTableAccess } from './table-access.ts';
 
 /**
  * Opens an empty wallet at `address` unless one is open already (then nothing changes): from then

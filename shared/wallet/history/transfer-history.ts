@@ -1,8 +1,8 @@
 import { NotFoundError } from '../../errors.ts';
-import type { HistoryRepository, MovementRecord } from '../dynamodb/history-store.ts';
-import { addressOfAccount, CLEARING_ACCOUNT, type EntryRecord } from '../dynamodb/keys.ts';
-import type { PendingCredit } from '../dynamodb/pending-index.ts';
+import { addressOfAccount, CLEARING_ACCOUNT } from '../model/accounts.ts';
+import type { EntryRecord } from '../model/entry.ts';
 import { decodeCursor, encodeCursor, type HistoryPosition, InvalidCursorError } from './history-cursor.ts';
+import type { HistoryStore, MovementRecord, PendingCredit } from './ports.ts';
 
 /** One line of a wallet's history. */
 export interface HistoryItem {
@@ -48,11 +48,7 @@ export interface TransferPage {
  * transfer id): the query starts AT it, and an entry there of another transfer (an edited cursor)
  * is refused. A page ends early at a number the index does not have yet (below).
  */
-export function makeListTransfers({
-  history,
-}: {
-  history: Pick<HistoryRepository, 'page' | 'creditsInTransit'>;
-}) {
+export function makeListTransfers({ history }: { history: Pick<HistoryStore, 'page' | 'creditsInTransit'> }) {
   return async ({ sub, limit, cursor }: ListTransfersCommand): Promise<TransferPage> => {
     let rows: EntryRecord[];
     let pending: PendingCredit[] | undefined;
@@ -120,7 +116,7 @@ export function makeListTransfers({
  * One movement, for its parties only: anyone else is told it does not exist (404, not 403, so
  * that an id confirms nothing). ONE BatchGetItem: the movement and its credit's state.
  */
-export function makeGetTransfer({ history }: { history: Pick<HistoryRepository, 'movement'> }) {
+export function makeGetTransfer({ history }: { history: Pick<HistoryStore, 'movement'> }) {
   return async ({ sub, transferId }: { sub: string; transferId: string }): Promise<MovementRecord> => {
     const movement = await history.movement(transferId);
     if (!movement || (movement.fromAddress !== sub && movement.toAddress !== sub)) {

@@ -1,5 +1,3 @@
-import { addressOfAccount } from '../dynamodb/keys.ts';
-
 /*
  * What a batch of credits in transit is, and how to read one: code that writes none, so the balance
  * reads batches in the pending index without carrying the ledger's writers
@@ -60,27 +58,6 @@ export const MAX_CREDITS_PER_BATCH = 49;
 /** The sum of a batch's credits, exactly. */
 export const batchSum = (batch: Pick<CreditBatch, 'credits'>): bigint =>
   batch.credits.reduce((sum, credit) => sum + BigInt(credit.amountMinor), 0n);
-
-/** A batch as read from its item; `undefined` for an item that is not one. */
-export function batchOfItem(item: Record<string, unknown> | undefined): CreditBatch | undefined {
-  if (item?.kind !== 'batch' || typeof item.batchId !== 'string' || !Array.isArray(item.credits)) return;
-  const address = addressOfAccount(String(item.toAccount ?? ''));
-  if (address === undefined) return;
-  const posted = typeof item.firstSeq === 'number' && typeof item.postedAt === 'string';
-  return {
-    batchId: item.batchId,
-    address,
-    credits: item.credits as BatchedCredit[],
-    posting: posted
-      ? {
-          firstSeq: item.firstSeq as number,
-          balanceBefore: BigInt(item.balanceBefore as number | bigint),
-          postedAt: item.postedAt as string,
-        }
-      : undefined,
-    completedAt: typeof item.completedAt === 'string' ? item.completedAt : undefined,
-  };
-}
 
 /** A credit as a batch lists it: all its entry needs, and nothing of its state. */
 export const listingOf = ({

@@ -1,57 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { eachLimited } from '../../util/each-limited.ts';
 import type { recentEntries } from '../../util/recent-entries.ts';
-import type { AccountState } from '../dynamodb/ledger-commit.ts';
+import type { AccountState } from '../model/accounts.ts';
 import { type MovementDeadline, patiently, retryMovement } from '../model/movement-retry.ts';
 import type { Clock } from '../model/ports.ts';
 import {
-  type BatchPosting,
   batchSum,
   type CreditBatch,
   type CreditInTransit,
   listingOf,
   MAX_CREDITS_PER_BATCH,
 } from './credit-batch.ts';
-
-/** One posting of whole batches: the wallet as it stands, and the batches (not yet posted) it takes in, in order. */
-export interface BatchPostingPlan {
-  readonly address: string;
-  readonly wallet: AccountState;
-  readonly batches: readonly CreditBatch[];
-  readonly postedAt: string;
-}
-
-export type BatchPostingResult =
-  /** Where each batch's credits went in the wallet, in the plan's order. */
-  | { readonly kind: 'posted'; readonly postings: readonly BatchPosting[] }
-  /** The wallet changed since it was read: read again. */
-  | { readonly kind: 'wallet-moved' }
-  /** A batch was posted meanwhile (another poller): read again. */
-  | { readonly kind: 'batch-taken' };
-
-/** The ledger as the two levels need it: declared here, implemented by ./credit-ledger.ts. */
-export interface BatchLedger {
-  /** The wallet and those of `transferIds` whose credit exists, strongly consistent, in one read. */
-  read(
-    address: string,
-    transferIds: readonly string[],
-  ): Promise<{ wallet: AccountState; credits: CreditInTransit[] }>;
-  /** Claims the batch's credits for it, unless one is batched or posted already. */
-  batch(batch: CreditBatch, batchedAt: string): Promise<'batched' | 'credit-taken'>;
-  postBatches(plan: BatchPostingPlan): Promise<BatchPostingResult>;
-  /**
-   * Writes a posted batch's entries and marks its credits posted, by `completer`: `completed` when
-   * this completer's write did it (its answer lost or not), `already` when another's did, `busy`
-   * when another transaction held one of its items (try again).
-   */
-  complete(
-    batch: CreditBatch,
-    completedAt: string,
-    completer: string,
-  ): Promise<'completed' | 'already' | 'busy'>;
-  /** Those of the batches that exist, strongly consistent. */
-  readBatches(batchIds: readonly string[]): Promise<CreditBatch[]>;
-}
+import type { BatchStore } from './ports.ts';
 
 /** The most batches one posting takes: the wallet, then a mark per batch, in one transaction of at most 100 items. */
 export const MAX_BATCHES_PER_POSTING = 99;
@@ -71,7 +31,7 @@ export interface BatchingCall {
 }
 
 interface TwoLevelDeps<C extends BatchingCall> {
-  readonly ledger: BatchLedger;
+  readonly ledger: BatchStore;
   readonly clock: Clock;
   /** Each wallet as this poster's last posting to it left it. */
   readonly known: ReturnType<typeof recentEntries<AccountState>>;

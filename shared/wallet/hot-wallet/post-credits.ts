@@ -1,80 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { recentEntries } from '../../util/recent-entries.ts';
-import type { AccountState } from '../dynamodb/ledger-commit.ts';
+import type { AccountState } from '../model/accounts.ts';
 import { busy, patiently, retryMovement } from '../model/movement-retry.ts';
 import type { Clock } from '../model/ports.ts';
-import { HOT_FOR_MS } from '../send/send-money.ts';
 import type { CreditInTransit } from './credit-batch.ts';
-import { type BatchLedger, makeTwoLevelPosting } from './post-credit-batches.ts';
-
-export type { CreditInTransit } from './credit-batch.ts';
-
-/** One posting: the wallet as it stands, and the credits (not yet posted) it takes in, in order. */
-export interface PostingPlan {
-  readonly address: string;
-  readonly wallet: AccountState;
-  readonly credits: readonly CreditInTransit[];
-  readonly postedAt: string;
-  /**
-   * One per posting, the same on each of its tries: a credit marked posted by it was posted by
-   * this call, even when the answer of the try that did it was lost.
-   */
-  readonly postingId: string;
-}
-
-export type PostingResult =
-  | { readonly kind: 'posted' }
-  /** The wallet changed since it was read (its owner paid, or another posting): read again. */
-  | { readonly kind: 'wallet-moved' }
-  /** A credit was posted meanwhile (a redelivered batch, another poller): read again. */
-  | { readonly kind: 'credit-taken' };
-
-/**
- * Who holds a wallet's posting lease: one call (`call`), of one poster (`poster`, its container).
- * A lease is a call's, so that two calls of one container never both hold it; the poster tells
- * whether anyone else has posted to the wallet since this container last did.
- */
-export interface LeaseHolder {
-  readonly poster: string;
-  readonly call: string;
-}
-
-/**
- * The ledger as the credit poster needs it: declared here (its two levels beside them, in
- * ./post-credit-batches.ts), implemented by ./credit-ledger.ts.
- */
-export interface CreditLedger extends BatchLedger {
-  /** Posts credits no batch holds, in one transaction. */
-  post(plan: PostingPlan): Promise<PostingResult>;
-  /** Keeps `address` hot while its credits arrive: `TransferLedger.markHot`. */
-  markHot(address: string, until: number): Promise<number>;
-  /**
-   * Takes the wallet's posting lease for `holder` until `until`, if it is free, lapsed at `now`,
-   * or `holder`'s already; `othersPosted` when another poster had it since this one, `othersWait`
-   * when it was refused and the lease already says that pollers wait.
-   */
-  takeLease(
-    address: string,
-    holder: LeaseHolder,
-    now: number,
-    until: number,
-  ): Promise<{ taken: boolean; othersPosted: boolean; othersWait: boolean }>;
-  /** Moves the end of `holder`'s lease to `until`, keeping whether others wait; nothing if it is not `holder`'s. */
-  renewLease(address: string, holder: LeaseHolder, until: number): Promise<void>;
-  /** Tells the lease's holder that credits wait for it; `false` when no lease holds at `now`. */
-  waitFor(address: string, now: number): Promise<boolean>;
-  /**
-   * Frees `holder`'s lease, unless others wait (`force`: even then): then it clears their signal,
-   * keeps the lease and answers `others-waiting`. One write when forced.
-   */
-  releaseLease(address: string, holder: LeaseHolder, force: boolean): Promise<'released' | 'others-waiting'>;
-  /**
-   * The oldest credits in transit to the wallet (a few hundred), whichever poller was handed them:
-   * those a batch holds, with their batch.
-   */
-  oldestCredits(address: string): Promise<CreditInTransit[]>;
-}
+import type { BatchStore, CreditStore, LeaseHolder } from './ports.ts';
+import { makeTwoLevelPosting } from './post-credit-batches.ts';
+import { HOT_FOR_MS } from './router.ts';
 
 /**
  * The most credits one posting takes: the wallet, then an entry and the credit's mark per credit,
@@ -136,7 +69,7 @@ const LEASE_WAIT_MS = 250;
  * is read (the wallet, and which credits or batches are still due) and built again. The wallet
  * stays hot while credits arrive.
  */
-export function makePostCredits({ ledger, clock }: { ledger: CreditLedger; clock: Clock }) {
+export function makePostCredits({ ledger, clock }: { ledger: CreditStore; clock: Clock }) {
   /** Each wallet as this poster's last posting to it left it. */
   const known = recentEntries<AccountState>(KNOWN_WALLETS);
   /** This poster (one per container). */
@@ -313,7 +246,7 @@ const paidOrder = (a: CreditInTransit, b: CreditInTransit) =>
   a.createdAt.localeCompare(b.createdAt) || a.transferId.localeCompare(b.transferId);
 
 /** Those of `credits` still to post (a batch's among them), read a posting's worth at a time (a read holds 100 keys at most). */
-async function stillDue(ledger: BatchLedger, address: string, credits: readonly CreditInTransit[]) {
+async function stillDue(ledger: BatchStore, address: string, credits: readonly CreditInTransit[]) {
   const parts: Promise<{ due: CreditInTransit[]; batched: CreditInTransit[] }>[] = [];
   for (let start = 0; start < credits.length; start += MAX_CREDITS_PER_POSTING)
     parts.push(readDue(ledger, address, credits.slice(start, start + MAX_CREDITS_PER_POSTING)));
@@ -325,7 +258,7 @@ async function stillDue(ledger: BatchLedger, address: string, credits: readonly 
  * batch that holds them (`batched`); and those posted on their own (`postedBy` says by which
  * posting). A credit not found is skipped.
  */
-async function readDue(ledger: BatchLedger, address: string, credits: readonly CreditInTransit[]) {
+async function readDue(ledger: BatchStore, address: string, credits: readonly CreditInTransit[]) {
   const read = await ledger.read(
     address,
     credits.map((credit) => credit.transferId),

@@ -1,5 +1,4 @@
 import { requireEnv, requireIntegerEnv } from '../../config.ts';
-import type { WalletTableAccess } from '../dynamodb/ledger-commit.ts';
 import { type Currency, MAX_BALANCE_MINOR } from './money.ts';
 
 /** The money settings of a deployment, read once at cold start. */
@@ -22,9 +21,4 @@ export function loadWalletSettings(): WalletSettings {
     maxTransferMinor,
     idempotencyTtlSeconds: Math.max(86_400, requireIntegerEnv('IDEMPOTENCY_TTL_SECONDS')),
   };
-}
-
-/** What the composition root of a wallet route is given: its table and its settings. */
-export interface WalletFunctionDependencies extends WalletTableAccess {
-  readonly settings: WalletSettings;
 }

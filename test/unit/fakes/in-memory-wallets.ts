@@ -1,14 +1,14 @@
-import type { WalletRecord } from '#shared/wallet/dynamodb/balance-store.ts';
-import type { AccountState } from '#shared/wallet/dynamodb/ledger-commit.ts';
+import type { BalanceStore, WalletRecord } from '#shared/wallet/balance/ports.ts';
+import type { DirectClaimStore, DirectCreditClaim, HotMarkerStore } from '#shared/wallet/hot-wallet/ports.ts';
+import type { HotRecipient } from '#shared/wallet/hot-wallet/router.ts';
+import type { AccountState } from '#shared/wallet/model/accounts.ts';
+import type { TransferRecord } from '#shared/wallet/model/transfer.ts';
 import type {
-  DirectCreditClaim,
-  HotRecipient,
   TransferCommit,
-  TransferLedger,
   TransferPlan,
-  TransferRecord,
   TransferState,
-} from '#shared/wallet/send/send-money.ts';
+  TransferStore,
+} from '#shared/wallet/send/ports.ts';
 
 interface Wallet {
   balanceMinor: bigint;
@@ -25,7 +25,7 @@ interface Wallet {
  * Local (test/integration/wallet-repository.test.ts). `contend` makes the next commits meet
  * another transaction on the recipient, as DynamoDB answers when a wallet is paid by many at once.
  */
-export class InMemoryWallets implements TransferLedger {
+export class InMemoryWallets implements TransferStore, DirectClaimStore, HotMarkerStore, BalanceStore {
   readonly wallets = new Map<string, Wallet>();
   readonly transfers: TransferRecord[] = [];
   readonly claims = new Map<string, { transfer: TransferRecord; expiresAt: number }>();

@@ -55,7 +55,7 @@ import { InProcessInvoker, type Invoker, loadHandler, withOwnEnvironment } from 
 import { defaultPort, JWKS_PATH, LOCAL_AUDIENCE, loadOrCreateLocalKeys, localIssuerUrl } from './issuer.ts';
 import { jwksAnswer } from './jwks-server.ts';
 import { RequestPipeline } from './request-pipeline.ts';
-import { type SweepInvoke, startScheduledSweep } from './scheduled-sweep.ts';
+import { loadSweep, startScheduledSweep } from './scheduled-sweep.ts';
 import { type RunningStack, stackRecordPath, writeStackRecord } from './stack-record.ts';
 import { localStateDir } from './state.ts';
 import {
@@ -340,15 +340,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     // The sweep of batches posted and not completed, on its schedule: the sources, in this process.
     try {
-      const sweepEnv = {
-        ...common,
-        ...ownEndpoint('sweep-batches'),
-        [tables.wallets.envVar]: tableNames.wallets,
-      };
-      const sweep = startScheduledSweep(
-        (await withOwnEnvironment(sweepEnv, env, () => loadHandler('sweep-batches'))) as SweepInvoke,
-        options.onStreamLog === undefined ? {} : { log: options.onStreamLog },
-      );
+      const own = { ...common, ...ownEndpoint('sweep-batches'), [tables.wallets.envVar]: tableNames.wallets };
+      const sweep = startScheduledSweep(await loadSweep(own, env), { log: options.onStreamLog });
       cleanups.push(() => sweep.stop());
     } catch (error) {
       loadErrors['sweep-batches'] = error instanceof Error ? error.message : String(error);

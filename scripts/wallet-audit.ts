@@ -10,13 +10,13 @@
  * Exit codes: 0 the books balance; 1 at least one break (each named); 2 invalid arguments, the
  * table could not be read, or anything else failed before the audit answered.
  *
- * By default it audits the local stack that `npm start` runs on PORT (default 3000). With
+ * By default it audits the local stack that `npm start` runs: the one on PORT when set, else
+ * the only one running, and says which. With
  * `--table <name> [--region <r>] [--endpoint <url>]` it audits a deployed table (or another
  * DynamoDB Local table) with the default AWS credentials.
  */
 import { parseArgs } from 'node:util';
-import { defaultPort } from '#infra/local/issuer.ts';
-import { readRunningStack } from '#infra/local/stack-record.ts';
+import { chooseRunningStack, describeChoice } from '#infra/local/stack-record.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { auditTable } from '#shared/wallet/audit/ledger-audit.ts';
@@ -55,13 +55,12 @@ async function main(): Promise<void> {
     tableName = values.table;
     endpoint = values.endpoint;
   } else {
-    const stack = await readRunningStack(defaultPort());
-    if (!stack) {
-      fail(`No local stack runs on port ${defaultPort()}: start one with \`npm start\`, or pass --table`);
-    }
-    Object.assign(process.env, stack.env);
-    tableName = stack.env[tables.wallets.envVar] as string;
-    endpoint = stack.dynamodbEndpoint;
+    const choice = await chooseRunningStack();
+    if (!choice.stack) fail(`${choice.problem} Or pass --table.`);
+    process.stderr.write(`wallet:audit: auditing ${describeChoice(choice)}\n`);
+    Object.assign(process.env, choice.stack.env);
+    tableName = choice.stack.env[tables.wallets.envVar] as string;
+    endpoint = choice.stack.dynamodbEndpoint;
   }
 
   const client = createDocumentClient({ endpoint });

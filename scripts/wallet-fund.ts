@@ -4,12 +4,17 @@
  * id, after a crash or a lost answer, credits nothing more. Without `--deposit-id` a fresh one is
  * printed before anything is written, so a run that fails can be re-run safely with it.
  *
+ * It prints the deposit as JSON, amounts as exact decimal numbers as the API writes them, with
+ * its `transferId`: the id the history shows and `GET /api/wallet/transfers/{transferId}` finds,
+ * which is the deposit id itself unless an operator's `--deposit-id` is no UUID.
+ *
  * Exit codes: 0 funded (or already funded by this deposit id); 1 failed, outcome unknown (re-run
  * with the same deposit id); 2 invalid arguments; 3 refused, nothing written (the balance would
- * exceed the most a wallet holds, or the deposit id was used for another deposit).
+ * exceed the most a wallet holds, the deposit id was used for another deposit or movement, or no
+ * wallet is open at the address and none may open because it looks like another wallet's address).
  *
- * By default it funds the local stack that `npm start` runs on PORT (default 3000), found through
- * its record in the local state directory, like `npm run token` finds the local issuer. With
+ * By default it funds the local stack that `npm start` runs: the one on PORT when set, else the
+ * only one running (found through the records in the local state directory), and says which. With
  * `--table <name> [--region <r>] [--endpoint <url>]` it funds a deployed table instead, with the
  * default AWS credentials. No HTTP route creates money: this is an operator's tool.
  */
@@ -17,18 +22,19 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { defaultServiceSettings, walletEnvironment } from '#infra/environment.ts';
-import { defaultPort } from '#infra/local/issuer.ts';
-import { readRunningStack } from '#infra/local/stack-record.ts';
+import { chooseRunningStack, describeChoice } from '#infra/local/stack-record.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { validateAddress } from '#shared/schemas/validators.generated.js';
 import { type DepositOutcome, makeRecordDeposit } from '#shared/wallet/deposit/record-deposit.ts';
+import { depositTransferId } from '#shared/wallet/deposit/transfer-id.ts';
 import { createBalanceStore } from '#shared/wallet/dynamodb/balance-store.ts';
 import { createDepositStore } from '#shared/wallet/dynamodb/deposit-store.ts';
 import {
   formatMinor,
   MAX_AMOUNT_TEXT_LENGTH,
   MAX_BALANCE_MINOR,
+  moneyJson,
   parseAmount,
 } from '#shared/wallet/model/money.ts';
 import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
@@ -94,13 +100,10 @@ async function main(): Promise<void> {
       ...(values.endpoint ? { DYNAMODB_ENDPOINT: values.endpoint } : {}),
     });
   } else {
-    const stack = await readRunningStack(defaultPort());
-    if (!stack) {
-      fail(
-        `No local stack runs on port ${defaultPort()}: start one with \`npm start\`, or pass --table for a deployed table`,
-      );
-    }
-    Object.assign(process.env, stack.env);
+    const choice = await chooseRunningStack();
+    if (!choice.stack) fail(`${choice.problem} Or pass --table for a deployed table.`);
+    process.stderr.write(`wallet:fund: funding in ${describeChoice(choice)}\n`);
+    Object.assign(process.env, choice.stack.env);
   }
 
   // The environment a function of that stack gets, read through the same getters.
@@ -123,9 +126,12 @@ async function main(): Promise<void> {
     );
   }
   const depositId = givenDepositId ?? randomUUID();
+  const transferId = depositTransferId(depositId);
   if (givenDepositId === undefined) {
     // Before the write: whatever happens next, the operator can re-run with this id safely.
-    process.stderr.write(`deposit id ${depositId} (re-run with --deposit-id ${depositId} to retry safely)\n`);
+    process.stderr.write(
+      `deposit id ${depositId}, also its transferId in the history (re-run with --deposit-id ${depositId} to retry safely)\n`,
+    );
   }
   const deposit = {
     depositId,
@@ -143,9 +149,17 @@ async function main(): Promise<void> {
     );
     process.exit(1);
   }
+  if (outcome.kind === 'id-taken') {
+    refuse(`deposit id ${depositId} is the id of another movement: choose another`);
+  }
   if (outcome.kind === 'balance-limit') {
     refuse(
       `the balance of ${address} would exceed ${formatMinor(MAX_BALANCE_MINOR, currency)} ${currency.code}, the most a wallet holds`,
+    );
+  }
+  if (outcome.kind === 'lookalike') {
+    refuse(
+      `${JSON.stringify(address)} looks like the address of the wallet ${JSON.stringify(outcome.holder)} (the same UTS #39 confusable skeleton), so no wallet may open at it; a payer could not tell the two apart`,
     );
   }
   // A retry inside this run whose first answer was lost finds its own record: that is `recorded`.
@@ -158,10 +172,11 @@ async function main(): Promise<void> {
       );
     }
   }
-  let balance: string | null = null;
+  // Amounts as the API writes them: exact decimal JSON numbers, never strings or floats.
+  let balance: unknown = null;
   try {
     const wallet = await readWallet(address);
-    balance = formatMinor(wallet?.balanceMinor ?? 0n, currency);
+    balance = moneyJson(wallet?.balanceMinor ?? 0n, currency);
   } catch (error) {
     process.stderr.write(
       `the deposit is recorded, but reading the balance failed (${(error as Error).name})\n`,
@@ -169,9 +184,12 @@ async function main(): Promise<void> {
   }
   process.stdout.write(
     `${JSON.stringify({
-      depositId,
+      // The id the history and GET /api/wallet/transfers/{transferId} show; a deposit id of the
+      // operator's that is no UUID is printed beside it.
+      transferId,
+      ...(transferId === depositId ? {} : { depositId }),
       address,
-      amount: formatMinor(parsed.minor, currency),
+      amount: moneyJson(parsed.minor, currency),
       currency: currency.code,
       balance,
       ...(earlier ? { alreadyRecorded: true } : {}),

@@ -81,6 +81,9 @@ export class InsufficientFundsError extends ClientError {}
 /** The recipient's address has no open wallet; nothing was sent. */
 export class UnknownRecipientError extends ClientError {}
 
+/** The caller's address looks like another wallet's (equal UTS #39 skeletons): no wallet opens at it. */
+export class LookalikeAddressError extends ClientError {}
+
 /** The credit would take the recipient's balance past the most a wallet holds; nothing changed. */
 export class RecipientLimitError extends ClientError {}
 
@@ -96,3 +99,9 @@ export class TemporarilyUnavailableError extends Error {
     this.retryAfterSeconds = retryAfterSeconds;
   }
 }
+
+/**
+ * The request's precondition (`If-Match`) does not hold: the resource changed since the caller
+ * read it, or is not the one it names; nothing was changed.
+ */
+export class PreconditionFailedError extends ClientError {}

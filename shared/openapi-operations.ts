@@ -5,95 +5,23 @@
  */
 
 import { IDEMPOTENCY_KEY_DESCRIPTION, IDEMPOTENCY_KEY_SCHEMA } from './http/idempotency-key.ts';
+import type { OperationContract } from './openapi-contract.ts';
+import { petOperationContracts } from './openapi-pet-operations.ts';
 import type { OperationId } from './routes.ts';
-import { int64Schema } from './schemas/common.ts';
-import type { schemas } from './schemas/index.ts';
-
-export type SchemaName = (typeof schemas)[number]['$id'] | 'StoredPet';
-
-/** A response header, by name, as OpenAPI declares it. */
-export interface HeaderUse {
-  readonly name: 'WWW-Authenticate' | 'Retry-After' | 'Idempotent-Replayed' | 'Allow';
-  /** Sent on every answer of this status (the e2e suite checks it is there). */
-  readonly required: boolean;
-}
-
-export interface OperationContract {
-  readonly tag: 'pet' | 'wallet' | 'reference';
-  readonly requestBody?: SchemaName;
-  readonly requestExample?: unknown;
-  readonly success: {
-    readonly status: number;
-    readonly schema?: SchemaName;
-    readonly description: string;
-    /** Media types of a success body that is not JSON (the reference page and its assets). */
-    readonly mediaTypes?: readonly string[];
-    readonly headers?: readonly HeaderUse[];
-    readonly example?: unknown;
-  };
-  /**
-   * Slugs of the problems the function itself answers with (error-mapping.ts), besides the
-   * scope re-check and the internal error every function has. The gateway's own are added per route.
-   */
-  readonly problems: readonly string[];
-  readonly parameters?: readonly object[];
-}
 
 // Addresses are token subs; identity providers such as Cognito make them UUIDs.
 const ALICE = '7d0f6c1e-4b0a-4f0e-9c3d-2a5b8e6f1c42';
 const BOB = '0b9e3a57-61c4-4d2f-8e7a-5c1d9f3b2e60';
 
-const PET_EXAMPLE = {
-  id: 10,
-  name: 'doggie',
-  category: { id: 1, name: 'Dogs' },
-  photoUrls: ['https://example.com/doggie.png'],
-  tags: [{ id: 1, name: 'friendly' }],
-  status: 'available',
-};
-
 export const operationContracts: Record<OperationId, OperationContract> = {
-  addPet: {
-    tag: 'pet',
-    requestBody: 'Pet',
-    requestExample: PET_EXAMPLE,
-    success: { status: 200, schema: 'StoredPet', description: 'The stored pet', example: PET_EXAMPLE },
-    problems: [
-      'malformed-body',
-      'unsupported-media-type',
-      'validation-failed',
-      'already-exists',
-      'temporarily-unavailable',
-    ],
-  },
-  getPetById: {
-    tag: 'pet',
-    success: { status: 200, schema: 'StoredPet', description: 'The pet', example: PET_EXAMPLE },
-    problems: ['invalid-parameter', 'not-found', 'temporarily-unavailable'],
-    parameters: [
-      {
-        name: 'petId',
-        in: 'path',
-        required: true,
-        // The bounds the function checks: ids JavaScript numbers carry exactly.
-        schema: {
-          type: int64Schema.type,
-          format: int64Schema.format,
-          minimum: int64Schema.minimum,
-          maximum: int64Schema.maximum,
-        },
-        description: 'Id of the pet, a decimal integer within ±(2^53 − 1)',
-        example: 10,
-      },
-    ],
-  },
+  ...petOperationContracts,
   getBalance: {
     tag: 'wallet',
     success: {
       status: 200,
       schema: 'Balance',
       description:
-        "The caller's wallet: `balance` is what it can spend, `pending` what was paid to it and is still being posted (a wallet that many pay at once is credited in batches, usually within a second). The first call opens it (at 0): from then on it can receive money; transfers to an address with no open wallet are refused (unknown-recipient)",
+        "The caller's wallet: `balance` is what it can spend, `pending` what was paid to it and is still being posted (a wallet that many pay at once is credited in batches, usually within a second). Both are read at one moment: each payment is counted in exactly one of them, so `balance + pending` is what was paid in, never a credit twice. The first call opens it (at 0): from then on it can receive money; transfers to an address with no open wallet are refused (unknown-recipient). An address that looks like another wallet's (the same UTS #39 confusable skeleton, e.g. Cyrillic `расе7` beside `pace7`) gets no wallet: 409 lookalike-address",
       example: {
         address: ALICE,
         balance: 12.5,
@@ -102,7 +30,7 @@ export const operationContracts: Record<OperationId, OperationContract> = {
         updatedAt: '2026-01-02T03:04:05.678Z',
       },
     },
-    problems: ['temporarily-unavailable'],
+    problems: ['lookalike-address', 'temporarily-unavailable'],
   },
   sendMoney: {
     tag: 'wallet',

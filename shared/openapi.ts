@@ -2,7 +2,8 @@ import { errorMappings, internalErrorMapping } from './http/error-mapping.ts';
 import { gatewayResponses } from './http/gateway-responses.ts';
 import { METHOD_NOT_ALLOWED } from './http/method-not-allowed.ts';
 import { problemType } from './http/problem.ts';
-import { type HeaderUse, operationContracts } from './openapi-operations.ts';
+import type { HeaderUse } from './openapi-contract.ts';
+import { operationContracts } from './openapi-operations.ts';
 import { type OperationId, type Route, routes, SCOPES } from './routes.ts';
 import { schemas } from './schemas/index.ts';
 import { petSchema } from './schemas/pet.ts';
@@ -113,6 +114,18 @@ const headerObjects: Record<HeaderUse['name'], object> = {
     schema: { type: 'string' },
     example: 'GET, OPTIONS',
   },
+  ETag: {
+    description:
+      "The pet's revision, a strong entity-tag: send it in If-Match to change the pet only if it is still so",
+    schema: { type: 'string' },
+    example: '"k3pX0vQ9cT2mWbYd"',
+  },
+  Link: {
+    description:
+      'The next page (RFC 8288), as a reference relative to this request: `<?…&cursor=…>; rel="next"`',
+    schema: { type: 'string' },
+    example: '<?status=available&limit=20&cursor=WzMsOTAwNzE5OTI1NDc0MDk5MSwiYSIsImIiXQ>; rel="next"',
+  },
 };
 
 const headersOf = (headers: readonly HeaderUse[] | undefined) =>
@@ -197,7 +210,11 @@ function operation(route: Route) {
             )
           : {
               'application/json': {
-                schema: success.schema ? ref(success.schema) : { type: 'object' },
+                schema: success.schema
+                  ? success.array
+                    ? { type: 'array', items: ref(success.schema) }
+                    : ref(success.schema)
+                  : { type: 'object' },
                 example: success.example,
               },
             },
@@ -248,7 +265,7 @@ export function buildOpenApiDocument(money: DocumentedMoney) {
       title: 'Wallet & Catalog API',
       version: '1.0.0',
       description:
-        'Swagger Petstore v3 addPet/getPetById and a wallet with exactly-once transfers. Every error is RFC 9457 application/problem+json. String lengths count Unicode code points. A path no operation serves answers 404 (no-such-route); a method a path is not served with, 405 with `Allow`.',
+        'The Swagger Petstore v3 pet resource (with ETags, If-Match and bounded, paged searches) and a wallet with exactly-once transfers. Every error is RFC 9457 application/problem+json. String lengths count Unicode code points. A path no operation serves answers 404 (no-such-route); a method a path is not served with, 405 with `Allow`.',
       contact: { name: 'Wallet & Catalog API maintainers' },
       license: { name: 'Apache 2.0', identifier: 'Apache-2.0' },
     },
@@ -257,7 +274,7 @@ export function buildOpenApiDocument(money: DocumentedMoney) {
     // stage URL, a custom domain or the local gateway alike.
     servers: [{ url: '..', description: 'The API serving this document' }],
     tags: [
-      { name: 'pet', description: 'The pet catalog (Swagger Petstore v3 subset)' },
+      { name: 'pet', description: 'The pet catalog (the Swagger Petstore v3 pet resource)' },
       { name: 'wallet', description: "The caller's wallet and transfers" },
       { name: 'reference', description: 'This document and its interactive reference page' },
     ],

@@ -5,7 +5,7 @@
 
 /** OAuth 2.0 scopes the service knows. */
 export const SCOPES = {
-  'write:pets': 'Add pets to the catalog',
+  'write:pets': 'Add, change and delete pets of the catalog',
   'read:pets': 'Read pets from the catalog',
   'read:wallet': 'Read the balance and the history of your own wallet',
   'write:wallet': 'Send money from your own wallet',
@@ -19,7 +19,7 @@ export type TableName = 'pets' | 'wallets';
 export interface Route {
   /** OpenAPI operationId; also the logical id of the function in CDK. */
   readonly operationId: string;
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** API Gateway resource path; `{name}` segments are path parameters. */
   readonly path: string;
   /** Folder under `functions/` holding the handler. */
@@ -40,8 +40,43 @@ export const routes = [
     path: '/api/v3/pet',
     functionDir: 'add-pet',
     scopes: ['write:pets'],
+    // A pet with tags is written with its tag entries in one TransactWriteItems, authorised per
+    // item action: Puts only (shared/pets/pet-repository.ts).
     data: { table: 'pets', actions: ['dynamodb:PutItem'] },
     summary: 'Add a new pet to the store',
+  },
+  {
+    operationId: 'updatePet',
+    method: 'PUT',
+    path: '/api/v3/pet',
+    functionDir: 'update-pet',
+    scopes: ['write:pets'],
+    // GetItem reads the pet and its revision; the pet's conditional Put, with the Puts and Deletes
+    // of the tag entries that changed, is one TransactWriteItems (or a PutItem alone).
+    data: { table: 'pets', actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'] },
+    summary: 'Update an existing pet',
+  },
+  {
+    operationId: 'findPetsByStatus',
+    method: 'GET',
+    path: '/api/v3/pet/findByStatus',
+    functionDir: 'find-pets-by-status',
+    scopes: ['read:pets'],
+    // A page: a Query per shard of the status index it reads (at most `limit` ids in all), then
+    // one BatchGetItem of those pets.
+    data: { table: 'pets', actions: ['dynamodb:Query', 'dynamodb:BatchGetItem'] },
+    summary: 'Finds pets by status, a page at a time',
+  },
+  {
+    operationId: 'findPetsByTags',
+    method: 'GET',
+    path: '/api/v3/pet/findByTags',
+    functionDir: 'find-pets-by-tags',
+    scopes: ['read:pets'],
+    // A page: a Query per tag of the tags index it reads (at most `limit` ids in all), then one
+    // BatchGetItem of those pets.
+    data: { table: 'pets', actions: ['dynamodb:Query', 'dynamodb:BatchGetItem'] },
+    summary: 'Finds pets by tags, a page at a time',
   },
   {
     operationId: 'getPetById',
@@ -53,14 +88,35 @@ export const routes = [
     summary: 'Find a pet by id',
   },
   {
+    operationId: 'updatePetWithForm',
+    method: 'POST',
+    path: '/api/v3/pet/{petId}',
+    functionDir: 'update-pet-with-form',
+    scopes: ['write:pets'],
+    // GetItem, then the pet's conditional PutItem (its tags, and so its tag entries, do not change).
+    data: { table: 'pets', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
+    summary: 'Updates a pet in the store with form data',
+  },
+  {
+    operationId: 'deletePet',
+    method: 'DELETE',
+    path: '/api/v3/pet/{petId}',
+    functionDir: 'delete-pet',
+    scopes: ['write:pets'],
+    // GetItem, then the pet's conditional Delete with its tag entries' (one TransactWriteItems).
+    data: { table: 'pets', actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'] },
+    summary: 'Deletes a pet',
+  },
+  {
     operationId: 'getBalance',
     method: 'GET',
     path: '/api/wallet/balance',
     functionDir: 'get-balance',
     scopes: ['read:wallet'],
     // BatchGetItem reads the wallet and its hot marker; PutItem opens the caller's wallet on its
-    // first call (a conditional write, once per address); a wallet ever hot sums its credits in
-    // transit with a Query per shard of the pending index.
+    // first call (two conditional Puts in one TransactWriteItems, once per address: the wallet and
+    // its skeleton's claim); a wallet ever hot finds its credits in transit with a Query per shard
+    // of the pending index, and BatchGetItem reads where each stands.
     data: { table: 'wallets', actions: ['dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:Query'] },
     summary: "The balance of the caller's own wallet",
   },

@@ -4,6 +4,7 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
+import { petAnswer } from '#shared/pets/pet-http.ts';
 import { createPetIds } from '#shared/pets/pet-id.ts';
 import { createPetRepository } from '#shared/pets/pet-repository.ts';
 import { type AddPetCommand, makeAddPet } from '#shared/pets/pets.ts';
@@ -14,7 +15,7 @@ export interface AddPetAdapters {
   readonly client: DynamoDBDocumentClient;
 }
 
-/** The composition root of `POST /api/v3/pet` (Petstore `addPet`): 200 with the stored pet. */
+/** The composition root of `POST /api/v3/pet` (Petstore `addPet`): 200 with the stored pet and its ETag. */
 export function createAddPetHandler({ client }: AddPetAdapters) {
   const addPet = makeAddPet({
     pets: createPetRepository({ client, tableName: requireEnv(tables.pets.envVar) }),
@@ -23,7 +24,7 @@ export function createAddPetHandler({ client }: AddPetAdapters) {
   return httpHandler<AddPetCommand>({
     operationId: 'addPet',
     body: validatePet,
-    run: async ({ body }) => ({ statusCode: 200, body: await addPet(body) }),
+    run: async ({ body }) => petAnswer(await addPet(body)),
   });
 }
 

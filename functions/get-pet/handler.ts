@@ -5,8 +5,8 @@ import { tables } from '#shared/dynamodb/tables.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { safeIntegerParameter } from '#shared/http/parameters.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
+import { petAnswer } from '#shared/pets/pet-http.ts';
 import { createPetRepository } from '#shared/pets/pet-repository.ts';
-import { petRepresentation } from '#shared/pets/pet-representation.ts';
 import { makeGetPet } from '#shared/pets/pets.ts';
 
 /** What this function runs on: the DynamoDB client (a fault proxy's, in the fault tests). */
@@ -14,7 +14,7 @@ export interface GetPetAdapters {
   readonly client: DynamoDBDocumentClient;
 }
 
-/** The composition root of `GET /api/v3/pet/{petId}` (Petstore `getPetById`): 200, or 404 when absent. */
+/** The composition root of `GET /api/v3/pet/{petId}` (Petstore `getPetById`): 200 with its ETag, or 404 when absent. */
 export function createGetPetHandler({ client }: GetPetAdapters) {
   const getPet = makeGetPet({
     pets: createPetRepository({ client, tableName: requireEnv(tables.pets.envVar) }),
@@ -22,8 +22,7 @@ export function createGetPetHandler({ client }: GetPetAdapters) {
   return httpHandler({
     operationId: 'getPetById',
     run: async ({ pathParameters }) => {
-      const pet = await getPet({ id: safeIntegerParameter('petId', pathParameters.petId) });
-      return { statusCode: 200, body: petRepresentation(pet) };
+      return petAnswer(await getPet({ id: safeIntegerParameter('petId', pathParameters.petId) }));
     },
   });
 }

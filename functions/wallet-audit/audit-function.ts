@@ -16,7 +16,7 @@ export interface AuditFunctionDependencies {
 /**
  * The scheduled ledger audit (EventBridge): the same audit as `npm run wallet:audit`, read-only
  * (Scan and BatchGetItem only). Logs the summary and every break, each naming its item; fails on
- * any break, so that the function's Errors metric is the alarm's signal (README: runbook).
+ * any break, so that the function's Errors metric is the alarm's signal (runbook: docs/operations.md).
  */
 export function createAuditHandler({ client, tableName, segments }: AuditFunctionDependencies) {
   return async (): Promise<{ breaks: number }> => {

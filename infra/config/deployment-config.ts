@@ -60,7 +60,7 @@ export interface DeploymentConfig {
   readonly adotLayerArn: string | undefined;
 }
 
-/** The AWS Backup plan of the ledger (docs/decisions/ and the README runbook say how to restore). */
+/** The AWS Backup plan of the ledger (docs/decisions/ and the runbook in docs/operations.md say how to restore). */
 export interface BackupSettings {
   /** How long each daily recovery point is kept. */
   readonly retentionDays: number;

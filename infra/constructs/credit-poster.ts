@@ -45,7 +45,7 @@ export const CREDIT_POSTER_INDEXES = [PENDING_INDEX];
  * the function through an event source mapping that only lets inserted credits through, batches
  * them, splits and retries a failing batch from the record the function names, a bounded number
  * of times, and then sends the batch's description to an encrypted failure queue. Its alarms live
- * in ServiceMonitoring; the runbook row is the README's "The credit poster alarms".
+ * in ServiceMonitoring; the runbook row is docs/operations.md's "The credit poster alarms".
  */
 export class CreditPoster extends Construct {
   readonly function: ProjectFunction;
@@ -84,7 +84,7 @@ export class CreditPoster extends Construct {
     Validations.of(this.failureQueue).acknowledge({
       id: 'AwsSolutions-SQS3',
       reason:
-        "This queue is itself the event source mapping's on-failure destination: nothing consumes it but an operator re-driving credits (README runbook), so a dead-letter queue behind it would never receive anything.",
+        "This queue is itself the event source mapping's on-failure destination: nothing consumes it but an operator re-driving credits (runbook, docs/operations.md), so a dead-letter queue behind it would never receive anything.",
     });
 
     this.eventSource = new DynamoEventSource(props.walletsTable, {

@@ -29,7 +29,7 @@ export interface LedgerAuditProps {
 /**
  * The ledger audit of `npm run wallet:audit`, run on a schedule in the stage: a function (read-
  * only: Scan and BatchGetItem on the wallets table, nothing else) that EventBridge invokes, and
- * an alarm on its errors, which a break (or a table it cannot read) is. Runbook: README,
+ * an alarm on its errors, which a break (or a table it cannot read) is. Runbook: docs/operations.md,
  * "The ledger audit alarm".
  */
 export class LedgerAudit extends Construct {
@@ -61,7 +61,7 @@ export class LedgerAudit extends Construct {
     this.alarm = new Alarm(this, 'Breaks', {
       alarmName: `${alarmNamePrefix(props.stageName)}ledger-audit-failed`,
       alarmDescription:
-        'The scheduled ledger audit failed: a double-entry invariant is broken, or the audit could not read the table. Its log names every break; follow the README runbook "The ledger audit alarm".',
+        'The scheduled ledger audit failed: a double-entry invariant is broken, or the audit could not read the table. Its log names every break; follow the runbook (docs/operations.md) "The ledger audit alarm".',
       metric: this.function.function.metricErrors({ period: Duration.days(1) }),
       threshold: 1,
       evaluationPeriods: 1,

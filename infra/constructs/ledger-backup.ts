@@ -24,7 +24,7 @@ export interface LedgerBackupProps extends BackupSettings {
  * to any second of the last 35 days but lives and dies with the table's account and region, and
  * a deleted table takes its PITR window with it. A daily recovery point goes to a vault of its
  * own (retained when the stack goes), optionally copied to a vault in another region or account.
- * Restore steps and the drill: README, "Restoring the ledger".
+ * Restore steps and the drill: docs/operations.md, "Restoring the ledger".
  */
 export class LedgerBackup extends Construct {
   readonly vault: BackupVault;
@@ -64,7 +64,7 @@ export class LedgerBackup extends Construct {
     Validations.of(selection).acknowledge({
       id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSBackupServiceRolePolicyForRestores]',
       reason:
-        'AWSBackupServiceRolePolicyForRestores is the AWS-maintained policy AWS Backup documents for restores, which create a new table from a recovery point; the drill in the README uses it.',
+        'AWSBackupServiceRolePolicyForRestores is the AWS-maintained policy AWS Backup documents for restores, which create a new table from a recovery point; the drill in docs/operations.md uses it.',
     });
   }
 }

@@ -58,7 +58,7 @@ export function addServiceDashboard(scope: Construct, inputs: DashboardInputs): 
 
   dashboard.addWidgets(
     new TextWidget({
-      markdown: `# wallet-catalog ${stageName}\nAlarms notify the stage's alarm topic; the README's runbook says what each one means.`,
+      markdown: `# wallet-catalog ${stageName}\nAlarms notify the stage's alarm topic; the runbook (docs/operations.md) says what each one means.`,
       width: 24,
       height: 2,
     }),

@@ -289,7 +289,7 @@ export class ServiceMonitoring extends Construct {
   /**
    * The poster falling behind the stream (IteratorAge: how old the newest record it took was), and
    * a batch it gave up on (the failure queue). Either way the credits wait in the clearing account,
-   * the money safe; the README's runbook row "The credit poster alarms" says how to re-drive them.
+   * the money safe; the runbook row (docs/operations.md) "The credit poster alarms" says how to re-drive them.
    */
   #creditPosterAlarms(poster: CreditPoster): void {
     const age = ALARM_THRESHOLDS.creditPosterIteratorAgeMs;
@@ -299,7 +299,7 @@ export class ServiceMonitoring extends Construct {
       metric: poster.function.function.metric('IteratorAge', { statistic: 'Maximum', period: age.period }),
       threshold: age,
       description:
-        'The credit poster is a minute or more behind the wallets table stream, in 3 of 5 minutes: payments to hot wallets stay pending longer (the money waits in the clearing account). Poster log: level = "ERROR"; Lambda errors, throttles and duration of the poster; the wallets table throttle and conflict alarms. README runbook: "The credit poster alarms".',
+        'The credit poster is a minute or more behind the wallets table stream, in 3 of 5 minutes: payments to hot wallets stay pending longer (the money waits in the clearing account). Poster log: level = "ERROR"; Lambda errors, throttles and duration of the poster; the wallets table throttle and conflict alarms. runbook (docs/operations.md): "The credit poster alarms".',
     });
     const failed = ALARM_THRESHOLDS.creditPosterFailedBatches;
     this.#alarm('CreditPosterFailedBatches', {
@@ -311,7 +311,7 @@ export class ServiceMonitoring extends Construct {
       }),
       threshold: failed,
       description:
-        'The credit poster gave up on a batch of stream records after its retries (or the records grew too old): those credits stay unposted, in the clearing account and the pending index, until re-driven. README runbook: "The credit poster alarms".',
+        'The credit poster gave up on a batch of stream records after its retries (or the records grew too old): those credits stay unposted, in the clearing account and the pending index, until re-driven. runbook (docs/operations.md): "The credit poster alarms".',
     });
   }
 

@@ -34,7 +34,7 @@ export class SyntheticProbe extends Construct {
 
   constructor(scope: Construct, id: string, props: SyntheticProbeProps) {
     super(scope, id);
-    // Created out of band, never in the repository (README: "The synthetic probe").
+    // Created out of band, never in the repository (docs/deploy.md, step 4 "Probe identity").
     const credentials = Secret.fromSecretNameV2(this, 'Credentials', props.credentialsSecretName);
     this.function = new ProjectFunction(this, 'Probe', {
       functionDir: 'probe',

@@ -44,8 +44,13 @@ export function localIssuerUrl(port: number): string {
 
 /** The local gateway's port: `PORT` when set, otherwise 3000. Throws when `PORT` is no TCP port. */
 export function defaultPort(): number {
+  return givenPort() ?? DEFAULT_PORT;
+}
+
+/** `PORT` when set, else `undefined` (local commands then look for the running stack). Throws when `PORT` is no TCP port. */
+export function givenPort(): number | undefined {
   const raw = optionalEnv('PORT');
-  if (raw === undefined) return DEFAULT_PORT;
+  if (raw === undefined) return undefined;
   const port = Number(raw);
   if (!/^\d+$/.test(raw) || port < 1 || port > 65_535) {
     throw new Error(`PORT must be a TCP port between 1 and 65535, got "${raw}"`);

@@ -25,6 +25,8 @@ export class Router {
   /** Routes without path parameters by `METHOD path`: most requests are found without a scan. */
   private readonly literalRoutes = new Map<string, RouteTemplate>();
   private readonly parameterRoutes: RouteTemplate[];
+  /** Resource paths of only literal segments, whatever their methods. */
+  private readonly literalPaths: ReadonlySet<string>;
   private readonly methods: ReadonlySet<string>;
 
   constructor(routes: readonly Route[]) {
@@ -46,6 +48,9 @@ export class Router {
       if (literal && !this.literalRoutes.has(key)) this.literalRoutes.set(key, template);
     }
     this.parameterRoutes = templates.filter((t) => t.segments.some((s) => 'parameter' in s));
+    this.literalPaths = new Set(
+      templates.filter((t) => t.segments.every((s) => 'literal' in s)).map((t) => t.route.path),
+    );
   }
 
   /**
@@ -60,17 +65,23 @@ export class Router {
     return undefined;
   }
 
-  /** The route serving `method` and `path`, with its path parameters percent-decoded. */
+  /**
+   * The route serving `method` and `path`, with its path parameters percent-decoded. As API Gateway
+   * does, the resource is chosen first, whatever the method (a literal segment beats a parameter),
+   * then its method: `POST /api/v3/pet/findByStatus` falls on the literal resource, which has no
+   * POST (405), not on `POST /api/v3/pet/{petId}`.
+   */
   match(method: string, path: string): Matched | undefined {
     // API Gateway ignores one trailing slash: /api/v3/pet/ is /api/v3/pet.
     const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
     // All literal segments is the best match there can be.
     const literal = this.literalRoutes.get(`${method} ${trimmed}`);
     if (literal) return { route: literal.route, pathParameters: null };
+    if (this.literalPaths.has(trimmed)) return undefined;
     const segments = trimmed.split('/').slice(1);
-    let best: { matched: Matched; literals: number } | undefined;
+    let best: { matched: Matched | undefined; literals: number } | undefined;
     for (const template of this.parameterRoutes) {
-      if (template.route.method !== method || template.segments.length !== segments.length) continue;
+      if (template.segments.length !== segments.length) continue;
       // Without a prototype: a parameter is never read as an inherited member (`constructor`).
       const parameters: Record<string, string> = Object.create(null);
       let literals = 0;
@@ -83,10 +94,15 @@ export class Router {
         parameters[part.parameter] = decodeSegment(segment);
         return segment !== '';
       });
-      if (fits && (!best || literals > best.literals)) {
-        const pathParameters = Object.keys(parameters).length > 0 ? parameters : null;
-        best = { matched: { route: template.route, pathParameters }, literals };
-      }
+      if (!fits) continue;
+      const served = template.route.method === method;
+      if (best && (literals < best.literals || (literals === best.literals && (best.matched || !served))))
+        continue;
+      const pathParameters = Object.keys(parameters).length > 0 ? parameters : null;
+      best = {
+        matched: served ? { route: template.route, pathParameters } : undefined,
+        literals,
+      };
     }
     return best?.matched;
   }

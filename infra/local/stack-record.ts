@@ -3,9 +3,10 @@
  * (`npm run wallet:fund`, the bench, tests) find it without importing the gateway.
  */
 import { randomUUID } from 'node:crypto';
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFileSync, rmSync } from 'node:fs';
+import { readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { defaultPort } from './issuer.ts';
+import { defaultPort, givenPort } from './issuer.ts';
 import { localStateDir } from './state.ts';
 
 /** What `<stateDir>/stack-<port>.json` holds while a stack runs. */
@@ -27,23 +28,107 @@ export function stackRecordPath(stateDir: string, port: number): string {
   return join(stateDir, `stack-${port}.json`);
 }
 
+const RECORD_NAME = /^stack-(\d+)\.json$/;
+
 /**
  * The local stack running on `port` as its `stack-<port>.json` record describes it, or
- * `undefined` when none runs there (no record, or one left by a process that is gone).
+ * `undefined` when none runs there. A record left by a process that is gone (killed outright,
+ * or by a machine that rebooted) is no stack: it is removed here, so that nothing trusts it.
  */
 export async function readRunningStack(
   port: number = defaultPort(),
   stateDir: string = localStateDir(),
 ): Promise<RunningStack | undefined> {
+  const path = stackRecordPath(stateDir, port);
   let text: string;
   try {
-    text = await readFile(stackRecordPath(stateDir, port), 'utf8');
+    text = await readFile(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
   const record = JSON.parse(text) as RunningStack;
-  return isAlive(record.pid) ? record : undefined;
+  if (isAlive(record.pid)) return record;
+  removeOwnRecordSync(path, record.pid);
+  return undefined;
+}
+
+/** Every local stack that runs with its record in `stateDir`, by port; stale records are removed on the way. */
+export async function listRunningStacks(stateDir: string = localStateDir()): Promise<RunningStack[]> {
+  const names = await readdir(stateDir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return [];
+    throw error;
+  });
+  const ports = names
+    .map((name) => RECORD_NAME.exec(name)?.[1])
+    .filter((port): port is string => port !== undefined)
+    .map(Number)
+    .sort((a, b) => a - b);
+  const stacks = await Promise.all(ports.map((port) => readRunningStack(port, stateDir)));
+  return stacks.filter((stack): stack is RunningStack => stack !== undefined);
+}
+
+/** The stack a local command uses, and why that one; or why there is none to use. */
+export type StackChoice =
+  | { readonly stack: RunningStack; readonly port: number; readonly reason: string }
+  | {
+      readonly stack: undefined;
+      readonly port: number | undefined;
+      readonly problem: string;
+      /** With `PORT` unset, the stacks that do run: none, or too many to guess. */
+      readonly running: readonly RunningStack[];
+    };
+
+/**
+ * The running stack a local command (`npm run token`, `invoke`, `wallet:fund`, `wallet:audit`)
+ * should use: the one on `PORT` when it is set; otherwise the only one running. When several run,
+ * none is guessed: the problem names them all and asks for `PORT`. A command that works without
+ * a stack (`token`, `invoke`) falls back to `port` (PORT's default) itself.
+ */
+export async function chooseRunningStack(
+  options: { readonly port?: number | undefined; readonly stateDir?: string } = {},
+): Promise<StackChoice> {
+  const stateDir = options.stateDir ?? localStateDir();
+  const port = options.port ?? givenPort();
+  if (port !== undefined) {
+    const stack = await readRunningStack(port, stateDir);
+    return stack
+      ? { stack, port, reason: `PORT=${port}` }
+      : {
+          stack,
+          port,
+          problem: `No local stack runs on port ${port} (PORT=${port}): start one with \`PORT=${port} npm start\`.`,
+          running: [],
+        };
+  }
+  const stacks = await listRunningStacks(stateDir);
+  const [only] = stacks;
+  if (stacks.length === 1 && only) {
+    return { stack: only, port: portOf(only), reason: 'the only one running; PORT picks another' };
+  }
+  if (stacks.length === 0) {
+    return {
+      stack: undefined,
+      port: undefined,
+      problem: 'No local stack is running: start one with `npm start`.',
+      running: stacks,
+    };
+  }
+  return {
+    stack: undefined,
+    port: undefined,
+    problem: `${stacks.length} local stacks are running, at ${stacks.map((s) => s.baseUrl).join(', ')}: say which with PORT, e.g. \`PORT=${portOf(only as RunningStack)} npm run …\`.`,
+    running: stacks,
+  };
+}
+
+/** The line a command prints to say which stack it used. */
+export function describeChoice(choice: StackChoice & { readonly stack: RunningStack }): string {
+  return `the local stack at ${choice.stack.baseUrl} (${choice.reason})`;
+}
+
+function portOf(stack: RunningStack): number {
+  return Number(new URL(stack.baseUrl).port);
 }
 
 /** Writes the record atomically and returns what removes it again (unless another process took the port since). */
@@ -52,6 +137,19 @@ export async function writeStackRecord(path: string, record: RunningStack): Prom
   await writeFile(temp, `${JSON.stringify(record, null, 2)}\n`);
   await rename(temp, path);
   return () => removeOwnRecord(path, record.pid);
+}
+
+/**
+ * Removes the record at `path` if `pid` wrote it, synchronously: also from an `exit` listener, so
+ * that a stack that stops in a hurry (a second signal) still takes its record with it.
+ */
+export function removeOwnRecordSync(path: string, pid: number): void {
+  try {
+    const record = JSON.parse(readFileSync(path, 'utf8')) as RunningStack;
+    if (record.pid === pid) rmSync(path, { force: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && !(error instanceof SyntaxError)) throw error;
+  }
 }
 
 async function removeOwnRecord(path: string, pid: number): Promise<void> {

@@ -12,17 +12,19 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type CallerRateLimit, defaultCallerRateLimit } from '#infra/environment.ts';
 import { optionalEnv } from '#shared/config.ts';
+import { SCOPES } from '#shared/routes.ts';
 import { type AccessLogEntry, formatAccessLog } from './access-log.ts';
 import { TOUCHES_PATH } from './dynamodb-proxy.ts';
 import { type LocalStack, startLocalStack } from './gateway.ts';
 import type { FunctionStats } from './invoke/bundled-functions.ts';
 import { defaultPort } from './issuer.ts';
-import { readRunningStack } from './stack-record.ts';
+import { readRunningStack, removeOwnRecordSync, stackRecordPath } from './stack-record.ts';
 import { localStateDir } from './state.ts';
 
 const USAGE = `Usage: npm start [-- --db-path <dir> | --persist] [--dynamodb-port <port>] [--no-conflicts] [--bundled] [--quiet]
 
-  PORT=<port>      port of the API (default 3000); npm run token must be given the same PORT
+  PORT=<port>      port of the API (default 3000); npm run token, invoke, wallet:fund and
+                   wallet:audit find the one stack running by themselves, PORT picks one of several
   --db-path <dir>  keep DynamoDB Local's data in <dir> (or DYNAMODB_LOCAL_PATH); in memory otherwise
   --persist        short for --db-path <state dir>/dynamodb
   --dynamodb-port  fixed port for DynamoDB Local (default: any free port)
@@ -118,14 +120,30 @@ async function shutdown(code: number): Promise<void> {
   process.exit(code);
 }
 
-/** Asks for a stop (once); a second request means "now": the orphan watchdog still ends DynamoDB Local. */
+/**
+ * A signal sent to the whole process group (what `timeout`, CI runners and process managers send,
+ * and what Ctrl+C in a terminal does) reaches this process twice: once itself, once passed on by
+ * npm. Requests this close to the first are that same request, not an impatient second one.
+ */
+const SAME_REQUEST_MS = 1_000;
+let stopRequestedAt = 0;
+
+/** Asks for a stop (once); a later second request means "now": the orphan watchdog still ends DynamoDB Local. */
 function requestStop(reason: string, code: number): void {
-  if (stopping) process.exit(code || 1);
+  if (stopping) {
+    if (performance.now() - stopRequestedAt < SAME_REQUEST_MS) return;
+    process.exit(code || 1);
+  }
   stopping = true;
+  stopRequestedAt = performance.now();
   process.stderr.write(`\n${reason}: stopping the local stack…\n`);
   // While starting there is nothing to stop yet; the start below stops what it made.
   if (!starting) void shutdown(code);
 }
+
+// However it ends (a stop asked for twice exits at once), its record must not outlive it: a
+// record left behind would pass for a running stack until its pid is reused.
+process.on('exit', () => removeOwnRecordSync(stackRecordPath(stateDir, port), process.pid));
 
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.on(signal, () => requestStop(signal, 0));
@@ -208,7 +226,7 @@ process.stdout.write(
       : '  Conflicts:        off (--no-conflicts): DynamoDB Local runs one transaction at a time, contention stays hidden',
     `  OpenAPI document: ${stack.baseUrl}/api/openapi.json`,
     `  Per-caller limit: ${callerRateLimit === null ? 'off' : `${callerRateLimit.limit} requests per ${callerRateLimit.windowSeconds} s per Authorization header (as the deployed WAF rule)`}`,
-    `  Get a token:      ${envPrefix ? `${envPrefix} ` : ''}npm run -s token -- --sub alice --scope "read:pets write:pets"`,
+    `  Get a token:      ${envPrefix ? `${envPrefix} ` : ''}npm run -s token -- --sub alice --scope "${Object.keys(SCOPES).join(' ')}"`,
     '  Ctrl+C stops everything.',
     ...Object.entries(stack.loadErrors).map(
       ([name, message]) =>

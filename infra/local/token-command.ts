@@ -4,7 +4,8 @@
  */
 import { parseArgs } from 'node:util';
 import { SCOPES } from '#shared/routes.ts';
-import { MAX_LOCAL_TTL_SECONDS, signLocalToken, tooLongMessage } from './issuer.ts';
+import { defaultPort, MAX_LOCAL_TTL_SECONDS, signLocalToken, tooLongMessage } from './issuer.ts';
+import { chooseRunningStack, describeChoice } from './stack-record.ts';
 
 const USAGE = `Usage: npm run token -- --sub <id> --scope "<space-separated scopes>" [--ttl <seconds>]
 
@@ -47,7 +48,8 @@ export async function runTokenCommand(
     if (values.scope === undefined) throw new UsageError('--scope is required ("" for a token with none)');
     const ttlSeconds = values.ttl === undefined ? undefined : parseTtl(values.ttl);
     warnOfUnknownScopes(values.scope, io);
-    const token = await signLocalToken({ sub: values.sub, scope: values.scope, ttlSeconds, ...issuer });
+    const port = issuer.port ?? (await issuerPort(issuer.stateDir, io));
+    const token = await signLocalToken({ sub: values.sub, scope: values.scope, ttlSeconds, ...issuer, port });
     io.stdout(`${token}\n`);
     return 0;
   } catch (error) {
@@ -55,6 +57,23 @@ export async function runTokenCommand(
     io.stderr(`token: ${(error as Error).message}\n${usage ? `\n${USAGE}\n` : ''}`);
     return usage ? 2 : 1;
   }
+}
+
+/**
+ * The port whose gateway the token names as its issuer: `PORT`'s stack, or the only one running,
+ * said on stderr (stdout holds the token alone). With none running, `PORT`'s default, so a token
+ * can be made before `npm start`; with several, none is guessed.
+ */
+async function issuerPort(stateDir: string | undefined, io: TokenCommandIo): Promise<number> {
+  const choice = await chooseRunningStack(stateDir === undefined ? {} : { stateDir });
+  if (choice.stack) {
+    io.stderr(`token: for ${describeChoice(choice)}\n`);
+    return choice.port;
+  }
+  if (choice.running.length > 1) throw new Error(choice.problem);
+  const port = choice.port ?? defaultPort();
+  io.stderr(`token: no local stack runs yet; the token names the gateway on port ${port} as its issuer\n`);
+  return port;
 }
 
 /**

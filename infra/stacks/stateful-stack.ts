@@ -78,7 +78,7 @@ export class StatefulStack extends Stack {
           indexName: index.name,
           partitionKey: attribute(index.partitionKey),
           sortKey: attribute(index.sortKey),
-          projectionType: ProjectionType.ALL,
+          projectionType: index.projection === 'KEYS_ONLY' ? ProjectionType.KEYS_ONLY : ProjectionType.ALL,
         });
       }
       // The physical name, for running the functions outside the stack (sam local, scripts); the

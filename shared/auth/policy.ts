@@ -8,6 +8,14 @@ import { formatScopes } from './scopes.ts';
 
 const INVOKE = 'execute-api:Invoke';
 
+/**
+ * Every method on every path that ends in "/": API Gateway routes `/api/wallet/balance/` to the
+ * route's function, whose first check answers 404 (`shared/http/canonical-path.ts`). Allowed for
+ * every valid token, so that a trailing slash gets that same 404 on every route, whatever the
+ * scopes; a policy for the exact paths alone answered 403 on literal paths and 404 on the others.
+ */
+const ANY_PATH_WITH_TRAILING_SLASH = '/*/*/';
+
 interface AuthorizedRoute {
   readonly scopes: readonly string[];
   /** The route's resource under a stage: `/POST/api/v3/pet`, `/GET/api/v3/pet/*` for `{petId}`. */
@@ -73,9 +81,9 @@ export function methodArnFor(parts: MethodArnParts): string {
  * scopes the token all holds, whatever route `methodArn` names: API Gateway caches the answer by
  * token and applies it to every route the same token calls next, so it must not depend on the
  * route that happened to come first. Only the API and stage are taken from `methodArn`.
- * With no route allowed the answer is an explicit Deny of the whole stage: API Gateway needs a
- * statement, and this one says plainly that the caller gets 403 everywhere. `routeTable` is
- * `shared/routes.ts` but for tests.
+ * Paths ending in "/" are allowed to every token (see {@link ANY_PATH_WITH_TRAILING_SLASH}), so
+ * there is always an Allow; a token holding no route's scopes gets 403 everywhere else.
+ * `routeTable` is `shared/routes.ts` but for tests.
  */
 export function policyFor(
   methodArn: string,
@@ -102,13 +110,11 @@ function documentFor(
   const key = `${allowed} ${prefix}`;
   let document = documents.get(key);
   if (document === undefined) {
-    const resources = authorized
-      .filter((_, i) => allowed[i] === '1')
-      .map((route) => `${prefix}${route.resource}`);
-    const statement: Statement =
-      resources.length > 0
-        ? { Effect: 'Allow', Action: INVOKE, Resource: resources }
-        : { Effect: 'Deny', Action: INVOKE, Resource: `${prefix}/*/*` };
+    const resources = [
+      ...authorized.filter((_, i) => allowed[i] === '1').map((route) => `${prefix}${route.resource}`),
+      `${prefix}${ANY_PATH_WITH_TRAILING_SLASH}`,
+    ];
+    const statement: Statement = { Effect: 'Allow', Action: INVOKE, Resource: resources };
     document = { Version: '2012-10-17', Statement: [statement] };
     // Shared by every later answer: nothing may change it in place.
     for (const part of [resources, statement, document.Statement, document]) Object.freeze(part);

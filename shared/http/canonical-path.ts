@@ -6,7 +6,8 @@ import { NotFoundError } from '../errors.ts';
  * One form for every path: without a trailing slash. API Gateway matches `/api/openapi.json/`
  * to the `/api/openapi.json` resource and calls its function, so the function refuses it (404,
  * before any other check); the local gateway routes it the same way, so it is refused the same.
- * (On a protected route the authorizer's policy, written for the exact path, refuses it first: 403.)
+ * The authorizer allows paths ending in "/" to every valid token (`shared/auth/policy.ts`), so this
+ * 404 comes before the scopes are judged, on every route.
  */
 export const canonicalPath = (): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> => ({
   before: ({ event }) => {

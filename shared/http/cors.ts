@@ -11,11 +11,23 @@ import { optionalEnv } from '../config.ts';
  */
 export const CORS_ORIGINS_ENV = 'CORS_ALLOWED_ORIGINS';
 
-/** Request headers a browser may send cross-origin beyond the safelisted ones. */
-export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key'] as const;
+/**
+ * Request headers a browser may send cross-origin beyond the safelisted ones: `If-Match` for the
+ * pet's changes, and the Petstore's `api_key`, which a Petstore client sends on DELETE (and
+ * nothing reads), so that its preflight does not fail.
+ */
+export const CORS_ALLOWED_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'Idempotency-Key',
+  'If-Match',
+  'api_key',
+] as const;
 /** Response headers a browser app may read beyond the safelisted ones. */
 export const CORS_EXPOSED_HEADERS = [
+  'ETag',
   'Idempotent-Replayed',
+  'Link',
   'Retry-After',
   'WWW-Authenticate',
   'X-Amzn-RequestId',

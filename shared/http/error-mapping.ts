@@ -4,8 +4,10 @@ import {
   InsufficientFundsError,
   InsufficientScopeError,
   InvalidParameterError,
+  LookalikeAddressError,
   MalformedBodyError,
   NotFoundError,
+  PreconditionFailedError,
   RecipientLimitError,
   TemporarilyUnavailableError,
   UnauthenticatedError,
@@ -34,6 +36,11 @@ export const errorMappings: ReadonlyArray<readonly [ErrorClass, ErrorMapping]> =
   [InsufficientScopeError, { status: 403, slug: 'insufficient-scope', title: 'Insufficient scope' }],
   [NotFoundError, { status: 404, slug: 'not-found', title: 'Not found' }],
   [AlreadyExistsError, { status: 409, slug: 'already-exists', title: 'Already exists' }],
+  [PreconditionFailedError, { status: 412, slug: 'precondition-failed', title: 'Precondition failed' }],
+  [
+    LookalikeAddressError,
+    { status: 409, slug: 'lookalike-address', title: "Looks like another wallet's address" },
+  ],
   [
     UnsupportedMediaTypeError,
     { status: 415, slug: 'unsupported-media-type', title: 'Unsupported media type' },

@@ -42,6 +42,8 @@ export interface HttpRequest<TBody> {
   readonly pathParameters: Readonly<Record<string, string | undefined>>;
   /** The query string's parameters (the last value of a repeated one, as API Gateway gives it). */
   readonly query: Readonly<Record<string, string | undefined>>;
+  /** Every value of a query parameter, in the order sent (`?tags=a&tags=b`), as API Gateway lists them. */
+  queryValues(name: string): readonly string[];
   readonly requestId: string;
   /** Epoch ms at which the function times out (Lambda's remaining time when the request came in). */
   readonly timesOutAt: number;
@@ -255,6 +257,14 @@ export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody
         headerValues: (name) => headerValuesOf(event, name),
         pathParameters: withoutPrototype(event.pathParameters),
         query: withoutPrototype(event.queryStringParameters),
+        queryValues: (name) => {
+          const multi = event.multiValueQueryStringParameters;
+          const values = multi && Object.hasOwn(multi, name) ? multi[name] : undefined;
+          if (values) return values;
+          const single = event.queryStringParameters;
+          const value = single && Object.hasOwn(single, name) ? single[name] : undefined;
+          return value === undefined ? [] : [value];
+        },
         requestId: event.requestContext.requestId,
         timesOutAt: Date.now() + context.getRemainingTimeInMillis(),
       });

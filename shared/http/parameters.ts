@@ -13,3 +13,40 @@ export function safeIntegerParameter(name: string, raw: string | undefined): num
   }
   return value;
 }
+
+/**
+ * An optional integer query parameter within [min, max]; `fallback` when absent. Anything else,
+ * an empty value included, is an {@link InvalidParameterError} naming the bounds.
+ */
+export function boundedIntegerParameter(
+  name: string,
+  raw: string | undefined,
+  { min, max, fallback }: { readonly min: number; readonly max: number; readonly fallback: number },
+): number {
+  if (raw === undefined) return fallback;
+  if (!/^\d{1,4}$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new InvalidParameterError(`${name} must be an integer from ${min} to ${max}`);
+  }
+  return Number(raw);
+}
+
+/**
+ * A text parameter of `min` to `max` characters, counted in Unicode code points as the JSON
+ * Schemas count them; an {@link InvalidParameterError} naming it otherwise.
+ */
+export function textParameter(name: string, raw: string, { min, max }: { min: number; max: number }): string {
+  let length = 0;
+  for (const _ of raw) if (++length > max) break;
+  if (length < min || length > max) {
+    throw new InvalidParameterError(`${name} must be ${min} to ${max} characters long`);
+  }
+  return raw;
+}
+
+/** One of `allowed`, or an {@link InvalidParameterError} listing them. */
+export function enumParameter<T extends string>(name: string, raw: string, allowed: readonly T[]): T {
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new InvalidParameterError(`${name} must be one of ${allowed.join(', ')}`);
+  }
+  return raw as T;
+}

@@ -1,10 +1,24 @@
+import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  ConditionalCheckFailedException,
+  TransactionCanceledException,
+  TransactionConflictException,
+} from '@aws-sdk/client-dynamodb';
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { withRetries } from '../dynamodb/retry.ts';
+import { TemporarilyUnavailableError } from '../errors.ts';
+import { ANSWER_MARGIN_MS, requestDeadline } from '../request-deadline.ts';
 import type { Pet } from './pet.ts';
-import type { PetRepository } from './pets.ts';
+import { statusShardOf, tagEntry, tagEntryId, tagNamesOf } from './pet-index.ts';
+import type { PetRepository, StoredPet } from './pets.ts';
 
 export interface PetTable {
   readonly client: DynamoDBDocumentClient;
@@ -13,44 +27,184 @@ export interface PetTable {
 }
 
 /**
- * The pets table: one item per pet, its attributes the pet's members, keyed by `id`. Stores and
- * returns pets as they are; what a pet may hold is the edge's business (the JSON Schema).
+ * The revision of a pet stored before pets had revisions: no new revision is ever this short, and
+ * a write conditional on it demands that the stored item still has none.
+ */
+export const LEGACY_REVISION = '0';
+
+/** A new revision: 96 random bits, never reused by any pet. */
+const newRevision = (): string => randomBytes(12).toString('base64url');
+
+/** The stored item of a pet: its members, its revision and, with a status, its status shard. */
+function itemOf(pet: Pet, revision: string): Record<string, unknown> {
+  const statusShard = statusShardOf(pet);
+  return { ...pet, revision, ...(statusShard === undefined ? {} : { statusShard }) };
+}
+
+/** A pet item as the use cases see it: the pet without the table's own attributes, and its revision. */
+export function storedPetOf(item: Record<string, unknown>): StoredPet {
+  const { revision, statusShard: _, ...pet } = item;
+  return { pet: pet as Pet, revision: typeof revision === 'string' ? revision : LEGACY_REVISION };
+}
+
+/** The condition that the stored pet is still at `revision`. */
+function atRevision(revision: string) {
+  return revision === LEGACY_REVISION
+    ? { ConditionExpression: 'attribute_exists(id) AND attribute_not_exists(revision)' }
+    : {
+        ConditionExpression: 'revision = :revision',
+        ExpressionAttributeValues: { ':revision': revision },
+      };
+}
+
+/**
+ * How a conditional write ended when it did not apply: its condition failed (`stored`: the item as
+ * it then was, if any), or another transaction had the item in flight (`conflict`). Either way an
+ * answer, not a fault: the use case reads the pet again and decides.
+ */
+type Outcome =
+  | { readonly written: true }
+  | { readonly written: false; readonly stored?: Record<string, unknown> };
+
+function lost(error: unknown): Outcome | undefined {
+  if (error instanceof ConditionalCheckFailedException) {
+    return { written: false, ...(error.Item ? { stored: unmarshall(error.Item) } : {}) };
+  }
+  // A single write on an item that a transaction has in flight.
+  if (error instanceof TransactionConflictException) return { written: false };
+  if (!(error instanceof TransactionCanceledException)) return undefined;
+  const reasons = error.CancellationReasons ?? [];
+  const codes = reasons.map((reason) => reason.Code);
+  if (!codes.includes('ConditionalCheckFailed') && !codes.includes('TransactionConflict')) return undefined;
+  const item = reasons[0]?.Code === 'ConditionalCheckFailed' ? reasons[0].Item : undefined;
+  return { written: false, ...(item ? { stored: unmarshall(item) } : {}) };
+}
+
+/** Pauses before trying a write that met another in flight again. */
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The pets table: one item per pet, its attributes the pet's members, its `revision` and its
+ * `statusShard` (the `status` index); and one tag entry per distinct tag name of a pet (the `tags`
+ * index), written and removed in the same transaction as the pet (shared/pets/pet-index.ts). A pet
+ * without tags to index is written with a single request. It stores pets as they are; what a pet
+ * may hold is the edge's business (the JSON Schema).
  */
 export function createPetRepository({ client, tableName }: PetTable): PetRepository {
+  /**
+   * The pet's write and its tag entries' puts and deletes, in one request: a transaction, or a
+   * single write when no entry changes. Passing faults are retried by {@link withRetries}; a failed
+   * condition or a transaction conflict comes back as an outcome, not retried here.
+   */
+  async function write(
+    pet: { readonly Put: object } | { readonly Delete: object },
+    putTags: readonly string[],
+    deleteTags: readonly string[],
+    petId: number,
+  ): Promise<Outcome> {
+    const single = putTags.length === 0 && deleteTags.length === 0;
+    const command = single
+      ? 'Put' in pet
+        ? new PutCommand(pet.Put as never)
+        : new DeleteCommand(pet.Delete as never)
+      : new TransactWriteCommand({
+          TransactItems: [
+            pet as never,
+            ...putTags.map((tag) => ({ Put: { TableName: tableName, Item: tagEntry(petId, tag) } })),
+            ...deleteTags.map((tag) => ({
+              Delete: { TableName: tableName, Key: { id: tagEntryId(petId, tag) } },
+            })),
+          ],
+        });
+    return withRetries(async () => {
+      try {
+        await client.send(command as never);
+        return { written: true };
+      } catch (error) {
+        const outcome = lost(error);
+        if (outcome === undefined) throw error;
+        return outcome;
+      }
+    });
+  }
+
   return {
     /**
-     * A put whose answer was lost (a timeout after DynamoDB applied it) is retried by
+     * A write whose answer was lost (a timeout after DynamoDB applied it) is retried by
      * {@link withRetries}, and the retry then finds the pet in place. The condition's failure
-     * returns what is stored, and the very same pet counts as stored: without that check the
-     * retry would answer 409 for a pet it created, or store a second copy under a new id.
+     * returns what is stored, and the very same pet counts as stored, with the revision it has:
+     * without that check the retry (ours, or a client's whose answer was lost) would answer 409 for
+     * a pet it created, or store a second copy under a new id. A conflict with another transaction
+     * (an add of the same id in flight) is tried again.
      */
-    async insert(pet: Pet): Promise<boolean> {
-      try {
-        await withRetries(() =>
-          client.send(
-            new PutCommand({
-              TableName: tableName,
-              Item: pet,
-              ConditionExpression: 'attribute_not_exists(id)',
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-            }),
-          ),
-        );
-        return true;
-      } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
-        // The item comes as DynamoDB sends it: the DocumentClient does not translate errors.
-        // Deep equality ignores the order of members, which DynamoDB does not keep.
-        return error.Item !== undefined && isDeepStrictEqual(unmarshall(error.Item), pet);
+    async insert(pet: Pet): Promise<string | undefined> {
+      const revision = newRevision();
+      const item = itemOf(pet, revision);
+      const put = {
+        Put: {
+          TableName: tableName,
+          Item: item,
+          ConditionExpression: 'attribute_not_exists(id)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+      };
+      const deadline = requestDeadline();
+      for (let round = 1; ; round++) {
+        const outcome = await write(put, tagNamesOf(pet), [], pet.id);
+        if (outcome.written) return revision;
+        if (outcome.stored !== undefined) {
+          // Deep equality ignores the order of members, which DynamoDB does not keep.
+          const found = storedPetOf(outcome.stored);
+          return isDeepStrictEqual(found.pet, pet) ? found.revision : undefined;
+        }
+        const pause = Math.random() * Math.min(400, 5 * 2 ** round);
+        if (round >= 50 || (deadline !== undefined && Date.now() + pause > deadline - 2 * ANSWER_MARGIN_MS)) {
+          throw new TemporarilyUnavailableError(`The pet id ${pet.id} is busy; retry in a moment`, 1);
+        }
+        await sleep(pause);
       }
     },
 
-    /** A strongly consistent read, so a pet just added is always found. */
-    async find(id: number): Promise<Pet | undefined> {
+    /** A strongly consistent read, so a pet just added or changed is always found as it is. */
+    async find(id: number): Promise<StoredPet | undefined> {
       const { Item } = await withRetries(() =>
         client.send(new GetCommand({ TableName: tableName, Key: { id }, ConsistentRead: true })),
       );
-      return Item as Pet | undefined;
+      return Item === undefined ? undefined : storedPetOf(Item);
+    },
+
+    /**
+     * A failed condition whose stored item has the new revision is this very write, applied by an
+     * attempt whose answer was lost: written, not lost to another.
+     */
+    async replace(current: StoredPet, pet: Pet): Promise<string | undefined> {
+      const revision = newRevision();
+      const before = new Set(tagNamesOf(current.pet));
+      const after = tagNamesOf(pet);
+      const outcome = await write(
+        {
+          Put: {
+            TableName: tableName,
+            Item: itemOf(pet, revision),
+            ...atRevision(current.revision),
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          },
+        },
+        after.filter((tag) => !before.has(tag)),
+        [...before].filter((tag) => !after.includes(tag)),
+        pet.id,
+      );
+      return outcome.written || outcome.stored?.revision === revision ? revision : undefined;
+    },
+
+    async remove(current: StoredPet): Promise<boolean> {
+      const outcome = await write(
+        { Delete: { TableName: tableName, Key: { id: current.pet.id }, ...atRevision(current.revision) } },
+        [],
+        tagNamesOf(current.pet),
+        current.pet.id,
+      );
+      return outcome.written;
     },
   };
 }

@@ -3,12 +3,15 @@ import { int64Schema } from './common.ts';
 
 const nameSchema = { type: 'string', minLength: 1, maxLength: 200 } as const;
 
+/** A tag's or a category's name: what `findByTags` takes as a tag, and an index key of its own. */
+const partNameSchema = { type: 'string', minLength: 1, maxLength: 256 } as const;
+
 /** Swagger Petstore v3 `Category`. */
 export const categorySchema = {
   $id: 'Category',
   type: 'object',
   additionalProperties: false,
-  properties: { id: int64Schema, name: nameSchema },
+  properties: { id: int64Schema, name: partNameSchema },
 } as const;
 
 /** Swagger Petstore v3 `Tag`. */
@@ -16,7 +19,7 @@ export const tagSchema = {
   $id: 'Tag',
   type: 'object',
   additionalProperties: false,
-  properties: { id: int64Schema, name: nameSchema },
+  properties: { id: int64Schema, name: partNameSchema },
 } as const;
 
 /** Swagger Petstore v3 `Pet`: the body of `addPet` and the shape stored and returned. */

@@ -72,7 +72,7 @@ export const balanceSchema = {
       type: 'number',
       minimum: 0,
       description:
-        'Paid to this wallet and not yet posted: a wallet that many pay at once is credited in batches, usually within a second. Not spendable until posted; exact decimal',
+        'Paid to this wallet and not yet posted: a wallet that many pay at once is credited in batches, usually within a second. Not spendable until posted; exact decimal. `balance` and `pending` are one moment of the ledger: a payment is in one of them, never both, so `balance + pending` is never more than was paid to the wallet, and includes every payment answered before this read was asked (on AWS, give the index of credits in transit its propagation delay, well under a second)',
     },
     currency: { type: 'string', description: 'ISO 4217 code' },
     updatedAt: { type: 'string', format: 'date-time' },

@@ -20,7 +20,7 @@ describe('CORS for a browser app on an allowed origin', () => {
     expect(result.headers.get('access-control-allow-origin')).toBe(allowed);
     expect(result.headers.get('access-control-allow-methods')).toBe('POST,OPTIONS');
     expect(result.headers.get('access-control-allow-headers')).toBe(
-      'Authorization,Content-Type,Idempotency-Key',
+      'Authorization,Content-Type,Idempotency-Key,If-Match,api_key',
     );
     expect(result.headers.get('vary')).toBe('Origin');
   });
@@ -32,6 +32,8 @@ describe('CORS for a browser app on an allowed origin', () => {
     expect(ok.headers.get('access-control-allow-origin')).toBe(allowed);
     expect(ok.headers.get('vary')).toMatch(/Origin/);
     expect(ok.headers.get('access-control-expose-headers')).toMatch(/Idempotent-Replayed/);
+    // A pet's ETag and a search's next page, for If-Match and paging from a browser.
+    expect(ok.headers.get('access-control-expose-headers')).toMatch(/ETag.*Link/);
 
     // An id no other test stores (the contract's properties store arbitrary ones, small ones often).
     const absentId = 2 ** 50 + randomInt(2 ** 40);

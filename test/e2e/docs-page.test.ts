@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTENT_SECURITY_POLICY } from '#functions/api-docs/handler.ts';
+import { defaultServiceSettings } from '#infra/environment.ts';
+import { buildOpenApiDocument } from '#shared/openapi.ts';
 import { routes } from '#shared/routes.ts';
 import { type Browser, launchChromium } from '../support/browser.ts';
 import { uniqueSub } from '../support/events.ts';
@@ -37,6 +39,15 @@ describe('GET /api/docs in a browser', () => {
     const ids = page.locator('.opblock-summary-operation-id');
     await expect.poll(() => ids.count(), { timeout: 15_000 }).toBe(routes.length);
     expect((await ids.allTextContents()).sort()).toEqual(routes.map((r) => r.operationId).sort());
+    // Every group of the document (its tags), none left in Swagger UI's "default".
+    const groups = await page
+      .locator('.opblock-tag-section .opblock-tag')
+      .evaluateAll((tags) => tags.map((tag) => tag.getAttribute('data-tag')));
+    expect(groups).toEqual(buildOpenApiDocument(defaultServiceSettings).tags.map((tag) => tag.name));
+    // The server as the URL requests go to, not the document's relative `..`.
+    expect(await page.locator('.servers select option').allTextContents()).toEqual([
+      `${gateway.baseUrl}/ - The API serving this document`,
+    ]);
 
     const sub = uniqueSub('docs');
     const token = await tokenFor('read:wallet', { sub });

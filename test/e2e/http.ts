@@ -116,10 +116,10 @@ export function runFundCli(args: readonly string[]): Promise<FundRun> {
 }
 
 /** Funds a wallet of the gateway's stack with `npm run wallet:fund` (which opens it). */
-export async function fundViaCli(address: string, amount: string): Promise<{ balance: string }> {
+export async function fundViaCli(address: string, amount: string): Promise<{ balance: number }> {
   const run = await runFundCli(['--address', address, '--amount', amount]);
   if (run.code !== 0) throw new Error(`wallet:fund exited with ${run.code}: ${run.stderr}`);
-  return JSON.parse(run.stdout) as { balance: string };
+  return JSON.parse(run.stdout) as { balance: number };
 }
 
 /** Opens an empty wallet the way its owner does: by a first call of a wallet route. */

@@ -12,6 +12,7 @@ import { freePort } from '#infra/local/dynamodb-local.ts';
 import { TOUCHES_PATH } from '#infra/local/dynamodb-proxy.ts';
 import { signLocalToken } from '#infra/local/issuer.ts';
 import { readRunningStack, stackRecordPath } from '#infra/local/stack-record.ts';
+import { SCOPES } from '#shared/routes.ts';
 import cdkJson from '../../cdk.json' with { type: 'json' };
 import { uniqueSub } from '../support/events.ts';
 import { uniquePetId } from './http.ts';
@@ -62,6 +63,7 @@ function requestLines(text: string): Record<string, unknown>[] {
 async function startCommand(
   via: 'node' | 'npm' = 'node',
   extraArgs: readonly string[] = [],
+  { detached = false } = {},
 ): Promise<Started> {
   const port = await freePort();
   const stateDir = await mkdtemp(join(tmpdir(), 'start-command-'));
@@ -75,6 +77,8 @@ async function startCommand(
     cwd: repoRoot,
     env: { ...env, PORT: String(port), LOCAL_STATE_DIR: stateDir },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A process group of its own, as a terminal, a CI runner or `timeout` gives the command.
+    detached,
   });
   started.push(child);
   let output = '';
@@ -135,7 +139,8 @@ describe('npm start', () => {
   it('serves the API until SIGTERM, then stops DynamoDB Local and exits 0', { timeout: 90_000 }, async () => {
     const { child, port, stateDir, baseUrl, output } = await startCommand();
     expect(baseUrl).toBe(`http://127.0.0.1:${port}`);
-    expect(output()).toContain('npm run -s token');
+    // The banner's token opens every route of the quick start.
+    expect(output()).toContain(`npm run -s token -- --sub alice --scope "${Object.keys(SCOPES).join(' ')}"`);
 
     const running = await readRunningStack(port, stateDir);
     expect(running).toMatchObject({ baseUrl, pid: child.pid });
@@ -277,6 +282,23 @@ describe('npm start', () => {
       expect(await readRunningStack(port, stateDir)).toBeUndefined();
     },
   );
+
+  it('stops everything and removes its record when the whole process group gets SIGTERM', {
+    timeout: 90_000,
+  }, async () => {
+    const { child, port, stateDir } = await startCommand('npm', [], { detached: true });
+    const running = await readRunningStack(port, stateDir);
+    const gatewayPid = running?.pid as number;
+    const javaPid = running?.dynamodbPid as number;
+    expect(isRunning(javaPid)).toBe(true);
+
+    // What `timeout`, CI runners and process managers send: npm and the gateway both get it, and
+    // npm passes it on once more.
+    process.kill(-(child.pid as number), 'SIGTERM');
+
+    await eventually(async () => !isRunning(gatewayPid) && !isRunning(javaPid));
+    expect(existsSync(stackRecordPath(stateDir, port))).toBe(false);
+  });
 
   it('says so and exits 1 when DynamoDB Local dies under it', { timeout: 90_000 }, async () => {
     const { child, port, stateDir, baseUrl, output } = await startCommand();

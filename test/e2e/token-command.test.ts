@@ -38,6 +38,23 @@ describe('a token from `npm run token`', () => {
   });
 });
 
+describe('`npm run -s token`, as the README runs it', () => {
+  it("prints the token alone on stdout, npm's own lines kept off by -s, and names the stack on stderr", async () => {
+    const { stdout, stderr } = await promisify(execFile)(
+      'npm',
+      ['run', '-s', 'token', '--', '--sub', uniqueSub(), '--scope', 'read:pets'],
+      {
+        cwd: repoRoot,
+        env: { ...process.env, PORT: String(gateway.port), LOCAL_STATE_DIR: gateway.stateDir },
+      },
+    );
+    expect(stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
+    expect(stderr).toContain(`the local stack at ${gateway.baseUrl} (PORT=${gateway.port})`);
+    const found = await call('GET', `/api/v3/pet/${uniquePetId()}`, { token: stdout.trim() });
+    expect(found.status, found.text).toBe(404);
+  });
+});
+
 describe('`npm run token`', () => {
   it('exits 2 with the usage on stderr and nothing on stdout for arguments it does not take', async () => {
     const run = tokenCommand(['--sub', 'alice'], { LOCAL_STATE_DIR: gateway.stateDir });

@@ -9,7 +9,7 @@ import { uniqueSub } from '../support/events.ts';
 import type { paths } from './client/api.generated.js';
 import { gateway, tokenFor, uniquePetId } from './http.ts';
 
-/** A client as the README shows it: openapi-fetch over the types openapi-typescript generated. */
+/** A client as docs/typed-client.md shows it: openapi-fetch over the types openapi-typescript generated. */
 const clientFor = (token: string) =>
   createClient<paths>({ baseUrl: gateway.baseUrl, headers: { authorization: `Bearer ${token}` } });
 

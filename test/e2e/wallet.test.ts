@@ -22,7 +22,7 @@ describe('GET /api/wallet/balance', () => {
     const { sub, token } = await caller();
     expect((await balance(token)).json).toEqual({ address: sub, balance: 0, pending: 0, currency: 'USD' });
     const funded = await fundViaCli(sub, '25.50');
-    expect(funded.balance).toBe('25.50');
+    expect(funded.balance).toBe(25.5);
     const after = await balance(token);
     expect(after.status).toBe(200);
     expect(after.text).toContain('"balance":25.50');
@@ -273,10 +273,10 @@ describe('npm run wallet:fund', () => {
     const args = ['--address', sub, '--amount', '7.25', '--deposit-id', `dep-${sub}`];
     const first = await runFundCli(args);
     expect(first.code).toBe(0);
-    expect(JSON.parse(first.stdout)).toMatchObject({ depositId: `dep-${sub}`, balance: '7.25' });
+    expect(JSON.parse(first.stdout)).toMatchObject({ depositId: `dep-${sub}`, balance: 7.25 });
     const again = await runFundCli(args);
     expect(again.code).toBe(0);
-    expect(JSON.parse(again.stdout)).toMatchObject({ alreadyRecorded: true, balance: '7.25' });
+    expect(JSON.parse(again.stdout)).toMatchObject({ alreadyRecorded: true, balance: 7.25 });
     expect((await balance(token)).json).toMatchObject({ balance: 7.25 });
   });
 
@@ -284,8 +284,56 @@ describe('npm run wallet:fund', () => {
     const { sub } = await caller();
     const run = await runFundCli(['--address', sub, '--amount', '1']);
     expect(run.code).toBe(0);
-    const { depositId } = JSON.parse(run.stdout) as { depositId: string };
-    expect(run.stderr).toContain(`--deposit-id ${depositId}`);
+    const { transferId } = JSON.parse(run.stdout) as { transferId: string };
+    expect(run.stderr).toContain(`--deposit-id ${transferId}`);
+  });
+
+  it('prints one id for a deposit: the one its history line shows and its lookup finds', async () => {
+    const { sub, token } = await caller();
+    const run = await runFundCli(['--address', sub, '--amount', '3.10']);
+    expect(run.code, run.stderr).toBe(0);
+    const printed = JSON.parse(run.stdout) as Record<string, unknown>;
+    expect(Object.keys(printed)).not.toContain('depositId');
+
+    const history = await call('GET', '/api/wallet/transfers', { token });
+    expect(history.json).toMatchObject({ items: [{ transferId: printed.transferId, kind: 'deposit' }] });
+    const lookup = await call('GET', `/api/wallet/transfers/${printed.transferId as string}`, { token });
+    expect(lookup.status, lookup.text).toBe(200);
+    expect(lookup.json).toMatchObject({ transferId: printed.transferId, kind: 'deposit', amount: 3.1 });
+  });
+
+  it('writes amounts as the API does: exact decimal JSON numbers', async () => {
+    const { sub } = await caller();
+    const run = await runFundCli(['--address', sub, '--amount', '12.30']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('"amount":12.30,"currency":"USD","balance":12.30');
+  });
+
+  it('gives an operator deposit id that is no UUID one transfer id, the same on a re-run', async () => {
+    const { sub, token } = await caller();
+    const args = ['--address', sub, '--amount', '2', '--deposit-id', `bank-ref-${sub}`];
+    const first = JSON.parse((await runFundCli(args)).stdout) as { transferId: string };
+    const again = JSON.parse((await runFundCli(args)).stdout) as { transferId: string };
+    expect(again.transferId).toBe(first.transferId);
+    const lookup = await call('GET', `/api/wallet/transfers/${first.transferId}`, { token });
+    expect(lookup.status, lookup.text).toBe(200);
+  });
+
+  it('refuses a deposit id that is the id of another movement, exit code 3, writing nothing', async () => {
+    const payer = await caller();
+    const payee = await caller();
+    await fundViaCli(payer.sub, '5');
+    await fundViaCli(payee.sub, '1');
+    const sent = await call('POST', '/api/wallet/send', {
+      token: payer.token,
+      json: { toAddress: payee.sub, amount: 1 },
+    });
+    expect(sent.status, sent.text).toBe(200);
+    const { transferId } = sent.json as { transferId: string };
+    const run = await runFundCli(['--address', payer.sub, '--amount', '1', '--deposit-id', transferId]);
+    expect(run.code, run.stderr).toBe(3);
+    expect(run.stderr).toMatch(/is the id of another movement/);
+    expect((await balance(payer.token)).json).toMatchObject({ balance: 4 });
   });
 
   it('refuses a deposit id used for another deposit, exit code 3, writing nothing', async () => {
@@ -307,7 +355,7 @@ describe('npm run wallet:fund', () => {
     expect((await balance(token)).json).toMatchObject({ balance: 0 });
     const full = await runFundCli(['--address', sub, '--amount', '9999999999999.99']);
     expect(full.code).toBe(0);
-    expect(JSON.parse(full.stdout)).toMatchObject({ balance: '9999999999999.99' });
+    expect(full.stdout).toContain('"balance":9999999999999.99');
     const over = await runFundCli(['--address', sub, '--amount', '0.02']);
     expect(over.code).toBe(3);
     expect(over.stderr).toMatch(/refused, nothing was written: .* would exceed 10000000000000\.00 USD/);

@@ -226,7 +226,9 @@ describe('the credit poster alarms', () => {
 
   it('are on the dashboard with the poster, and say where the runbook is', () => {
     for (const name of ['creditPoster-iterator-age', 'creditPoster-failed-batches']) {
-      expect(String(alarm(name).AlarmDescription)).toMatch(/README runbook: "The credit poster alarms"/);
+      expect(String(alarm(name).AlarmDescription)).toMatch(
+        /runbook \(docs\/operations\.md\): "The credit poster alarms"/,
+      );
       expect(alarm(name).AlarmActions).toBeDefined();
     }
     const body = JSON.stringify(

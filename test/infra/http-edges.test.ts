@@ -63,7 +63,9 @@ describe('the deployed API at its edges', () => {
     }
     // Concrete, so a wrong route table fails here too.
     expect(plain.get('ANY /api/v3/pet/{petId}')?.Integration).toMatchObject({
-      IntegrationResponses: [{ ResponseParameters: { 'method.response.header.Allow': "'GET'" } }],
+      IntegrationResponses: [
+        { ResponseParameters: { 'method.response.header.Allow': "'GET, POST, DELETE'" } },
+      ],
     });
   });
 
@@ -92,7 +94,8 @@ describe('the deployed API at its edges', () => {
       expect(response?.ResponseParameters).toMatchObject({
         'method.response.header.Access-Control-Allow-Origin': `'${origins[0]}'`,
         'method.response.header.Access-Control-Allow-Methods': `'${allowOf(path, ['OPTIONS']).replaceAll(', ', ',')}'`,
-        'method.response.header.Access-Control-Allow-Headers': "'Authorization,Content-Type,Idempotency-Key'",
+        'method.response.header.Access-Control-Allow-Headers':
+          "'Authorization,Content-Type,Idempotency-Key,If-Match,api_key'",
         'method.response.header.Vary': "'Origin'",
       });
       expect(withCors.get(`ANY ${path}`)?.Integration).toMatchObject({
@@ -108,7 +111,7 @@ describe('the deployed API at its edges', () => {
       buildServiceApp({ 'api:corsAllowedOrigins': origins.join(' ') }).service,
     );
     const functions = Object.values(template.findResources('AWS::Lambda::Function')).filter((fn) =>
-      JSON.stringify(fn.Properties.Description ?? '').match(/^"(GET|POST) /),
+      JSON.stringify(fn.Properties.Description ?? '').match(/^"(GET|POST|PUT|DELETE) /),
     );
     expect(functions).toHaveLength(routes.length);
     for (const fn of functions) {

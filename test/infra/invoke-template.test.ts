@@ -19,11 +19,12 @@ import { testContext } from '../support/cdk.ts';
 let outdir: string;
 let functions: TemplateFunction[];
 
+// A real synthesis, every function bundled by esbuild (seventeen since the pet resource): two minutes on a loaded two-core host.
 beforeAll(() => {
   outdir = mkdtempSync(join(tmpdir(), 'invoke-template-test-'));
   createServiceApp({ outdir, context: testContext({ 'aws:cdk:enable-asset-metadata': true }) }).app.synth();
   functions = readFunctions(outdir, 'dev');
-}, 60_000);
+}, 120_000);
 
 afterAll(() => {
   rmSync(outdir, { recursive: true, force: true });

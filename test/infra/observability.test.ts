@@ -298,7 +298,15 @@ describe('alarms', () => {
       'TransactWriteItems',
       'UpdateItem',
     ]);
-    expect(tableOperations('pets')).toEqual(['GetItem', 'PutItem', 'TransactGetItems', 'TransactWriteItems']);
+    expect(tableOperations('pets')).toEqual([
+      'BatchGetItem',
+      'DeleteItem',
+      'GetItem',
+      'PutItem',
+      'Query',
+      'TransactGetItems',
+      'TransactWriteItems',
+    ]);
     for (const table of tableNames) {
       for (const [kind, metricName, threshold] of [
         ['system-errors', 'SystemErrors', 5],

@@ -250,6 +250,21 @@ describe('data access', () => {
     expect(actionsOf(grant('addPet'))).toEqual(['dynamodb:PutItem']);
     expect(JSON.stringify(grant('addPet').Resource)).toMatch(tableReference('pets', 'Arn'));
     expect(actionsOf(grant('getPetById'))).toEqual(['dynamodb:GetItem']);
+    expect(actionsOf(grant('updatePet'))).toEqual([
+      'dynamodb:DeleteItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+    ]);
+    expect(actionsOf(grant('updatePetWithForm'))).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
+    expect(actionsOf(grant('deletePet'))).toEqual(['dynamodb:DeleteItem', 'dynamodb:GetItem']);
+    for (const search of ['findPetsByStatus', 'findPetsByTags'] as const) {
+      expect(actionsOf(grant(search))).toEqual(['dynamodb:BatchGetItem', 'dynamodb:Query']);
+      // The table and its two indexes, nothing else.
+      expect(JSON.stringify(grant(search).Resource)).toMatch(/index\/status/);
+      expect(JSON.stringify(grant(search).Resource)).toMatch(/index\/tags/);
+    }
+    // Only the searches query: no other pet function may read an index.
+    expect(JSON.stringify(grant('updatePet').Resource)).not.toMatch(/index/);
     expect(actionsOf(grant('getBalance'))).toEqual([
       'dynamodb:BatchGetItem',
       'dynamodb:PutItem',
@@ -279,8 +294,14 @@ describe('data access', () => {
     const everyAction = Object.values(service.findResources('AWS::IAM::Policy')).flatMap((policy) =>
       (policy.Properties.PolicyDocument.Statement as Statement[]).flatMap(actionsOf),
     );
-    for (const broad of ['dynamodb:*', 'dynamodb:DeleteItem', '*']) {
+    for (const broad of ['dynamodb:*', '*']) {
       expect(everyAction).not.toContain(broad);
+    }
+    // Deletes: a pet and its tag entries (PUT and DELETE of a pet), on the pets table; never a wallet item.
+    expect(everyAction.filter((a) => a === 'dynamodb:DeleteItem')).toHaveLength(2);
+    for (const operationId of ['updatePet', 'deletePet'] as const) {
+      expect(JSON.stringify(grant(operationId).Resource)).toMatch(tableReference('pets', 'Arn'));
+      expect(JSON.stringify(grant(operationId).Resource)).not.toMatch(tableReference('wallets', 'Arn'));
     }
     expect(everyAction.filter((a) => a === 'dynamodb:Scan')).toHaveLength(1);
     // The sweep queries the pending index's posted batches and completes them: no read by key.
@@ -290,8 +311,9 @@ describe('data access', () => {
     expect(sweep && actionsOf(sweep)).toEqual(['dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
     expect(JSON.stringify(sweep?.Resource)).toContain('/index/pending');
     // The history (its page and credits in transit), the balance (a hot wallet's pending sum),
-    // the credit poster (credits in transit that other pollers wait for) and the sweep.
-    expect(everyAction.filter((a) => a === 'dynamodb:Query')).toHaveLength(4);
+    // the credit poster (credits in transit that other pollers wait for), the sweep and the two
+    // pet searches.
+    expect(everyAction.filter((a) => a === 'dynamodb:Query')).toHaveLength(6);
     expect(JSON.stringify(service.toJSON())).not.toContain('/index/*');
   });
 
@@ -343,7 +365,10 @@ describe('tables', () => {
     expect(props('wallets').TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
     expect(props('wallets').KeySchema).toEqual([{ AttributeName: 'pk', KeyType: 'HASH' }]);
     expect(props('pets').TimeToLiveSpecification).toBeUndefined();
-    expect(props('pets').AttributeDefinitions).toEqual([{ AttributeName: 'id', AttributeType: 'N' }]);
+    expect(props('pets').KeySchema).toEqual([{ AttributeName: 'id', KeyType: 'HASH' }]);
+    expect(
+      props('pets').GlobalSecondaryIndexes.map((index: { Projection: unknown }) => index.Projection),
+    ).toEqual([{ ProjectionType: 'KEYS_ONLY' }, { ProjectionType: 'KEYS_ONLY' }]);
   });
 
   it("outputs each table's generated name for running the functions elsewhere", () => {

@@ -4,17 +4,22 @@ import { requireEnv } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import type { Pet } from '#shared/pets/pet.ts';
+import { statusShardOf, tagEntryId } from '#shared/pets/pet-index.ts';
 import { createPetRepository } from '#shared/pets/pet-repository.ts';
+import { createPetIndex } from '#shared/pets/pet-search-repository.ts';
+import { storedItem } from '../support/faults.ts';
 
-const pets = createPetRepository({
-  client: createDocumentClient(),
-  tableName: requireEnv(tables.pets.envVar),
-});
+const tableName = requireEnv(tables.pets.envVar);
+const pets = createPetRepository({ client: createDocumentClient(), tableName });
+const index = createPetIndex({ client: createDocumentClient(), tableName });
 /** A random id in the upper half of the safe range: never one the server assigns in this century. */
 const uniqueId = () => 2 ** 52 + randomInt(2 ** 47);
+/** A tag name no other test uses. */
+const uniqueTag = (label: string) => `${label}-${randomInt(2 ** 47)}`;
+const entry = (petId: number, tag: string) => storedItem(tableName, { id: tagEntryId(petId, tag) });
 
 describe('pet repository on DynamoDB Local', () => {
-  it('finds a pet it inserted, member for member', async () => {
+  it('finds a pet it inserted, member for member, with the revision the insert answered', async () => {
     const pet: Pet = {
       id: uniqueId(),
       name: 'rex',
@@ -22,8 +27,9 @@ describe('pet repository on DynamoDB Local', () => {
       photoUrls: ['a', 'b'],
       tags: [{ id: 2, name: 't' }],
     };
-    await expect(pets.insert(pet)).resolves.toBe(true);
-    await expect(pets.find(pet.id)).resolves.toEqual(pet);
+    const revision = await pets.insert(pet);
+    expect(revision).toEqual(expect.any(String));
+    await expect(pets.find(pet.id)).resolves.toEqual({ pet, revision });
   });
 
   it('finds nothing under an id no pet has', async () => {
@@ -32,15 +38,69 @@ describe('pet repository on DynamoDB Local', () => {
 
   it('refuses a different pet under a taken id and keeps the first', async () => {
     const first: Pet = { id: uniqueId(), name: 'first', photoUrls: [] };
-    await pets.insert(first);
-    await expect(pets.insert({ ...first, name: 'second' })).resolves.toBe(false);
-    await expect(pets.find(first.id)).resolves.toEqual(first);
+    const revision = await pets.insert(first);
+    await expect(pets.insert({ ...first, name: 'second' })).resolves.toBeUndefined();
+    await expect(pets.find(first.id)).resolves.toEqual({ pet: first, revision });
   });
 
-  it('counts the very same pet again as stored, whatever the order of its members', async () => {
+  it('counts the very same pet again as stored, whatever the order of its members, with its revision', async () => {
     const pet: Pet = { id: uniqueId(), name: 'same', photoUrls: ['p'], status: 'sold' };
-    await pets.insert(pet);
+    const revision = await pets.insert(pet);
     const reordered: Pet = { status: 'sold', photoUrls: ['p'], name: 'same', id: pet.id };
-    await expect(pets.insert(reordered)).resolves.toBe(true);
+    await expect(pets.insert(reordered)).resolves.toBe(revision);
+  });
+
+  it('writes a tag entry per distinct tag name and a status shard with the pet', async () => {
+    const [a, b] = [uniqueTag('a'), uniqueTag('b')];
+    const pet: Pet = {
+      id: uniqueId(),
+      name: 'tagged',
+      photoUrls: [],
+      status: 'pending',
+      tags: [{ name: a }, { id: 3, name: a }, { name: b }, { id: 4 }],
+    };
+    await pets.insert(pet);
+    expect(await storedItem(tableName, { id: pet.id })).toMatchObject({ statusShard: statusShardOf(pet) });
+    expect(await entry(pet.id, a)).toMatchObject({ tag: a, petId: pet.id });
+    expect(await entry(pet.id, b)).toMatchObject({ tag: b, petId: pet.id });
+    await expect(index.tagIds(a, undefined, 10)).resolves.toEqual({ ids: [pet.id], more: false });
+  });
+
+  it('replaces a pet at its revision, moving its tag entries, and refuses a stale revision', async () => {
+    const [kept, dropped, added] = [uniqueTag('kept'), uniqueTag('dropped'), uniqueTag('added')];
+    const pet: Pet = { id: uniqueId(), name: 'v1', photoUrls: [], tags: [{ name: kept }, { name: dropped }] };
+    const first = { pet, revision: (await pets.insert(pet)) as string };
+    const changed: Pet = { ...pet, name: 'v2', tags: [{ name: kept }, { name: added }] };
+    const second = await pets.replace(first, changed);
+    expect(second).toEqual(expect.any(String));
+    expect(second).not.toBe(first.revision);
+    await expect(pets.find(pet.id)).resolves.toEqual({ pet: changed, revision: second });
+    expect(await entry(pet.id, dropped)).toBeUndefined();
+    expect(await entry(pet.id, added)).toMatchObject({ tag: added, petId: pet.id });
+    expect(await entry(pet.id, kept)).toMatchObject({ tag: kept, petId: pet.id });
+
+    await expect(pets.replace(first, { ...pet, name: 'stale' })).resolves.toBeUndefined();
+    await expect(pets.remove(first)).resolves.toBe(false);
+    await expect(pets.find(pet.id)).resolves.toEqual({ pet: changed, revision: second });
+  });
+
+  it('removes a pet with its tag entries', async () => {
+    const tag = uniqueTag('gone');
+    const pet: Pet = { id: uniqueId(), name: 'gone', photoUrls: [], tags: [{ name: tag }] };
+    const revision = (await pets.insert(pet)) as string;
+    await expect(pets.remove({ pet, revision })).resolves.toBe(true);
+    await expect(pets.find(pet.id)).resolves.toBeUndefined();
+    expect(await entry(pet.id, tag)).toBeUndefined();
+  });
+
+  it('changes a pet stored before revisions, once, conditionally on its having none', async () => {
+    const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    const pet: Pet = { id: uniqueId(), name: 'old', photoUrls: [] };
+    await createDocumentClient().send(new PutCommand({ TableName: tableName, Item: pet }));
+    const legacy = { pet, revision: '0' };
+    await expect(pets.find(pet.id)).resolves.toEqual(legacy);
+    const revision = await pets.replace(legacy, { ...pet, name: 'new' });
+    expect(revision).toEqual(expect.any(String));
+    await expect(pets.replace(legacy, { ...pet, name: 'again' })).resolves.toBeUndefined();
   });
 });

@@ -36,14 +36,19 @@ const putIds = (name: string) =>
 describe('add pet under faults beneath the SDK', () => {
   it('answers 200, not 409, when its put was applied but the answer was lost', async () => {
     const pet = { id: uniqueId(), name: 'lost-answer', photoUrls: ['p'], tags: [{ id: 1, name: 't' }] };
+    // A pet with tags is written with its tag entries in one transaction.
     proxy.inject(
       { kind: 'lose-response' },
-      { operation: 'PutItem', when: mentions(String(pet.id)), times: 1 },
+      { operation: 'TransactWriteItems', when: mentions(String(pet.id)), times: 1 },
     );
     const response = await add(pet);
     expect(response.statusCode).toBe(200);
     expect(response.json).toEqual(pet);
-    expect(await stored(pet.id)).toEqual(pet);
+    expect(proxy.requests('TransactWriteItems', mentions(String(pet.id))).length).toBeGreaterThan(1);
+    const item = await stored(pet.id);
+    expect(item).toMatchObject(pet);
+    // The ETag answered is the revision stored.
+    expect(response.headers?.etag).toBe(`"${item?.revision}"`);
   });
 
   it('stores one pet, not a second copy under a new id, when a server-assigned id put lost its answer', async () => {

@@ -12,6 +12,8 @@ export interface EventOptions {
   /** A map, or header lines as `IncomingMessage.rawHeaders` lists them (`name, value, …`), repeats kept. */
   headers?: Record<string, string> | readonly string[];
   pathParameters?: Record<string, string>;
+  /** The query string, without `?` (`tags=a&tags=b`). */
+  query?: string;
   /** The authorizer's principal; `null` for an event that carries none. */
   sub?: string | null;
   scopes?: readonly string[];
@@ -42,6 +44,7 @@ export function apiEvent(options: EventOptions = {}): APIGatewayProxyEvent {
     resource: options.resource ?? path,
     headers,
     pathParameters: options.pathParameters ?? null,
+    ...(options.query === undefined ? {} : { query: new URLSearchParams(options.query) }),
     body,
     authorizer: sub === null ? null : authorizerContext(sub, options),
     requestId: randomUUID(),

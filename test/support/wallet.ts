@@ -72,7 +72,7 @@ export async function fund(
 }
 
 /** Opens an empty wallet, as its owner's first call does, so that it can receive money. */
-export const open = (address: string, wallets = walletLedger()): Promise<void> =>
+export const open = (address: string, wallets = walletLedger()): Promise<'open' | 'lookalike'> =>
   wallets.openWallet(address, new Date().toISOString());
 
 /**

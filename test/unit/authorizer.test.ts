@@ -504,7 +504,17 @@ describe('the authorizer accepts a valid token', () => {
   it('with write:pets: POST /api/v3/pet allowed, reading pets and the wallet not', async () => {
     const { policyDocument } = await handler(tokenEvent(await bearer({ scope: 'write:pets' })));
     expect(policyDocument.Statement).toEqual([
-      { Effect: 'Allow', Action: 'execute-api:Invoke', Resource: [`${prefix}/POST/api/v3/pet`] },
+      {
+        Effect: 'Allow',
+        Action: 'execute-api:Invoke',
+        Resource: [
+          `${prefix}/POST/api/v3/pet`,
+          `${prefix}/PUT/api/v3/pet`,
+          `${prefix}/POST/api/v3/pet/*`,
+          `${prefix}/DELETE/api/v3/pet/*`,
+          `${prefix}/*/*/`,
+        ],
+      },
     ]);
     expect(isAllowed(policyDocument, arn('POST', '/api/v3/pet'))).toBe(true);
     expect(isAllowed(policyDocument, arn('GET', '/api/v3/pet/42'))).toBe(false);
@@ -514,7 +524,16 @@ describe('the authorizer accepts a valid token', () => {
   it('with read:pets: any pet id allowed through a wildcard resource', async () => {
     const { policyDocument } = await handler(tokenEvent(await bearer({ scope: 'read:pets' })));
     expect(policyDocument.Statement).toEqual([
-      { Effect: 'Allow', Action: 'execute-api:Invoke', Resource: [`${prefix}/GET/api/v3/pet/*`] },
+      {
+        Effect: 'Allow',
+        Action: 'execute-api:Invoke',
+        Resource: [
+          `${prefix}/GET/api/v3/pet/findByStatus`,
+          `${prefix}/GET/api/v3/pet/findByTags`,
+          `${prefix}/GET/api/v3/pet/*`,
+          `${prefix}/*/*/`,
+        ],
+      },
     ]);
     expect(isAllowed(policyDocument, arn('GET', '/api/v3/pet/9007199254740991'))).toBe(true);
     expect(isAllowed(policyDocument, arn('POST', '/api/v3/pet'))).toBe(false);
@@ -534,10 +553,10 @@ describe('the authorizer accepts a valid token', () => {
     ['no scope claim', undefined],
     ['an empty scope claim', ''],
     ['only scopes the API does not know', 'openid profile'],
-  ])('with %s: an explicit Deny of the whole stage', async (_label, scope) => {
+  ])('with %s: no route, only the paths ending in "/" every function refuses', async (_label, scope) => {
     const { policyDocument, context } = await handler(tokenEvent(await bearer({ scope })));
     expect(policyDocument.Statement).toEqual([
-      { Effect: 'Deny', Action: 'execute-api:Invoke', Resource: `${prefix}/*/*` },
+      { Effect: 'Allow', Action: 'execute-api:Invoke', Resource: [`${prefix}/*/*/`] },
     ]);
     expect(context?.scope).toBe(scope ?? '');
     for (const route of authorizedRoutes) {

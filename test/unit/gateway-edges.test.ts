@@ -31,7 +31,7 @@ describe('the local gateway at the edges of the route table', () => {
       headers: { origin: 'https://app.example.com', 'access-control-request-method': 'GET' },
     });
     expect(result.status).toBe(405);
-    expect(result.headers.get('allow')).toBe('GET');
+    expect(result.headers.get('allow')).toBe('GET, POST, DELETE');
     expect(result.headers.get('access-control-allow-origin')).toBeNull();
     expect(await result.json()).toMatchObject({
       type: 'urn:problem-type:wallet-catalog:method-not-allowed',
@@ -50,7 +50,7 @@ describe('the local gateway at the edges of the route table', () => {
     const listed = await preflight('https://admin.example.com');
     expect(listed.status).toBe(204);
     expect(listed.headers.get('access-control-allow-origin')).toBe('https://admin.example.com');
-    expect(listed.headers.get('access-control-allow-methods')).toBe('POST,OPTIONS');
+    expect(listed.headers.get('access-control-allow-methods')).toBe('POST,PUT,OPTIONS');
     expect((await preflight('https://evil.example.net')).headers.get('access-control-allow-origin')).toBe(
       'https://app.example.com',
     );

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { LookalikeAddressError } from '#shared/errors.ts';
 import { makeGetBalance } from '#shared/wallet/balance/get-balance.ts';
 import { InMemoryWallets } from './fakes/in-memory-wallets.ts';
 
@@ -26,5 +27,13 @@ describe('get balance (use case)', () => {
       updatedAt: undefined,
     });
     expect(wallets.wallets.has('newcomer')).toBe(true);
+  });
+
+  it("opens no wallet at an address that looks like another wallet's, and says so", async () => {
+    const wallets = new InMemoryWallets();
+    wallets.lookalikes.add('\u0440\u0430\u0441\u04357');
+    const getBalance = makeGetBalance({ wallets, clock });
+    await expect(getBalance('\u0440\u0430\u0441\u04357')).rejects.toBeInstanceOf(LookalikeAddressError);
+    expect(wallets.wallets.has('\u0440\u0430\u0441\u04357')).toBe(false);
   });
 });

@@ -57,7 +57,7 @@ describe('the local JWKS server', () => {
     const local = await localResources(authorizer, { port: 3000, stateDir });
     const jwksUrl = local.env.AUTH_JWKS_URL as string;
     try {
-      expect(local.source).toContain("the local issuer's JWKS");
+      expect(local.source).toContain("the local issuer's keys");
       const token = await signLocalToken({ sub: 'alice', port: local.issuerPort, stateDir });
       const { payload } = await jwtVerify(token, createRemoteJWKSet(new URL(jwksUrl)), {
         issuer: local.env.AUTH_ISSUER,

@@ -2,21 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { AlreadyExistsError, NotFoundError } from '#shared/errors.ts';
 import type { Pet } from '#shared/pets/pet.ts';
 import { createPetIds } from '#shared/pets/pet-id.ts';
-import { makeAddPet, makeGetPet, type PetRepository } from '#shared/pets/pets.ts';
+import { makeAddPet, makeGetPet } from '#shared/pets/pets.ts';
+import { inMemoryPets as inMemory } from './fakes/in-memory-pets.ts';
 
-/** The pets table as a map: what the use cases need of a repository, and nothing of DynamoDB. */
-function inMemoryPets(initial: readonly Pet[] = []): PetRepository & { readonly stored: Map<number, Pet> } {
-  const stored = new Map(initial.map((pet) => [pet.id, pet]));
-  return {
-    stored,
-    insert: async (pet) => {
-      if (stored.has(pet.id)) return false;
-      stored.set(pet.id, pet);
-      return true;
-    },
-    find: async (id) => stored.get(id),
-  };
-}
+const inMemoryPets = (initial: readonly Pet[] = []) => {
+  const { repository, stored } = inMemory(initial);
+  return { ...repository, stored };
+};
 
 /** Ids drawn in turn from `drawn`; fails the test if the use case draws more. */
 function idsFrom(...drawn: number[]): () => number {
@@ -30,9 +22,13 @@ function idsFrom(...drawn: number[]): () => number {
 describe('add pet (use case)', () => {
   it('stores a pet under the id it names', async () => {
     const pets = inMemoryPets();
-    const pet = await makeAddPet({ pets, ids: idsFrom() })({ id: 7, name: 'rex', photoUrls: [] });
+    const { pet, revision } = await makeAddPet({ pets, ids: idsFrom() })({
+      id: 7,
+      name: 'rex',
+      photoUrls: [],
+    });
     expect(pet).toEqual({ id: 7, name: 'rex', photoUrls: [] });
-    expect(pets.stored.get(7)).toEqual(pet);
+    expect(pets.stored.get(7)).toEqual({ pet, revision });
   });
 
   it('refuses an id another pet has, and keeps that pet', async () => {
@@ -40,14 +36,14 @@ describe('add pet (use case)', () => {
     const pets = inMemoryPets([first]);
     const add = makeAddPet({ pets, ids: idsFrom() });
     await expect(add({ id: 7, name: 'second', photoUrls: [] })).rejects.toBeInstanceOf(AlreadyExistsError);
-    expect(pets.stored.get(7)).toBe(first);
+    expect(pets.stored.get(7)?.pet).toBe(first);
   });
 
   it('gives a pet without an id a drawn one, drawing again past a taken id', async () => {
     const pets = inMemoryPets([{ id: 1, name: 'taken', photoUrls: [] }]);
-    const pet = await makeAddPet({ pets, ids: idsFrom(1, 2) })({ name: 'rex', photoUrls: [] });
+    const { pet } = await makeAddPet({ pets, ids: idsFrom(1, 2) })({ name: 'rex', photoUrls: [] });
     expect(pet.id).toBe(2);
-    expect(pets.stored.get(2)).toEqual(pet);
+    expect(pets.stored.get(2)?.pet).toEqual(pet);
   });
 
   it('gives up after three taken ids, storing nothing', async () => {
@@ -62,7 +58,7 @@ describe('add pet (use case)', () => {
 describe('get pet (use case)', () => {
   it('answers the stored pet', async () => {
     const pet: Pet = { id: 9, name: 'rex', photoUrls: ['p'] };
-    await expect(makeGetPet({ pets: inMemoryPets([pet]) })({ id: 9 })).resolves.toBe(pet);
+    await expect(makeGetPet({ pets: inMemoryPets([pet]) })({ id: 9 })).resolves.toMatchObject({ pet });
   });
 
   it('answers NotFoundError for an id no pet has', async () => {

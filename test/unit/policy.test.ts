@@ -157,7 +157,16 @@ describe('policyFor', () => {
           {
             Effect: 'Allow',
             Action: 'execute-api:Invoke',
-            Resource: [`${prefix}/POST/api/v3/pet`, `${prefix}/GET/api/v3/pet/*`],
+            Resource: [
+              `${prefix}/POST/api/v3/pet`,
+              `${prefix}/PUT/api/v3/pet`,
+              `${prefix}/GET/api/v3/pet/findByStatus`,
+              `${prefix}/GET/api/v3/pet/findByTags`,
+              `${prefix}/GET/api/v3/pet/*`,
+              `${prefix}/POST/api/v3/pet/*`,
+              `${prefix}/DELETE/api/v3/pet/*`,
+              `${prefix}/*/*/`,
+            ],
           },
         ],
       },
@@ -171,11 +180,20 @@ describe('policyFor', () => {
     expect(JSON.stringify(policyDocument)).not.toContain('openapi');
   });
 
-  it('denies the whole stage when no route is allowed', () => {
+  it('allows no route when no scope opens one, only the paths ending in "/" that every function refuses', () => {
     const { policyDocument } = policyFor(getPet, 'alice', new Set(['read:wallet2']));
     expect(policyDocument.Statement).toEqual([
-      { Effect: 'Deny', Action: 'execute-api:Invoke', Resource: `${prefix}/*/*` },
+      { Effect: 'Allow', Action: 'execute-api:Invoke', Resource: [`${prefix}/*/*/`] },
     ]);
+    expect(isAllowed(policyDocument, getPet)).toBe(false);
+    expect(isAllowed(policyDocument, `${getPet}/`)).toBe(true);
+  });
+
+  it('lets every token reach a path ending in "/", so the function answers its 404 before scopes are judged', () => {
+    const { policyDocument } = policyFor(getPet, 'alice', new Set(['read:pets']));
+    const balanceWithSlash = methodArnFor({ ...api, method: 'GET', path: '/api/wallet/balance/' });
+    expect(isAllowed(policyDocument, balanceWithSlash)).toBe(true);
+    expect(isAllowed(policyDocument, balanceWithSlash.slice(0, -1))).toBe(false);
   });
 
   it('gives callers of the same scopes one policy that none of them can change for the others', () => {
@@ -185,7 +203,16 @@ describe('policyFor', () => {
     expect(() => first.policyDocument.Statement.pop()).toThrow(TypeError);
     const next = policyFor(getPet, 'bob', new Set(['read:pets']));
     expect(next.policyDocument.Statement).toEqual([
-      { Effect: 'Allow', Action: 'execute-api:Invoke', Resource: [`${prefix}/GET/api/v3/pet/*`] },
+      {
+        Effect: 'Allow',
+        Action: 'execute-api:Invoke',
+        Resource: [
+          `${prefix}/GET/api/v3/pet/findByStatus`,
+          `${prefix}/GET/api/v3/pet/findByTags`,
+          `${prefix}/GET/api/v3/pet/*`,
+          `${prefix}/*/*/`,
+        ],
+      },
     ]);
   });
 

@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '#infra/bundling.ts';
 import { SCOPES } from '#shared/routes.ts';
 import cdkJson from '../../../cdk.json' with { type: 'json' };
-import { defaultPort, signLocalToken } from '../issuer.ts';
+import { givenPort, signLocalToken } from '../issuer.ts';
 import { localStateDir } from '../state.ts';
 import { bundleOf } from './bundled-functions.ts';
 import { EXAMPLE_SUB, eventFileName, TOKEN_EXP_PLACEHOLDER, TOKEN_PLACEHOLDER } from './events.ts';
@@ -75,9 +75,9 @@ async function main(): Promise<number> {
   const fn = findFunction(readFunctions(cdkOut, stage), id);
   let eventText = await readEvent(values.event, fn.name);
   const stateDir = localStateDir();
-  const local = await localResources(fn, { port: defaultPort(), stateDir });
+  const local = await localResources(fn, { port: givenPort(), stateDir });
   try {
-    console.error(`${fn.name} (${fn.logicalId}) with ${local.source}`);
+    console.error(`${fn.name} (${fn.logicalId}). ${local.source}`);
     if (eventText.includes(TOKEN_PLACEHOLDER)) {
       const token =
         values.token ??

@@ -36,7 +36,13 @@ const REQUEST_TIME = new Date(Date.UTC(2026, 0, 1, 12, 0, 0));
 const REQUESTS: Partial<
   Record<
     OperationId,
-    { body?: unknown; pathParameters?: Record<string, string>; headers?: Record<string, string> }
+    {
+      body?: unknown;
+      pathParameters?: Record<string, string>;
+      headers?: Record<string, string>;
+      /** The query string, without `?`. */
+      query?: string;
+    }
   >
 > = {
   addPet: {
@@ -50,6 +56,20 @@ const REQUESTS: Partial<
     },
   },
   getPetById: { pathParameters: { petId: '10' } },
+  updatePet: {
+    body: {
+      id: 10,
+      name: 'doggie',
+      category: { id: 1, name: 'Dogs' },
+      photoUrls: ['string'],
+      tags: [{ id: 0, name: 'string' }],
+      status: 'sold',
+    },
+  },
+  updatePetWithForm: { pathParameters: { petId: '10' }, query: 'name=doggie&status=pending' },
+  deletePet: { pathParameters: { petId: '10' } },
+  findPetsByStatus: { query: 'status=available&limit=20' },
+  findPetsByTags: { query: 'tags=string&tags=friendly&limit=20' },
   getBalance: {},
   sendMoney: {
     body: { toAddress: 'bob', amount: 12.34 },
@@ -90,6 +110,7 @@ function routeEvent(route: Route): APIGatewayProxyEvent {
     resource: route.path,
     headers,
     pathParameters,
+    ...(request.query === undefined ? {} : { query: new URLSearchParams(request.query) }),
     body,
     // What the gateway passes on from the authorizer's answer (`functions/authorizer`): the token's
     // `exp` too, which the functions check on every call, cache hit or not.

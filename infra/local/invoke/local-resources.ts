@@ -10,9 +10,9 @@ import { tables } from '#shared/dynamodb/tables.ts';
 import { CORS_ORIGINS_ENV } from '#shared/http/cors.ts';
 import { routes } from '#shared/routes.ts';
 import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from '../dynamodb-local.ts';
-import { LOCAL_AUDIENCE, loadOrCreateLocalKeys } from '../issuer.ts';
+import { defaultPort, LOCAL_AUDIENCE, loadOrCreateLocalKeys } from '../issuer.ts';
 import { startJwksServer } from '../jwks-server.ts';
-import { readRunningStack } from '../stack-record.ts';
+import { chooseRunningStack, describeChoice } from '../stack-record.ts';
 import type { TemplateFunction } from './template.ts';
 
 /** The variables the local identity provider replaces: the template names the real one. */
@@ -26,7 +26,7 @@ const LOCAL_TOKEN_RULES = ['AUTH_REQUIRE_LOW_S'] as const;
 const TABLE_VARIABLES = new Set(Object.values(tables).map((table) => table.envVar));
 
 export interface LocalResources {
-  /** Where the values come from, for the CLI to say. */
+  /** Where the values come from, as a sentence for the CLI to print. */
   readonly source: string;
   /** Local values by variable name (tables, endpoint, AWS credentials, issuer). */
   readonly env: Readonly<Record<string, string>>;
@@ -40,20 +40,24 @@ const needsTables = (fn: TemplateFunction): boolean =>
   Object.keys(fn.environment).some((name) => TABLE_VARIABLES.has(name));
 const needsIssuer = (fn: TemplateFunction): boolean => 'AUTH_JWKS_URL' in fn.environment;
 
-/** The running `npm start` stack on `port`, or what `fn` needs started here. */
+/**
+ * The running `npm start` stack (on `port` when given, else the only one running), or what `fn`
+ * needs started here. Throws when several run and no `port` says which.
+ */
 export async function localResources(
   fn: TemplateFunction,
-  options: { port: number; stateDir: string },
+  options: { port: number | undefined; stateDir: string },
 ): Promise<LocalResources> {
-  const running = await readRunningStack(options.port, options.stateDir);
-  if (running) {
+  const choice = await chooseRunningStack(options);
+  if (choice.stack) {
     return {
-      source: `the local stack of \`npm start\` at ${running.baseUrl}`,
-      env: running.env,
-      issuerPort: options.port,
+      source: `It runs against ${describeChoice(choice)}: the same data and issuer as the API.`,
+      env: choice.stack.env,
+      issuerPort: choice.port,
       close: async () => {},
     };
   }
+  if (choice.running.length > 1) throw new Error(choice.problem);
   const closers: Array<() => Promise<void>> = [];
   const close = async () => {
     for (const closer of closers.reverse()) await closer();
@@ -61,14 +65,16 @@ export async function localResources(
   try {
     const env: Record<string, string> = { ...LOCAL_AWS_ENV };
     const started: string[] = [];
-    let issuerPort = options.port;
+    let issuerPort = options.port ?? defaultPort();
     if (needsTables(fn)) {
       const dynamo = await startDynamoDbLocal();
       closers.push(() => dynamo.stop());
       Object.assign(env, await ensureTables(dynamo.endpoint, 'invoke'), {
         DYNAMODB_ENDPOINT: dynamo.endpoint,
       });
-      started.push('DynamoDB Local (in memory, empty tables)');
+      started.push(
+        'a DynamoDB Local of its own, in memory with empty tables: it sees none of your data (fund with `wallet:fund` against a running stack instead)',
+      );
     }
     if (needsIssuer(fn)) {
       const { publicJwks } = await loadOrCreateLocalKeys(options.stateDir);
@@ -81,10 +87,13 @@ export async function localResources(
         AUTH_JWKS_URL: issuer.jwksUrl,
         AUTH_REQUIRE_LOW_S: 'true',
       });
-      started.push(`the local issuer's JWKS on port ${issuerPort}`);
+      started.push(`the local issuer's keys, served on port ${issuerPort} for this call`);
     }
     return {
-      source: started.length === 0 ? 'nothing local' : `started for this call: ${started.join(', ')}`,
+      source:
+        started.length === 0
+          ? 'No local stack is running, and this function needs none.'
+          : `No local stack is running (\`npm start\`), so this call gets ${started.join(', and ')}.`,
       env,
       issuerPort,
       close,

@@ -1,5 +1,5 @@
 /**
- * `node infra/local/invoke/sam-env.ts <stage> <out dir>`: what `sam local invoke` needs to run the
+ * `npx node infra/local/invoke/sam-env.ts <stage> <out dir>`: what `sam local invoke` needs to run the
  * authorizer against the local issuer of a running `npm start`: an `--env-vars` file
  * (`<out>/sam-env.json`, by logical id) pointing `AUTH_*` at it, reached from the container
  * through `host.docker.internal`, and `<out>/sam-authorizer-event.json` with a fresh token.
@@ -10,19 +10,20 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SCOPES } from '#shared/routes.ts';
-import { defaultPort, signLocalToken } from '../issuer.ts';
-import { readRunningStack } from '../stack-record.ts';
+import { signLocalToken } from '../issuer.ts';
+import { chooseRunningStack, describeChoice } from '../stack-record.ts';
 import { localStateDir } from '../state.ts';
 import { EXAMPLE_SUB, TOKEN_PLACEHOLDER } from './events.ts';
 import { findFunction, readFunctions } from './template.ts';
 
 const [stage = 'dev', out = 'cdk.out'] = process.argv.slice(2);
-const port = defaultPort();
-const running = await readRunningStack(port, localStateDir());
-if (!running) {
-  console.error(`No local stack runs on port ${port} (npm start)`);
+const choice = await chooseRunningStack({ stateDir: localStateDir() });
+if (!choice.stack) {
+  console.error(choice.problem);
   process.exit(3);
 }
+console.error(`sam-env: for ${describeChoice(choice)}`);
+const { stack: running, port } = choice;
 const fromContainer = (url: string) => url.replace('://127.0.0.1:', '://host.docker.internal:');
 const authorizer = findFunction(readFunctions(out, stage), 'authorizer');
 const env = {

@@ -29,7 +29,9 @@ export interface AuditBreak {
     | 'deposit-unclaimed'
     /** A claim on a deposit id whose transfer is missing or is not that deposit. */
     | 'deposit-claim-orphan'
-    | 'grand-total';
+    | 'grand-total'
+    /** Two wallets whose addresses share a UTS #39 confusable skeleton: a payer cannot tell them apart. */
+    | 'lookalike-wallets';
   /** The item's key ("CLEARING" for the clearing account's balance, "ledger" for the grand total). */
   readonly subject: string;
   readonly detail: string;

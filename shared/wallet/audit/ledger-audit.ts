@@ -17,6 +17,7 @@ import { atTheCuts, ClearingSums } from './clearing.ts';
 import { DepositClaims, isDepositItem } from './deposits.ts';
 import { Fingerprint, IN_ENTRY, MovementSums, OUT_ENTRY, TRANSFER_RECORD } from './fingerprints.ts';
 import { createKeyReader } from './key-reader.ts';
+import { LookalikeWallets } from './lookalikes.ts';
 import { checkMovements, type KnownCredits } from './movements.ts';
 import {
   accountOfKey,
@@ -153,6 +154,7 @@ export async function auditTable(
   const counts = { itemsScanned: 0, accounts: 0, entries: 0, transfers: 0, credits: 0, creditsUnposted: 0 };
   const stuck = new StuckCredits();
   const batches = new PostedBatches();
+  const lookalikes = new LookalikeWallets();
   /** Items not where their fields put them, with why: few, as each is a break. */
   const misplacedItems: [string, string][] = [];
 
@@ -170,6 +172,7 @@ export async function auditTable(
       const state = tally(account);
       state.cut = (item.seq as number | undefined) ?? 0;
       state.balance = minorUnits(item.balance ?? 0);
+      if (account !== ISSUANCE_ACCOUNT) lookalikes.consider(account.slice('W#'.length));
     } else if (item.kind === 'entry') {
       counts.entries++;
       if (!settled(item)) keptEntries.set(pk, compactEntry(item, names));
@@ -226,6 +229,7 @@ export async function auditTable(
   // Batches posted and not completed read as completed: by all but the stuck check (audit/batches.ts).
   const reader = batches.derive(horizon, keptEntries, names).reader(tableReader);
   for (const [pk, wrong] of misplacedItems) broken('item-misplaced', pk, wrong);
+  lookalikes.report(broken);
 
   // Each account: proven up to a prefix, then read on by key where the scan cannot vouch for it.
   const keptByAccount = new Map<string, Entry[]>();

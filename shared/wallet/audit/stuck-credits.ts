@@ -5,7 +5,7 @@ import type { Item } from './records.ts';
 /**
  * How long a credit may stay in transit before the audit names it: the poster posts within
  * seconds, its stream retries and failure queue take minutes, and the stream keeps its records for
- * 24 h only. Past this, nothing will post it unless someone re-drives it (README runbook).
+ * 24 h only. Past this, nothing will post it unless someone re-drives it (runbook, docs/operations.md).
  */
 export const CREDIT_STUCK_MS = 6 * 3_600_000;
 
@@ -31,7 +31,7 @@ export class StuckCredits {
         broken(
           'credit-stuck',
           key,
-          `in transit since ${credit.createdAt as string}: the poster has not posted it; re-drive it (README runbook)`,
+          `in transit since ${credit.createdAt as string}: the poster has not posted it; re-drive it (runbook, docs/operations.md)`,
         );
       }
     }

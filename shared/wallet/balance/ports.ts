@@ -12,5 +12,6 @@ export interface WalletRecord {
 /** The ledger as the balance needs it; implemented by ../dynamodb/balance-store.ts. */
 export interface BalanceStore {
   readWallet(address: string): Promise<WalletRecord | undefined>;
-  openWallet(address: string, openedAt: string): Promise<void>;
+  /** `lookalike`: another wallet holds the address's confusable skeleton, and none opens. */
+  openWallet(address: string, openedAt: string): Promise<'open' | 'lookalike'>;
 }

@@ -2,6 +2,7 @@ import { MAX_BALANCE_MINOR } from '../model/money.ts';
 import { retryMovement } from '../model/movement-retry.ts';
 import type { IdSource } from '../model/ports.ts';
 import type { DepositRecord, DepositStore, RecordedDeposit } from './ports.ts';
+import { depositTransferId } from './transfer-id.ts';
 
 /** How long a deposit keeps trying: every deposit waits for the others on the one issuance account. */
 const DEPOSIT_DEADLINE_MS = 30_000;
@@ -11,7 +12,14 @@ export type DepositOutcome =
   /** A deposit with this id was recorded before (a re-run): this is it, and nothing moved again. */
   | { readonly kind: 'already-recorded'; readonly deposit: DepositRecord }
   /** The credit would take the balance past {@link MAX_BALANCE_MINOR}; nothing changed. */
-  | { readonly kind: 'balance-limit' };
+  | { readonly kind: 'balance-limit' }
+  /** The deposit's transfer id names another movement (a transfer's id given as deposit id); nothing changed. */
+  | { readonly kind: 'id-taken' }
+  /**
+   * No wallet is open at the address, and none may open: it looks like the address of the wallet
+   * `holder` (their UTS #39 skeletons are equal). Nothing changed.
+   */
+  | { readonly kind: 'lookalike'; readonly holder: string };
 
 /*
  * Funding: money entering the ledger from outside. Only the operator's `wallet:fund`
@@ -30,10 +38,13 @@ export function makeRecordDeposit({ deposits, ids }: { deposits: DepositStore; i
     if (!Number.isSafeInteger(deposit.amountMinor) || deposit.amountMinor > MAX_BALANCE_MINOR) {
       return { kind: 'balance-limit' };
     }
-    const transferId = ids.next();
+    // One id per deposit: the one the operator holds is the one the history shows.
+    const transferId = depositTransferId(deposit.depositId);
+    // Tells this call's own commit, found on a retry after a lost answer, from an earlier run's.
+    const attempt = ids.next();
     /** The answer to a deposit id found recorded: our own earlier try, or another deposit. */
     const recordedBefore = (earlier: RecordedDeposit): DepositOutcome =>
-      earlier.transferId === transferId
+      earlier.attempt === attempt
         ? { kind: 'recorded' }
         : { kind: 'already-recorded', deposit: earlier.deposit };
     return retryMovement<DepositOutcome>(
@@ -45,7 +56,7 @@ export function makeRecordDeposit({ deposits, ids }: { deposits: DepositStore; i
           return { done: { kind: 'balance-limit' } };
         }
         beforeWrite();
-        const result = await deposits.commit({ deposit, transferId, wallet, issuance });
+        const result = await deposits.commit({ deposit, transferId, attempt, wallet, issuance });
         switch (result.kind) {
           case 'committed':
             return { done: { kind: 'recorded' } };
@@ -53,6 +64,10 @@ export function makeRecordDeposit({ deposits, ids }: { deposits: DepositStore; i
             return { done: recordedBefore(result.earlier) };
           case 'moved':
             return { again: 'after-pause' };
+          case 'id-taken':
+            return { done: { kind: 'id-taken' } };
+          case 'lookalike':
+            return { done: result };
         }
       },
     );

@@ -11,6 +11,7 @@ import { ISSUANCE_ACCOUNT, walletAccount } from '../model/accounts.ts';
 import { accountKey, depositKey, transferKey, walletKey } from './keys.ts';
 import { createLedgerCommit, sideEntry, stateOf } from './ledger-commit.ts';
 import type { WalletTableAccess } from './table-access.ts';
+import { skeletonClaim } from './wallet-opening.ts';
 
 /** A deposit id's claim as stored: the deposit, and the movement that recorded it. */
 function recordedOf(item: Record<string, unknown>): RecordedDeposit {
@@ -18,6 +19,7 @@ function recordedOf(item: Record<string, unknown>): RecordedDeposit {
   return {
     deposit: { depositId, address, amountMinor, currency, createdAt },
     transferId: item.transferId as string,
+    attempt: item.attempt as string | undefined,
   };
 }
 
@@ -42,9 +44,16 @@ export function createDepositStore(access: WalletTableAccess): DepositStore {
 
   /**
    * ONE TransactWriteItems: both accounts (on condition that they are as read), the deposit id's
-   * claim (on condition that it is new), the movement's record and its two entries.
+   * claim (on condition that it is new), the movement's record and its two entries; one that opens
+   * the wallet also claims its address's skeleton (./wallet-opening.ts).
    */
-  async function commit({ deposit, transferId, wallet, issuance }: DepositPlan): Promise<DepositCommit> {
+  async function commit({
+    deposit,
+    transferId,
+    attempt,
+    wallet,
+    issuance,
+  }: DepositPlan): Promise<DepositCommit> {
     const credited = { account: walletAccount(deposit.address), state: wallet };
     const debited = { account: ISSUANCE_ACCOUNT, state: issuance };
     const amount = BigInt(deposit.amountMinor);
@@ -55,7 +64,7 @@ export function createDepositStore(access: WalletTableAccess): DepositStore {
         wallet: ledger.accountUpdate(credited.account, wallet, amount, now),
         issuance: ledger.accountUpdate(ISSUANCE_ACCOUNT, issuance, -amount, now),
         claim: ledger.put(
-          { pk: depositKey(deposit.depositId), kind: 'deposit', ...deposit, transferId },
+          { pk: depositKey(deposit.depositId), kind: 'deposit', ...deposit, transferId, attempt },
           true,
         ),
         transfer: ledger.put({
@@ -77,16 +86,22 @@ export function createDepositStore(access: WalletTableAccess): DepositStore {
         walletEntry: ledger.entryPut(
           sideEntry(movement, credited, 'in', { account: ISSUANCE_ACCOUNT, seq: issuance.seq + 1 }),
         ),
+        ...(wallet.exists ? {} : { skeleton: skeletonClaim(access.tableName, deposit.address) }),
       },
       randomUUID(),
     );
     if (result.committed) return { kind: 'committed' };
-    const { claim, transfer } = result.refused;
+    const { claim, transfer, skeleton } = result.refused;
     if (claim?.code === 'ConditionalCheckFailed' && claim.item) {
       return { kind: 'claimed', earlier: recordedOf(unmarshall(claim.item)) };
     }
-    // The movement's id exists only if an earlier try of this very deposit committed.
-    if (transfer?.code === 'ConditionalCheckFailed') return { kind: 'committed' };
+    // An earlier try of this very deposit that committed would have refused the claim too: the
+    // movement's id is another movement's.
+    if (transfer?.code === 'ConditionalCheckFailed') return { kind: 'id-taken' };
+    // Held by another wallet: refused for good. (Opened meanwhile, the wallet refuses too: read again.)
+    if (skeleton?.code === 'ConditionalCheckFailed' && skeleton.item && !result.refused.wallet) {
+      return { kind: 'lookalike', holder: String(unmarshall(skeleton.item).address) };
+    }
     return { kind: 'moved' };
   }
 

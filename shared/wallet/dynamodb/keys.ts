@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 /*
  * Single-table layout of the wallet ledger (partition key `pk`; the `history` index on
  * `account` + `seq` and the `history-shards` index on `historyShard` + `seq` hold the entries
@@ -41,6 +42,11 @@
  *                                                          the wallet item's directClaim names the last
  *                                                          one settled; expiresAt (TTL)
  *                                                          CLAIM_KEPT_SECONDS after its last use
+ *   SKELETON#<sha256>          an address's lookalikes      address, skeleton: the one wallet that holds the UTS #39
+ *                                                          skeleton (shared/schemas/confusable-skeleton.ts),
+ *                                                          claimed in the transaction that opens it, so no
+ *                                                          second wallet opens at an address that looks
+ *                                                          like its own; immutable
  *   POSTING#<address>          a hot wallet's posting lease holder, leasedUntil, waiting: the one
  *                                                          poller posting to the wallet, and whether
  *                                                          others wait for it; expiresAt (TTL)
@@ -68,6 +74,12 @@ export const batchKey = (batchId: string): string => `BATCH#${batchId}`;
 export const inboundKey = (address: string): string => `INBOUND#${address}`;
 export const directClaimKey = (address: string): string => `DIRECT#${address}`;
 export const postingLeaseKey = (address: string): string => `POSTING#${address}`;
+/**
+ * The key of a skeleton's claim: its SHA-256, as a skeleton can outgrow a key (an address's 256 code
+ * points in NFD, each replaced by a prototype of up to 15 bytes of UTF-8, past DynamoDB's 2,048).
+ */
+export const skeletonKey = (skeleton: string): string =>
+  `SKELETON#${createHash('sha256').update(skeleton).digest('base64url')}`;
 // JSON keeps (sub, key) unambiguous whatever characters either holds.
 export const idempotencyKey = (sub: string, key: string): string =>
   `IDEMPOTENCY#${JSON.stringify([sub, key])}`;

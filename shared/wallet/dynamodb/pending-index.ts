@@ -1,5 +1,6 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { withRetries } from '../../dynamodb/retry.ts';
+import { eachLimited } from '../../util/each-limited.ts';
 import type { PendingCredit } from '../history/ports.ts';
 import type { CreditBatch } from '../hot-wallet/credit-batch.ts';
 import { addressOfAccount } from '../model/accounts.ts';
@@ -58,10 +59,19 @@ export function createPendingCredits({ client, tableName }: WalletTableAccess) {
       .slice(0, limit);
   }
 
-  /** The sum of every credit in transit to `address`, in minor units (a batch's item holds its sum). */
-  async function total(address: string): Promise<bigint> {
-    const items = await allShards((n) => shard(address, n, true));
-    return items.reduce((sum, item) => sum + BigInt(item.amountMinor as number), 0n);
+  /**
+   * Every item the index holds for `address` (credits and batches), as it answers: a Query per shard,
+   * each at its own moment, so a credit batched meanwhile may be in both or neither, and on AWS
+   * the index trails the table. The balance reconciles them with the table (./pending-balance.ts).
+   * `atOnce` Queries in flight at a time, all of them when not given.
+   */
+  async function items(address: string, atOnce = PENDING_SHARDS): Promise<Record<string, unknown>[]> {
+    const parts: Record<string, unknown>[][] = [];
+    const shards = Array.from({ length: PENDING_SHARDS }, (_, n) => n);
+    await eachLimited(shards, atOnce, async (n) => {
+      parts[n] = await shard(address, n, true);
+    });
+    return parts.flat();
   }
 
   /** The items of the oldest credits in transit to `address`, up to `perShard` of each shard. */
@@ -83,7 +93,7 @@ export function createPendingCredits({ client, tableName }: WalletTableAccess) {
     });
   }
 
-  return { newest, total, oldestItems, postedUncompleted };
+  return { newest, items, oldestItems, postedUncompleted };
 }
 
 /** The credits an item of the index stands for: a credit, or those of a batch (./credit-batch.ts). */

@@ -63,5 +63,6 @@ export interface TransferStore {
   /** The longest a commit can take before it answers or fails (every retry included). */
   readonly longestCommitMs: number;
   creditPosted(transferId: string): Promise<boolean>;
-  openWallet(address: string, openedAt: string): Promise<void>;
+  /** Opens the payer's wallet; a lookalike address stays without one, and is refused all the same. */
+  openWallet(address: string, openedAt: string): Promise<unknown>;
 }

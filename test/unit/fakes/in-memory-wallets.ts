@@ -58,8 +58,13 @@ export class InMemoryWallets implements TransferStore, DirectClaimStore, HotMark
     };
   }
 
-  async openWallet(address: string): Promise<void> {
+  /** Addresses whose skeleton another wallet holds, as a test sets them. */
+  readonly lookalikes = new Set<string>();
+
+  async openWallet(address: string): Promise<'open' | 'lookalike'> {
+    if (this.lookalikes.has(address)) return 'lookalike';
     if (!this.wallets.has(address)) this.wallets.set(address, { balanceMinor: 0n, seq: 0 });
+    return 'open';
   }
 
   async read(

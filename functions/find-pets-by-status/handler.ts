@@ -1,0 +1,46 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { requireEnv } from '#shared/config.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { tables } from '#shared/dynamodb/tables.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
+import { makeFindPetsByStatus } from '#shared/pets/find-pets.ts';
+import { cursorOf, limitOf, pageAnswer, statusOf } from '#shared/pets/pet-http.ts';
+import { createPetIndex } from '#shared/pets/pet-search-repository.ts';
+
+/** What this function runs on: the DynamoDB client (a fault proxy's, in the fault tests). */
+export interface FindPetsByStatusAdapters {
+  readonly client: DynamoDBDocumentClient;
+}
+
+/**
+ * The composition root of `GET /api/v3/pet/findByStatus` (Petstore `findPetsByStatus`): a `Pet[]`
+ * of at most `limit` pets, the next page in `Link`.
+ */
+export function createFindPetsByStatusHandler({ client }: FindPetsByStatusAdapters) {
+  const findPetsByStatus = makeFindPetsByStatus({
+    index: createPetIndex({ client, tableName: requireEnv(tables.pets.envVar) }),
+  });
+  return httpHandler({
+    operationId: 'findPetsByStatus',
+    run: async (request) => {
+      const status = statusOf(request.query.status);
+      const limit = limitOf(request);
+      const cursor = cursorOf(request);
+      const { pets, next } = await findPetsByStatus({
+        status,
+        limit,
+        ...(cursor === undefined ? {} : { cursor }),
+      });
+      return pageAnswer(pets, next, [
+        ['status', status],
+        ['limit', String(limit)],
+      ]);
+    },
+  });
+}
+
+/** Built once per container: the client and its connections serve every invocation. */
+export const handler = createFindPetsByStatusHandler({
+  client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
+});

@@ -1,0 +1,47 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { requireEnv } from '#shared/config.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { tables } from '#shared/dynamodb/tables.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { safeIntegerParameter, textParameter } from '#shared/http/parameters.ts';
+import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
+import { makeUpdatePetWithForm } from '#shared/pets/pet-changes.ts';
+import { expectedOf, petAnswer, statusOf } from '#shared/pets/pet-http.ts';
+import { createPetRepository } from '#shared/pets/pet-repository.ts';
+import { petSchema } from '#shared/schemas/pet.ts';
+
+/** What this function runs on: the DynamoDB client (a fault proxy's, in the fault tests). */
+export interface UpdatePetWithFormAdapters {
+  readonly client: DynamoDBDocumentClient;
+}
+
+/**
+ * The composition root of `POST /api/v3/pet/{petId}` (Petstore `updatePetWithForm`): the query's
+ * `name` and/or `status` set on the stored pet; 200 with it and its ETag.
+ */
+export function createUpdatePetWithFormHandler({ client }: UpdatePetWithFormAdapters) {
+  const updatePetWithForm = makeUpdatePetWithForm({
+    pets: createPetRepository({ client, tableName: requireEnv(tables.pets.envVar) }),
+  });
+  const { minLength: min, maxLength: max } = petSchema.properties.name;
+  return httpHandler({
+    operationId: 'updatePetWithForm',
+    run: async (request) => {
+      const id = safeIntegerParameter('petId', request.pathParameters.petId);
+      const { name, status } = request.query;
+      return petAnswer(
+        await updatePetWithForm({
+          id,
+          ...(name === undefined ? {} : { name: textParameter('name', name, { min, max }) }),
+          ...(status === undefined ? {} : { status: statusOf(status) }),
+          expected: expectedOf(request),
+        }),
+      );
+    },
+  });
+}
+
+/** Built once per container: the client and its connections serve every invocation. */
+export const handler = createUpdatePetWithFormHandler({
+  client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
+});

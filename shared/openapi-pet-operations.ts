@@ -1,0 +1,207 @@
+/**
+ * The pet resource's contracts (Swagger Petstore v3 `/pet` operations), as
+ * `openapi-operations.ts` holds the others: parameters with the bounds the functions check,
+ * problems, answer headers and examples.
+ */
+
+import { MAX_IF_MATCH_LENGTH } from './http/preconditions.ts';
+import type { OperationContract } from './openapi-contract.ts';
+import { MAX_CURSOR_LENGTH } from './pets/pet-cursor.ts';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_QUERY_TAGS, PET_STATUSES } from './pets/pet-http.ts';
+import type { OperationId } from './routes.ts';
+import { int64Schema } from './schemas/common.ts';
+import { petSchema, tagSchema } from './schemas/pet.ts';
+
+type PetOperationId =
+  | 'addPet'
+  | 'getPetById'
+  | 'updatePet'
+  | 'updatePetWithForm'
+  | 'deletePet'
+  | 'findPetsByStatus'
+  | 'findPetsByTags';
+
+const PET_EXAMPLE = {
+  id: 10,
+  name: 'doggie',
+  category: { id: 1, name: 'Dogs' },
+  photoUrls: ['https://example.com/doggie.png'],
+  tags: [{ id: 1, name: 'friendly' }],
+  status: 'available',
+};
+
+const petIdParameter = {
+  name: 'petId',
+  in: 'path',
+  required: true,
+  // The bounds the function checks: ids JavaScript numbers carry exactly.
+  schema: {
+    type: int64Schema.type,
+    format: int64Schema.format,
+    minimum: int64Schema.minimum,
+    maximum: int64Schema.maximum,
+  },
+  description: 'Id of the pet, a decimal integer within ±(2^53 − 1)',
+  example: 10,
+};
+
+const ifMatchParameter = {
+  name: 'If-Match',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', maxLength: MAX_IF_MATCH_LENGTH },
+  description:
+    "The pet's ETag as you last read it (or `*`): the change is made only if the pet is still at that revision, otherwise 412 and nothing changes. Without it the change is made whatever the pet's revision, as on the Petstore. Not a list of entity-tags: 400",
+  example: '"k3pX0vQ9cT2mWbYd"',
+};
+
+const limitParameter = {
+  name: 'limit',
+  in: 'query',
+  required: false,
+  schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE },
+  description: 'Pets per page, at most',
+};
+
+const cursorParameter = {
+  name: 'cursor',
+  in: 'query',
+  required: false,
+  schema: { type: 'string', maxLength: MAX_CURSOR_LENGTH },
+  description:
+    'Where the next page starts: taken as is from the `Link: <…>; rel="next"` of the previous page. An edited cursor, or one of another search, is a 400',
+};
+
+const petAnswer = (description: string) => ({
+  status: 200,
+  schema: 'StoredPet' as const,
+  description,
+  headers: [{ name: 'ETag' as const, required: true }],
+  example: PET_EXAMPLE,
+});
+
+const pageAnswer = (description: string) => ({
+  status: 200,
+  schema: 'StoredPet' as const,
+  array: true,
+  description: `${description}, at most \`limit\` of them. When there may be more, \`Link\` holds the next page's address (\`rel="next"\`); a page may hold fewer pets than \`limit\`, even none, and still have a next one`,
+  headers: [{ name: 'Link' as const, required: false }],
+  example: [PET_EXAMPLE],
+});
+
+export const petOperationContracts: Record<PetOperationId, OperationContract> &
+  Partial<Record<OperationId, OperationContract>> = {
+  addPet: {
+    tag: 'pet',
+    requestBody: 'Pet',
+    requestExample: PET_EXAMPLE,
+    success: petAnswer('The stored pet'),
+    problems: [
+      'malformed-body',
+      'unsupported-media-type',
+      'validation-failed',
+      'already-exists',
+      'temporarily-unavailable',
+    ],
+  },
+  getPetById: {
+    tag: 'pet',
+    success: petAnswer('The pet'),
+    problems: ['invalid-parameter', 'not-found', 'temporarily-unavailable'],
+    parameters: [petIdParameter],
+  },
+  updatePet: {
+    tag: 'pet',
+    requestBody: 'Pet',
+    requestExample: { ...PET_EXAMPLE, status: 'sold' },
+    success: petAnswer('The pet as stored now (the body, with its id), and its new ETag'),
+    problems: [
+      'malformed-body',
+      'invalid-parameter',
+      'unsupported-media-type',
+      'validation-failed',
+      'not-found',
+      'precondition-failed',
+      'temporarily-unavailable',
+    ],
+    parameters: [ifMatchParameter],
+  },
+  updatePetWithForm: {
+    tag: 'pet',
+    success: petAnswer(
+      'The pet as stored now, and its new ETag; as it was when neither name nor status is given',
+    ),
+    problems: ['invalid-parameter', 'not-found', 'precondition-failed', 'temporarily-unavailable'],
+    parameters: [
+      petIdParameter,
+      {
+        name: 'name',
+        in: 'query',
+        required: false,
+        schema: petSchema.properties.name,
+        description: 'New name of the pet',
+        example: 'doggie',
+      },
+      {
+        name: 'status',
+        in: 'query',
+        required: false,
+        schema: { type: 'string', enum: PET_STATUSES },
+        description: 'New status of the pet',
+        example: 'sold',
+      },
+      ifMatchParameter,
+    ],
+  },
+  deletePet: {
+    tag: 'pet',
+    success: petAnswer('The pet as it was before it was deleted, and its last ETag'),
+    problems: ['invalid-parameter', 'not-found', 'precondition-failed', 'temporarily-unavailable'],
+    parameters: [
+      petIdParameter,
+      {
+        name: 'api_key',
+        in: 'header',
+        required: false,
+        schema: { type: 'string' },
+        description: 'Read by nothing, kept for Petstore clients: the bearer token authorizes',
+      },
+      ifMatchParameter,
+    ],
+  },
+  findPetsByStatus: {
+    tag: 'pet',
+    success: pageAnswer('Pets with the status, in no promised order'),
+    problems: ['invalid-parameter', 'temporarily-unavailable'],
+    parameters: [
+      {
+        name: 'status',
+        in: 'query',
+        required: false,
+        schema: { type: 'string', enum: PET_STATUSES, default: 'available' },
+        description: 'Status values to consider for filter',
+        example: 'available',
+      },
+      limitParameter,
+      cursorParameter,
+    ],
+  },
+  findPetsByTags: {
+    tag: 'pet',
+    success: pageAnswer('Pets carrying any of the tags, each once, in no promised order; none for no tags'),
+    problems: ['invalid-parameter', 'temporarily-unavailable'],
+    parameters: [
+      {
+        name: 'tags',
+        in: 'query',
+        required: false,
+        explode: true,
+        schema: { type: 'array', maxItems: MAX_QUERY_TAGS, items: tagSchema.properties.name },
+        description: `Tag names, the parameter repeated for each (\`?tags=a&tags=b\`), at most ${MAX_QUERY_TAGS}`,
+        example: ['friendly'],
+      },
+      limitParameter,
+      cursorParameter,
+    ],
+  },
+};

@@ -1,0 +1,119 @@
+import type { Pet } from './pet.ts';
+import { decodeCursor, encodeCursor, type PagePosition } from './pet-cursor.ts';
+import { STATUS_SHARDS, tagNamesOf } from './pet-index.ts';
+import type { StoredPet } from './pets.ts';
+
+/** Pet ids of one key of an index, in id order, after a position: what a search pages through. */
+export interface IdPage {
+  readonly ids: readonly number[];
+  /** Whether the key may hold more after the last id (DynamoDB's `LastEvaluatedKey`). */
+  readonly more: boolean;
+}
+
+/** The pets table's indexes, as the searches read them (`pet-search-repository.ts` on DynamoDB). */
+export interface PetIndex {
+  /** At most `limit` ids of pets in a shard of a status, after `after`, with one Query. */
+  statusIds(status: string, shard: number, after: number | undefined, limit: number): Promise<IdPage>;
+  /** At most `limit` ids of pets carrying a tag name, after `after`, with one Query. */
+  tagIds(tag: string, after: number | undefined, limit: number): Promise<IdPage>;
+  /** The pets with these ids as they are stored now (strongly consistent); absent ones left out. */
+  read(ids: readonly number[]): Promise<ReadonlyMap<number, StoredPet>>;
+}
+
+/** A page of a search: at most `limit` pets, and the cursor of the next page when there may be one. */
+export interface PetPage {
+  readonly pets: readonly StoredPet[];
+  readonly next?: string;
+}
+
+export interface FindPetsByStatusCommand {
+  readonly status: NonNullable<Pet['status']>;
+  readonly limit: number;
+  readonly cursor?: string;
+}
+
+export interface FindPetsByTagsCommand {
+  /** Tag names, each a pet must carry one of; order and repeats do not matter. */
+  readonly tags: readonly string[];
+  readonly limit: number;
+  readonly cursor?: string;
+}
+
+/**
+ * Reads the parts of a search in turn (the shards of a status, the tags of a query), each from
+ * where the previous page stopped, with one Query per part read and never more than `limit` ids in
+ * all, then the pets themselves in one consistent read. A page ends when it is full or the parts
+ * are done; a part that may hold more is where the next page starts.
+ */
+async function page(
+  index: PetIndex,
+  search: string,
+  parts: number,
+  ids: (part: number, after: number | undefined, limit: number) => Promise<IdPage>,
+  keep: (pet: Pet, part: number) => boolean,
+  { limit, cursor }: { readonly limit: number; readonly cursor?: string | undefined },
+): Promise<PetPage> {
+  let { part, after }: PagePosition =
+    cursor === undefined ? { part: 0 } : decodeCursor(search, cursor, parts);
+  const found: { id: number; part: number }[] = [];
+  let next: PagePosition | undefined;
+  while (part < parts) {
+    const read = await ids(part, after, limit - found.length);
+    for (const id of read.ids) found.push({ id, part });
+    const last = read.ids.at(-1);
+    if (read.more && last !== undefined) {
+      next = { part, after: last };
+      break;
+    }
+    part += 1;
+    after = undefined;
+    if (found.length >= limit) {
+      next = part < parts ? { part } : undefined;
+      break;
+    }
+  }
+  const pets = await index.read(found.map((entry) => entry.id));
+  // The indexes follow the table within milliseconds, not at once: a pet the index places here but
+  // which no longer belongs (its status or tags just changed, or it is gone) is left out.
+  const kept = found.flatMap(({ id, part }) => {
+    const stored = pets.get(id);
+    return stored !== undefined && keep(stored.pet, part) ? [stored] : [];
+  });
+  return { pets: kept, ...(next === undefined ? {} : { next: encodeCursor(search, next) }) };
+}
+
+/** Pets with a status, a page at a time, over the status's shards (pet-index.ts). */
+export const makeFindPetsByStatus =
+  ({ index }: { readonly index: PetIndex }) =>
+  ({ status, limit, cursor }: FindPetsByStatusCommand): Promise<PetPage> =>
+    page(
+      index,
+      `status:${status}`,
+      STATUS_SHARDS,
+      (shard, after, count) => index.statusIds(status, shard, after, count),
+      (pet) => pet.status === status,
+      { limit, cursor },
+    );
+
+/**
+ * Pets carrying any of the tags, each once, a page at a time: the tags are read one after another,
+ * in one fixed order (sorted), and a pet is answered under the first of them it carries, whichever
+ * of them led to it.
+ */
+export const makeFindPetsByTags =
+  ({ index }: { readonly index: PetIndex }) =>
+  ({ tags, limit, cursor }: FindPetsByTagsCommand): Promise<PetPage> => {
+    const sorted = [...new Set(tags)].sort();
+    if (sorted.length === 0) return Promise.resolve({ pets: [] });
+    return page(
+      index,
+      `tags:${JSON.stringify(sorted)}`,
+      sorted.length,
+      (part, after, count) => index.tagIds(sorted[part] as string, after, count),
+      (pet, part) => {
+        const names = new Set(tagNamesOf(pet));
+        return names.has(sorted[part] as string) && !sorted.slice(0, part).some((tag) => names.has(tag));
+      },
+      { limit, cursor },
+    );
+  };

@@ -1,0 +1,59 @@
+import { createHash } from 'node:crypto';
+import { InvalidParameterError } from '../errors.ts';
+
+/**
+ * Where the next page of a search starts: in which part (a shard of the status, or the n-th tag
+ * of the query) and after which pet id in it (none: from the part's start).
+ */
+export interface PagePosition {
+  readonly part: number;
+  readonly after?: number;
+}
+
+/** A cursor this service did not give for this very search: a 400, through InvalidParameterError's mapping. */
+export class InvalidCursorError extends InvalidParameterError {
+  constructor() {
+    super('cursor is not the cursor of a next page of this search: start again without one');
+  }
+}
+
+/** The longest cursor accepted: what this service writes is under 80 characters. */
+export const MAX_CURSOR_LENGTH = 128;
+
+const digest = (...parts: readonly string[]): string =>
+  createHash('sha256').update(parts.join('\u0000')).digest('base64url').slice(0, 16);
+
+/**
+ * The opaque cursor of a position in `search` (e.g. `status:available`, or the query's tags): the
+ * position, bound to the search by a hash of it and sealed by a hash of both
+ * (docs/decisions/pet-search.md). Any change of its text, or its use with another search, is
+ * refused; it carries no secret and gives nothing a caller with `read:pets` cannot read anyway.
+ */
+export function encodeCursor(search: string, position: PagePosition): string {
+  const body = [position.part, position.after ?? null, digest('search', search)];
+  return Buffer.from(JSON.stringify([...body, digest('seal', JSON.stringify(body))])).toString('base64url');
+}
+
+/** The position a cursor of `search` names, with `part` below `parts`; otherwise an {@link InvalidCursorError}. */
+export function decodeCursor(search: string, cursor: string, parts: number): PagePosition {
+  if (cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw new InvalidCursorError();
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw new InvalidCursorError();
+  }
+  if (!Array.isArray(decoded) || decoded.length !== 4) throw new InvalidCursorError();
+  const [part, after, bound, seal] = decoded as unknown[];
+  if (
+    seal !== digest('seal', JSON.stringify([part, after, bound])) ||
+    bound !== digest('search', search) ||
+    !Number.isSafeInteger(part) ||
+    (part as number) < 0 ||
+    (part as number) >= parts ||
+    (after !== null && !Number.isSafeInteger(after))
+  ) {
+    throw new InvalidCursorError();
+  }
+  return { part: part as number, ...(after === null ? {} : { after: after as number }) };
+}

@@ -1,0 +1,86 @@
+import { InvalidParameterError } from '../errors.ts';
+import type { HttpRequest, HttpResult } from '../http/handler.ts';
+import { boundedIntegerParameter, enumParameter, textParameter } from '../http/parameters.ts';
+import { etagOf, ifMatchOf } from '../http/preconditions.ts';
+import { petSchema, tagSchema } from '../schemas/pet.ts';
+import type { Pet } from './pet.ts';
+import type { Expected } from './pet-changes.ts';
+import { MAX_CURSOR_LENGTH } from './pet-cursor.ts';
+import { petRepresentation } from './pet-representation.ts';
+import type { StoredPet } from './pets.ts';
+
+/**
+ * What the pet routes' edges share: a pet answered with its ETag, `If-Match` read as the use
+ * cases' expectation, and the parameters of the searches with their bounds.
+ */
+
+/** 200 with the pet, in the schema's member order, and its revision as a strong ETag. */
+export const petAnswer = ({ pet, revision }: StoredPet): HttpResult => ({
+  statusCode: 200,
+  body: petRepresentation(pet),
+  headers: { etag: etagOf(revision) },
+});
+
+/** The revisions `If-Match` names, if sent (shared/http/preconditions.ts). */
+export const expectedOf = (request: HttpRequest<unknown>): Expected =>
+  ifMatchOf(request.headerValues('if-match'));
+
+export const PET_STATUSES = petSchema.properties.status.enum;
+export type PetStatus = NonNullable<Pet['status']>;
+
+/** Pets a search page answers unless `limit` says otherwise, and the most it may ask for. */
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+/** The most tags one `findByTags` may name, as a pet may carry. */
+export const MAX_QUERY_TAGS = petSchema.properties.tags.maxItems;
+
+/** `limit` of a search: 1 to {@link MAX_PAGE_SIZE}, {@link DEFAULT_PAGE_SIZE} when absent. */
+export const limitOf = (request: HttpRequest<unknown>): number =>
+  boundedIntegerParameter('limit', request.query.limit, {
+    min: 1,
+    max: MAX_PAGE_SIZE,
+    fallback: DEFAULT_PAGE_SIZE,
+  });
+
+/** `cursor` of a search, if sent; its content is checked by the search (pet-cursor.ts). */
+export function cursorOf(request: HttpRequest<unknown>): string | undefined {
+  const cursor = request.query.cursor;
+  if (cursor === undefined) return undefined;
+  if (cursor.length === 0 || cursor.length > MAX_CURSOR_LENGTH) {
+    throw new InvalidParameterError(
+      'cursor is not the cursor of a next page of this search: start again without one',
+    );
+  }
+  return cursor;
+}
+
+/** `status` of `findByStatus`: one of the Petstore's three, `available` when absent (as the Petstore's default). */
+export const statusOf = (raw: string | undefined): PetStatus =>
+  raw === undefined ? 'available' : enumParameter('status', raw, PET_STATUSES);
+
+/** The `tags` of `findByTags`, repeated (`?tags=a&tags=b`): at most {@link MAX_QUERY_TAGS}, each a tag name's length. */
+export function tagsOf(request: HttpRequest<unknown>): string[] {
+  const tags = request.queryValues('tags');
+  if (tags.length > MAX_QUERY_TAGS) {
+    throw new InvalidParameterError(`tags may name at most ${MAX_QUERY_TAGS} tags (one parameter each)`);
+  }
+  const { minLength: min, maxLength: max } = tagSchema.properties.name;
+  return tags.map((tag) => textParameter('each of tags', tag, { min, max }));
+}
+
+/**
+ * A page of pets, and the next page's address in `Link` (RFC 8288) when there may be one: the
+ * request's own query with the cursor in place of any given, as a reference relative to the
+ * request, so that it holds behind any stage or domain.
+ */
+export function pageAnswer(
+  pets: readonly StoredPet[],
+  next: string | undefined,
+  query: readonly (readonly [string, string])[],
+): HttpResult {
+  const body = pets.map((stored) => petRepresentation(stored.pet));
+  if (next === undefined) return { statusCode: 200, body };
+  const params = new URLSearchParams(query.filter(([name]) => name !== 'cursor') as [string, string][]);
+  params.append('cursor', next);
+  return { statusCode: 200, body, headers: { link: `<?${params}>; rel="next"` } };
+}

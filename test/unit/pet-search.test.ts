@@ -1,0 +1,184 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { InvalidParameterError } from '#shared/errors.ts';
+import { ifMatchOf } from '#shared/http/preconditions.ts';
+import { makeFindPetsByStatus, makeFindPetsByTags } from '#shared/pets/find-pets.ts';
+import type { Pet } from '#shared/pets/pet.ts';
+import { decodeCursor, encodeCursor } from '#shared/pets/pet-cursor.ts';
+import { inMemoryPets } from './fakes/in-memory-pets.ts';
+
+const STATUSES = ['available', 'pending', 'sold'] as const;
+const TAGS = ['a', 'b', 'c', 'd'];
+
+const petArbitrary = (id: number) =>
+  fc
+    .record({
+      status: fc.option(fc.constantFrom(...STATUSES), { nil: undefined }),
+      tags: fc.subarray(TAGS),
+    })
+    .map(
+      ({ status, tags }): Pet => ({
+        id,
+        name: `pet-${id}`,
+        photoUrls: [],
+        ...(status === undefined ? {} : { status }),
+        tags: tags.map((name) => ({ name })),
+      }),
+    );
+
+const storeArbitrary = fc
+  .uniqueArray(fc.integer({ min: -1000, max: 1000 }), { maxLength: 60 })
+  .chain((ids) => fc.tuple(...ids.map(petArbitrary)));
+
+/** Every page of a search, following the cursors to the end. */
+async function allPages(
+  first: (cursor?: string) => Promise<{ pets: readonly { pet: Pet }[]; next?: string }>,
+) {
+  const found: Pet[] = [];
+  let cursor: string | undefined;
+  for (let pages = 0; pages < 1000; pages++) {
+    const page = await first(cursor);
+    found.push(...page.pets.map((stored) => stored.pet));
+    if (page.next === undefined) return found;
+    cursor = page.next;
+  }
+  throw new Error('the search did not end');
+}
+
+const ids = (pets: readonly Pet[]) => pets.map((pet) => pet.id).sort((x, y) => x - y);
+
+describe('find pets (use cases, over the indexes in memory)', () => {
+  it('by status: the pages, to the end, are exactly the pets with the status, each once, none over limit', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        storeArbitrary,
+        fc.constantFrom(...STATUSES),
+        fc.integer({ min: 1, max: 7 }),
+        async (pets, status, limit) => {
+          const { index } = inMemoryPets(pets);
+          const find = makeFindPetsByStatus({ index });
+          const found = await allPages(async (cursor) => {
+            const page = await find({ status, limit, ...(cursor === undefined ? {} : { cursor }) });
+            expect(page.pets.length).toBeLessThanOrEqual(limit);
+            return page;
+          });
+          expect(ids(found)).toEqual(ids(pets.filter((pet) => pet.status === status)));
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('by tags: the pages, to the end, are exactly the pets carrying any of the tags, each once', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        storeArbitrary,
+        fc.array(fc.constantFrom(...TAGS, 'z'), { maxLength: 5 }),
+        fc.integer({ min: 1, max: 7 }),
+        async (pets, tags, limit) => {
+          const { index } = inMemoryPets(pets);
+          const find = makeFindPetsByTags({ index });
+          const found = await allPages(async (cursor) => {
+            const page = await find({ tags, limit, ...(cursor === undefined ? {} : { cursor }) });
+            expect(page.pets.length).toBeLessThanOrEqual(limit);
+            return page;
+          });
+          const expected = pets.filter((pet) => pet.tags?.some((tag) => tags.includes(tag.name as string)));
+          expect(ids(found)).toEqual(ids(expected));
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('reads at most limit index items per page in all, and asks no Query for none', async () => {
+    const pets = Array.from(
+      { length: 300 },
+      (_, i): Pet => ({ id: i, name: 'p', photoUrls: [], status: 'sold' }),
+    );
+    const { index } = inMemoryPets(pets);
+    let read = 0;
+    const counting = {
+      ...index,
+      statusIds: async (...args: Parameters<typeof index.statusIds>) => {
+        expect(args[3]).toBeGreaterThan(0);
+        const page = await index.statusIds(...args);
+        read += page.ids.length;
+        return page;
+      },
+    };
+    const find = makeFindPetsByStatus({ index: counting });
+    let cursor: string | undefined;
+    do {
+      read = 0;
+      const page = await find({ status: 'sold', limit: 20, ...(cursor === undefined ? {} : { cursor }) });
+      expect(read).toBeLessThanOrEqual(20);
+      cursor = page.next;
+    } while (cursor !== undefined);
+  });
+
+  it('refuses a cursor of another search, or edited, with InvalidParameterError', async () => {
+    const pets = Array.from(
+      { length: 50 },
+      (_, i): Pet => ({ id: i, name: 'p', photoUrls: [], status: 'sold' }),
+    );
+    const { index } = inMemoryPets(pets);
+    const find = makeFindPetsByStatus({ index });
+    const { next } = await find({ status: 'sold', limit: 5 });
+    expect(next).toEqual(expect.any(String));
+    const cursor = next as string;
+    await expect(find({ status: 'pending', limit: 5, cursor })).rejects.toBeInstanceOf(InvalidParameterError);
+    const edited = Buffer.from(
+      Buffer.from(cursor, 'base64url')
+        .toString()
+        .replace(/^\[(\d+),(\d+)/, (_, part, after) => `[${part},${Number(after) + 1}`),
+    ).toString('base64url');
+    expect(edited).not.toBe(cursor);
+    await expect(find({ status: 'sold', limit: 5, cursor: edited })).rejects.toBeInstanceOf(
+      InvalidParameterError,
+    );
+    await expect(find({ status: 'sold', limit: 5, cursor: `${cursor}A` })).rejects.toBeInstanceOf(
+      InvalidParameterError,
+    );
+  });
+});
+
+describe('pet cursors', () => {
+  it('give back the position they were made of, for the same search only', () => {
+    fc.assert(
+      fc.property(fc.nat(7), fc.option(fc.maxSafeInteger(), { nil: undefined }), (part, after) => {
+        const position = after === undefined ? { part } : { part, after };
+        const cursor = encodeCursor('status:sold', position);
+        expect(decodeCursor('status:sold', cursor, 8)).toEqual(position);
+        expect(() => decodeCursor('status:pending', cursor, 8)).toThrow(InvalidParameterError);
+      }),
+    );
+  });
+
+  it('refuse a part past the search parts', () => {
+    expect(() => decodeCursor('s', encodeCursor('s', { part: 8 }), 8)).toThrow(InvalidParameterError);
+  });
+});
+
+describe('If-Match', () => {
+  it.each([
+    [['*'], 'any'],
+    [['"abc"'], ['abc']],
+    [['"a", W/"b" ,"c"'], ['a', 'c']],
+    [
+      ['"a"', '"b"'],
+      ['a', 'b'],
+    ],
+    [['W/"a"'], []],
+    [[], undefined],
+  ])('reads %j as %j', (values, expected) => {
+    expect(ifMatchOf(values)).toEqual(expected);
+  });
+
+  it.each([['abc'], ['"a" "b"'], ['"a'], [''], ['*, "a"'], [`"${'x'.repeat(2000)}"`]])(
+    'refuses %j',
+    (value) => {
+      expect(() => ifMatchOf([value])).toThrow(InvalidParameterError);
+    },
+  );
+});

@@ -37,6 +37,16 @@ export type Fault =
   | { readonly kind: 'delay'; readonly ms: number }
   /** Waits until `until` settles, then forwards: DynamoDB sees the request after what the test did meanwhile. */
   | { readonly kind: 'hold'; readonly until: Promise<unknown> }
+  /**
+   * Forwards at once, then keeps DynamoDB's answer from the client until `until` settles
+   * (`answered` is called when DynamoDB has answered): what the client reads is older than what
+   * the test did meanwhile, as a Scan page is on AWS when writes commit while it travels.
+   */
+  | {
+      readonly kind: 'hold-answer';
+      readonly until: Promise<unknown>;
+      readonly answered?: () => void;
+    }
   /** Resets the connection before forwarding: DynamoDB never sees the request. */
   | { readonly kind: 'reset' }
   /** Accepts the request and never answers (until the proxy closes). */
@@ -328,6 +338,10 @@ export class DynamoDbProxy {
       freeSlot?.();
     }
     admission?.release({ applied: answer.status === 200 });
+    if (fault?.kind === 'hold-answer') {
+      fault.answered?.();
+      await fault.until.catch(() => undefined);
+    }
     if (fault?.kind === 'lose-response') {
       // DynamoDB has applied the request; its answer never reaches the client.
       req.socket.resetAndDestroy();

@@ -56,6 +56,7 @@ import { InProcessInvoker, type Invoker, loadHandler, withOwnEnvironment } from 
 import { defaultPort, JWKS_PATH, LOCAL_AUDIENCE, loadOrCreateLocalKeys, localIssuerUrl } from './issuer.ts';
 import { jwksAnswer } from './jwks-server.ts';
 import { RequestPipeline } from './request-pipeline.ts';
+import { loadSweep, startScheduledSweep } from './scheduled-sweep.ts';
 import { type RunningStack, stackRecordPath, writeStackRecord } from './stack-record.ts';
 import { localStateDir } from './state.ts';
 import {
@@ -344,6 +345,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       invoker = inProcess;
     }
     pipeline.setInvoker(invoker);
+
+    // The sweep of batches posted and not completed, on its schedule: the sources, in this process.
+    try {
+      const own = { ...common, ...ownEndpoint('sweep-batches'), [tables.wallets.envVar]: tableNames.wallets };
+      const sweep = startScheduledSweep(await loadSweep(own, env), { log: options.onStreamLog });
+      cleanups.push(() => sweep.stop());
+    } catch (error) {
+      loadErrors['sweep-batches'] = error instanceof Error ? error.message : String(error);
+    }
 
     // After the functions, so it stops before them: its last batch still has a function to run.
     let poller: StreamPoller | undefined;

@@ -25,6 +25,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import type { ProbeSettings } from '#infra/config/deployment-config.ts';
+import { BatchSweep } from '#infra/constructs/batch-sweep.ts';
 import { CallerRateLimitAcl } from '#infra/constructs/caller-rate-limit.ts';
 import { CreditPoster } from '#infra/constructs/credit-poster.ts';
 import { addHttpEdges } from '#infra/constructs/http-edges.ts';
@@ -122,6 +123,8 @@ export class ServiceStack extends Stack {
   readonly creditPoster: CreditPoster;
   /** The webhook events' deriver and dispatcher, with their alarms. */
   readonly webhookEvents: WebhookEvents;
+  /** Completes the batches posted and not completed whose poster stopped. */
+  readonly batchSweep: BatchSweep;
   /** The base URL of the API stage, as an output the pipeline's smoke test reads. */
   readonly apiUrlOutput: CfnOutput;
 
@@ -284,6 +287,13 @@ export class ServiceStack extends Stack {
       secretsKey: props.webhookSecretsKey,
       walletEnvironment: walletEnvironment(props.settings),
       alarmTopic: props.alarmTopic,
+      logRetention: props.logRetention,
+      logLevel: props.logLevel,
+    });
+
+    this.batchSweep = new BatchSweep(this, 'BatchSweep', {
+      stageName: props.stageName,
+      walletsTable: props.tables.wallets,
       logRetention: props.logRetention,
       logLevel: props.logLevel,
     });

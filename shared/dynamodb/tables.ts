@@ -78,7 +78,8 @@ export const tables: Readonly<Record<TableName, TableDefinition>> = {
         sortKey: { name: 'seq', type: 'N' },
       },
       // Only credits in transit and batches of them carry `pendingFor` (removed when batched or
-      // posted): a hot wallet's pending credits, spread over shards.
+      // posted): a hot wallet's pending credits, spread over shards; and batches posted and not
+      // yet completed, under `COMPLETING#<n>` keys of their own, for the sweep.
       {
         name: 'pending',
         partitionKey: { name: 'pendingFor', type: 'S' },

@@ -320,10 +320,17 @@ describe('data access', () => {
       expect(JSON.stringify(grant(operationId).Resource)).not.toMatch(tableReference('wallets', 'Arn'));
     }
     expect(everyAction.filter((a) => a === 'dynamodb:Scan')).toHaveLength(1);
+    // The sweep queries the pending index's posted batches and completes them: no read by key.
+    const sweep = statementsOf(built.service.batchSweep.function).find((s) =>
+      actionsOf(s).some((a) => a.startsWith('dynamodb:')),
+    );
+    expect(sweep && actionsOf(sweep)).toEqual(['dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+    expect(JSON.stringify(sweep?.Resource)).toContain('/index/pending');
     // The history (its page and credits in transit), the balance (a hot wallet's pending sum), the
-    // credit poster (credits in transit that other pollers wait for), the two pet searches, a
-    // webhook endpoint's delivery log, the events API and the webhook dispatcher (its due tasks).
-    expect(everyAction.filter((a) => a === 'dynamodb:Query')).toHaveLength(8);
+    // credit poster (credits in transit that other pollers wait for), the sweep, the two pet
+    // searches, a webhook endpoint's delivery log, the events API and the webhook dispatcher (its
+    // due tasks).
+    expect(everyAction.filter((a) => a === 'dynamodb:Query')).toHaveLength(9);
     expect(JSON.stringify(service.toJSON())).not.toContain('/index/*');
   });
 

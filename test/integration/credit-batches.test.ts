@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { createSweepBatchesHandler } from '#functions/sweep-batches/handler.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { createHistoryStore } from '#shared/wallet/dynamodb/history-store.ts';
 import { makeListTransfers } from '#shared/wallet/history/transfer-history.ts';
 import type { CreditInTransit } from '#shared/wallet/hot-wallet/credit-batch.ts';
 import { makePostCredits } from '#shared/wallet/hot-wallet/post-credits.ts';
+import { SWEEP_AFTER_MS } from '#shared/wallet/hot-wallet/sweep-batches.ts';
 import { systemClock } from '#shared/wallet/model/ports.ts';
 import { entryItemsByKey } from '../support/credits.ts';
 import { createHotLedger, type HotLedger } from '../support/ledger.ts';
@@ -97,6 +99,67 @@ describe('credits to a hot wallet posted on two levels', () => {
     );
     expect(credits.map((c) => c.postedSeq)).toEqual([1, 2, 3]);
     expect(await hot.wallets.readWallet(hot.shop)).toMatchObject({ balanceMinor: 18n, pendingMinor: 0n });
+  });
+
+  it('answers a payment completed once its batch is posted, before its entries are written: the money is spendable', async () => {
+    const hot = await createHotLedger(1);
+    const history = createHistoryStore({ client, tableName: hot.tableName });
+    const list = makeListTransfers({ history });
+    const [credit] = await payShop(hot, [9]);
+    if (!credit) throw new Error('no credit');
+    const status = async () => ({
+      lookup: (await history.movement(credit.transferId))?.status,
+      payer: (await list({ sub: hot.payers[0] as string, limit: 10 })).items[0]?.status,
+    });
+    expect(await status()).toEqual({ lookup: 'pending', payer: 'pending' });
+    const batch = { batchId: randomUUID(), address: hot.shop, credits: [credit] };
+    await hot.wallets.credits.batch(batch, new Date().toISOString());
+    // Batched, not posted: still in transit.
+    expect(await status()).toEqual({ lookup: 'pending', payer: 'pending' });
+    const { wallet } = await hot.wallets.credits.read(hot.shop, []);
+    const posted = await hot.wallets.credits.postBatches({
+      address: hot.shop,
+      wallet,
+      batches: [batch],
+      postedAt: new Date().toISOString(),
+    });
+    expect(posted.kind).toBe('posted');
+    // Posted and not completed: the credit is not marked posted, but the shop may spend the money.
+    const [stored] = await hot.wallets.credits.readBatches([batch.batchId]);
+    expect(stored?.completedAt).toBeUndefined();
+    expect(await hot.wallets.readWallet(hot.shop)).toMatchObject({ balanceMinor: 9n, pendingMinor: 0n });
+    expect(await status()).toEqual({ lookup: 'completed', payer: 'completed' });
+  });
+
+  it('has the sweep complete a batch whose poster stopped after posting it, and leave one a poster may still complete', async () => {
+    const hot = await createHotLedger(2);
+    const credits = await payShop(hot, [4, 5, 6]);
+    const stopped = { batchId: randomUUID(), address: hot.shop, credits: credits.slice(0, 2) };
+    const fresh = { batchId: randomUUID(), address: hot.shop, credits: credits.slice(2) };
+    for (const [each, postedAt] of [
+      [stopped, new Date(Date.now() - SWEEP_AFTER_MS - 1_000)],
+      [fresh, new Date()],
+    ] as const) {
+      await hot.wallets.credits.batch(each, postedAt.toISOString());
+      const { wallet } = await hot.wallets.credits.read(hot.shop, []);
+      const plan = { address: hot.shop, wallet, batches: [each], postedAt: postedAt.toISOString() };
+      expect((await hot.wallets.credits.postBatches(plan)).kind).toBe('posted');
+    }
+    const sweep = createSweepBatchesHandler({ client, tableName: hot.tableName });
+
+    expect(await sweep()).toEqual({ found: 1, completed: 1, creditsPosted: 2, already: 0, failed: 0 });
+    const [swept, left] = await hot.wallets.credits.readBatches([stopped.batchId, fresh.batchId]);
+    expect(swept?.completedAt).toBeDefined();
+    expect(left?.completedAt).toBeUndefined();
+    expect((await entriesOfShop(hot)).map((e) => [e.seq, e.balanceAfter])).toEqual([
+      [1, 4],
+      [2, 9],
+    ]);
+    // Completed once: the next run finds nothing due, and the poster's delivery of its credits posts nothing.
+    expect(await sweep()).toMatchObject({ found: 0, completed: 0 });
+    const post = makePostCredits({ ledger: hot.wallets.credits, clock: systemClock });
+    expect(await post(hot.shop, credits.slice(0, 2))).toEqual({ posted: 0 });
+    expect(await hot.wallets.readWallet(hot.shop)).toMatchObject({ balanceMinor: 15n, pendingMinor: 0n });
   });
 
   it('refuses a batch that misstates a credit, and a posting that misstates a batch, writing nothing', async () => {

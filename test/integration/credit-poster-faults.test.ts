@@ -71,6 +71,32 @@ describe('the credit poster when DynamoDB misbehaves', () => {
     expect(await hot.wallets.readWallet(hot.shop)).toMatchObject({ balanceMinor: 60n, pendingMinor: 0n });
   });
 
+  it('counts the credits of a one-transaction posting whose answers are lost and whose next try finds them posted', async () => {
+    const hot = await createHotLedger(2);
+    const transferIds: string[] = [];
+    for (let n = 0; n < 3; n++) transferIds.push(await hot.pay(hot.payers[n % 2] as string, 1));
+    const { credits } = await hot.wallets.credits.read(hot.shop, transferIds);
+    const post = makePostCredits({
+      ledger: createCreditStore({ client, tableName: hot.tableName }),
+      clock: systemClock,
+    });
+    // The posting commits, and every answer of its first call is lost (3 tries with one token):
+    // the call gives up, and the next try reads the credits posted, by this posting.
+    proxy.inject(
+      { kind: 'lose-response' },
+      {
+        operation: 'TransactWriteItems',
+        when: (r) => mentions(hot.shop)(r) && mentions('postedSeq')(r),
+        times: defaultRetryPolicy.attempts,
+      },
+    );
+
+    expect(await post(hot.shop, credits)).toEqual({ posted: 3 });
+    expect(await hot.wallets.readWallet(hot.shop)).toMatchObject({ balanceMinor: 3n, pendingMinor: 0n });
+    // Delivered again, by the stream: posted by another call, so not counted twice.
+    expect(await post(hot.shop, credits)).toEqual({ posted: 0 });
+  });
+
   it('counts the credits a call posted before DynamoDB refused to complete its next batch, and hands the batch back from its first record', async () => {
     const hot = await createHotLedger(1);
     const [payer] = hot.payers as [string];

@@ -163,6 +163,7 @@ describe('credit ledger on DynamoDB Local', () => {
         wallet: read.wallet,
         credits: read.credits,
         postedAt: at(),
+        postingId: randomUUID(),
       }),
     ).toEqual({
       kind: 'posted',
@@ -178,6 +179,7 @@ describe('credit ledger on DynamoDB Local', () => {
         wallet: after.wallet,
         credits: read.credits,
         postedAt: at(),
+        postingId: randomUUID(),
       }),
     ).toEqual({
       kind: 'credit-taken',
@@ -201,6 +203,7 @@ describe('credit ledger on DynamoDB Local', () => {
         wallet: read.wallet,
         credits: read.credits,
         postedAt: at(),
+        postingId: randomUUID(),
       }),
     ).toEqual({
       kind: 'wallet-moved',

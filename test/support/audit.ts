@@ -63,6 +63,48 @@ export async function auditWhile(
   return audit;
 }
 
+/**
+ * Audits `tableName` through `proxy` with `during()` run once DynamoDB has answered every Scan
+ * segment (one page each: the tables are small), while the answer of segment `held` is on its way
+ * to the audit: the scan saw every item as it was before `during()`, and every read after it sees
+ * what `during()` wrote. Whatever lands where, the race is the same every run.
+ */
+export async function auditWhileScanned(
+  proxy: DynamoDbProxy,
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  during: () => Promise<void>,
+  options: AuditOptions = {},
+  held = SEGMENTS - 1,
+): Promise<AuditReport> {
+  let release = () => {};
+  const until = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let answered = () => {};
+  const scanned = new Promise<void>((resolve) => {
+    answered = resolve;
+  });
+  const segment = (n: number) => (r: ProxiedRequest) =>
+    mentions(tableName)(r) && new RegExp(`"Segment":${n}\\b`).test(r.body);
+  proxy.inject(
+    { kind: 'hold-answer', until, answered },
+    { operation: 'Scan', when: segment(held), times: 1 },
+  );
+  const audit = auditTable(client, tableName, { segments: SEGMENTS, ...options });
+  const others = Array.from({ length: SEGMENTS }, (_, n) => n).filter((n) => n !== held);
+  await scanned;
+  while (others.reduce((sum, n) => sum + proxy.answered('Scan', segment(n)).length, 0) < others.length) {
+    await sleep(5);
+  }
+  try {
+    await during();
+  } finally {
+    release();
+  }
+  return audit;
+}
+
 /** The Scan segment (of SEGMENTS) that holds the item at `pk`. */
 export async function segmentOf(
   client: DynamoDBDocumentClient,

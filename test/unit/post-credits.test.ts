@@ -55,7 +55,7 @@ class OneWallet implements CreditStore {
     let { balance, seq } = this.wallet;
     for (const credit of plan.credits) {
       balance += BigInt(credit.amountMinor);
-      this.credits.set(credit.transferId, { ...credit, postedSeq: ++seq });
+      this.credits.set(credit.transferId, { ...credit, postedSeq: ++seq, postedBy: plan.postingId });
     }
     this.wallet = { exists: true, balance, seq };
     return { kind: 'posted' };

@@ -2,6 +2,7 @@ import { entriesOfBatch } from '../dynamodb/batch-items.ts';
 import { batchOfItem } from '../dynamodb/batch-reader.ts';
 import { batchKey, creditKey, entryItem, entryKey } from '../dynamodb/keys.ts';
 import type { CreditBatch } from '../hot-wallet/credit-batch.ts';
+import type { Broken } from './breaks.ts';
 import type { KeyReader } from './key-reader.ts';
 import { compactEntry, type Entry, type Item, type Names } from './records.ts';
 
@@ -76,6 +77,29 @@ export class PostedBatches {
       }
     }
     for (const item of (await reader.read(batchKeys)).values()) this.#keep(item);
+  }
+
+  /**
+   * Names the batches posted before `before` (epoch ms) and still not completed when read again:
+   * the sweep (shared/wallet/hot-wallet/sweep-batches.ts) completes one within minutes of its
+   * posting, so one this old is a batch it could not complete (a ledger not as the posting left
+   * it, or the sweep not running). Its credits are named too once long in transit (credit-stuck).
+   */
+  async nameUncompleted(reader: KeyReader, before: number, broken: Broken): Promise<void> {
+    const old = [...this.#batches.values()].filter(
+      (batch) => Date.parse(batch.posting?.postedAt ?? '') < before,
+    );
+    const now = await reader.read(old.map((batch) => batchKey(batch.batchId)));
+    for (const batch of old) {
+      const item = now.get(batchKey(batch.batchId));
+      if (item && item.completedAt === undefined) {
+        broken(
+          'batch-uncompleted',
+          batchKey(batch.batchId),
+          `posted into ${batch.address}'s wallet at ${batch.posting?.postedAt} and not completed since: the sweep could not write its entries; see the sweep's log (README runbook)`,
+        );
+      }
+    }
   }
 
   /**

@@ -15,12 +15,20 @@ export interface AuditBreak {
     | 'credit-lost'
     /** A second entry posting one credit, or an entry posting a credit not marked posted. */
     | 'credit-posted-twice'
+    /** A batch posted and not completed long after the sweep should have completed it. */
+    | 'batch-uncompleted'
     /** A credit in transit for longer than the poster could take (CREDIT_STUCK_MS): re-drive it. */
     | 'credit-stuck'
     /** A credit that states another payment than its payer's entry, transfer or posting. */
     | 'credit-mismatch'
     /** The credits in transit do not sum to what the entries through the clearing account leave in it. */
     | 'clearing-balance'
+    /** A bucket of settled movements whose sums differ, scanned twice, with no item of it named. */
+    | 'bucket-unbalanced'
+    /** A deposit's transfer with no claim on its id, or a claim that states another deposit. */
+    | 'deposit-unclaimed'
+    /** A claim on a deposit id whose transfer is missing or is not that deposit. */
+    | 'deposit-claim-orphan'
     | 'grand-total'
     /** Two wallets whose addresses share a UTS #39 confusable skeleton: a payer cannot tell them apart. */
     | 'lookalike-wallets';

@@ -1,6 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { eachLimited } from '../../util/each-limited.ts';
 import { accountKey } from '../dynamodb/keys.ts';
+import { UNCOMPLETED_NAMED_AFTER_MS } from '../hot-wallet/sweep-batches.ts';
 import { CLEARING_ACCOUNT, ISSUANCE_ACCOUNT } from '../model/accounts.ts';
 import {
   AccountTally,
@@ -13,6 +14,7 @@ import {
 import { PostedBatches } from './batches.ts';
 import type { AuditBreak, Broken } from './breaks.ts';
 import { atTheCuts, ClearingSums } from './clearing.ts';
+import { DepositClaims, isDepositItem } from './deposits.ts';
 import { Fingerprint, IN_ENTRY, MovementSums, OUT_ENTRY, TRANSFER_RECORD } from './fingerprints.ts';
 import { createKeyReader } from './key-reader.ts';
 import { LookalikeWallets } from './lookalikes.ts';
@@ -37,6 +39,7 @@ import {
   UNINTERNED,
   writtenAt,
 } from './records.ts';
+import { BucketRecount } from './recount.ts';
 import { scanTable } from './scan.ts';
 import { StuckCredits } from './stuck-credits.ts';
 
@@ -87,8 +90,9 @@ export interface AuditReport {
   /** Items read by key after the scan. */
   readonly fetchedAfterScan: number;
   /**
-   * Full scans made: 2 when a bucket of settled movements did not balance and had to be named, or
-   * held a settled payment or posting through the clearing account that the first scan missed.
+   * Full scans made: 2 when a bucket of settled movements (or of deposits and their claims) did
+   * not balance and had to be named, or held a settled payment or posting through the clearing
+   * account that the first scan missed.
    */
   readonly scans: number;
   readonly breaks: readonly AuditBreak[];
@@ -117,6 +121,7 @@ export async function auditTable(
   tableName: string,
   { segments = 4, settledBefore = new Date(Date.now() - SETTLING_MS) }: AuditOptions = {},
 ): Promise<AuditReport> {
+  const startedAt = Date.now();
   const horizon = settledBefore.getTime();
   // Settled once written before the horizon: for a posting's items (the recipient's entry, the
   // credit's mark) that is when it was posted, not when its payment was created.
@@ -126,6 +131,7 @@ export async function auditTable(
   const names = new Names();
   const sums = new MovementSums();
   const clearing = new ClearingSums(sums.buckets);
+  const deposits = new DepositClaims(sums.buckets, (transferId) => sums.bucketOf(transferId));
   const tallies = new Map<string, AccountTally>();
   const tally = (account: string) => {
     const found = tallies.get(account);
@@ -139,6 +145,12 @@ export async function auditTable(
   const keptTransfers = new Map<string, Transfer>();
   /** Credits created or posted since the horizon, by key: their item changes when posted. */
   const keptCredits = new Map<string, Credit>();
+  /**
+   * Credits folded in without their posting (in transit, or posted since the horizon), by id: as
+   * many as are in transit. One of them read again after the scan may be posted, and dated before
+   * the horizon, by a posting that committed after the scan passed it: the settled sums lack it.
+   */
+  const foldedUnposted = new Set<string>();
   const counts = { itemsScanned: 0, accounts: 0, entries: 0, transfers: 0, credits: 0, creditsUnposted: 0 };
   const stuck = new StuckCredits();
   const batches = new PostedBatches();
@@ -154,6 +166,7 @@ export async function auditTable(
       const wrong = misplaced(item);
       if (wrong) misplacedItems.push([pk, wrong]);
     }
+    if (isDepositItem(item)) deposits.consider(fp, item, createdSettled(item));
     if (account) {
       counts.accounts++;
       const state = tally(account);
@@ -207,6 +220,7 @@ export async function auditTable(
     sums.addCredit(fp, credit, postedSettled);
     clearing.paid(bucket, credit.amountMinor);
     if (postedSettled) clearing.posted(bucket, credit.amountMinor);
+    else foldedUnposted.add(credit.transferId);
   }
 
   const breaks: AuditBreak[] = [];
@@ -258,19 +272,25 @@ export async function auditTable(
   // its bucket may lack that payment or posting.
   const known = await checkMovements(keptEntries, keptTransfers, keptCredits, { reader, names, broken });
   const exact = sums.unbalanced();
+  const recount = new BucketRecount(fp, sums, new Set(exact), settled, createdSettled);
   for (const entry of keptEntries.values()) {
     if (throughClearing(entry) && entry.writtenAt < horizon) exact.add(sums.bucketOf(entry.transferId));
   }
+  const depositsExact = deposits.unbalanced();
   const suspects = new Map<string, Entry>();
   const exactCredits: KnownCredits = new Map();
   let scans = 1;
-  if (exact.size > 0) {
+  if (exact.size > 0 || depositsExact.size > 0) {
     scans++;
     const transfers = new Map<string, Transfer>();
     const credits = new Map<string, Credit>();
     await scanTable(client, tableName, segments, (item) => {
+      if (isDepositItem(item) && createdSettled(item) && depositsExact.has(sums.bucketOf(item.transferId))) {
+        deposits.keep(item);
+      }
       if (item.kind !== 'entry' && item.kind !== 'transfer' && item.kind !== 'credit') return;
       if (!exact.has(sums.bucketOf(item.transferId))) return;
+      recount.consider(item);
       if (item.kind === 'credit') {
         // Every credit of the bucket counts towards the clearing account; the settled ones are checked.
         const credit = compactCredit(item, names);
@@ -281,6 +301,7 @@ export async function auditTable(
       else transfers.set(item.pk as string, compactTransfer(item));
     });
     const read = await checkMovements(suspects, transfers, credits, { reader, names, broken });
+    recount.name(breaks, (key) => suspects.get(key) ?? keptEntries.get(key), broken);
     for (const more of [read, known]) {
       for (const [id, credit] of more) {
         if (!exact.has(sums.bucketOf(id))) continue;
@@ -300,10 +321,14 @@ export async function auditTable(
   for (const [id, credit] of known) {
     if (exact.has(sums.bucketOf(id))) continue;
     const { paid, posted } = atTheCuts(credit, cutOf);
-    // What the settled sums hold of it already: its payment, and its posting if settled too.
+    // What the settled sums hold of it already: its payment, and its posting if the scan folded it
+    // (a posting dated before the horizon may have committed after the scan saw the credit).
     const paidSettled = credit.createdAt < horizon;
     const postedSettled =
-      paidSettled && credit.postedSeq !== undefined && (credit.postedAt ?? Number.NaN) < horizon;
+      paidSettled &&
+      credit.postedSeq !== undefined &&
+      (credit.postedAt ?? Number.NaN) < horizon &&
+      !foldedUnposted.has(id);
     if (!paidSettled) inTransit += paid;
     if (!postedSettled) inTransit -= posted;
   }
@@ -327,6 +352,8 @@ export async function auditTable(
   }
 
   await stuck.name(tableReader, broken);
+  await batches.nameUncompleted(tableReader, startedAt - UNCOMPLETED_NAMED_AFTER_MS, broken);
+  await deposits.check(tableReader, broken);
 
   // The grand total, at each account's cut, the clearing account's included, less the direct
   // movements with one side within the cuts and the other not. Only a movement whose items the

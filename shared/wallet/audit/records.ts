@@ -86,6 +86,9 @@ const AUDITED = [
   'firstSeq',
   'balanceBefore',
   'completedAt',
+  // A deposit's claim on its id, and its transfer (./deposits.ts).
+  'depositId',
+  'address',
 ] as const;
 export const auditedProjection = {
   ProjectionExpression: AUDITED.map((_, i) => `#a${i}`).join(', '),

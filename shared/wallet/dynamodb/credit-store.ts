@@ -6,6 +6,7 @@ import { type BatchPosting, batchSum, type CreditBatch } from '../hot-wallet/cre
 import type {
   BatchPostingPlan,
   BatchPostingResult,
+  BatchSweepStore,
   CreditStore,
   LeaseHolder,
   PostingPlan,
@@ -15,7 +16,7 @@ import { addressOfAccount, walletAccount } from '../model/accounts.ts';
 import { batchItem, entriesOfBatch, postedEntries } from './batch-items.ts';
 import { batchOfItem } from './batch-reader.ts';
 import { createHotMarkerStore } from './hot-marker-store.ts';
-import { batchKey, creditKey, postingLeaseKey, walletKey } from './keys.ts';
+import { batchKey, completingShardKey, creditKey, postingLeaseKey, walletKey } from './keys.ts';
 import { createLedgerCommit, exact, stateOf } from './ledger-commit.ts';
 import { createPendingCredits } from './pending-index.ts';
 import type { WalletTableAccess } from './table-access.ts';
@@ -41,7 +42,8 @@ export function creditOfItem(
   item: Record<string, unknown>,
 ): { address: string; credit: CreditInTransit } | undefined {
   const address = addressOfAccount(String(item.toAccount ?? ''));
-  const { transferId, fromAccount, fromSeq, amountMinor, currency, createdAt, postedSeq, batchId } = item;
+  const { transferId, fromAccount, fromSeq, amountMinor, currency, createdAt, postedSeq, batchId, postedBy } =
+    item;
   const texts = [transferId, fromAccount, currency, createdAt];
   if (address === undefined || !texts.every((value) => typeof value === 'string' && value !== '')) return;
   if (!Number.isSafeInteger(fromSeq) || !Number.isSafeInteger(amountMinor)) return;
@@ -56,12 +58,13 @@ export function creditOfItem(
       createdAt,
       postedSeq: postedSeq as number | undefined,
       batchId: batchId as string | undefined,
+      ...(typeof postedBy === 'string' ? { postedBy } : {}),
     } as CreditInTransit,
   };
 }
 
 /** The credits in transit of the wallet ledger on its DynamoDB table: what the credit poster needs. */
-export function createCreditStore(access: WalletTableAccess): CreditStore {
+export function createCreditStore(access: WalletTableAccess): CreditStore & BatchSweepStore {
   const ledger = createLedgerCommit(access);
 
   async function read(address: string, transferIds: readonly string[]) {
@@ -75,7 +78,13 @@ export function createCreditStore(access: WalletTableAccess): CreditStore {
     return { wallet: stateOf(found.get(walletKey(address))), credits };
   }
 
-  async function post({ address, wallet, credits, postedAt }: PostingPlan): Promise<PostingResult> {
+  async function post({
+    address,
+    wallet,
+    credits,
+    postedAt,
+    postingId,
+  }: PostingPlan): Promise<PostingResult> {
     const account = walletAccount(address);
     const items: Record<
       string,
@@ -83,7 +92,7 @@ export function createCreditStore(access: WalletTableAccess): CreditStore {
     > = {};
     postedEntries(address, wallet, credits, postedAt).forEach((entry, i) => {
       items[`entry${i}`] = ledger.entryPut(entry, true);
-      items[`credit${i}`] = creditMark(entry.transferId, entry.seq, postedAt);
+      items[`credit${i}`] = creditMark(entry.transferId, entry.seq, postedAt, postingId);
     });
     items.wallet = ledger.accountUpdate(account, wallet, batchSum({ credits }), postedAt, credits.length);
     // Never a transfer id: the payer's transaction used it as its token.
@@ -142,7 +151,8 @@ export function createCreditStore(access: WalletTableAccess): CreditStore {
       postings.push(posting);
       items[`batch${i}`] = update(
         batchKey(each.batchId),
-        'SET firstSeq = :first, balanceBefore = :before, postedAt = :at REMOVE pendingFor',
+        // Out of its wallet's pending shard (the money is the wallet's), into the completing one.
+        'SET firstSeq = :first, balanceBefore = :before, postedAt = :at, pendingFor = :completing',
         // The sum the wallet is credited with is the batch's as stored.
         'attribute_not_exists(firstSeq) AND amountMinor = :sum AND toAccount = :to',
         {
@@ -151,6 +161,7 @@ export function createCreditStore(access: WalletTableAccess): CreditStore {
           ':at': postedAt,
           ':sum': exact(batchSum(each)),
           ':to': walletAccount(address),
+          ':completing': completingShardKey(each.batchId),
         },
       );
       state = { exists: true, balance: state.balance + batchSum(each), seq: state.seq + each.credits.length };
@@ -186,7 +197,7 @@ export function createCreditStore(access: WalletTableAccess): CreditStore {
       // Whose completion it was, when refused: this one's, when its answer was lost and it asks again.
       batch: update(
         batchKey(batch.batchId),
-        'SET completedAt = :at, completedBy = :by',
+        'SET completedAt = :at, completedBy = :by REMOVE pendingFor',
         'attribute_exists(firstSeq) AND attribute_not_exists(completedAt)',
         { ':at': completedAt, ':by': completer },
         true,
@@ -247,17 +258,20 @@ export function createCreditStore(access: WalletTableAccess): CreditStore {
     };
   }
 
-  /** Marks a credit posted at the recipient's entry `seq`, and takes it out of the pending index. */
-  function creditMark(transferId: string, seq: number, postedAt: string) {
+  /**
+   * Marks a credit posted at the recipient's entry `seq` by posting `postingId` (whose answer may
+   * be lost: its next try finds the credit posted by it), and takes it out of the pending index.
+   */
+  function creditMark(transferId: string, seq: number, postedAt: string, postingId: string) {
     return {
       Update: {
         TableName: access.tableName,
         Key: { pk: creditKey(transferId) },
-        UpdateExpression: 'SET postedSeq = :seq, postedAt = :at REMOVE pendingFor',
+        UpdateExpression: 'SET postedSeq = :seq, postedAt = :at, postedBy = :by REMOVE pendingFor',
         // A credit a batch holds is posted with its batch only: posted here too, it would be twice.
         ConditionExpression:
           'attribute_exists(pk) AND attribute_not_exists(postedSeq) AND attribute_not_exists(batchId)',
-        ExpressionAttributeValues: { ':seq': seq, ':at': postedAt },
+        ExpressionAttributeValues: { ':seq': seq, ':at': postedAt, ':by': postingId },
       },
     };
   }
@@ -379,5 +393,6 @@ export function createCreditStore(access: WalletTableAccess): CreditStore {
     waitFor,
     releaseLease,
     oldestCredits,
+    postedUncompleted: pending.postedUncompleted,
   };
 }

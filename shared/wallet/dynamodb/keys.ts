@@ -28,8 +28,10 @@ import { createHash } from 'node:crypto';
  *   BATCH#<batchId>            credits claimed together     up to 49 credits in transit to one wallet
  *                                                          (./credit-batch.ts), in the `pending` index
  *                                                          in their place until a posting takes it into
- *                                                          the wallet (firstSeq, balanceBefore); then
- *                                                          completedAt once its entries are written
+ *                                                          the wallet (firstSeq, balanceBefore), then
+ *                                                          under a COMPLETING#<n> key of that index
+ *                                                          until completedAt, once its entries are
+ *                                                          written
  *   INBOUND#<address>          a hot wallet's marker        hotUntil: payments to it go through the
  *                                                          clearing account until then; its presence
  *                                                          also says credits may be in transit
@@ -153,3 +155,20 @@ export function pendingShardKey(address: string, transferId: string): string {
 
 export const pendingShardOf = (address: string, shard: number): string =>
   `${walletAccount(address)}#${shard}`;
+
+/**
+ * How many keys of the `pending` index hold the batches posted and not yet completed: a posting
+ * moves a batch there from its wallet's shard, its completion takes it out, so they hold only the
+ * few between the two (or those whose poster died between them, which the sweep completes:
+ * shared/wallet/hot-wallet/sweep-batches.ts). Never a wallet's key: those start with `W#`.
+ */
+export const COMPLETING_SHARDS = 8;
+
+/** The `pending` index key of a posted batch awaiting its completion: a shard picked by its id. */
+export function completingShardKey(batchId: string): string {
+  let hash = 0;
+  for (let i = 0; i < batchId.length; i++) hash = (hash * 31 + batchId.charCodeAt(i)) >>> 0;
+  return completingShardOf(hash % COMPLETING_SHARDS);
+}
+
+export const completingShardOf = (shard: number): string => `COMPLETING#${shard}`;

@@ -2,9 +2,16 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { withRetries } from '../../dynamodb/retry.ts';
 import { eachLimited } from '../../util/each-limited.ts';
 import type { PendingCredit } from '../history/ports.ts';
+import type { CreditBatch } from '../hot-wallet/credit-batch.ts';
 import { addressOfAccount } from '../model/accounts.ts';
 import { batchOfItem } from './batch-reader.ts';
-import { PENDING_INDEX, PENDING_SHARDS, pendingShardOf } from './keys.ts';
+import {
+  COMPLETING_SHARDS,
+  completingShardOf,
+  PENDING_INDEX,
+  PENDING_SHARDS,
+  pendingShardOf,
+} from './keys.ts';
 import type { WalletTableAccess } from './table-access.ts';
 
 /**
@@ -13,7 +20,11 @@ import type { WalletTableAccess } from './table-access.ts';
  */
 export function createPendingCredits({ client, tableName }: WalletTableAccess) {
   /** The items of one shard, newest first or oldest first, `limit` of them or every page. */
-  async function shard(address: string, n: number, newestFirst: boolean, limit?: number) {
+  const shard = (address: string, n: number, newestFirst: boolean, limit?: number) =>
+    keyItems(pendingShardOf(address, n), newestFirst, limit);
+
+  /** The items of one key of the index, newest first or oldest first, `limit` of them or every page. */
+  async function keyItems(key: string, newestFirst: boolean, limit?: number) {
     const items: Record<string, unknown>[] = [];
     let start: Record<string, unknown> | undefined;
     do {
@@ -23,7 +34,7 @@ export function createPendingCredits({ client, tableName }: WalletTableAccess) {
             TableName: tableName,
             IndexName: PENDING_INDEX,
             KeyConditionExpression: 'pendingFor = :k',
-            ExpressionAttributeValues: { ':k': pendingShardOf(address, n) },
+            ExpressionAttributeValues: { ':k': key },
             ScanIndexForward: !newestFirst,
             ...(limit === undefined ? {} : { Limit: limit }),
             ExclusiveStartKey: start,
@@ -67,7 +78,22 @@ export function createPendingCredits({ client, tableName }: WalletTableAccess) {
   const oldestItems = (address: string, perShard: number) =>
     allShards((n) => shard(address, n, false, perShard));
 
-  return { newest, items, oldestItems };
+  /**
+   * The oldest batches posted and not yet completed, of every wallet: up to `perShard` of each
+   * `COMPLETING#` key, one Query each, all at once. A batch completed since the index was written
+   * is left out (the index lags the table).
+   */
+  async function postedUncompleted(perShard: number): Promise<CreditBatch[]> {
+    const parts = await Promise.all(
+      Array.from({ length: COMPLETING_SHARDS }, (_, n) => keyItems(completingShardOf(n), false, perShard)),
+    );
+    return parts.flat().flatMap((item) => {
+      const batch = batchOfItem(item);
+      return batch?.posting && batch.completedAt === undefined ? [batch] : [];
+    });
+  }
+
+  return { newest, items, oldestItems, postedUncompleted };
 }
 
 /** The credits an item of the index stands for: a credit, or those of a batch (./credit-batch.ts). */

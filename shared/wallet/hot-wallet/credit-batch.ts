@@ -21,6 +21,8 @@ export interface CreditInTransit extends BatchedCredit {
   readonly postedSeq?: number | undefined;
   /** The batch that holds it, once one does: it is posted with that batch, never on its own. */
   readonly batchId?: string | undefined;
+  /** The one-level posting that posted it (`PostingPlan.postingId`), once posted on its own. */
+  readonly postedBy?: string | undefined;
 }
 
 /** Where a posted batch's credits go in its wallet: set by the posting that took it. */

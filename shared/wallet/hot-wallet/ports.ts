@@ -43,6 +43,11 @@ export interface PostingPlan {
   readonly wallet: AccountState;
   readonly credits: readonly CreditInTransit[];
   readonly postedAt: string;
+  /**
+   * One per posting, the same on each of its tries: a credit marked posted by it was posted by
+   * this call, even when the answer of the try that did it was lost.
+   */
+  readonly postingId: string;
 }
 
 export type PostingResult =
@@ -131,4 +136,13 @@ export interface BatchStore {
   ): Promise<'completed' | 'already' | 'busy'>;
   /** Those of the batches that exist, strongly consistent. */
   readBatches(batchIds: readonly string[]): Promise<CreditBatch[]>;
+}
+
+/**
+ * What the sweep of batches posted and not completed needs of the ledger (./sweep-batches.ts);
+ * implemented by ../dynamodb/credit-store.ts (its query by ../dynamodb/pending-index.ts).
+ */
+export interface BatchSweepStore extends Pick<BatchStore, 'complete'> {
+  /** The oldest batches posted and not yet completed, of every wallet: up to `perShard` of each shard. */
+  postedUncompleted(perShard: number): Promise<CreditBatch[]>;
 }

@@ -123,6 +123,7 @@ export function makePostCredits({ ledger, clock }: { ledger: CreditStore; clock:
   async function postDirect(call: Call, credits: readonly CreditInTransit[]): Promise<CreditInTransit[]> {
     const { address } = call;
     await beforePosting(call);
+    const postingId = randomUUID();
     type Outcome = { done: readonly CreditInTransit[]; batched: CreditInTransit[] };
     const { done, batched } = await retryMovement<Outcome>(
       deadline(call, 'The wallet is busy; its credits are delivered again'),
@@ -130,21 +131,24 @@ export function makePostCredits({ ledger, clock }: { ledger: CreditStore; clock:
         patiently<Outcome>(async () => {
           const remembered = known.get(address);
           known.delete(address);
-          const { wallet, due, batched }: Awaited<ReturnType<typeof readDue>> = remembered
-            ? { wallet: remembered, due: [...credits], batched: [] }
+          const { wallet, due, batched, postedBy }: Awaited<ReturnType<typeof readDue>> = remembered
+            ? { wallet: remembered, due: [...credits], batched: [], postedBy: [] }
             : await readDue(ledger, address, credits);
-          if (due.length === 0) return { done: { done: [], batched } };
+          // A try whose answers were all lost committed: its credits are this call's.
+          const mine = postedBy.filter((credit) => credit.postedBy === postingId);
+          if (due.length === 0) return { done: { done: mine, batched } };
           beforeWrite();
           const result = await ledger.post({
             address,
             wallet,
             credits: due,
             postedAt: new Date(clock.now()).toISOString(),
+            postingId,
           });
           if (result.kind !== 'posted') return { again: remembered ? 'now' : 'after-pause' };
           const sum = due.reduce((total, credit) => total + BigInt(credit.amountMinor), 0n);
           known.set(address, { exists: true, balance: wallet.balance + sum, seq: wallet.seq + due.length });
-          return { done: { done: due, batched } };
+          return { done: { done: [...mine, ...due], batched } };
         }),
     );
     for (const credit of done) call.posted.add(credit.transferId);
@@ -251,7 +255,8 @@ async function stillDue(ledger: BatchStore, address: string, credits: readonly C
 
 /**
  * The wallet as it is, and those of `credits` still to post: on their own (`due`), or with the
- * batch that holds them (`batched`). A credit posted meanwhile, or not found, is skipped.
+ * batch that holds them (`batched`); and those posted on their own (`postedBy` says by which
+ * posting). A credit not found is skipped.
  */
 async function readDue(ledger: BatchStore, address: string, credits: readonly CreditInTransit[]) {
   const read = await ledger.read(
@@ -263,5 +268,6 @@ async function readDue(ledger: BatchStore, address: string, credits: readonly Cr
     wallet: read.wallet,
     due: unposted.filter((credit) => credit.batchId === undefined),
     batched: unposted.filter((credit) => credit.batchId !== undefined),
+    postedBy: read.credits.filter((credit) => credit.postedBy !== undefined),
   };
 }

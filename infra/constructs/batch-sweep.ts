@@ -1,0 +1,55 @@
+import { Duration } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import type { ApplicationLogLevel } from 'aws-cdk-lib/aws-lambda';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { tables } from '#shared/dynamodb/tables.ts';
+import { PENDING_INDEX } from '#shared/wallet/dynamodb/keys.ts';
+import { SWEEP_EVERY_MS } from '#shared/wallet/hot-wallet/sweep-batches.ts';
+import { ProjectFunction } from './project-function.ts';
+
+export interface BatchSweepProps {
+  readonly stageName: string;
+  readonly walletsTable: ITable;
+  readonly logRetention: RetentionDays;
+  readonly logLevel: ApplicationLogLevel;
+}
+
+/**
+ * What the sweep does to the table, and nothing more: Queries of the `pending` index's
+ * `COMPLETING#` keys, and one TransactWriteItems per batch it completes, whose items are a Put per
+ * entry and Updates of the batch and its credits (IAM authorises a transaction by the actions of
+ * its items). It never reads by key, scans or deletes.
+ */
+export const BATCH_SWEEP_ACTIONS = ['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
+
+/**
+ * The sweep of batches posted and not completed (functions/sweep-batches): EventBridge invokes it
+ * every SWEEP_EVERY_MS, and it completes the batches whose poster stopped between a posting and its
+ * completion (shared/wallet/hot-wallet/sweep-batches.ts). A run that fails is not retried: the
+ * next one comes within minutes.
+ */
+export class BatchSweep extends Construct {
+  readonly function: ProjectFunction;
+
+  constructor(scope: Construct, id: string, props: BatchSweepProps) {
+    super(scope, id);
+    this.function = new ProjectFunction(this, 'Function', {
+      functionDir: 'sweep-batches',
+      description: 'Completes the hot-wallet credit batches posted and not completed (their poster stopped)',
+      environment: { [tables.wallets.envVar]: props.walletsTable.tableName, STAGE: props.stageName },
+      logRetention: props.logRetention,
+      applicationLogLevel: props.logLevel,
+      // At most 800 batches of one transaction each, four at a time, each within 20 s.
+      timeout: Duration.minutes(1),
+    });
+    this.function.grantData(props.walletsTable, BATCH_SWEEP_ACTIONS, [PENDING_INDEX]);
+    new Rule(this, 'Schedule', {
+      description: 'Completes credit batches posted and not completed',
+      schedule: Schedule.rate(Duration.minutes(SWEEP_EVERY_MS / 60_000)),
+      targets: [new LambdaFunction(this.function.function, { retryAttempts: 0 })],
+    });
+  }
+}

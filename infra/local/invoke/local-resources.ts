@@ -6,9 +6,12 @@
  * stopped after it: DynamoDB Local in memory with fresh tables, and the local issuer's JWKS
  * served on a free port.
  */
+
 import { tables } from '#shared/dynamodb/tables.ts';
 import { CORS_ORIGINS_ENV } from '#shared/http/cors.ts';
 import { routes } from '#shared/routes.ts';
+import { DESTINATION_MODE_ENV } from '#shared/webhooks/model/destination-mode.ts';
+import { KMS_KEY_ENV, STATIC_KEY_ENV } from '#shared/webhooks/secrets/keeper.ts';
 import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from '../dynamodb-local.ts';
 import { defaultPort, LOCAL_AUDIENCE, loadOrCreateLocalKeys } from '../issuer.ts';
 import { startJwksServer } from '../jwks-server.ts';
@@ -116,6 +119,17 @@ export function resolveEnvironment(
 ): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(fn.environment)) {
+    if (name === KMS_KEY_ENV) {
+      // KMS has no local counterpart that installs from npm or Debian: the local stack seals webhook
+      // secrets with a key of its own (../webhook-secrets-key.ts), and allows loopback endpoints.
+      for (const localName of [STATIC_KEY_ENV, DESTINATION_MODE_ENV]) {
+        const localValue = local[localName];
+        if (localValue === undefined)
+          throw new Error(`${fn.name}: no local ${localName} in place of ${name}`);
+        env[localName] = localValue;
+      }
+      continue;
+    }
     const fromLocal =
       (AUTH_VARIABLES as readonly string[]).includes(name) ||
       ((LOCAL_TOKEN_RULES as readonly string[]).includes(name) && local[name] !== undefined) ||

@@ -37,17 +37,16 @@ export interface Route {
    */
   readonly signingSecrets?: 'seal';
   /**
-   * Where a stage reserves concurrency (prod), this route's function reserves this many instead of
-   * the stage's figure: a route called a few times in a wallet's life (managing its webhook
-   * endpoints) needs few, and the reservations of all functions come out of one account pool.
+   * `unreserved`: where a stage reserves concurrency (prod), this route's function reserves none and
+   * runs in the account's unreserved pool. For the merchants' back-office routes (webhook endpoints,
+   * the events API): little traffic, and every reservation comes out of one pool of 1,000 that must
+   * keep 100 unreserved (test/infra/service-posture.test.ts). A small reservation would instead cap
+   * them, and a burst past the cap is a throttled invocation, not an answer.
    */
-  readonly reservedConcurrency?: number;
+  readonly reservedConcurrency?: 'unreserved';
   /** The function's timeout where it is not the project's 10 s (infra/constructs/project-function.ts). */
   readonly timeoutSeconds?: number;
 }
-
-/** What each endpoint-management route reserves in prod: a merchant registers an endpoint once. */
-const ENDPOINT_MANAGEMENT_CONCURRENCY = 5;
 
 export const routes = [
   {
@@ -187,7 +186,7 @@ export const routes = [
     // is sealed under a data key of its own (signingSecrets: seal).
     data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
     signingSecrets: 'seal',
-    reservedConcurrency: ENDPOINT_MANAGEMENT_CONCURRENCY,
+    reservedConcurrency: 'unreserved',
     summary: "Register a webhook endpoint of the caller's wallet; the answer alone shows its signing secret",
   },
   {
@@ -197,7 +196,7 @@ export const routes = [
     functionDir: 'list-webhooks',
     scopes: ['read:webhooks'],
     data: { table: 'webhooks', actions: ['dynamodb:GetItem'] },
-    reservedConcurrency: ENDPOINT_MANAGEMENT_CONCURRENCY,
+    reservedConcurrency: 'unreserved',
     summary: "The caller's webhook endpoints, newest first",
   },
   {
@@ -207,7 +206,7 @@ export const routes = [
     functionDir: 'get-webhook',
     scopes: ['read:webhooks'],
     data: { table: 'webhooks', actions: ['dynamodb:GetItem'] },
-    reservedConcurrency: ENDPOINT_MANAGEMENT_CONCURRENCY,
+    reservedConcurrency: 'unreserved',
     summary: 'One webhook endpoint of the caller',
   },
   {
@@ -217,7 +216,7 @@ export const routes = [
     functionDir: 'update-webhook',
     scopes: ['write:webhooks'],
     data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
-    reservedConcurrency: ENDPOINT_MANAGEMENT_CONCURRENCY,
+    reservedConcurrency: 'unreserved',
     summary:
       'Change a webhook endpoint of the caller (JSON Merge Patch): url, event types, description, enabled or disabled',
   },
@@ -228,7 +227,7 @@ export const routes = [
     functionDir: 'delete-webhook',
     scopes: ['write:webhooks'],
     data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
-    reservedConcurrency: ENDPOINT_MANAGEMENT_CONCURRENCY,
+    reservedConcurrency: 'unreserved',
     summary: 'Delete a webhook endpoint of the caller',
   },
   {
@@ -239,7 +238,7 @@ export const routes = [
     scopes: ['write:webhooks'],
     data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
     signingSecrets: 'seal',
-    reservedConcurrency: ENDPOINT_MANAGEMENT_CONCURRENCY,
+    reservedConcurrency: 'unreserved',
     summary:
       'A new signing secret for a webhook endpoint of the caller; the previous one signs beside it for 24 h',
   },
@@ -251,7 +250,7 @@ export const routes = [
     scopes: ['read:webhooks'],
     // GetItem checks the endpoint is the caller's; a Query of the deliveries index reads its log.
     data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:Query'] },
-    reservedConcurrency: ENDPOINT_MANAGEMENT_CONCURRENCY,
+    reservedConcurrency: 'unreserved',
     summary: "A webhook endpoint's delivery attempts, newest first, a page at a time",
   },
   {
@@ -263,6 +262,7 @@ export const routes = [
     // GetItem reads the wallet's endpoint set (is it the caller's?); PutItem writes the replay
     // task the dispatcher expands into deliveries.
     data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
+    reservedConcurrency: 'unreserved',
     summary: "Deliver every event of the caller's wallet since a time to one of its endpoints again",
   },
   {
@@ -273,6 +273,7 @@ export const routes = [
     scopes: ['read:webhooks'],
     // Queries of the events index: the caller's events, newest first.
     data: { table: 'webhooks', actions: ['dynamodb:Query'] },
+    reservedConcurrency: 'unreserved',
     summary:
       "The caller's wallet's events of the last 30 days, newest first, whether or not an endpoint took them",
   },
@@ -283,6 +284,7 @@ export const routes = [
     functionDir: 'get-event',
     scopes: ['read:webhooks'],
     data: { table: 'webhooks', actions: ['dynamodb:GetItem'] },
+    reservedConcurrency: 'unreserved',
     summary: "One event of the caller's wallet",
   },
   {
@@ -293,6 +295,7 @@ export const routes = [
     scopes: ['write:webhooks'],
     // GetItem reads the event and the wallet's endpoint set; PutItem writes the delivery task.
     data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
+    reservedConcurrency: 'unreserved',
     summary: 'Deliver one event of the caller to one of its endpoints again',
   },
   {

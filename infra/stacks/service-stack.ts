@@ -193,9 +193,7 @@ export class ServiceStack extends Stack {
         logRetention: props.logRetention,
         applicationLogLevel: props.logLevel,
         reservedConcurrency:
-          props.reservedConcurrency === undefined
-            ? undefined
-            : Math.min(route.reservedConcurrency ?? props.reservedConcurrency, props.reservedConcurrency),
+          route.reservedConcurrency === 'unreserved' ? undefined : props.reservedConcurrency,
         ...(route.timeoutSeconds ? { timeout: Duration.seconds(route.timeoutSeconds) } : {}),
       });
       if (route.data) {

@@ -116,6 +116,11 @@ describe('alarms', () => {
       'creditPoster-throttles',
       'creditPoster-iterator-age',
       'creditPoster-failed-batches',
+      'webhooks-delivery-failures',
+      'webhooks-oldest-undelivered',
+      'webhooks-deriver-behind',
+      'webhooks-deriver-failed-batches',
+      'webhooks-endpoints-disabled',
     ].map((name) => `wallet-catalog-dev-${name}`);
     expect(
       alarms()
@@ -428,8 +433,9 @@ describe('alarm topic', () => {
 describe('logs', () => {
   it('keeps every log group of the service for the retention of the stage: functions, access and execution logs', () => {
     const groups = Object.values(service.findResources('AWS::Logs::LogGroup'));
-    // One per function (authorizer, probe, ledger audit and credit poster included), access logs, execution logs.
-    expect(groups).toHaveLength(routeTable.length + 4 + 2);
+    // One per function (authorizer, probe, ledger audit, credit poster, batch sweep, event deriver and
+    // webhook dispatcher included), access logs, execution logs.
+    expect(groups).toHaveLength(routeTable.length + 7 + 2);
     for (const group of groups) expect(group.Properties.RetentionInDays).toBe(14);
     const prod = Template.fromStack(buildServiceApp({ stage: 'prod' }).service);
     prod.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
@@ -450,8 +456,9 @@ describe('tracing', () => {
   it('traces the API stage and every function with X-Ray', () => {
     service.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: true });
     const functions = Object.values(service.findResources('AWS::Lambda::Function'));
-    // The routes', the authorizer, the synthetic probe, the ledger audit and the credit poster.
-    expect(functions).toHaveLength(routeTable.length + 4);
+    // The routes', the authorizer, the synthetic probe, the ledger audit, the credit poster, the batch
+    // sweep, the event deriver and the webhook dispatcher.
+    expect(functions).toHaveLength(routeTable.length + 7);
     for (const fn of functions) expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
   });
 });

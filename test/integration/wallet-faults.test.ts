@@ -173,7 +173,8 @@ describe('send money under faults beneath the SDK', () => {
     // answers, and the write that opens the wallet stalls every time. Each call's three tries fit
     // the function's timeout, the two one after another do not.
     proxy.inject({ kind: 'stall' }, { operation: 'BatchGetItem', when: mentions(carol), times: 2 });
-    proxy.inject({ kind: 'stall' }, { operation: 'PutItem', when: mentions(carol) });
+    // The opening is one TransactWriteItems: the wallet and its address's skeleton claim.
+    proxy.inject({ kind: 'stall' }, { operation: 'TransactWriteItems', when: mentions(carol) });
     const context = lambdaContext('balance', 10_000);
     const response = await invoke(
       balance,
@@ -185,7 +186,7 @@ describe('send money under faults beneath the SDK', () => {
     expect(context.getRemainingTimeInMillis()).toBeGreaterThan(0);
     expect(proxy.requests('BatchGetItem', mentions(carol))).toHaveLength(3);
     // The third try would have started with less than a request timeout left before the deadline.
-    expect(proxy.requests('PutItem', mentions(carol))).toHaveLength(2);
+    expect(proxy.requests('TransactWriteItems', mentions(carol))).toHaveLength(2);
   });
 
   it('does not debit twice when a commit succeeded but its response was lost, within one request', async () => {

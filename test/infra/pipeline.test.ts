@@ -223,8 +223,9 @@ describe('stages', () => {
       Object.values(Template.fromStack(s?.stateful as never).findResources('AWS::DynamoDB::Table')).map(
         (t) => t.Properties.DeletionProtectionEnabled,
       );
-    expect(tableProtection(dev)).toEqual([false, false]);
-    expect(tableProtection(prod)).toEqual([true, true]);
+    // The pets, wallets and webhooks tables.
+    expect(tableProtection(dev)).toEqual([false, false, false]);
+    expect(tableProtection(prod)).toEqual([true, true, true]);
     const logLevel = (s: typeof dev) =>
       Object.values(Template.fromStack(s?.service as never).findResources('AWS::Lambda::Function')).map(
         (f) => f.Properties.LoggingConfig.ApplicationLogLevel,

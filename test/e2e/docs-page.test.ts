@@ -36,9 +36,14 @@ describe('GET /api/docs in a browser', () => {
     expect(response?.headers()['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
 
     // Swagger UI shows the operationId of each operation it rendered from /api/openapi.json.
+    // The routes' operations, and the webhook payloads the document describes (OpenAPI `webhooks`).
+    const webhookIds = Object.values(buildOpenApiDocument(defaultServiceSettings).webhooks ?? {}).flatMap(
+      (item) => Object.values(item as Record<string, { operationId: string }>).map((op) => op.operationId),
+    );
+    const expectedIds = [...routes.map((r) => r.operationId), ...webhookIds].sort();
     const ids = page.locator('.opblock-summary-operation-id');
-    await expect.poll(() => ids.count(), { timeout: 15_000 }).toBe(routes.length);
-    expect((await ids.allTextContents()).sort()).toEqual(routes.map((r) => r.operationId).sort());
+    await expect.poll(() => ids.count(), { timeout: 15_000 }).toBe(expectedIds.length);
+    expect((await ids.allTextContents()).sort()).toEqual(expectedIds);
     // Every group of the document (its tags), none left in Swagger UI's "default".
     const groups = await page
       .locator('.opblock-tag-section .opblock-tag')

@@ -2,12 +2,12 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { cents, inParallel } from '../support/bank.ts';
 import { uniqueSub } from '../support/events.ts';
-import { fund } from './fund.ts';
+import { fund, markHot } from './fund.ts';
 import { call, tokenFor } from './http.ts';
 
 /*
- * Issue 45.1, as it was found: many pay one merchant at once, so that its wallet goes hot and the
- * credit poster batches and posts their credits, while the merchant polls its balance. Each answer's
+ * Issue 45.1, as it was found: many pay one merchant at once, its wallet hot so that the credit
+ * poster batches and posts their credits, while the merchant polls its balance. Each answer's
  * `balance + pending` must be what was paid in at one moment of that call: never more than what
  * had been paid when it answered (a credit counted twice), never less than what had been paid when
  * it was asked (a credit in neither). The old read (the pending index, then the wallet again)
@@ -36,6 +36,9 @@ describe('the balance of a wallet paid while it reads', () => {
     const subs = Array.from({ length: PAYERS }, () => uniqueSub('payer'));
     await fund([merchant], FUNDED_CENTS);
     await fund(subs, 10_00);
+    // Hot from the start, rather than once its payers' payments meet: on a busy machine they may
+    // come one by one, every credit then direct, and no read would run beside a posting (CI saw it).
+    await markHot(merchant, 120_000);
     const payers = await Promise.all(subs.map((sub) => tokenFor('read:wallet write:wallet', { sub })));
 
     let answered = FUNDED_CENTS;

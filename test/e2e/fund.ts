@@ -4,6 +4,7 @@ import { readRunningStack } from '#infra/local/stack-record.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { makeRecordDeposit } from '#shared/wallet/deposit/record-deposit.ts';
 import { createDepositStore } from '#shared/wallet/dynamodb/deposit-store.ts';
+import { createHotMarkerStore } from '#shared/wallet/dynamodb/hot-marker-store.ts';
 import { inParallel } from '../support/bank.ts';
 import { gateway } from './http.ts';
 
@@ -31,6 +32,25 @@ export async function fund(addresses: readonly string[], amountMinor: number): P
       };
       expect(await recordDeposit(deposit)).toEqual({ kind: 'recorded' });
     });
+  } finally {
+    client.destroy();
+  }
+}
+
+/**
+ * Marks `address` hot in the stack's table for `forMs`, as a payment that met another there would:
+ * its payments go through the clearing account and the poster posts them. For a test about what
+ * happens while credits are in transit, which must not hang on whether this machine's payments
+ * happened to meet.
+ */
+export async function markHot(address: string, forMs: number): Promise<void> {
+  const stack = await readRunningStack(gateway.port, gateway.stateDir);
+  if (!stack) throw new Error('The e2e stack is not running');
+  const client = createDocumentClient({ endpoint: inject('env').DYNAMODB_ENDPOINT as string });
+  try {
+    const until = Date.now() + forMs;
+    const marker = createHotMarkerStore({ client, tableName: stack.env.WALLETS_TABLE_NAME as string });
+    expect(await marker.markHot(address, until)).toBe(until);
   } finally {
     client.destroy();
   }

@@ -101,7 +101,9 @@ async function history(sub: string): Promise<HistoryLine[]> {
 /** True for a share `p` of the calls. */
 const sometimes = (p: number) => () => Math.random() < p;
 
-describe('bank under DynamoDB faults', () => {
+// A hundred transfers through faults, each a few transactions on the one DynamoDB Local the whole
+// suite shares: seconds alone, several times that beside the rest of the suite on two cores.
+describe('bank under DynamoDB faults', { timeout: 120_000 }, () => {
   it('conserves money, never overdraws, answers no 5xx but 503, and moves money once per key', async () => {
     const wallets = Array.from({ length: WALLETS }, () => uniqueSub('bank'));
     await Promise.all(wallets.map((address) => fund(address, INITIAL_MINOR, ledgerWallets)));

@@ -21,7 +21,9 @@ const proxy = await startFaultProxy();
 const client = proxiedClient(proxy);
 afterAll(() => client.destroy());
 
-describe('the credit poster when DynamoDB misbehaves', () => {
+// Some tests pay in up to 60 credits first, one transaction each on the DynamoDB Local the whole
+// suite shares: seconds alone, several times that beside the rest of the suite on two cores.
+describe('the credit poster when DynamoDB misbehaves', { timeout: 90_000 }, () => {
   it('waits out a throttled posting within its deadline and posts the credit once, rather than hand it back to the stream', async () => {
     const hot = await createHotLedger(1);
     const [payer] = hot.payers as [string];

@@ -34,7 +34,7 @@ afterAll(() => {
 
 describe('OpenTelemetry', () => {
   it('makes each DynamoDB call a client span of the registered provider', async () => {
-    // An open wallet: a new caller's first balance read also opens it (a PutItem).
+    // An open wallet: a new caller's first balance read also opens it (one more call).
     const sub = uniqueSub();
     await open(sub);
     exporter.reset();

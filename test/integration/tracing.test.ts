@@ -61,10 +61,11 @@ describe('X-Ray', () => {
     });
     expect(subsegment.id).toMatch(/^[0-9a-f]{16}$/);
     expect(subsegment.end_time as number).toBeGreaterThanOrEqual(subsegment.start_time as number);
-    // A new caller's first call also opens its wallet: the second call, traced the same way.
+    // A new caller's first call also opens its wallet (the wallet and its address's skeleton
+    // claim, one transaction): the second call, traced the same way.
     expect(await nextDocument()).toMatchObject({
       parent_id: '53995c3f42cd8ad8',
-      aws: { operation: 'PutItem', table_name: process.env.WALLETS_TABLE_NAME },
+      aws: { operation: 'TransactWriteItems', table_name: process.env.WALLETS_TABLE_NAME },
     });
   });
 

@@ -18,7 +18,6 @@ import {
 import { KeySchemas, namedItems } from './dynamodb-items.ts';
 import { localClient } from './dynamodb-local.ts';
 import { CallerShare, callerOf } from './dynamodb-share.ts';
-import { IDLE_CONNECTION_OPTIONS } from './http-server.ts';
 
 /*
  * An HTTP proxy in front of DynamoDB Local, for `npm start` and the tests. The functions' SDK
@@ -176,7 +175,7 @@ export class DynamoDbProxy {
   /** Starts a proxy on a local port in front of `upstream` (DynamoDB Local's endpoint). */
   static async start(upstream: string, options: DynamoDbProxyOptions = {}): Promise<DynamoDbProxy> {
     let proxy: DynamoDbProxy | undefined;
-    const server = createServer(IDLE_CONNECTION_OPTIONS, (req, res) => {
+    const server = createServer((req, res) => {
       proxy?.handle(req, res).catch(() => res.socket?.destroy());
     });
     await new Promise<void>((resolve, reject) => {

@@ -299,6 +299,7 @@ export async function startGateway(
   stateDir: string,
   nodeOptions: readonly string[],
   startOptions: readonly string[] = [],
+  env: Readonly<Record<string, string>> = {},
 ): Promise<ChildProcess> {
   const logPath = join(stateDir, 'gateway.log');
   const log = await open(logPath, 'w');
@@ -319,6 +320,7 @@ export async function startGateway(
       ...(process.env.JAVA_HOME ? { JAVA_HOME: process.env.JAVA_HOME } : {}),
       PORT: String(port),
       LOCAL_STATE_DIR: stateDir,
+      ...env,
     },
     stdio: ['ignore', log.fd, log.fd],
   });

@@ -15,93 +15,29 @@ import {
   type TouchCount,
   type TouchReportEntry,
 } from './dynamodb-conflicts.ts';
+import { ANSWERED_IN_PLACE, type Fault, type FaultRule, type ProxiedRequest } from './dynamodb-faults.ts';
 import { KeySchemas, namedItems } from './dynamodb-items.ts';
 import { localClient } from './dynamodb-local.ts';
 import { CallerShare, callerOf } from './dynamodb-share.ts';
-import { IDLE_CONNECTION_OPTIONS } from './http-server.ts';
 
 /*
  * An HTTP proxy in front of DynamoDB Local, for `npm start` and the tests. The functions' SDK
  * talks to it through DYNAMODB_ENDPOINT, so whatever it does happens beneath the SDK's middleware,
  * on the wire, where it happens on AWS: the SDK parses a real error answer or meets a real broken
  * socket. What it adds, alone or together:
- * - faults a test injects (`inject`): throttling, 500s, resets, stalls, lost answers, …;
+ * - faults a test injects (`inject`, the kinds in `dynamodb-faults.ts`): throttling, 500s, resets,
+ *   stalls, lost answers, …;
  * - with `conflicts`, DynamoDB's transaction conflicts, which DynamoDB Local never raises
  *   (`dynamodb-conflicts.ts`), and a count of the write attempts that named each item;
  * - with `callerSlots`, DynamoDB Local shared among the callers that name themselves in the
  *   endpoint's path (`dynamodb-share.ts`).
  */
 
-/** What the proxy does with one request instead of passing it through. */
-export type Fault =
-  /** Waits, then forwards. */
-  | { readonly kind: 'delay'; readonly ms: number }
-  /** Waits until `until` settles, then forwards: DynamoDB sees the request after what the test did meanwhile. */
-  | { readonly kind: 'hold'; readonly until: Promise<unknown> }
-  /**
-   * Forwards at once, then keeps DynamoDB's answer from the client until `until` settles
-   * (`answered` is called when DynamoDB has answered): what the client reads is older than what
-   * the test did meanwhile, as a Scan page is on AWS when writes commit while it travels.
-   */
-  | {
-      readonly kind: 'hold-answer';
-      readonly until: Promise<unknown>;
-      readonly answered?: () => void;
-    }
-  /** Resets the connection before forwarding: DynamoDB never sees the request. */
-  | { readonly kind: 'reset' }
-  /** Accepts the request and never answers (until the proxy closes). */
-  | { readonly kind: 'stall' }
-  /** Answers 400 ThrottlingException, as DynamoDB does over the table's throughput. */
-  | { readonly kind: 'throttle' }
-  /** Answers 500 InternalServerError. */
-  | { readonly kind: 'server-error' }
-  /** Answers 400 TransactionCanceledException, every item cancelled by a TransactionConflict. */
-  | { readonly kind: 'transaction-conflict' }
-  /** Answers 400 TransactionCanceledException, the first item cancelled by a ThrottlingError. */
-  | { readonly kind: 'transaction-throttled' }
-  /** Answers a BatchGetItem with no item and every key unprocessed, as DynamoDB under throttling may. */
-  | { readonly kind: 'unprocessed' }
-  /** Forwards, lets DynamoDB apply it, then resets the connection: the answer is lost. */
-  | { readonly kind: 'lose-response' }
-  /** Forwards `rewrite(body)` instead of the body received (a request DynamoDB sees differently). */
-  | {
-      readonly kind: 'rewrite';
-      readonly rewrite: (body: Record<string, unknown>) => Record<string, unknown>;
-    };
-
-/** The faults that answer in DynamoDB's place (or never): DynamoDB does not see the request. */
-const ANSWERED_IN_PLACE: ReadonlySet<Fault['kind']> = new Set([
-  'reset',
-  'stall',
-  'throttle',
-  'server-error',
-  'transaction-conflict',
-  'transaction-throttled',
-  'unprocessed',
-]);
-
 const select = (
   list: readonly ProxiedRequest[],
   operation: string | undefined,
   when: ((request: ProxiedRequest) => boolean) | undefined,
 ) => list.filter((r) => (operation === undefined || r.operation === operation) && (when?.(r) ?? true));
-
-/** One request as the proxy received it. */
-export interface ProxiedRequest {
-  /** The DynamoDB operation, from the X-Amz-Target header (e.g. `TransactWriteItems`). */
-  readonly operation: string;
-  readonly body: string;
-}
-
-export interface FaultRule {
-  /** Only requests for this operation. */
-  readonly operation?: string;
-  /** Only requests this predicate accepts (e.g. those naming one test's keys). */
-  readonly when?: (request: ProxiedRequest) => boolean;
-  /** How many matching requests get the fault; every one when unset. */
-  readonly times?: number;
-}
 
 interface ActiveRule {
   readonly fault: Fault;
@@ -176,7 +112,7 @@ export class DynamoDbProxy {
   /** Starts a proxy on a local port in front of `upstream` (DynamoDB Local's endpoint). */
   static async start(upstream: string, options: DynamoDbProxyOptions = {}): Promise<DynamoDbProxy> {
     let proxy: DynamoDbProxy | undefined;
-    const server = createServer(IDLE_CONNECTION_OPTIONS, (req, res) => {
+    const server = createServer((req, res) => {
       proxy?.handle(req, res).catch(() => res.socket?.destroy());
     });
     await new Promise<void>((resolve, reject) => {

@@ -32,19 +32,10 @@ export async function closeServer(server: Server): Promise<void> {
 }
 
 /**
- * How long the local servers keep an idle connection open: far longer than their clients keep one
- * (undici's fetch and the SDK's agent, a few seconds). With Node's default of 5 s, a client on a
- * busy machine could send a request on a connection in the instant the server closed it, and see
- * "other side closed" for a request nobody refused. The side that closes first must be the
- * client's, which then never sends on it again.
- */
-export const IDLE_CONNECTION_OPTIONS = { keepAliveTimeout: 65_000 } as const;
-
-/**
  * Options for `createServer`: Node would answer an HTTP/1.1 request without `Host` with a bare
  * 400 itself; turned off so that {@link refuseWithoutHost} answers it with problem+json.
  */
-export const SERVER_OPTIONS = { ...IDLE_CONNECTION_OPTIONS, requireHostHeader: false } as const;
+export const SERVER_OPTIONS = { requireHostHeader: false } as const;
 
 /** A problem document for a refusal made outside any function, with its request id. */
 function refusal(status: number, reason: string, detail: string) {

@@ -8,7 +8,6 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { JSONWebKeySet } from 'jose';
-import { IDLE_CONNECTION_OPTIONS } from './http-server.ts';
 import { JWKS_PATH, localIssuerUrl } from './issuer.ts';
 
 /** What a `GET` of {@link JWKS_PATH} is answered with, as an identity provider answers it. */
@@ -44,7 +43,7 @@ export interface JwksServer {
 export async function startJwksServer(publicJwks: JSONWebKeySet): Promise<JwksServer> {
   const answer = jwksAnswer(publicJwks);
   let hits = 0;
-  const server = createServer(IDLE_CONNECTION_OPTIONS, (req, res) => {
+  const server = createServer((req, res) => {
     hits++;
     if (req.method !== 'GET' || req.url !== JWKS_PATH) {
       res.writeHead(404, { 'content-length': 0 }).end();

@@ -7,7 +7,6 @@
  * Both from the sources, in this process; they deliver to real HTTP endpoints (loopback, locally).
  */
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   EVENT_DERIVER_FUNCTION_DIR,
   EVENT_DERIVER_NAME,
@@ -64,26 +63,51 @@ export async function startWebhookWorkers(options: WebhookWorkersOptions): Promi
     filter: EVENT_SOURCE_FILTER,
     log: (line) => log(line.replace('stream poller', 'event deriver')),
   });
-  let stopped = false;
   // The handler stops claiming 25 s before its time ends: each local invocation runs a few seconds.
   const context = {
     getRemainingTimeInMillis: () => 25_000 + WEBHOOK_DISPATCHER.localInvocationSeconds * 1000,
   };
-  const dispatching = (async () => {
-    while (!stopped) {
-      await dispatch({}, context).catch(async (error: unknown) => {
-        log(`webhook dispatcher: ${(error as Error).message}`);
-        await sleep(1_000);
-      });
-    }
-  })();
+  const dispatching = startDispatcherSchedule(() => dispatch({}, context), {
+    everyMs: WEBHOOK_DISPATCHER.localInvocationSeconds * 1000,
+    log,
+  });
   return {
     failureFile: options.failureFile,
     deriverStats: () => poller.stats(),
     async stop() {
-      stopped = true;
       await poller.stop();
-      await dispatching;
+      await dispatching.stop();
+    },
+  };
+}
+
+/**
+ * The dispatcher's schedule under `npm start`, as EventBridge runs it on AWS: an invocation at once
+ * and then every `everyMs`, each started whether or not the one before has ended. An invocation
+ * stops claiming at its end but waits for its attempts in flight (up to their 15 s timeout); run
+ * one after another, an endpoint that never answers held every other endpoint's deliveries for as
+ * long at each invocation's end. Returns what stops it, once the invocations running have ended.
+ */
+export function startDispatcherSchedule(
+  invoke: () => Promise<unknown>,
+  { everyMs, log }: { everyMs: number; log: (line: string) => void },
+): { stop(): Promise<void> } {
+  const running = new Set<Promise<void>>();
+  const start = () => {
+    const invocation = invoke().then(
+      () => undefined,
+      (error: unknown) =>
+        log(`webhook dispatcher: ${error instanceof Error ? error.message : String(error)}`),
+    );
+    running.add(invocation);
+    void invocation.finally(() => running.delete(invocation));
+  };
+  start();
+  const timer = setInterval(start, everyMs);
+  return {
+    async stop() {
+      clearInterval(timer);
+      while (running.size > 0) await Promise.all([...running]);
     },
   };
 }

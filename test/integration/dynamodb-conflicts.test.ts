@@ -370,6 +370,35 @@ describe('conflict mode: touches', () => {
   });
 });
 
+describe('the touch report of a table keyed by number', () => {
+  it('names a key past 2^53 exactly, where a JavaScript number cannot hold it (a pet id of int64)', async () => {
+    const numbered = `conflicts-numbered-${randomUUID()}`;
+    await direct.send(
+      new CreateTableCommand({
+        TableName: numbered,
+        BillingMode: 'PAY_PER_REQUEST',
+        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'N' }],
+      }),
+    );
+    const [big, small] = ['9223372036854775807', '42'];
+    for (const id of [big, small]) {
+      await client.send(new PutItemCommand({ TableName: numbered, Item: { id: { N: id } } }));
+    }
+    // Over HTTP, as the e2e tests read it: a key it could not write out cost the report itself.
+    const answer = await fetch(`${proxy.endpoint}${TOUCHES_PATH}`);
+    expect(answer.status).toBe(200);
+    const report = ((await answer.json()) as { table: string }[]).filter((entry) => entry.table === numbered);
+    expect(report).toEqual(
+      expect.arrayContaining([
+        { table: numbered, key: { id: big }, writes: 1, failed: 0 },
+        { table: numbered, key: { id: 42 }, writes: 1, failed: 0 },
+      ]),
+    );
+    expect(report).toHaveLength(2);
+  });
+});
+
 describe('without conflict mode', () => {
   it('passes concurrent transactions on one item through, as DynamoDB Local does', async () => {
     const plain = await DynamoDbProxy.start(holding.endpoint);

@@ -6,7 +6,7 @@ import { createGetPetHandler as createGetPet } from '#functions/get-pet/handler.
 import { createGetTransferHandler } from '#functions/get-transfer/handler.ts';
 import { createListTransfersHandler } from '#functions/list-transfers/handler.ts';
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
-import type { ProxiedRequest } from '#infra/local/dynamodb-proxy.ts';
+import type { ProxiedRequest } from '#infra/local/dynamodb-faults.ts';
 import { type OperationId, routeOf } from '#shared/routes.ts';
 import { createHotMarkerStore } from '#shared/wallet/dynamodb/hot-marker-store.ts';
 import { PENDING_SHARDS } from '#shared/wallet/dynamodb/keys.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createGetBalanceHandler } from '#functions/get-balance/handler.ts';
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
-import type { Fault } from '#infra/local/dynamodb-proxy.ts';
+import type { Fault } from '#infra/local/dynamodb-faults.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { createHotMarkerStore } from '#shared/wallet/dynamodb/hot-marker-store.ts';
 import { loadWalletSettings } from '#shared/wallet/model/settings.ts';

@@ -4,7 +4,7 @@ import { handler as getBalance } from '#functions/get-balance/handler.ts';
 import { handler as getTransfer } from '#functions/get-transfer/handler.ts';
 import { createListTransfersHandler, handler as listTransfers } from '#functions/list-transfers/handler.ts';
 import { handler as send } from '#functions/send-money/handler.ts';
-import type { ProxiedRequest } from '#infra/local/dynamodb-proxy.ts';
+import type { ProxiedRequest } from '#infra/local/dynamodb-faults.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import {
   HISTORY_SHARD_INDEX,

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import type { DynamoDbProxy, ProxiedRequest } from '#infra/local/dynamodb-proxy.ts';
+import type { ProxiedRequest } from '#infra/local/dynamodb-faults.ts';
+import type { DynamoDbProxy } from '#infra/local/dynamodb-proxy.ts';
 import { type AuditOptions, type AuditReport, auditTable } from '#shared/wallet/audit/ledger-audit.ts';
 import { mentions } from './faults.ts';
 

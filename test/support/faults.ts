@@ -1,11 +1,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, type GetCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach } from 'vitest';
-import {
-  DynamoDbProxy,
-  type DynamoDbProxyOptions,
-  type ProxiedRequest,
-} from '#infra/local/dynamodb-proxy.ts';
+import type { ProxiedRequest } from '#infra/local/dynamodb-faults.ts';
+import { DynamoDbProxy, type DynamoDbProxyOptions } from '#infra/local/dynamodb-proxy.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 
 /*

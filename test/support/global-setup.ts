@@ -1,3 +1,4 @@
+import './quiet-functions.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -69,11 +70,9 @@ export async function setupWithGateway(project: TestProject, bundled?: BundledOp
       ...walletEnvironment(defaultServiceSettings),
       DYNAMODB_ENDPOINT: dynamo.endpoint,
     };
-    // The gateway's functions run in this process, where no test owns their lines: keep them quiet.
-    // (Bundled, their lines go to `onLog`, which drops them.)
+    // The gateway's functions are quiet in this process (./quiet-functions.ts); bundled, their
+    // lines go to `onLog`, which drops them.
     Object.assign(process.env, {
-      LOG_LEVEL: 'SILENT',
-      METRICS_DISABLED: 'true',
       WEBHOOK_RETRY_SCHEDULE: process.env.WEBHOOK_RETRY_SCHEDULE ?? E2E_WEBHOOK_RETRY_SCHEDULE,
     });
     // Port 0: runs side by side with `npm start` and with each other.

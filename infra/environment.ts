@@ -1,6 +1,7 @@
 import { tables } from '#shared/dynamodb/tables.ts';
 import { CORS_ORIGINS_ENV } from '#shared/http/cors.ts';
 import type { Route, TableName } from '#shared/routes.ts';
+import { type BucketName, buckets } from '#shared/s3/buckets.ts';
 
 /** Service settings a deployment (CDK context) or a local run chooses. */
 export interface ServiceSettings {
@@ -72,16 +73,22 @@ export const defaultTokenRules = {
 } as const;
 
 /**
- * The environment of one route's function: its table's name and, for the wallet, the money
- * settings. CDK and the local gateway both build function environments here.
+ * The environment of one route's function: its table's name, its bucket's for a route with an
+ * images grant and, for the wallet, the money settings. CDK and the local gateway both build
+ * function environments here.
  */
 export function functionEnvironment(
   route: Route,
   settings: ServiceSettings,
   tableNames: Readonly<Record<TableName, string>>,
+  bucketNames?: Readonly<Record<BucketName, string>>,
 ): Record<string, string> {
   const env: Record<string, string> = {};
   if (route.data) env[tables[route.data.table].envVar] = tableNames[route.data.table];
+  if (route.images) {
+    if (bucketNames === undefined) throw new Error(`${route.operationId} needs the images bucket's name`);
+    env[buckets.images.envVar] = bucketNames.images;
+  }
   if (settings.corsAllowedOrigins.length > 0) env[CORS_ORIGINS_ENV] = settings.corsAllowedOrigins.join(' ');
   return route.data?.table === 'wallets' ? { ...env, ...walletEnvironment(settings) } : env;
 }

@@ -22,6 +22,9 @@ export class MalformedBodyError extends ClientError {}
 /** The request declares a media type the operation does not read. */
 export class UnsupportedMediaTypeError extends ClientError {}
 
+/** The request body is larger than the operation takes; nothing was stored. */
+export class PayloadTooLargeError extends ClientError {}
+
 /** A path or query parameter is not of the expected form. */
 export class InvalidParameterError extends ClientError {}
 
@@ -92,6 +95,9 @@ export class IdempotencyKeyReuseError extends ClientError {}
 
 /** The wallet already has as many webhook endpoints as it may; nothing was registered. */
 export class WebhookEndpointLimitError extends ClientError {}
+
+/** The pet already lists as many photo URLs as a pet may; no image was stored. */
+export class PetPhotoLimitError extends ClientError {}
 
 /** A dependency stayed unavailable (throttling, conflicts, timeouts) after bounded retries. */
 export class TemporarilyUnavailableError extends Error {

@@ -25,6 +25,8 @@ export interface OperationContract {
   /** Media types of the request body where not only `application/json` (a merge patch). */
   readonly requestMediaTypes?: readonly string[];
   readonly requestExample?: unknown;
+  /** A body of bytes instead of JSON (an upload): the media types it is taken with, and what it must be. */
+  readonly requestBytes?: { readonly mediaTypes: readonly string[]; readonly description: string };
   readonly success: {
     readonly status: number;
     readonly schema?: SchemaName;
@@ -33,6 +35,8 @@ export interface OperationContract {
     readonly description: string;
     /** Media types of a success body that is not JSON (the reference page and its assets). */
     readonly mediaTypes?: readonly string[];
+    /** The body of those media types is bytes (an image), not text. */
+    readonly binary?: boolean;
     readonly headers?: readonly HeaderUse[];
     readonly example?: unknown;
   };

@@ -4,10 +4,14 @@
  * problems, answer headers and examples.
  */
 
+import { BINARY_MEDIA_TYPES } from './http/binary-media.ts';
 import { MAX_IF_MATCH_LENGTH } from './http/preconditions.ts';
 import type { OperationContract } from './openapi-contract.ts';
+import { IMAGE_MEDIA_TYPES, MAX_IMAGE_BYTES } from './pets/image-type.ts';
 import { MAX_CURSOR_LENGTH } from './pets/pet-cursor.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_QUERY_TAGS, PET_STATUSES } from './pets/pet-http.ts';
+import { MAX_ADDITIONAL_METADATA_LENGTH } from './pets/pet-image-http.ts';
+import { MAX_PHOTO_URLS } from './pets/pet-images.ts';
 import type { OperationId } from './routes.ts';
 import { int64Schema } from './schemas/common.ts';
 import { petSchema, tagSchema } from './schemas/pet.ts';
@@ -19,7 +23,9 @@ type PetOperationId =
   | 'updatePetWithForm'
   | 'deletePet'
   | 'findPetsByStatus'
-  | 'findPetsByTags';
+  | 'findPetsByTags'
+  | 'uploadFile'
+  | 'getPetImage';
 
 const PET_EXAMPLE = {
   id: 10,
@@ -202,6 +208,71 @@ export const petOperationContracts: Record<PetOperationId, OperationContract> &
       },
       limitParameter,
       cursorParameter,
+    ],
+  },
+  uploadFile: {
+    tag: 'pet',
+    requestBytes: {
+      mediaTypes: ['application/octet-stream', ...IMAGE_MEDIA_TYPES],
+      description: `The image's bytes: PNG, JPEG, GIF or WebP, judged by the bytes themselves (their signature), whatever the Content-Type; at most 4 MiB (${MAX_IMAGE_BYTES} bytes: its base64 must fit Lambda's 6 MB invocation payload). Content-Type must be a binary media type of this API (${BINARY_MEDIA_TYPES.join(', ')}), or the bytes would arrive as text: 415`,
+    },
+    success: {
+      status: 200,
+      schema: 'ApiResponse',
+      description: `The image is stored and its URL appended to the pet's photoUrls (at most ${MAX_PHOTO_URLS}); the pet's new ETag. GET that URL with read:pets (and Accept: image/*) to read the image back`,
+      headers: [{ name: 'ETag', required: true }],
+      example: {
+        code: 200,
+        type: 'image/png',
+        message:
+          "Stored image/png of 5120 bytes at https://api.example.com/prod/api/v3/pet/10/images/Q2hlY2tvdXRJbWFnZTAxMA, now the last of the pet's photoUrls",
+      },
+    },
+    // 413 the image over 4 MiB (the gateway's own 413 is added per route); 415 no image; 422 the
+    // pet already lists 20 photos. Nothing is stored on any of them.
+    problems: [
+      'malformed-body',
+      'invalid-parameter',
+      'unsupported-media-type',
+      'payload-too-large',
+      'not-found',
+      'precondition-failed',
+      'pet-photo-limit',
+      'temporarily-unavailable',
+    ],
+    parameters: [
+      petIdParameter,
+      {
+        name: 'additionalMetadata',
+        in: 'query',
+        required: false,
+        schema: { type: 'string', maxLength: MAX_ADDITIONAL_METADATA_LENGTH },
+        description: 'Kept with the image (not shown by the API)',
+        example: 'front view',
+      },
+      ifMatchParameter,
+    ],
+  },
+  getPetImage: {
+    tag: 'pet',
+    success: {
+      status: 200,
+      description:
+        "The image's bytes as uploaded, with the media type they were recognised as. Send Accept: image/* (or the image's type): API Gateway answers bytes to a client whose first Accept type is binary, base64 text otherwise",
+      mediaTypes: IMAGE_MEDIA_TYPES,
+      binary: true,
+    },
+    problems: ['invalid-parameter', 'not-found', 'temporarily-unavailable'],
+    parameters: [
+      petIdParameter,
+      {
+        name: 'imageId',
+        in: 'path',
+        required: true,
+        schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{22}$' },
+        description: "The image's id, as the URL in the pet's photoUrls names it",
+        example: 'Q2hlY2tvdXRJbWFnZTAxMA',
+      },
     ],
   },
 };

@@ -206,6 +206,20 @@ function operation(route: Route) {
           },
         }
       : {}),
+    ...(contract.requestBytes
+      ? {
+          requestBody: {
+            required: true,
+            description: contract.requestBytes.description,
+            content: Object.fromEntries(
+              contract.requestBytes.mediaTypes.map((type) => [
+                type,
+                { schema: { type: 'string', format: 'binary' } },
+              ]),
+            ),
+          },
+        }
+      : {}),
     responses: {
       [success.status]: {
         description: success.description,
@@ -218,7 +232,9 @@ function operation(route: Route) {
                 ? Object.fromEntries(
                     success.mediaTypes.map((type) => [
                       type,
-                      { schema: { type: 'string' }, example: success.example },
+                      success.binary
+                        ? { schema: { type: 'string', format: 'binary' } }
+                        : { schema: { type: 'string' }, example: success.example },
                     ]),
                   )
                 : {

@@ -30,6 +30,12 @@ export interface Route {
   readonly scopes: readonly Scope[] | null;
   /** The one table the function may touch and exactly the DynamoDB actions it needs there. */
   readonly data?: { readonly table: TableName; readonly actions: readonly string[] };
+  /**
+   * The S3 actions the function may take on the images bucket (`shared/s3/buckets.ts`), on objects
+   * under its one prefix only: a function's second grant, beside its table's, and the only one of
+   * a function without a table.
+   */
+  readonly images?: { readonly actions: readonly ('s3:PutObject' | 's3:GetObject')[] };
   readonly summary: string;
   /**
    * `seal`: the function seals webhook signing secrets: it may generate data keys under the secrets'
@@ -121,6 +127,30 @@ export const routes = [
     // GetItem, then the pet's conditional Delete with its tag entries' (one TransactWriteItems).
     data: { table: 'pets', actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'] },
     summary: 'Deletes a pet',
+  },
+  {
+    operationId: 'uploadFile',
+    method: 'POST',
+    path: '/api/v3/pet/{petId}/uploadImage',
+    functionDir: 'upload-pet-image',
+    scopes: ['write:pets'],
+    // GetItem reads the pet (there, with room for one more photo?); the pet's conditional PutItem
+    // appends the image's URL (its tags, and so its tag entries, do not change).
+    data: { table: 'pets', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
+    // The image, written under the images prefix before the pet lists it.
+    images: { actions: ['s3:PutObject'] },
+    summary:
+      'Uploads an image of a pet (PNG, JPEG, GIF or WebP, at most 4 MiB) and lists its URL in photoUrls',
+  },
+  {
+    operationId: 'getPetImage',
+    method: 'GET',
+    path: '/api/v3/pet/{petId}/images/{imageId}',
+    functionDir: 'get-pet-image',
+    scopes: ['read:pets'],
+    // The image's object alone: the URL a pet lists is its key.
+    images: { actions: ['s3:GetObject'] },
+    summary: 'An image of a pet, as uploaded, with its media type',
   },
   {
     operationId: 'getBalance',

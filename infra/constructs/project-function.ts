@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant } from 'aws-cdk-lib/aws-iam';
 import {
@@ -74,6 +74,7 @@ export class ProjectFunction extends Construct {
   readonly function: NodejsFunction;
   readonly logGroup: LogGroup;
   #dataGrant: Grant | undefined;
+  #imagesGrant: Grant | undefined;
 
   constructor(scope: Construct, id: string, props: ProjectFunctionProps) {
     super(scope, id);
@@ -141,6 +142,46 @@ export class ProjectFunction extends Construct {
       ],
     });
     return this.#dataGrant;
+  }
+
+  /**
+   * Grants the function the given S3 actions on the objects under `prefix` of the bucket named
+   * `bucketName` and nothing else (no listing, no other prefix): the images grant its route names.
+   * A second call is refused, as for {@link grantData}. The ARN is made in the function's own stack
+   * from the bucket's fixed name (`imagesBucketName`), so that the acknowledged finding on its
+   * wildcard reads the same before synthesis and after.
+   */
+  grantImages(bucketName: string, actions: readonly string[], prefix: string): Grant {
+    if (this.#imagesGrant) throw new Error(`${this.node.path} already has its images grant`);
+    if (actions.length === 0) throw new Error(`${this.node.path}: an images grant needs at least one action`);
+    const stack = Stack.of(this);
+    const objects = stack.formatArn({
+      service: 's3',
+      region: '',
+      account: '',
+      resource: bucketName,
+      resourceName: `${prefix}*`,
+    });
+    this.#imagesGrant = Grant.addToPrincipal({
+      grantee: this.function,
+      actions: [...actions],
+      resourceArns: [objects],
+    });
+    const role = this.function.role;
+    if (role) {
+      // As cdk-nag renders the ARN: pseudo parameters unless the stack's env is explicit.
+      const pseudo = (text: string, value: string, name: string) =>
+        Token.isUnresolved(value) ? text.replace(value, `<AWS::${name}>`) : text;
+      const name = pseudo(pseudo(bucketName, stack.account, 'AccountId'), stack.region, 'Region');
+      const partition = Token.isUnresolved(stack.partition) ? '<AWS::Partition>' : stack.partition;
+      const rendered = `arn:${partition}:s3:::${name}/${prefix}*`;
+      Validations.of(role).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::${rendered}]`,
+        reason:
+          'Image keys are drawn per upload (pets/<petId>/<imageId>), so the grant names the one prefix the service writes under: objects below it only, never the bucket (no listing) nor another prefix.',
+      });
+    }
+    return this.#imagesGrant;
   }
 
   /** The findings every function's generated execution role raises, each with why it stands. */

@@ -29,7 +29,9 @@ import {
   walletEnvironment,
 } from '#infra/environment.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
+import { BINARY_MEDIA_TYPES } from '#shared/http/binary-media.ts';
 import { type Route, routes, type TableName } from '#shared/routes.ts';
+import { buckets, S3_ENDPOINT_ENV } from '#shared/s3/buckets.ts';
 import type { AccessLogEntry } from './access-log.ts';
 import { AuthorizerEmulation, type AuthorizerHandler } from './authorizer-emulation.ts';
 import { CallerRateLimiter } from './caller-rate-limit.ts';
@@ -56,6 +58,7 @@ import { InProcessInvoker, type Invoker, loadHandler, withOwnEnvironment } from 
 import { defaultPort, JWKS_PATH, LOCAL_AUDIENCE, loadOrCreateLocalKeys, localIssuerUrl } from './issuer.ts';
 import { jwksAnswer } from './jwks-server.ts';
 import { RequestPipeline } from './request-pipeline.ts';
+import { ensureBuckets, startS3Local } from './s3-local.ts';
 import { loadSweep, startScheduledSweep } from './scheduled-sweep.ts';
 import { type RunningStack, stackRecordPath, writeStackRecord } from './stack-record.ts';
 import { localStateDir } from './state.ts';
@@ -79,6 +82,10 @@ export interface LocalStackOptions {
   readonly dynamodbPort?: number;
   /** An already running DynamoDB (Local) to use instead of starting one; `dbPath` is then ignored. */
   readonly dynamodbEndpoint?: string;
+  /** Directory where the local S3 (s3rver) keeps its objects; a temporary one, removed at stop, when absent. */
+  readonly s3Path?: string;
+  /** An already running local S3 to use instead of starting one; `s3Path` is then ignored. */
+  readonly s3Endpoint?: string;
   /**
    * Puts DynamoDB (Local) behind a proxy that raises DynamoDB's transaction conflicts, which
    * DynamoDB Local never does (`dynamodb-proxy.ts`): the functions then meet contention as on AWS.
@@ -100,7 +107,7 @@ export interface LocalStackOptions {
   readonly corsAllowedOrigins?: readonly string[];
   /** API Gateway's integration timeout: a handler slower than this gets the client a 504. */
   readonly integrationTimeoutMs?: number;
-  /** Media types passed base64-encoded (the API's `binaryMediaTypes`); every body is text when empty. */
+  /** Media types passed base64-encoded (the API's `binaryMediaTypes`); the deployed API's when absent. */
   readonly binaryMediaTypes?: readonly string[];
   /** Called once per answered request, e.g. to print an access log. */
   readonly onRequest?: (entry: AccessLogEntry) => void;
@@ -133,6 +140,8 @@ export interface LocalStack {
   readonly dynamodbEndpoint: string;
   /** DynamoDB Local itself, past the proxy. */
   readonly dynamodbLocalEndpoint: string;
+  /** The local S3 (s3rver) the image functions use. */
+  readonly s3Endpoint: string;
   /** The conflict proxy, with its touch counts; absent with `conflicts: false`. */
   readonly dynamodbProxy?: DynamoDbProxy;
   /** PID of the DynamoDB Local (Java) process this stack started; absent when it uses another. */
@@ -192,7 +201,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const pipeline = new RequestPipeline({
     authorizer,
     integrationTimeoutMs: options.integrationTimeoutMs ?? 29_000,
-    binaryMediaTypes: options.binaryMediaTypes ?? [],
+    binaryMediaTypes: options.binaryMediaTypes ?? BINARY_MEDIA_TYPES,
     callerRateLimiter:
       options.callerRateLimit === null
         ? undefined
@@ -247,7 +256,20 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       cleanups.push(() => dynamo.stop());
     }
 
-    const tableEnv = await ensureTables(dynamodbEndpoint, options.tablePrefix ?? 'local');
+    // The local S3 (s3rver, in this process): started before the functions, stopped after them.
+    let s3Endpoint = options.s3Endpoint;
+    if (s3Endpoint === undefined) {
+      const s3 = await startS3Local(
+        options.s3Path === undefined ? {} : { directory: resolvePath(options.s3Path) },
+      );
+      cleanups.push(() => s3.stop());
+      s3Endpoint = s3.endpoint;
+    }
+    const bucketEnv = await ensureBuckets(s3Endpoint, options.tablePrefix ?? 'local');
+    const tableEnv = {
+      ...(await ensureTables(dynamodbEndpoint, options.tablePrefix ?? 'local')),
+      ...bucketEnv,
+    };
     const dynamodbLocalEndpoint = dynamodbEndpoint;
     let dynamodbProxy: DynamoDbProxy | undefined;
     if (options.conflicts ?? true) {
@@ -273,7 +295,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const webhookEnv = await localWebhookEnvironment(stateDir);
     const environmentOf = (route: Route) => ({
       ...common,
-      ...functionEnvironment(route, settings, tableNames),
+      ...functionEnvironment(route, settings, tableNames, {
+        images: bucketEnv[buckets.images.envVar] as string,
+      }),
+      ...(route.images ? { [S3_ENDPOINT_ENV]: s3Endpoint } : {}),
       ...(route.data?.table === 'webhooks' ? webhookEnv : {}),
     });
     // Each function its own endpoint at the proxy, which shares DynamoDB Local among them.
@@ -389,6 +414,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       pid: process.pid,
       dynamodbEndpoint,
       dynamodbLocalEndpoint,
+      s3Endpoint,
       conflicts: dynamodbProxy !== undefined,
       ...(dynamodbPid === undefined ? {} : { dynamodbPid }),
       env,
@@ -400,6 +426,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       port,
       dynamodbEndpoint,
       dynamodbLocalEndpoint,
+      s3Endpoint,
       ...(dynamodbProxy === undefined ? {} : { dynamodbProxy }),
       ...(dynamodbPid === undefined ? {} : { dynamodbPid }),
       env,

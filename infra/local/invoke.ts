@@ -97,6 +97,11 @@ export async function invokeRoute(
   route: Route,
   event: APIGatewayProxyEvent,
   integrationTimeoutMs: number,
+  /**
+   * Whether a base64 answer goes out as bytes: API Gateway decodes it only for a client whose
+   * first Accept type is one of the API's binary media types, and sends the base64 text otherwise.
+   */
+  answersBytes = true,
 ): Promise<Answer> {
   // Lambda refuses an event over its invocation payload limit before any function runs, and API
   // Gateway answers that 413: a body within API Gateway's own limit (MAX_BODY_BYTES, request-body.ts)
@@ -119,7 +124,7 @@ export async function invokeRoute(
     logFunctionError(route.functionDir, event.requestContext.requestId, error);
     throw new GatewayError('DEFAULT_5XX', 'Internal server error', 502);
   }
-  return proxyAnswer(result, route.functionDir, event.requestContext.requestId);
+  return proxyAnswer(result, route.functionDir, event.requestContext.requestId, answersBytes);
 }
 
 /**
@@ -154,7 +159,7 @@ export function lambdaContext(functionName: string, timeoutMs = 10_000): Context
 }
 
 /** A function's result on the wire; a result API Gateway could not read is its 502. */
-function proxyAnswer(result: unknown, functionDir: string, requestId: string): Answer {
+function proxyAnswer(result: unknown, functionDir: string, requestId: string, answersBytes: boolean): Answer {
   const malformed = (reason: string) => {
     logFunctionError(functionDir, requestId, new Error(`Malformed Lambda proxy response: ${reason}`));
     return new GatewayError('DEFAULT_5XX', 'Malformed Lambda proxy response', 502);
@@ -192,7 +197,7 @@ function proxyAnswer(result: unknown, functionDir: string, requestId: string): A
   return {
     statusCode,
     headers: merged,
-    body: isBase64Encoded ? Buffer.from(body ?? '', 'base64') : (body ?? ''),
+    body: isBase64Encoded && answersBytes ? Buffer.from(body ?? '', 'base64') : (body ?? ''),
   };
 }
 

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { callerRateKey } from '#infra/caller-rate-key.ts';
+import { matchesMediaType } from '#shared/http/binary-media.ts';
 import { allowHeader } from '#shared/http/method-not-allowed.ts';
 import { routes } from '#shared/routes.ts';
 import type { AccessLogEntry } from './access-log.ts';
@@ -138,7 +139,8 @@ export class RequestPipeline {
       path: target.path,
       resource: route.path,
       resourceId: route.operationId,
-      headers: req.rawHeaders,
+      // API Gateway tells the function the scheme the client used, as it does the caller's address.
+      headers: [...req.rawHeaders, 'X-Forwarded-Proto', 'http'],
       query: target.query,
       pathParameters: matched.pathParameters,
       body: body === null ? null : body.toString(binary ? 'base64' : 'utf8'),
@@ -150,17 +152,18 @@ export class RequestPipeline {
       protocol: `HTTP/${req.httpVersion}`,
       domainName: req.headers.host ?? '127.0.0.1',
     });
-    return invokeRoute(invoker, route, event, this.options.integrationTimeoutMs);
+    const firstAccept = req.headers.accept?.split(',')[0];
+    return invokeRoute(
+      invoker,
+      route,
+      event,
+      this.options.integrationTimeoutMs,
+      matchesMediaType(firstAccept, this.options.binaryMediaTypes),
+    );
   }
 
   private isBinary(contentType: string | undefined): boolean {
-    const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
-    if (mediaType === undefined) return false;
-    return this.options.binaryMediaTypes.some((pattern) => {
-      const [type, subtype] = pattern.toLowerCase().split('/');
-      const [actualType, actualSubtype] = mediaType.split('/');
-      return (type === '*' || type === actualType) && (subtype === '*' || subtype === actualSubtype);
-    });
+    return matchesMediaType(contentType, this.options.binaryMediaTypes);
   }
 }
 

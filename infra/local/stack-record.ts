@@ -17,6 +17,8 @@ export interface RunningStack {
   readonly dynamodbEndpoint: string;
   /** DynamoDB Local itself, past the proxy. */
   readonly dynamodbLocalEndpoint: string;
+  /** The local S3 (s3rver) of the image functions; absent in the record of an older stack. */
+  readonly s3Endpoint?: string;
   /** Whether the proxy raises DynamoDB's transaction conflicts; its touch report is at `<dynamodbEndpoint>/proxy/touches`. */
   readonly conflicts: boolean;
   readonly dynamodbPid?: number;

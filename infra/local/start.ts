@@ -1,7 +1,9 @@
 /**
  * `npm start`: the API on http://127.0.0.1:$PORT (3000 by default) through the local gateway,
- * with DynamoDB Local behind it, in memory unless `--db-path <dir>` (or DYNAMODB_LOCAL_PATH)
- * or `--persist` (`<state dir>/dynamodb`) keeps the data. Stops everything on SIGINT/SIGTERM/SIGHUP,
+ * with DynamoDB Local and a local S3 (s3rver, the pets' images) behind it, in memory unless
+ * `--db-path <dir>` (or DYNAMODB_LOCAL_PATH) or `--persist` (`<state dir>/dynamodb`, and
+ * `<state dir>/s3` for the images) keeps the data; without `--persist` the images live in a
+ * temporary directory removed at stop. Stops everything on SIGINT/SIGTERM/SIGHUP,
  * when its parent (npm) goes away, and exits 1 if DynamoDB Local dies under it.
  * `--bundled` runs each function from its bundle in the synthesized `cdk.out`, in execution
  * environments of its own, as Lambda would (see `invoke/bundled-functions.ts`).
@@ -26,7 +28,8 @@ const USAGE = `Usage: npm start [-- --db-path <dir> | --persist] [--dynamodb-por
   PORT=<port>      port of the API (default 3000); npm run token, invoke, wallet:fund and
                    wallet:audit find the one stack running by themselves, PORT picks one of several
   --db-path <dir>  keep DynamoDB Local's data in <dir> (or DYNAMODB_LOCAL_PATH); in memory otherwise
-  --persist        short for --db-path <state dir>/dynamodb
+  --persist        short for --db-path <state dir>/dynamodb, and keeps the images (local S3,
+                   s3rver) in <state dir>/s3 instead of a temporary directory removed at stop
   --dynamodb-port  fixed port for DynamoDB Local (default: any free port)
   --dynamodb-endpoint <url>  use this running DynamoDB (Local) instead of starting one
   --no-conflicts   let the functions reach DynamoDB Local directly. By default they go through a
@@ -77,6 +80,7 @@ const stateDir = localStateDir();
 const dbPath = values.persist
   ? join(stateDir, 'dynamodb')
   : (values['db-path'] ?? optionalEnv('DYNAMODB_LOCAL_PATH'));
+const s3Path = values.persist ? join(stateDir, 's3') : undefined;
 const dynamodbPort = values['dynamodb-port'] === undefined ? undefined : Number(values['dynamodb-port']);
 if (
   dynamodbPort !== undefined &&
@@ -172,6 +176,7 @@ try {
     port,
     stateDir,
     ...(dbPath === undefined ? {} : { dbPath }),
+    ...(s3Path === undefined ? {} : { s3Path }),
     ...(dynamodbPort === undefined ? {} : { dynamodbPort }),
     ...(dynamodbEndpoint === undefined ? {} : { dynamodbEndpoint }),
     conflicts: !values['no-conflicts'],
@@ -221,6 +226,7 @@ process.stdout.write(
     `Local API ready at ${stack.baseUrl}`,
     `  Functions:        ${stack.mode === 'bundled' ? `bundled, from ${stack.functionsSource}; an environment per concurrent request` : stack.functionsSource}`,
     `  DynamoDB Local at ${stack.dynamodbLocalEndpoint} (${dbPath === undefined ? 'in memory' : `data in ${dbPath}`})`,
+    `  Local S3 at       ${stack.s3Endpoint} (s3rver; the pets' images ${s3Path === undefined ? 'in a temporary directory removed at stop' : `in ${s3Path}`})`,
     stack.dynamodbProxy
       ? `  Conflicts:        on, as DynamoDB on AWS: the functions use ${stack.dynamodbEndpoint} (touches per item: ${stack.dynamodbEndpoint}${TOUCHES_PATH}); --no-conflicts turns it off`
       : '  Conflicts:        off (--no-conflicts): DynamoDB Local runs one transaction at a time, contention stays hidden',

@@ -22,6 +22,7 @@ import { Grant } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { type ApplicationLogLevel, LayerVersion } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import type { ProbeSettings } from '#infra/config/deployment-config.ts';
@@ -43,11 +44,14 @@ import {
   type ServiceSettings,
   walletEnvironment,
 } from '#infra/environment.ts';
+import { imagesBucketName } from '#infra/stacks/stateful-stack.ts';
 import { BEARER_TOKEN_PATTERN } from '#shared/auth/bearer.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
+import { BINARY_MEDIA_TYPES } from '#shared/http/binary-media.ts';
 import { gatewayResponses, gatewayResponseTemplate } from '#shared/http/gateway-responses.ts';
 import { PROBLEM_CONTENT_TYPE } from '#shared/http/problem.ts';
 import { type OperationId, type Route, routeOf, routes, type TableName } from '#shared/routes.ts';
+import { buckets } from '#shared/s3/buckets.ts';
 import { KMS_KEY_ENV } from '#shared/webhooks/secrets/keeper.ts';
 import { WEBHOOK_SECRET_PURPOSE } from '#shared/webhooks/secrets/kms-key-wrapper.ts';
 
@@ -66,6 +70,8 @@ export interface ServiceStackProps extends StackProps {
   readonly tables: Readonly<Record<TableName, ITable>>;
   /** The KMS key of the webhook signing secrets (stateful stack). */
   readonly webhookSecretsKey: IKey;
+  /** The pets' images bucket (stateful stack). */
+  readonly imagesBucket: IBucket;
   /** The identity provider the authorizer verifies tokens against. */
   readonly auth: AuthSettings;
   /** How long API Gateway reuses the authorizer's answer for the same token. */
@@ -142,6 +148,8 @@ export class ServiceStack extends Stack {
       restApiName: id,
       description: 'Wallet and pet catalog API',
       endpointConfiguration: { types: [EndpointType.REGIONAL] },
+      // Image uploads reach their function byte for byte, and images go back as bytes (shared/http/binary-media.ts).
+      binaryMediaTypes: [...BINARY_MEDIA_TYPES],
       // API Gateway writes access and execution logs through one role per account and region:
       // declared by one stage only, or each deploy would point the account at its own role.
       // Retained, so deleting this stack cannot break logging of other APIs in the account.
@@ -189,7 +197,12 @@ export class ServiceStack extends Stack {
       const fn = new ProjectFunction(this, route.operationId, {
         functionDir: route.functionDir,
         description: `${route.method} ${route.path}: ${route.summary}`,
-        environment: { ...functionEnvironment(route, props.settings, tableNames), STAGE: props.stageName },
+        environment: {
+          ...functionEnvironment(route, props.settings, tableNames, {
+            images: props.imagesBucket.bucketName,
+          }),
+          STAGE: props.stageName,
+        },
         logRetention: props.logRetention,
         applicationLogLevel: props.logLevel,
         reservedConcurrency:
@@ -199,6 +212,9 @@ export class ServiceStack extends Stack {
       if (route.data) {
         const indexes = (tables[route.data.table].indexes ?? []).map((index) => index.name);
         fn.grantData(props.tables[route.data.table], route.data.actions, indexes);
+      }
+      if (route.images) {
+        fn.grantImages(imagesBucketName(this, props.stageName), route.images.actions, buckets.images.prefix);
       }
       if (route.signingSecrets === 'seal') grantSealing(fn, props.webhookSecretsKey);
       const method = this.api.root.resourceForPath(route.path).addMethod(

@@ -12,7 +12,7 @@ export interface ServiceStacks {
 
 /**
  * Adds the stacks of one stage to `scope` (the app, or a pipeline {@link ServiceStage}): the
- * stateful stack (tables, alarm topic) handed to the stateless service stack as props. Both are
+ * stateful stack (tables, images bucket, alarm topic) handed to the stateless service stack as props. Both are
  * named `wallet-catalog-<stage>-…` wherever they are created, so a stage deployed by hand and the
  * same stage deployed by the pipeline are the same CloudFormation stacks.
  */
@@ -22,7 +22,7 @@ export function createServiceStacks(scope: Construct, config: DeploymentConfig):
   const stateful = new StatefulStack(scope, name('stateful'), {
     stackName: name('stateful'),
     env: config.env,
-    description: `Wallet catalog (${config.stage}): DynamoDB tables and alarm topic`,
+    description: `Wallet catalog (${config.stage}): DynamoDB tables, images bucket and alarm topic`,
     tags,
     stageName: config.stage,
     deletionProtection: config.deletionProtection,
@@ -38,6 +38,7 @@ export function createServiceStacks(scope: Construct, config: DeploymentConfig):
     tables: stateful.tables,
     alarmTopic: stateful.alarmTopic,
     webhookSecretsKey: stateful.webhookSecretsKey,
+    imagesBucket: stateful.imagesBucket,
     auth: config.auth,
     authorizerCacheTtl: config.authorizerCacheTtl,
     settings: config.settings,

@@ -1,4 +1,13 @@
-import { Annotations, ArnFormat, CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import {
+  Annotations,
+  ArnFormat,
+  CfnOutput,
+  Duration,
+  RemovalPolicy,
+  Stack,
+  type StackProps,
+  Validations,
+} from 'aws-cdk-lib';
 import {
   AttributeType,
   BillingMode,
@@ -10,6 +19,13 @@ import {
 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
+import {
+  BlockPublicAccess,
+  Bucket,
+  BucketEncryption,
+  type IBucket,
+  ObjectOwnership,
+} from 'aws-cdk-lib/aws-s3';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
@@ -18,6 +34,7 @@ import { alarmNamePrefix } from '#infra/constructs/alarm-thresholds.ts';
 import { LedgerBackup } from '#infra/constructs/ledger-backup.ts';
 import { type KeyAttribute, tables } from '#shared/dynamodb/tables.ts';
 import type { TableName } from '#shared/routes.ts';
+import { buckets } from '#shared/s3/buckets.ts';
 
 /** Properties of the {@link StatefulStack}. */
 export interface StatefulStackProps extends StackProps {
@@ -34,6 +51,18 @@ export interface StatefulStackProps extends StackProps {
   readonly alarmSubscriberRequired?: boolean;
   /** The AWS Backup plan of the wallet table; none when `undefined`. */
   readonly backup?: BackupSettings | undefined;
+}
+
+/**
+ * The images bucket's name: fixed per stage, account and region, so that the service stack can name
+ * the objects its functions may touch in their grants from its own account and region (an ARN
+ * imported from this stack would be rendered differently before and after synthesis, which the
+ * acknowledged cdk-nag finding on the grant's wildcard must match). The functions still get the
+ * name through the stack's export (IMAGES_BUCKET), which keeps the bucket from being replaced under
+ * them (docs/decisions/cross-stack-references.md).
+ */
+export function imagesBucketName(scope: Stack, stageName: string): string {
+  return `wallet-catalog-${stageName}-images-${scope.account}-${scope.region}`;
 }
 
 /** The id of the warning a stage that needs an alarm subscriber but has none gets at synth. */
@@ -57,6 +86,8 @@ export class StatefulStack extends Stack {
    * without it they never open again.
    */
   readonly webhookSecretsKey: IKey;
+  /** The pets' images (`shared/s3/buckets.ts`): bytes outlive deployments as the tables do. */
+  readonly imagesBucket: IBucket;
 
   constructor(scope: Construct, id: string, props: StatefulStackProps) {
     super(scope, id, props);
@@ -102,6 +133,7 @@ export class StatefulStack extends Stack {
       enableKeyRotation: true,
       removalPolicy,
     });
+    this.imagesBucket = this.#imagesBucket(removalPolicy, props.stageName);
     this.backup = props.backup
       ? new LedgerBackup(this, 'LedgerBackup', {
           ...props.backup,
@@ -109,6 +141,41 @@ export class StatefulStack extends Stack {
           stageName: props.stageName,
         })
       : undefined;
+  }
+
+  /**
+   * The images bucket: encrypted at rest (SSE-S3), every public access blocked, ACLs off (the
+   * account owns every object), TLS only (a bucket policy refusing `aws:SecureTransport` false).
+   * Reached only through the API's image routes, with the functions' own grants, never by URL.
+   * Its lifecycle aborts multipart uploads left incomplete after a day (the functions make none, but
+   * parts nobody completes cost storage forever). A throw-away stage's bucket is emptied and
+   * deleted with its stack; a protected one is retained like the tables. Why:
+   * docs/decisions/pet-images.md.
+   */
+  #imagesBucket(removalPolicy: RemovalPolicy, stageName: string): Bucket {
+    const bucket = new Bucket(this, 'ImagesBucket', {
+      bucketName: imagesBucketName(this, stageName),
+      encryption: BucketEncryption.S3_MANAGED,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      enforceSSL: true,
+      minimumTLSVersion: 1.2,
+      lifecycleRules: [
+        { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      ],
+      removalPolicy,
+      autoDeleteObjects: removalPolicy === RemovalPolicy.DESTROY,
+    });
+    Validations.of(bucket).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason:
+        "Every read and write of an image goes through the API, whose access log records who called which image route (principalId, path, status); S3 server access logs would add a second bucket recording the functions' own requests.",
+    });
+    new CfnOutput(this, 'ImagesBucketName', {
+      description: `${buckets.images.envVar}: ${buckets.images.description}`,
+      value: bucket.bucketName,
+    });
+    return bucket;
   }
 
   /**

@@ -7,6 +7,8 @@ import {
   LookalikeAddressError,
   MalformedBodyError,
   NotFoundError,
+  PayloadTooLargeError,
+  PetPhotoLimitError,
   PreconditionFailedError,
   RecipientLimitError,
   TemporarilyUnavailableError,
@@ -42,6 +44,8 @@ export const errorMappings: ReadonlyArray<readonly [ErrorClass, ErrorMapping]> =
     LookalikeAddressError,
     { status: 409, slug: 'lookalike-address', title: "Looks like another wallet's address" },
   ],
+  // The slug of API Gateway's own 413 (shared/http/gateway-responses.ts): one problem type, whoever judged the size.
+  [PayloadTooLargeError, { status: 413, slug: 'payload-too-large', title: 'Payload too large' }],
   [
     UnsupportedMediaTypeError,
     { status: 415, slug: 'unsupported-media-type', title: 'Unsupported media type' },
@@ -61,6 +65,7 @@ export const errorMappings: ReadonlyArray<readonly [ErrorClass, ErrorMapping]> =
     WebhookEndpointLimitError,
     { status: 422, slug: 'webhook-endpoint-limit', title: 'Webhook endpoint limit reached' },
   ],
+  [PetPhotoLimitError, { status: 422, slug: 'pet-photo-limit', title: 'Pet photo limit reached' }],
   [
     TemporarilyUnavailableError,
     { status: 503, slug: 'temporarily-unavailable', title: 'Service temporarily unavailable' },

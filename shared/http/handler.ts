@@ -14,6 +14,7 @@ import {
 import { requestTelemetry } from '../observability/telemetry.ts';
 import { answeringBy } from '../request-deadline.ts';
 import { type OperationId, routeOf } from '../routes.ts';
+import { matchesMediaType } from './binary-media.ts';
 import { canonicalPath } from './canonical-path.ts';
 import { corsMiddleware, corsOriginsFromEnv } from './cors.ts';
 import { jsonResponse } from './problem.ts';
@@ -45,6 +46,11 @@ export interface HttpRequest<TBody> {
   /** Every value of a query parameter, in the order sent (`?tags=a&tags=b`), as API Gateway lists them. */
   queryValues(name: string): readonly string[];
   readonly requestId: string;
+  /**
+   * The API's base URL as the client addressed it: scheme, host and the stage or base path before
+   * the route's path (`https://<api>/prod`; `http://127.0.0.1:3000` locally), without a final slash.
+   */
+  baseUrl(): string;
   /** Epoch ms at which the function times out (Lambda's remaining time when the request came in). */
   readonly timesOutAt: number;
 }
@@ -52,6 +58,7 @@ export interface HttpRequest<TBody> {
 /** A successful outcome; errors are thrown as typed errors instead. */
 export interface HttpResult {
   readonly statusCode: number;
+  /** JSON, or bytes (sent base64-encoded, with the Content-Type `headers` give them). */
   readonly body: unknown;
   readonly headers?: Record<string, string>;
 }
@@ -66,7 +73,9 @@ type Middleware = MiddlewareObj<Event, APIGatewayProxyResult, Error, Context>;
 const RAW_BODY = Symbol('rawBody');
 /** The caller, as {@link requireScopes} read it, kept on the event for the handler likewise. */
 const PRINCIPAL = Symbol('principal');
-type ParsedEvent = Event & { [RAW_BODY]?: string | null; [PRINCIPAL]?: Principal };
+/** The body's bytes, on routes that take bytes ({@link bytesBody}). */
+const BYTES = Symbol('bytes');
+type ParsedEvent = Event & { [RAW_BODY]?: string | null; [PRINCIPAL]?: Principal; [BYTES]?: Buffer };
 
 /**
  * A request header by its lower-case name, whatever case the client spelled it in (API Gateway
@@ -194,6 +203,50 @@ const jsonBody = (validate: ValidateFunction): Middleware => {
 };
 
 /**
+ * The body as bytes, for an operation that takes an upload: only a binary media type
+ * (shared/http/binary-media.ts) reaches the function byte for byte (base64); any other arrives as
+ * UTF-8 text, its bytes already lost, so it is refused before anything looks at them.
+ */
+const bytesBody = (): Middleware => ({
+  before: ({ event }) => {
+    if (!matchesMediaType(headerOf(event.headers, 'content-type'))) {
+      throw new UnsupportedMediaTypeError(
+        'Send the bytes with Content-Type application/octet-stream (or the image/* type of the image)',
+      );
+    }
+    const body = event.body ?? '';
+    (event as ParsedEvent)[BYTES] = Buffer.from(body, event.isBase64Encoded ? 'base64' : 'utf8');
+  },
+});
+
+/**
+ * The API's base URL as the client addressed it: API Gateway's `requestContext.path` is the path
+ * as sent (stage or custom domain base path first), `path` the route's part of it; the scheme is
+ * the one API Gateway's `X-Forwarded-Proto` names (https when deployed).
+ */
+function baseUrlOf(event: Event): string {
+  const context = event.requestContext;
+  const sent = context.path ?? event.path;
+  const base = sent.endsWith(event.path) ? sent.slice(0, sent.length - event.path.length) : '';
+  const scheme = headerOf(event.headers, 'x-forwarded-proto') === 'http' ? 'http' : 'https';
+  return `${scheme}://${context.domainName}${base}`;
+}
+
+/** A body of bytes as API Gateway takes it from a Lambda proxy integration: base64, so flagged. */
+function bytesResponse(
+  statusCode: number,
+  body: Uint8Array,
+  headers: Record<string, string> | undefined,
+): APIGatewayProxyResult {
+  return {
+    statusCode,
+    headers: { 'content-type': 'application/octet-stream', 'cache-control': 'no-store', ...headers },
+    body: Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('base64'),
+    isBase64Encoded: true,
+  };
+}
+
+/**
  * Our error for one of middy's parser's. A 422 on text that is valid JSON can only be its
  * forbidden-key refusal, which names the key in `cause.data` (middy's `{ package, data }` cause);
  * told apart so, not by its message, which no middy release promises to keep.
@@ -226,6 +279,8 @@ export interface HttpHandlerOptions<TBody> {
   readonly operationId: OperationId;
   /** The generated validator of the JSON body, for operations that take one. */
   readonly body?: ValidateFunction;
+  /** The body as bytes (a `Buffer`), for an operation that takes an upload instead of JSON. */
+  readonly bytes?: true;
   /** The use case: gets a validated request, returns a result or throws a typed error. */
   readonly run: (request: HttpRequest<TBody>) => Promise<HttpResult>;
 }
@@ -243,6 +298,7 @@ export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody
   middlewares.push(problemErrorHandler(), canonicalPath());
   if (scopes) middlewares.push(requireScopes(scopes));
   if (options.body) middlewares.push(jsonBody(options.body));
+  if (options.bytes) middlewares.push(bytesBody());
 
   // No early-timeout timer: a function about to time out is answered by the gateway's DEFAULT_5XX
   // problem all the same.
@@ -251,7 +307,7 @@ export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody
     .handler(async (event: ParsedEvent, context: Context) => {
       const result = await options.run({
         principal: event[PRINCIPAL] ?? ANONYMOUS,
-        body: event.body as TBody,
+        body: (options.bytes ? event[BYTES] : event.body) as TBody,
         rawBody: event[RAW_BODY] ?? null,
         header: (name) => headerOf(event.headers, name),
         headerValues: (name) => headerValuesOf(event, name),
@@ -266,9 +322,12 @@ export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody
           return value === undefined ? [] : [value];
         },
         requestId: event.requestContext.requestId,
+        baseUrl: () => baseUrlOf(event),
         timesOutAt: Date.now() + context.getRemainingTimeInMillis(),
       });
-      return jsonResponse(result.statusCode, result.body, result.headers);
+      return result.body instanceof Uint8Array
+        ? bytesResponse(result.statusCode, result.body, result.headers)
+        : jsonResponse(result.statusCode, result.body, result.headers);
     });
 
   const telemetry = requestTelemetry(options.operationId);

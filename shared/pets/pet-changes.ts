@@ -40,7 +40,8 @@ const MAX_ROUNDS = 200;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function holds(expected: Expected, revision: string): boolean {
+/** Whether the stored pet's `revision` satisfies what the caller expects of it. */
+export function holds(expected: Expected, revision: string): boolean {
   if (expected === undefined || expected === 'any') return true;
   return expected.includes(revision);
 }
@@ -53,15 +54,17 @@ function holds(expected: Expected, revision: string): boolean {
  * now is, so that concurrent writers without `If-Match` all succeed, the last one winning, as on
  * the Petstore, and none of them gets a 503 for our own contention.
  */
-async function change<T>(
+export async function changePet<T>(
   pets: PetRepository,
   id: number,
   expected: Expected,
   write: (current: StoredPet) => Promise<T | undefined>,
+  /** The pet as the caller just read it, for the first round (an upload reads it before storing its image). */
+  read?: StoredPet,
 ): Promise<T> {
   const deadline = requestDeadline();
   for (let round = 1; round <= MAX_ROUNDS; round++) {
-    const current = await pets.find(id);
+    const current = round === 1 && read !== undefined ? read : await pets.find(id);
     if (!current) throw new NotFoundError(`No pet with id ${id}`);
     if (!holds(expected, current.revision)) {
       throw new PreconditionFailedError(
@@ -81,7 +84,7 @@ async function change<T>(
 export const makeUpdatePet =
   ({ pets }: { readonly pets: PetRepository }) =>
   ({ pet, expected }: UpdatePetCommand): Promise<StoredPet> =>
-    change(pets, pet.id, expected, async (current) => {
+    changePet(pets, pet.id, expected, async (current) => {
       const revision = await pets.replace(current, pet);
       return revision === undefined ? undefined : { pet, revision };
     });
@@ -93,7 +96,7 @@ export const makeUpdatePet =
 export const makeUpdatePetWithForm =
   ({ pets }: { readonly pets: PetRepository }) =>
   ({ id, name, status, expected }: UpdatePetWithFormCommand): Promise<StoredPet> =>
-    change(pets, id, expected, async (current) => {
+    changePet(pets, id, expected, async (current) => {
       if (name === undefined && status === undefined) return current;
       const pet: Pet = {
         ...current.pet,
@@ -108,4 +111,4 @@ export const makeUpdatePetWithForm =
 export const makeDeletePet =
   ({ pets }: { readonly pets: PetRepository }) =>
   ({ id, expected }: DeletePetCommand): Promise<StoredPet> =>
-    change(pets, id, expected, async (current) => ((await pets.remove(current)) ? current : undefined));
+    changePet(pets, id, expected, async (current) => ((await pets.remove(current)) ? current : undefined));

@@ -8,7 +8,7 @@ import {
   webhookReplayAcceptedSchema,
   webhookReplayRequestSchema,
 } from './events.ts';
-import { petSchema } from './pet.ts';
+import { apiResponseSchema, petSchema } from './pet.ts';
 import {
   addressOnlySchema,
   balanceSchema,
@@ -30,6 +30,7 @@ import {
 export const schemas = [
   problemSchema,
   petSchema,
+  apiResponseSchema,
   sendRequestSchema,
   balanceSchema,
   transferSchema,

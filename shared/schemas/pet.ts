@@ -51,3 +51,19 @@ export type PetInput = FromSchema<typeof petSchema>;
 
 /** A pet as stored and returned: always with its id. */
 export type Pet = PetInput & { id: number };
+
+/** Swagger Petstore v3 `ApiResponse`: the answer of `uploadFile`. */
+export const apiResponseSchema = {
+  $id: 'ApiResponse',
+  type: 'object',
+  additionalProperties: false,
+  required: ['code', 'type', 'message'],
+  properties: {
+    code: { type: 'integer', format: 'int32', description: 'The status, 200' },
+    type: { type: 'string', description: 'The media type the image was recognised as by its bytes' },
+    message: {
+      type: 'string',
+      description: "What was stored and the URL it is served at, as the pet's photoUrls now ends with",
+    },
+  },
+} as const;

@@ -41,6 +41,8 @@ export interface CallResult {
   readonly status: number;
   readonly headers: Headers;
   readonly text: string;
+  /** The body's bytes (an image), of which `text` is the UTF-8 reading. */
+  readonly bytes: Uint8Array;
   /** The parsed body when it is JSON of any kind, otherwise `undefined`. */
   readonly json: unknown;
 }
@@ -59,12 +61,14 @@ export async function call(method: string, path: string, options: CallOptions = 
     ...(body === undefined ? {} : { body }),
     ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
   } as RequestInit);
-  const text = await response.text();
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  const text = new TextDecoder().decode(bytes);
   const isJson = /^application\/([\w.-]+\+)?json/.test(response.headers.get('content-type') ?? '');
   const result = {
     status: response.status,
     headers: response.headers,
     text,
+    bytes,
     json: isJson && text !== '' ? JSON.parse(text) : undefined,
   };
   expectAsDocumented(method, path, result);
@@ -75,7 +79,7 @@ export async function call(method: string, path: string, options: CallOptions = 
  * Asserts an RFC 9457 problem: the status, the media type, every member the API promises, and
  * the request id the gateway also sends as a header (what a client quotes to support).
  */
-export function expectProblem(result: CallResult, status: number): Record<string, unknown> {
+export function expectProblem(result: Omit<CallResult, 'bytes'>, status: number): Record<string, unknown> {
   expect(result.status, result.text).toBe(status);
   expect(result.headers.get('content-type')).toBe('application/problem+json');
   const problem = result.json as Record<string, unknown>;

@@ -67,9 +67,14 @@ const SERVICE_FINDINGS = [
   'AwsSolutions-IAM5[Resource::*]',
   // The credit poster's failure queue, a destination rather than a queue with consumers.
   'AwsSolutions-SQS3',
+  // The image functions' grants on the objects under the images prefix, and the images bucket's
+  // access logs (the API's access log records every image request).
+  'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::wallet-catalog-dev-images-<AWS::AccountId>-<AWS::Region>/pets/*]',
+  'AwsSolutions-S1',
 ];
 const PIPELINE_FINDINGS = [
   ...SERVICE_FINDINGS,
+  'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::wallet-catalog-prod-images-<AWS::AccountId>-<AWS::Region>/pets/*]',
   // Production's AWS Backup plan of the ledger.
   'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSBackupServiceRolePolicyForBackup]',
   'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSBackupServiceRolePolicyForRestores]',
@@ -88,7 +93,6 @@ const PIPELINE_FINDINGS = [
   'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:codebuild:<AWS::Region>:<AWS::AccountId>:report-group/<project>-*]',
   'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/codebuild/*]',
   'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/codebuild/<project>:*]',
-  'AwsSolutions-S1',
 ];
 
 /** Each unacknowledged finding as `rule at construct path`, errors and warnings alike. */

@@ -188,8 +188,14 @@ describe('functions', () => {
       // Stack traces through the bundle's source map.
       expect(variables?.NODE_OPTIONS, route.operationId).toBe('--enable-source-maps');
       const table = route.data?.table;
+      // The images bucket's name, to the image functions only (test/infra/images-bucket.test.ts).
+      expect(Object.hasOwn(variables ?? {}, 'IMAGES_BUCKET'), route.operationId).toBe(
+        route.images !== undefined,
+      );
       if (!table) {
-        expect(Object.keys(variables ?? {}), route.operationId).toEqual(['NODE_OPTIONS', 'STAGE']);
+        expect(Object.keys(variables ?? {}).sort(), route.operationId).toEqual(
+          ['NODE_OPTIONS', 'STAGE', ...(route.images ? ['IMAGES_BUCKET'] : [])].sort(),
+        );
         continue;
       }
       const envVar = tables[table].envVar;
@@ -222,8 +228,11 @@ describe('data access', () => {
       const statements = statementsOf(routeFunction(route.operationId));
       const data = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
       const keys = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('kms:')));
+      // The images grant, checked in test/infra/images-bucket.test.ts.
+      const images = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('s3:')));
+      expect(images.length, route.operationId).toBe(route.images ? 1 : 0);
       expect(
-        statements.filter((s) => !data.includes(s) && !keys.includes(s)),
+        statements.filter((s) => !data.includes(s) && !keys.includes(s) && !images.includes(s)),
         route.operationId,
       ).toEqual([xray]);
       // Only a function that seals webhook signing secrets may use their key: data keys, for that purpose.

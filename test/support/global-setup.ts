@@ -7,6 +7,8 @@ import { defaultServiceSettings, walletEnvironment } from '#infra/environment.ts
 import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
 import { startLocalStack } from '#infra/local/gateway.ts';
 import type { BundledOptions } from '#infra/local/invoke/bundled-functions.ts';
+import { startS3Local } from '#infra/local/s3-local.ts';
+import { buckets, S3_ENDPOINT_ENV } from '#shared/s3/buckets.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -36,7 +38,7 @@ export const E2E_WEBHOOK_RETRY_SCHEDULE = '0,0.5,1,2,2,3,3,4,5,5';
 const E2E_ALLOWED_ORIGIN = 'https://app.example.com';
 
 /**
- * One DynamoDB Local for the whole run; tests isolate their data by unique keys. The local
+ * One DynamoDB Local and one local S3 (s3rver) for the whole run; tests isolate their data by unique keys. The local
  * gateway of the end-to-end tests uses it too, with tables of its own, and a throw-away state
  * directory so that the run neither reads nor overwrites the developer's issuer keys.
  * `bundled`: the gateway runs the synthesized bundles (the `bundled` project, see vitest.config.ts).
@@ -44,6 +46,8 @@ const E2E_ALLOWED_ORIGIN = 'https://app.example.com';
 export async function setupWithGateway(project: TestProject, bundled?: BundledOptions) {
   // Java ends with this process even when a run is killed outright (Ctrl+C twice, a closed pipe).
   const dynamo = await startDynamoDbLocal();
+  // The local S3 of the image functions, in a temporary directory removed at stop.
+  const s3 = await startS3Local();
   const stateDir = await mkdtemp(join(tmpdir(), 'wallet-catalog-e2e-'));
   const stop = async () => {
     if (gateway?.mode === 'bundled') {
@@ -54,6 +58,7 @@ export async function setupWithGateway(project: TestProject, bundled?: BundledOp
     }
     await gateway?.stop();
     await dynamo.stop();
+    await s3.stop();
     await rm(stateDir, { recursive: true, force: true });
   };
   let gateway: Awaited<ReturnType<typeof startLocalStack>> | undefined;
@@ -75,6 +80,7 @@ export async function setupWithGateway(project: TestProject, bundled?: BundledOp
       port: 0,
       stateDir,
       dynamodbEndpoint: dynamo.endpoint,
+      s3Endpoint: s3.endpoint,
       // Its functions meet DynamoDB's transaction conflicts, as on AWS and as under `npm start`;
       // the workers' own reads and seeding (env above) go to DynamoDB Local directly.
       conflicts: true,
@@ -86,7 +92,12 @@ export async function setupWithGateway(project: TestProject, bundled?: BundledOp
     for (const [name, message] of Object.entries(gateway.loadErrors)) {
       console.warn(`local gateway (${gateway.mode}): ${name} failed to load: ${message}`);
     }
-    project.provide('env', env);
+    // The gateway's images bucket, for tests that look at what an upload stored (or did not).
+    project.provide('env', {
+      ...env,
+      [S3_ENDPOINT_ENV]: s3.endpoint,
+      [buckets.images.envVar]: gateway.env[buckets.images.envVar] as string,
+    });
     project.provide('gateway', {
       baseUrl: gateway.baseUrl,
       port: gateway.port,

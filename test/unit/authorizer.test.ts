@@ -512,12 +512,15 @@ describe('the authorizer accepts a valid token', () => {
           `${prefix}/PUT/api/v3/pet`,
           `${prefix}/POST/api/v3/pet/*`,
           `${prefix}/DELETE/api/v3/pet/*`,
+          `${prefix}/POST/api/v3/pet/*/uploadImage`,
           `${prefix}/*/*/`,
         ],
       },
     ]);
     expect(isAllowed(policyDocument, arn('POST', '/api/v3/pet'))).toBe(true);
+    expect(isAllowed(policyDocument, arn('POST', '/api/v3/pet/42/uploadImage'))).toBe(true);
     expect(isAllowed(policyDocument, arn('GET', '/api/v3/pet/42'))).toBe(false);
+    expect(isAllowed(policyDocument, arn('GET', '/api/v3/pet/42/images/Q2hlY2tvdXRJbWFnZTAxMA'))).toBe(false);
     expect(isAllowed(policyDocument, arn('GET', '/api/wallet/balance'))).toBe(false);
   });
 
@@ -531,12 +534,15 @@ describe('the authorizer accepts a valid token', () => {
           `${prefix}/GET/api/v3/pet/findByStatus`,
           `${prefix}/GET/api/v3/pet/findByTags`,
           `${prefix}/GET/api/v3/pet/*`,
+          `${prefix}/GET/api/v3/pet/*/images/*`,
           `${prefix}/*/*/`,
         ],
       },
     ]);
     expect(isAllowed(policyDocument, arn('GET', '/api/v3/pet/9007199254740991'))).toBe(true);
+    expect(isAllowed(policyDocument, arn('GET', '/api/v3/pet/42/images/Q2hlY2tvdXRJbWFnZTAxMA'))).toBe(true);
     expect(isAllowed(policyDocument, arn('POST', '/api/v3/pet'))).toBe(false);
+    expect(isAllowed(policyDocument, arn('POST', '/api/v3/pet/42/uploadImage'))).toBe(false);
   });
 
   it('with the scopes of an scp array claim', async () => {

@@ -42,6 +42,8 @@ const REQUESTS: Partial<
       headers?: Record<string, string>;
       /** The query string, without `?`. */
       query?: string;
+      /** A body of bytes (an upload), base64 as API Gateway passes a binary media type, and its type. */
+      bytes?: { base64: string; contentType: string };
     }
   >
 > = {
@@ -70,6 +72,19 @@ const REQUESTS: Partial<
   deletePet: { pathParameters: { petId: '10' } },
   findPetsByStatus: { query: 'status=available&limit=20' },
   findPetsByTags: { query: 'tags=string&tags=friendly&limit=20' },
+  // A PNG of one transparent pixel (67 bytes).
+  uploadFile: {
+    pathParameters: { petId: '10' },
+    query: 'additionalMetadata=front%20view',
+    bytes: {
+      base64: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=',
+      contentType: 'image/png',
+    },
+  },
+  getPetImage: {
+    pathParameters: { petId: '10', imageId: 'Q2hlY2tvdXRJbWFnZTAxMA' },
+    headers: { Accept: 'image/*' },
+  },
   getBalance: {},
   sendMoney: {
     body: { toAddress: 'bob', amount: 12.34 },
@@ -102,6 +117,7 @@ function routeEvent(route: Route): APIGatewayProxyEvent {
     'X-Forwarded-Proto': 'https',
     ...(route.scopes === null ? {} : { Authorization: `Bearer ${TOKEN_PLACEHOLDER}` }),
     ...(body === null ? {} : { 'Content-Type': 'application/json' }),
+    ...(request.bytes === undefined ? {} : { 'Content-Type': request.bytes.contentType }),
     ...request.headers,
   };
   const event = proxyEvent({
@@ -111,7 +127,7 @@ function routeEvent(route: Route): APIGatewayProxyEvent {
     headers,
     pathParameters,
     ...(request.query === undefined ? {} : { query: new URLSearchParams(request.query) }),
-    body,
+    ...(request.bytes === undefined ? { body } : { body: request.bytes.base64, isBase64Encoded: true }),
     // What the gateway passes on from the authorizer's answer (`functions/authorizer`): the token's
     // `exp` too, which the functions check on every call, cache hit or not.
     authorizer:

@@ -1,7 +1,7 @@
 /**
  * What AWS resolves at deploy time and a local run must supply instead: table names (the
  * template's `Fn::GetStackOutput` of the stateful stack), the DynamoDB endpoint, and the identity
- * provider the authorizer trusts. Taken from the stack `npm start` runs when there is one (same
+ * provider the authorizer trusts, and the local S3 of the image functions. Taken from the stack `npm start` runs when there is one (same
  * data, same issuer as the local gateway); otherwise started here for the one invocation and
  * stopped after it: DynamoDB Local in memory with fresh tables, and the local issuer's JWKS
  * served on a free port.
@@ -10,11 +10,13 @@
 import { tables } from '#shared/dynamodb/tables.ts';
 import { CORS_ORIGINS_ENV } from '#shared/http/cors.ts';
 import { routes } from '#shared/routes.ts';
+import { buckets, S3_ENDPOINT_ENV } from '#shared/s3/buckets.ts';
 import { DESTINATION_MODE_ENV } from '#shared/webhooks/model/destination-mode.ts';
 import { KMS_KEY_ENV, STATIC_KEY_ENV } from '#shared/webhooks/secrets/keeper.ts';
 import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from '../dynamodb-local.ts';
 import { defaultPort, LOCAL_AUDIENCE, loadOrCreateLocalKeys } from '../issuer.ts';
 import { startJwksServer } from '../jwks-server.ts';
+import { ensureBuckets, startS3Local } from '../s3-local.ts';
 import { chooseRunningStack, describeChoice } from '../stack-record.ts';
 import type { TemplateFunction } from './template.ts';
 
@@ -42,6 +44,7 @@ export interface LocalResources {
 const needsTables = (fn: TemplateFunction): boolean =>
   Object.keys(fn.environment).some((name) => TABLE_VARIABLES.has(name));
 const needsIssuer = (fn: TemplateFunction): boolean => 'AUTH_JWKS_URL' in fn.environment;
+const needsImages = (fn: TemplateFunction): boolean => buckets.images.envVar in fn.environment;
 
 /**
  * The running `npm start` stack (on `port` when given, else the only one running), or what `fn`
@@ -78,6 +81,12 @@ export async function localResources(
       started.push(
         'a DynamoDB Local of its own, in memory with empty tables: it sees none of your data (fund with `wallet:fund` against a running stack instead)',
       );
+    }
+    if (needsImages(fn)) {
+      const s3 = await startS3Local();
+      closers.push(() => s3.stop());
+      Object.assign(env, await ensureBuckets(s3.endpoint, 'invoke'));
+      started.push('a local S3 of its own (s3rver), with an empty images bucket removed after the call');
     }
     if (needsIssuer(fn)) {
       const { publicJwks } = await loadOrCreateLocalKeys(options.stateDir);
@@ -151,6 +160,12 @@ export function resolveEnvironment(
     const endpoint = local.DYNAMODB_ENDPOINT;
     if (endpoint === undefined) throw new Error(`${fn.name}: no local DynamoDB endpoint`);
     env.DYNAMODB_ENDPOINT = endpoint;
+  }
+  if (needsImages(fn)) {
+    const endpoint = local[S3_ENDPOINT_ENV];
+    if (endpoint === undefined)
+      throw new Error(`${fn.name}: no local S3 endpoint (a stack started before images?)`);
+    env[S3_ENDPOINT_ENV] = endpoint;
   }
   return {
     ...env,

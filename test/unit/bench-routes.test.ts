@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { routes } from '#shared/routes.ts';
+import { type Route, routes } from '#shared/routes.ts';
 import { END_TO_END_ROUTES, WITHOUT_END_TO_END } from '../../bench/e2e.ts';
 import { DYNAMODB_CALLS, routeRequest, successStatus } from '../../bench/workload.ts';
 
@@ -10,7 +10,7 @@ import { DYNAMODB_CALLS, routeRequest, successStatus } from '../../bench/workloa
  * halfway through a 10-minute run.
  */
 describe('the benchmark covers every route of the route table', () => {
-  it.each(routes.map((route) => [route.functionDir, route] as const))('%s', (dir, route) => {
+  it.each(routes.map((route: Route) => [route.functionDir, route] as const))('%s', (dir, route) => {
     const request = routeRequest(dir, 'bench-caller', 'token');
     expect(request.method).toBe(route.method);
     expect(request.resource).toBe(route.path);

@@ -21,7 +21,8 @@ import { exitCode, LIMITS, type Verdict, verdictLines, verdicts } from './budget
 import { type Bundle, buildBundles } from './build.ts';
 import { measureColdInit } from './cold.ts';
 import { costModel } from './cost-model.ts';
-import { END_TO_END_ROUTES, measureEndToEnd, WITHOUT_END_TO_END } from './e2e.ts';
+import { measureEndToEnd } from './e2e.ts';
+import { END_TO_END_ROUTES, WITHOUT_END_TO_END } from './e2e-routes.ts';
 import { HOT_SCENARIO, measureHotWallet } from './hot-wallet.ts';
 import { coldStartEstimates, resultsTable, writeBenchmarksMd } from './report.ts';
 import { describeMachine, type Results, type Settings } from './results.ts';
@@ -97,7 +98,7 @@ const unplaced = routeFunctions.filter(
 );
 if (unplaced.length > 0)
   throw new Error(
-    `Put each route in END_TO_END_ROUTES or WITHOUT_END_TO_END (bench/e2e.ts), not both: ${unplaced.join(', ')}`,
+    `Put each route in END_TO_END_ROUTES or WITHOUT_END_TO_END (bench/e2e-routes.ts), not both: ${unplaced.join(', ')}`,
   );
 
 const stateDir = join(OUT_DIR, 'issuer');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type Route, routes } from '#shared/routes.ts';
-import { END_TO_END_ROUTES, WITHOUT_END_TO_END } from '../../bench/e2e.ts';
+import { END_TO_END_ROUTES, WITHOUT_END_TO_END } from '../../bench/e2e-routes.ts';
 import { DYNAMODB_CALLS, routeRequest, successStatus } from '../../bench/workload.ts';
 
 /*

@@ -5,7 +5,7 @@
  * function or scenario, each a deterministic number or an {@link Estimate} with its interval.
  */
 import type { Results } from './results.ts';
-import { type Bound, type Estimate, judge, type Outcome } from './stats.ts';
+import { type Bound, type Estimate, judge, type Outcome, percentile } from './stats.ts';
 
 /** The limits, by budget. */
 export const LIMITS = {
@@ -25,6 +25,11 @@ export const LIMITS = {
   hotTouchesPerPayment: 0.1,
   /** From a payment's 200 to the merchant's available balance holding it, p99. */
   hotVisibleMs: 1_000,
+  /**
+   * Issue 46: `transfer.received` at the merchant's endpoint after the payment's 200, and
+   * `transfer.completed` after the money became spendable, p99.
+   */
+  webhookP99Ms: 1_000,
 } as const;
 
 /** One thing a budget covers (a function, a route, a scenario) and what the run measured of it. */
@@ -192,6 +197,39 @@ export const BUDGETS: readonly Budget[] = [
     bound: 'max',
     format: (value) => `${value.toFixed(0)} ms`,
     checks: ({ hotWallet }) => [{ name: 'hot-wallet', value: hotWallet.visibleP99Ms }],
+  },
+  {
+    id: 'webhookLatency',
+    title: `Webhooks into one merchant: an event at its endpoint ≤ ${LIMITS.webhookP99Ms} ms after its fact (p99, locally; transfer.received after the payment's 200, transfer.completed after the money became spendable)`,
+    limit: LIMITS.webhookP99Ms,
+    bound: 'max',
+    format: (value) => `${value.toFixed(0)} ms`,
+    checks: ({ webhooks }) =>
+      (
+        [
+          ['transfer.received', webhooks.receivedMs],
+          ['transfer.completed', webhooks.completedMs],
+        ] as const
+      ).map(([name, values]) => ({
+        name,
+        value: percentile(values, 99),
+        note: `p50 ${percentile(values, 50).toFixed(0)} ms, ${values.length} events`,
+      })),
+  },
+  {
+    id: 'webhookTold',
+    title:
+      'Webhooks into one merchant: every payment told once (one transfer.received, one transfer.completed, each verified, seq gap-free)',
+    limit: 0,
+    bound: 'max',
+    format: (value) => `${value} problems`,
+    checks: ({ webhooks }) => [
+      {
+        name: 'webhooks',
+        value: webhooks.problems.length,
+        note: [`of ${webhooks.paid} payments`, ...webhooks.problems].join('; '),
+      },
+    ],
   },
 ];
 

@@ -38,10 +38,20 @@ function capacityUnits(name: string): { wru: number; rru: number } {
   if (name === 'list-transfers') return { wru: 0, rru: 2 };
   // The wallet and its marker; the movement and its credit: two items read, consistent.
   if (name === 'get-balance' || name === 'get-transfer') return { wru: 0, rru: 2 };
+  // The pet and its two tag entries, transactional (2 WRU each), plus their copies in the status
+  // and tags indexes; a delete reads the pet first.
+  if (name === 'add-pet') return { wru: 3 * 2 + 3, rru: 0 };
+  if (name === 'delete-pet') return { wru: 3 * 2 + 3, rru: 1 };
+  // A page of 20 ids (keys only, eventually consistent: one unit), then the 20 pets, consistent.
+  if (name === 'find-pets-by-status' || name === 'find-pets-by-tags') return { wru: 0, rru: 1 + 20 };
+  // The event (consistent), the endpoint set (consistent), the task.
+  if (name === 'redeliver-event') return { wru: 1, rru: 2 };
   const calls = DYNAMODB_CALLS[name] ?? [];
+  // Otherwise items under 1 KB: a write 1 WRU, a consistent read 1 RRU, a Query of a page (under
+  // 4 KB, eventually consistent) 1 RRU.
   return {
-    wru: calls.filter((c) => c === 'PutItem').length,
-    rru: calls.filter((c) => c === 'GetItem').length,
+    wru: calls.filter((c) => c === 'PutItem' || c === 'UpdateItem' || c === 'DeleteItem').length,
+    rru: calls.filter((c) => c === 'GetItem' || c === 'Query').length,
   };
 }
 
@@ -54,7 +64,9 @@ export function costModel(results: Results, memoryMb: number, authorizerCacheTtl
   const authorizerPerMillion =
     (PRICES.lambdaRequestsPerMillion + (authorizerBilledMs / 1000) * gb * PRICES.lambdaArmPerGbSecond * 1e6) /
     REQUESTS_PER_CACHED_POLICY;
-  const routes = results.endToEnd.map((r) => r.name);
+  const routes = results.warm
+    .map((w) => w.name)
+    .filter((name) => routeTable.some((r) => r.functionDir === name));
   const rows = routes.map((name) => {
     const warm = results.warm.find((w) => w.name === name);
     const roundTrips = (DYNAMODB_CALLS[name] ?? []).length - (CALLS_BESIDE_ANOTHER[name] ?? 0);

@@ -12,17 +12,27 @@ import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { freePort } from '#infra/local/dynamodb-local.ts';
 import { signLocalToken } from '#infra/local/issuer.ts';
 import { readRunningStack } from '#infra/local/stack-record.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
+import { shardOf } from '#shared/pets/pet-index.ts';
 import { HISTORY_INDEX } from '#shared/wallet/dynamodb/keys.ts';
 import { walletAccount } from '#shared/wallet/model/accounts.ts';
 import { CALLER_HEADER, checkFloors, floorOperations } from './floor.ts';
 import { KeepAliveConnection } from './keep-alive-client.ts';
 import { type Estimate, estimate, percentile, type Undecided } from './stats.ts';
-import { ALL_SCOPES, DYNAMODB_CALLS, fullPet, nextBenchPetId, routeRequest } from './workload.ts';
+import {
+  ALL_SCOPES,
+  BENCH_ITEMS,
+  type CallerItems,
+  DYNAMODB_CALLS,
+  fullPet,
+  nextBenchPetId,
+  routeRequest,
+  successStatus,
+} from './workload.ts';
 
 export interface Latency {
   readonly count: number;
@@ -65,14 +75,13 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /**
  * One caller per concurrent worker: its own token, funded wallet and pet, so workers never
- * contend, and its own kept-alive connection to the gateway.
+ * contend, and its own kept-alive connection to the gateway. Its `transferId` is its funding
+ * deposit, the movement get-transfer reads; its endpoint and event are {@link BENCH_ITEMS}'s, as
+ * no route that names one is measured end to end (`WITHOUT_END_TO_END` of ./e2e-routes.ts).
  */
-interface Caller {
+interface Caller extends CallerItems {
   readonly sub: string;
   readonly token: string;
-  readonly petId: number;
-  /** Its funding deposit: the movement get-transfer reads. */
-  readonly transferId: string;
   readonly connection: KeepAliveConnection;
   /** Its kept-alive connection to the floor server. */
   readonly floorConnection: KeepAliveConnection;
@@ -105,11 +114,22 @@ export async function measureEndToEnd(
     const { createDocumentClient } = await import('#shared/dynamodb/client.ts');
     const { createWalletOpening } = await import('#shared/wallet/dynamodb/wallet-opening.ts');
     const { createDepositStore } = await import('#shared/wallet/dynamodb/deposit-store.ts');
+    const { createPetRepository } = await import('#shared/pets/pet-repository.ts');
     const { makeRecordDeposit } = await import('#shared/wallet/deposit/record-deposit.ts');
     const client = createDocumentClient();
     const petsTable = stack.env[tables.pets.envVar] as string;
     const walletsTable = stack.env[tables.wallets.envVar] as string;
     const openWallet = createWalletOpening({ client, tableName: walletsTable });
+    // Pets are added as add-pet adds them: with their status shard and tag entries (the indexes).
+    const petRepository = createPetRepository({ client, tableName: petsTable });
+    // The status search reads the status's shards in turn until its page (20) is full: with more
+    // than 20 pets in the first shard, one Query fills it, as in any catalog of some size.
+    for (let seeded = 0; seeded < 25; ) {
+      const id = nextBenchPetId();
+      if (shardOf(id) !== 0) continue;
+      await petRepository.insert(fullPet(id));
+      seeded++;
+    }
     const recordDeposit = makeRecordDeposit({
       deposits: createDepositStore({ client, tableName: walletsTable }),
       ids: { next: randomUUID },
@@ -128,7 +148,7 @@ export async function measureEndToEnd(
       // Money goes only to an open wallet.
       await openWallet(`recipient-of-${sub}`, new Date().toISOString());
       const petId = nextBenchPetId();
-      await client.send(new PutCommand({ TableName: petsTable, Item: fullPet(petId) }));
+      await petRepository.insert(fullPet(petId));
       // The deposit's id, from the caller's one entry so far (the history index is eventual).
       let transferId: string | undefined;
       while (transferId === undefined) {
@@ -144,6 +164,7 @@ export async function measureEndToEnd(
         transferId = Items?.[0]?.transferId as string | undefined;
       }
       callers.push({
+        ...BENCH_ITEMS,
         sub,
         token,
         petId,
@@ -229,20 +250,24 @@ export async function measureEndToEnd(
 /**
  * One request of route `name` on `connection`, the gateway's or the floor server's (the same
  * request to both; the floor server is told the caller in a header, as it checks no token). Anything
- * but a 200 fails the benchmark.
+ * but the route's success status (the floor server's: 200) fails the benchmark.
  */
 async function callRoute(name: string, caller: Caller, connection: KeepAliveConnection): Promise<void> {
-  const spec = routeRequest(name, caller.sub, caller.token, caller.transferId);
-  const path = name === 'get-pet' ? `/api/v3/pet/${caller.petId}` : spec.path;
+  const spec = routeRequest(name, caller.sub, caller.token, caller);
+  const path = spec.query === undefined ? spec.path : `${spec.path}?${spec.query}`;
   const headers: Record<string, string> = {
     accept: 'application/json',
     ...(spec.token === undefined ? {} : { authorization: `Bearer ${spec.token}` }),
     ...(spec.body === undefined ? {} : { 'content-type': 'application/json' }),
-    ...spec.headers,
+    ...Object.fromEntries(
+      Object.entries(spec.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]),
+    ),
     ...(connection === caller.floorConnection ? { [CALLER_HEADER]: caller.sub } : {}),
   };
   const response = await connection.request(spec.method, path, headers, spec.body);
-  if (response.status !== 200) throw new Error(`${spec.method} ${path}: ${response.status} ${response.body}`);
+  const expected = connection === caller.floorConnection ? 200 : successStatus(name);
+  if (response.status !== expected)
+    throw new Error(`${spec.method} ${path}: ${response.status} ${response.body}`);
 }
 
 interface LoadRun {

@@ -25,8 +25,10 @@ const operations = floorOperations(
 );
 
 const server = createServer((request, response) => {
-  // The body is read as the gateway reads it, then left alone: the floor's item is its own.
-  request.resume();
+  // The body is read as the gateway reads it; the floor of a route that writes what the body says
+  // (update-pet) parses it, the others leave it alone.
+  const chunks: Buffer[] = [];
+  request.on('data', (chunk: Buffer) => chunks.push(chunk));
   request.on('end', () => {
     const matched = router.match(request.method ?? 'GET', (request.url ?? '/').split('?')[0] as string);
     const operation = matched && operations[matched.route.functionDir];
@@ -36,7 +38,8 @@ const server = createServer((request, response) => {
       return;
     }
     const { petId = '0', transferId = '' } = matched.pathParameters ?? {};
-    operation({ sub, petId: Number(petId), transferId }).then(
+    const body = chunks.length === 0 ? undefined : Buffer.concat(chunks).toString('utf8');
+    operation({ sub, petId: Number(petId), transferId, ...(body === undefined ? {} : { body }) }).then(
       () => response.writeHead(200, { 'content-type': 'application/json', 'content-length': 2 }).end('{}'),
       (error: unknown) => {
         const body = String(error);

@@ -3,7 +3,7 @@
  * the least any implementation of the route must do. `bench/floor-server.ts` serves them behind a
  * bare node:http server; the benchmark checks them here, in its own process, before timing.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   BatchGetCommand,
@@ -13,6 +13,8 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { STATUS_INDEX, statusShardKey, statusShardOf, tagEntry, tagNamesOf } from '#shared/pets/pet-index.ts';
+import type { Pet } from '#shared/schemas/pet.ts';
 import {
   creditKey,
   directClaimKey,
@@ -24,7 +26,7 @@ import {
   walletKey,
 } from '#shared/wallet/dynamodb/keys.ts';
 import { walletAccount } from '#shared/wallet/model/accounts.ts';
-import { DYNAMODB_CALLS, fullPet, nextBenchPetId } from './workload.ts';
+import { DYNAMODB_CALLS, fullPet, nextBenchPetId, SEARCHED_STATUS } from './workload.ts';
 
 /** Whose items a floor call touches: each benchmark worker has its own wallet and pet. */
 export interface FloorCaller {
@@ -32,6 +34,8 @@ export interface FloorCaller {
   readonly petId: number;
   /** One of its movements (its funding deposit), for get-transfer. */
   readonly transferId: string;
+  /** The request's body, when it has one (update-pet's pet). */
+  readonly body?: string;
 }
 
 /** Names the caller whose items a request to the floor server touches (the gateway reads it from the token). */
@@ -55,14 +59,65 @@ export function floorOperations(
     );
     return new Map((Responses?.[walletsTable] ?? []).map((item) => [item.pk as string, item]));
   };
+  /** A pet as the pets table stores it: with a new revision and its status shard (the status index). */
+  const petItem = (pet: Pet) => ({
+    ...pet,
+    revision: randomBytes(12).toString('base64url'),
+    statusShard: statusShardOf(pet),
+  });
   return {
+    // The pet and an entry per tag name (the tags index), in one transaction.
     'add-pet': async () => {
+      const pet = fullPet(nextBenchPetId());
+      await client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: petsTable,
+                Item: petItem(pet),
+                ConditionExpression: 'attribute_not_exists(id)',
+                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+              },
+            },
+            ...tagNamesOf(pet).map((tag) => ({ Put: { TableName: petsTable, Item: tagEntry(pet.id, tag) } })),
+          ],
+        }),
+      );
+    },
+    // The pet's revision, read strongly consistent, then the body's pet put conditional on it.
+    'update-pet': async (caller) => {
+      const pet = caller.body === undefined ? fullPet(caller.petId) : (JSON.parse(caller.body) as Pet);
+      const { Item } = await client.send(
+        new GetCommand({ TableName: petsTable, Key: { id: pet.id }, ConsistentRead: true }),
+      );
+      if (Item === undefined) throw new Error(`No pet ${pet.id} to update`);
       await client.send(
         new PutCommand({
           TableName: petsTable,
-          Item: fullPet(nextBenchPetId()),
-          ConditionExpression: 'attribute_not_exists(id)',
+          Item: petItem(pet),
+          ConditionExpression: 'revision = :revision',
+          ExpressionAttributeValues: { ':revision': Item.revision },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+    },
+    // The first page (20) of the status's first shard, ids only, then those pets, consistent.
+    'find-pets-by-status': async () => {
+      const { Items = [] } = await client.send(
+        new QueryCommand({
+          TableName: petsTable,
+          IndexName: STATUS_INDEX,
+          KeyConditionExpression: 'statusShard = :value',
+          ExpressionAttributeValues: { ':value': statusShardKey(SEARCHED_STATUS, 0) },
+          ProjectionExpression: 'id',
+          Limit: 20,
+        }),
+      );
+      if (Items.length < 20) throw new Error(`The status's first shard holds ${Items.length} pets, not 20`);
+      await client.send(
+        new BatchGetCommand({
+          RequestItems: { [petsTable]: { Keys: Items.map(({ id }) => ({ id })), ConsistentRead: true } },
         }),
       );
     },

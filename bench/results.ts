@@ -5,6 +5,7 @@ import type { ColdInit } from './cold.ts';
 import type { RouteEndToEnd } from './e2e.ts';
 import type { HotWallet } from './hot-wallet.ts';
 import type { WarmOverhead } from './warm.ts';
+import type { WebhookLatency } from './webhooks.ts';
 
 export interface Settings {
   readonly coldRounds: number;
@@ -19,6 +20,9 @@ export interface Settings {
   readonly hotRounds: number;
   /** At most this many more sets of samples for a check whose interval straddles its limit. */
   readonly extraSets: number;
+  /** The webhook scenario: payers, each paying the one merchant this many times. */
+  readonly webhookClients: number;
+  readonly webhookPayments: number;
 }
 
 /**
@@ -31,6 +35,7 @@ export interface Results {
   readonly warm: readonly WarmOverhead[];
   readonly endToEnd: readonly RouteEndToEnd[];
   readonly hotWallet: HotWallet;
+  readonly webhooks: WebhookLatency;
   readonly settings: Settings;
   readonly machine: Machine;
   readonly startedAt: Date;

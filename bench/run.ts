@@ -22,12 +22,14 @@ import { type Bundle, buildBundles } from './build.ts';
 import { measureColdInit } from './cold.ts';
 import { costModel } from './cost-model.ts';
 import { measureEndToEnd } from './e2e.ts';
+import { END_TO_END_ROUTES, WITHOUT_END_TO_END } from './e2e-routes.ts';
 import { HOT_SCENARIO, measureHotWallet } from './hot-wallet.ts';
 import { coldStartEstimates, resultsTable, writeBenchmarksMd } from './report.ts';
 import { describeMachine, type Results, type Settings } from './results.ts';
 import { CONFIDENCE, undecidedAgainst } from './stats.ts';
 import { ALL_TARGETS, BASELINE, lambdaNodeOptions, targetEnvironment } from './targets.ts';
 import { measureWarmOverhead } from './warm.ts';
+import { measureWebhookLatency } from './webhooks.ts';
 import { ALL_SCOPES } from './workload.ts';
 
 /** Median cold start of a hello-world nodejs24.x arm64 zip function on Lambda (public daily lambda-perf benchmark). */
@@ -54,6 +56,8 @@ const settings: Settings = flags.quick
       e2eBatchRequests: 50,
       hotRounds: 1,
       extraSets: 0,
+      webhookClients: 10,
+      webhookPayments: 5,
     }
   : {
       coldRounds: 31,
@@ -70,6 +74,9 @@ const settings: Settings = flags.quick
       e2eBatchRequests: 100,
       hotRounds: 5,
       extraSets: 2,
+      // A fifth of issue 46's 100 × 5 (`npm run bench:webhooks`): under a minute with the stack's start.
+      webhookClients: 20,
+      webhookPayments: 5,
     };
 
 const profileOptions = flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(OUT_DIR, 'profiles')}`] : [];
@@ -83,6 +90,16 @@ progress(`building ${ALL_TARGETS.length} bundles with infra/bundling.ts`);
 const bundles = await buildBundles(ALL_TARGETS, join(OUT_DIR, 'bundles'));
 const baseline = bundles.find((b) => b.target === BASELINE) as Bundle;
 const functions = bundles.filter((b) => b.target.kind === 'function');
+
+// Every route is measured end to end or has a stated reason not to be (bench/e2e.ts).
+const routeFunctions = functions.filter((b) => b.target.route !== undefined).map((b) => b.target.name);
+const unplaced = routeFunctions.filter(
+  (name) => END_TO_END_ROUTES.includes(name) === (WITHOUT_END_TO_END[name] !== undefined),
+);
+if (unplaced.length > 0)
+  throw new Error(
+    `Put each route in END_TO_END_ROUTES or WITHOUT_END_TO_END (bench/e2e-routes.ts), not both: ${unplaced.join(', ')}`,
+  );
 
 const stateDir = join(OUT_DIR, 'issuer');
 await mkdir(stateDir, { recursive: true, mode: 0o700 });
@@ -132,7 +149,7 @@ try {
     `end to end: ${settings.e2eRounds} rounds of ${settings.e2eBatchRequests} requests per route and side at concurrency ${settings.concurrency}`,
   );
   const endToEnd = await measureEndToEnd(
-    functions.filter((b) => b.target.route !== undefined).map((b) => b.target.name),
+    routeFunctions.filter((name) => END_TO_END_ROUTES.includes(name)),
     {
       concurrency: settings.concurrency,
       batchRequests: settings.e2eBatchRequests,
@@ -157,6 +174,14 @@ try {
     },
     onProgress: progress,
   });
+  progress(
+    `webhooks: ${settings.webhookClients} payers × ${settings.webhookPayments} payments into one merchant`,
+  );
+  const webhooks = await measureWebhookLatency({
+    clients: settings.webhookClients,
+    paymentsEach: settings.webhookPayments,
+    onProgress: progress,
+  });
   machine.loadAtEnd = loadavg()[0] ?? 0;
   results = {
     bundles,
@@ -164,6 +189,7 @@ try {
     warm,
     endToEnd,
     hotWallet,
+    webhooks,
     settings,
     machine,
     startedAt,
@@ -198,6 +224,14 @@ function generatedSection(run: Results, list: readonly Verdict[], authorizerCach
     `Every interval is the ${confidence} bootstrap interval of the median; a check whose interval straddled its limit got up to ${s.extraSets} more sets of samples. Cold init: ${s.coldRounds} rounds of fresh processes, the ratio per round of the import's CPU time to the baseline's. Warm: ${s.warmPasses} processes of ${s.warmBatches} batches of ${s.warmBatchSize} invocations, each batch minus the baseline's next to it (which writes the same request line), the interval over the processes' medians, in node with Lambda's heap limits at ${memoryMb} MB (\`${lambdaNodeOptions(memoryMb).join(' ')}\`). End to end: ${s.e2eRounds} rounds of ${s.e2eBatchRequests} requests per route and side at concurrency ${s.concurrency} after ${s.warmUpRequests} to warm up, through the local gateway and DynamoDB Local, against the floor (a bare node:http server making the route's DynamoDB calls with the same client, driven by the same workers); the ratio per round of the two p50s.`,
     '',
     `Hot wallet: after one unmeasured round to warm up, ${s.hotRounds} rounds (and up to ${s.extraSets} more sets) of ${HOT_SCENARIO.clients} clients each making ${HOT_SCENARIO.paymentsEach} payments of 1.00 into one fresh wallet, and the same spread over ${HOT_SCENARIO.clients} fresh recipients, in alternating order, through \`npm start\` with its DynamoDB-like conflict mode: ${run.hotWallet.hotPaymentsPerSecond.toFixed(0)} payments/s into one wallet against ${run.hotWallet.spreadPaymentsPerSecond.toFixed(0)} spread (means over the rounds); the ratios per round judged.`,
+    '',
+    `Webhooks: ${run.webhooks.clients} payers each making ${run.webhooks.paymentsEach} payments of 0.01 into one merchant with an endpoint on loopback (verifying each delivery with \`standardwebhooks\`), through \`npm start\` with its conflict mode: ${run.webhooks.paid} paid in ${(run.webhooks.payingMs / 1000).toFixed(1)} s, ${run.webhooks.pending} through the clearing account, every event at the endpoint within ${(run.webhooks.allToldMs / 1000).toFixed(1)} s of the first payment. p99 over the run's events (no interval: one run of the scenario), as for the hot wallet's time to the available balance; \`npm run bench:webhooks\` runs the issue's 100 × 5, and its fault and isolation modes.`,
+    '',
+    `Not measured end to end (bundle, cold init, warm overhead and round trips as every function): ${Object.entries(
+      WITHOUT_END_TO_END,
+    )
+      .map(([name, why]) => `${name} (${why})`)
+      .join('; ')}.`,
     '',
     resultsTable(run, list),
     '',

@@ -8,6 +8,7 @@ import { authorizerEnvironment, defaultServiceSettings, functionEnvironment } fr
 import { LOCAL_AUDIENCE } from '#infra/local/issuer.ts';
 import type { JwksServer } from '#infra/local/jwks-server.ts';
 import { type Route, routes, type TableName } from '#shared/routes.ts';
+import { KMS_KEY_ENV } from '#shared/webhooks/secrets/keeper.ts';
 
 export type TargetKind = 'function' | 'baseline' | 'reference';
 
@@ -80,6 +81,10 @@ export const BENCH_TABLE_NAMES: Readonly<Record<TableName, string>> = {
   webhooks: 'wallet-catalog-bench-webhooks',
 };
 
+/** The secrets' key as a deployment names it; nothing calls KMS at init, and the warm run stubs it. */
+export const BENCH_KMS_KEY_ARN =
+  'arn:aws:kms:us-east-1:123456789012:key/00000000-0000-4000-8000-0000000000be';
+
 /**
  * The variables the Lambda runtime sets for every nodejs24.x function at 1024 MB. The SDK reads
  * some of them (region, credentials, execution environment) when its client is constructed.
@@ -145,5 +150,9 @@ export function targetEnvironment(
     ...functionEnv,
     // The service stack adds the stage name to every function's environment (metric dimensions).
     ...(target.kind === 'function' ? { STAGE: 'bench' } : {}),
+    // A function that seals webhook secrets gets the secrets' KMS key, as deployed (grantSealing of
+    // infra/stacks/service-stack.ts): it loads the KMS client at init and asks KMS for a data key per
+    // secret, which the warm run's stub answers.
+    ...(target.route?.signingSecrets === 'seal' ? { [KMS_KEY_ENV]: BENCH_KMS_KEY_ARN } : {}),
   };
 }

@@ -1,12 +1,9 @@
 /**
- * Webhooks through `npm start` (its own process, conflict mode), issue 46's checks at its own
- * count: CLIENTS payers each make PAYMENTS_EACH payments into ONE merchant (it goes hot, its
- * credits are posted in batches) with a registered endpoint on loopback that verifies each
- * delivery with `standardwebhooks`. Checks that every payment is told once (one `transfer.received`
- * and one `transfer.completed` per payment, distinct ids, the merchant's `seq` gap-free, every
- * delivery verified) and prints the p50/p99 of `transfer.received` after the payment's 200 and of
- * `transfer.completed` after the money became spendable (the event's own `timestamp`: the commit of
- * a direct credit, the posting of one in transit). Budget: both ≤ 1 s p99, locally.
+ * `npm run bench:webhooks`: issue 46's webhook scenario standalone, at its own count (100 payers ×
+ * 5 payments into one merchant; the measurement is bench/webhooks.ts). Prints the p50/p99 of
+ * `transfer.received` after the payment's 200 and of `transfer.completed` after the money became
+ * spendable, and whether every payment was told once. `npm run bench` runs the same scenario
+ * smaller as a budget line.
  *
  * Modes (environment):
  * - WEBHOOK_BENCH_FAULTS=1: the receiver answers 500 to 30 % of requests and is shut for 10 s in
@@ -15,223 +12,37 @@
  * - WEBHOOK_BENCH_ISOLATION=1: another merchant, paid first by every payer, has an endpoint that
  *   never answers; the latency lines are the live merchant's, as the dead one's attempts hang.
  *
- * Run: `npm run bench:webhooks` (WEBHOOK_BENCH_CLIENTS, WEBHOOK_BENCH_PAYMENTS change the count).
- * Exits 1 when an event is missing, doubled or unverified, or a latency line is over budget.
+ * WEBHOOK_BENCH_CLIENTS, WEBHOOK_BENCH_PAYMENTS change the count. Exits 1 when an event is missing,
+ * doubled or unverified, or a latency line is over budget.
  */
-import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { freePort, LOCAL_AWS_ENV } from '#infra/local/dynamodb-local.ts';
-import { signLocalToken } from '#infra/local/issuer.ts';
-import { readRunningStack } from '#infra/local/stack-record.ts';
-import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { makeRecordDeposit } from '#shared/wallet/deposit/record-deposit.ts';
-import { createDepositStore } from '#shared/wallet/dynamodb/deposit-store.ts';
-import { type ReceivedEvent, startWebhookReceiver } from '../test/support/webhook-receiver.ts';
-import { startGateway, stopGateway } from './e2e.ts';
+import { LIMITS } from './budgets.ts';
 import { percentile } from './stats.ts';
+import { measureWebhookLatency } from './webhooks.ts';
 
-const CLIENTS = Number(process.env.WEBHOOK_BENCH_CLIENTS ?? 100);
-const PAYMENTS_EACH = Number(process.env.WEBHOOK_BENCH_PAYMENTS ?? 5);
+const WEBHOOK_BUDGET_MS = LIMITS.webhookP99Ms;
 const FAULTS = process.env.WEBHOOK_BENCH_FAULTS === '1';
 const ISOLATION = process.env.WEBHOOK_BENCH_ISOLATION === '1';
-const BUDGET_MS = 1_000;
-/** The e2e suite's schedule (test/support/global-setup.ts): ten attempts in about 25 s. */
-const SHORT_SCHEDULE = '0,0.5,1,2,2,3,3,4,5,5';
-const OUTAGE_MS = 10_000;
+const run = await measureWebhookLatency({
+  clients: Number(process.env.WEBHOOK_BENCH_CLIENTS ?? 100),
+  paymentsEach: Number(process.env.WEBHOOK_BENCH_PAYMENTS ?? 5),
+  faults: FAULTS,
+  isolation: ISOLATION,
+});
 
-// The local stack's region and dummy credentials, for this process's own DynamoDB client.
-Object.assign(process.env, LOCAL_AWS_ENV);
-const stateDir = await mkdtemp(join(tmpdir(), 'webhook-bench-'));
-const port = await freePort();
-const gateway = await startGateway(
-  port,
-  stateDir,
-  [],
-  [],
-  FAULTS ? { WEBHOOK_RETRY_SCHEDULE: SHORT_SCHEDULE } : {},
+const problems = [...run.problems];
+const latency = (name: string, values: readonly number[]) => {
+  const p99 = percentile(values, 99);
+  const within = p99 <= WEBHOOK_BUDGET_MS;
+  if (!within && !FAULTS) problems.push(`${name}: p99 ${p99.toFixed(0)} ms is over the budget`);
+  return `${name}: p50 ${percentile(values, 50).toFixed(0)} ms, p99 ${p99.toFixed(0)} ms (budget ${WEBHOOK_BUDGET_MS} ms p99: ${FAULTS ? 'not judged with faults' : within ? 'within' : 'OVER'})`;
+};
+console.log(
+  `${run.clients} payers × ${run.paymentsEach} payments into one merchant${FAULTS ? ', receiver failing 30 % and shut 10 s' : ''}${ISOLATION ? ', beside an endpoint that never answers' : ''}: ${run.paid} paid in ${(run.payingMs / 1000).toFixed(1)} s (${run.retried} retries of a 503), ${run.pending} through the clearing account`,
 );
-const receiver = await startWebhookReceiver();
-const dead = await startWebhookReceiver();
-dead.hang = true;
-const problems: string[] = [];
-try {
-  const base = `http://127.0.0.1:${port}`;
-  const call = async (method: string, path: string, token: string, json?: unknown) => {
-    const response = await fetch(`${base}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(json ? { 'content-type': 'application/json', 'idempotency-key': randomUUID() } : {}),
-      },
-      ...(json ? { body: JSON.stringify(json) } : {}),
-    });
-    return {
-      status: response.status,
-      json: (await response.json().catch(() => undefined)) as Record<string, unknown>,
-    };
-  };
-  /** A merchant whose wallet is open, with an endpoint at `hooks`. */
-  const merchantAt = async (hooks: typeof receiver) => {
-    const address = `merchant-${randomUUID()}`;
-    const token = await signLocalToken({
-      sub: address,
-      scope: 'read:wallet read:webhooks write:webhooks',
-      port,
-      stateDir,
-    });
-    await call('GET', '/api/wallet/balance', token);
-    const registered = await call('POST', '/api/wallet/webhooks', token, { url: hooks.url });
-    if (registered.status !== 201) throw new Error(`registering answered ${registered.status}`);
-    hooks.secrets.push(String(registered.json.secret));
-    return address;
-  };
-  const merchant = await merchantAt(receiver);
-  const deadMerchant = ISOLATION ? await merchantAt(dead) : undefined;
-
-  const stack = await readRunningStack(port, stateDir);
-  if (!stack) throw new Error('the stack is not running');
-  const client = createDocumentClient({ endpoint: stack.dynamodbEndpoint });
-  const recordDeposit = makeRecordDeposit({
-    deposits: createDepositStore({ client, tableName: stack.env.WALLETS_TABLE_NAME as string }),
-    ids: { next: randomUUID },
-  });
-  const payers = Array.from({ length: CLIENTS }, () => `payer-${randomUUID()}`);
-  for (const address of payers) {
-    // The same deposit id on every try: a deposit is recorded once, however often it is retried.
-    const deposit = {
-      depositId: randomUUID(),
-      address,
-      amountMinor: 100_00,
-      currency: 'USD',
-      createdAt: new Date().toISOString(),
-    };
-    for (let tries = 1; ; tries++) {
-      try {
-        await recordDeposit(deposit);
-        break;
-      } catch (error) {
-        if (tries >= 10) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 500));
-      }
-    }
-  }
-  client.destroy();
-  const tokens = await Promise.all(
-    payers.map((sub) => signLocalToken({ sub, scope: 'write:wallet', port, stateDir })),
-  );
-
-  /** Pays `to` once with `token`, retrying a 503 with the same key, as the API asks clients to. */
-  const pay = async (token: string, to: string) => {
-    const key = randomUUID();
-    for (let attempt = 1; ; attempt++) {
-      const response = await fetch(`${base}/api/wallet/send`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          'idempotency-key': key,
-        },
-        body: JSON.stringify({ toAddress: to, amount: 0.01 }),
-      });
-      const json = (await response.json().catch(() => ({}))) as Record<string, unknown>;
-      if (response.status === 200) return { transferId: String(json.transferId), retried: attempt - 1 };
-      if (response.status !== 503 || attempt >= 10) throw new Error(`a payment answered ${response.status}`);
-      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
-    }
-  };
-  if (deadMerchant) await Promise.all(tokens.map((token) => pay(token, deadMerchant)));
-  if (deadMerchant) await dead.until(() => dead.hung.length > 0, 30_000);
-
-  if (FAULTS) receiver.failShare = 0.3;
-  const answeredAt = new Map<string, number>();
-  let retried = 0;
-  const outage = FAULTS
-    ? (async () => {
-        await new Promise((resolve) => setTimeout(resolve, 2_000));
-        await receiver.setDown(true);
-        await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
-        await receiver.setDown(false);
-      })()
-    : Promise.resolve();
-  const startedAt = Date.now();
-  await Promise.all(
-    tokens.map(async (token) => {
-      for (let n = 0; n < PAYMENTS_EACH; n++) {
-        const paid = await pay(token, merchant);
-        answeredAt.set(paid.transferId, Date.now());
-        retried += paid.retried;
-      }
-    }),
-  );
-  const payingMs = Date.now() - startedAt;
-  await outage;
-  const paid = answeredAt.size;
-  /** The merchant's events of `type` as received first: each id once, a redelivery the same bytes. */
-  const distinct = (type: string) => {
-    const byId = new Map<string, ReceivedEvent>();
-    for (const event of receiver.received) {
-      if (event.type !== type || event.data.address !== merchant) continue;
-      const seen = byId.get(event.id);
-      if (!seen) byId.set(event.id, event);
-      else if (seen.text !== event.text)
-        problems.push(`${event.id} was delivered twice with different bodies`);
-    }
-    return [...byId.values()];
-  };
-  await receiver
-    .until(
-      () => distinct('transfer.received').length >= paid && distinct('transfer.completed').length >= paid,
-      180_000,
-    )
-    .catch((error: Error) => problems.push(error.message));
-  const allToldMs = Date.now() - startedAt;
-
-  const received = distinct('transfer.received');
-  const completed = distinct('transfer.completed');
-  const ids = (events: ReceivedEvent[]) => events.map((e) => String(e.data.transferId)).sort();
-  const paidIds = [...answeredAt.keys()].sort();
-  if (JSON.stringify(ids(received)) !== JSON.stringify(paidIds))
-    problems.push(`transfer.received: ${received.length} distinct events for ${paid} payments`);
-  if (JSON.stringify(ids(completed)) !== JSON.stringify(paidIds))
-    problems.push(`transfer.completed: ${completed.length} distinct events for ${paid} payments`);
-  if (new Set([...received, ...completed].map((e) => e.id)).size !== received.length + completed.length)
-    problems.push('an event id was used for two facts');
-  const seqs = completed.map((e) => Number(e.data.seq)).sort((a, b) => a - b);
-  if (seqs.some((seq, i) => seq !== i + 1)) problems.push('the merchant’s seq values have a gap');
-  if (receiver.unverified.length > 0)
-    problems.push(`${receiver.unverified.length} deliveries did not verify`);
-
-  const latency = (name: string, values: number[]) => {
-    const p99 = percentile(values, 99);
-    const within = p99 <= BUDGET_MS;
-    if (!within && !FAULTS) problems.push(`${name}: p99 ${p99.toFixed(0)} ms is over the budget`);
-    return `${name}: p50 ${percentile(values, 50).toFixed(0)} ms, p99 ${p99.toFixed(0)} ms (budget ${BUDGET_MS} ms p99: ${FAULTS ? 'not judged with faults' : within ? 'within' : 'OVER'})`;
-  };
-  const pending = received.filter((e) => e.data.status === 'pending').length;
-  console.log(
-    `${CLIENTS} payers × ${PAYMENTS_EACH} payments into one merchant${FAULTS ? ', receiver failing 30 % and shut 10 s' : ''}${ISOLATION ? ', beside an endpoint that never answers' : ''}: ${paid} paid in ${(payingMs / 1000).toFixed(1)} s (${retried} retries of a 503), ${pending} through the clearing account`,
-  );
-  console.log(
-    latency(
-      'transfer.received after the 200',
-      received.map((e) => e.receivedAt - (answeredAt.get(String(e.data.transferId)) ?? e.receivedAt)),
-    ),
-  );
-  console.log(
-    latency(
-      'transfer.completed after spendable',
-      completed.map((e) => e.receivedAt - Date.parse(e.timestamp)),
-    ),
-  );
-  console.log(
-    `every event told: ${problems.length === 0 ? 'yes' : 'NO'} (${received.length} received, ${completed.length} completed, all within ${(allToldMs / 1000).toFixed(1)} s of the first payment; ${receiver.failed} answered 500 on purpose${ISOLATION ? `; ${dead.hung.length} attempts hanging at the dead endpoint` : ''})`,
-  );
-  for (const problem of problems) console.log(`  ${problem}`);
-} finally {
-  await Promise.all([receiver.close(), dead.close()]);
-  await stopGateway(gateway);
-  await rm(stateDir, { recursive: true, force: true });
-}
+console.log(latency('transfer.received after the 200', run.receivedMs));
+console.log(latency('transfer.completed after spendable', run.completedMs));
+console.log(
+  `every event told: ${run.problems.length === 0 ? 'yes' : 'NO'} (${run.receivedMs.length} received, ${run.completedMs.length} completed, all within ${(run.allToldMs / 1000).toFixed(1)} s of the first payment; ${run.failedOnPurpose} answered 500 on purpose${ISOLATION ? `; ${run.hung} attempts hanging at the dead endpoint` : ''})`,
+);
+for (const problem of problems) console.log(`  ${problem}`);
 process.exitCode = problems.length === 0 ? 0 : 1;

@@ -7,7 +7,8 @@ import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-l
 import { assets } from '#functions/api-docs-asset/assets.generated.js';
 import { callerIdentity } from '#infra/local/proxy-event.ts';
 import { methodArnFor } from '#shared/auth/policy.ts';
-import { SCOPES } from '#shared/routes.ts';
+import { operationContracts } from '#shared/openapi-operations.ts';
+import { routes, SCOPES } from '#shared/routes.ts';
 import type { Pet } from '#shared/schemas/pet.ts';
 
 /** Every scope the API knows: the benchmark's callers may call every route. */
@@ -64,8 +65,11 @@ export function authorizerEvent(
 }
 
 export interface ProxyRequest {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Without the query string. */
   readonly path: string;
+  /** The query string, without `?` (`status=available`). */
+  readonly query?: string;
   /** The route's resource path, e.g. `/api/v3/pet/{petId}`. */
   readonly resource: string;
   readonly pathParameters?: Record<string, string>;
@@ -83,6 +87,9 @@ export interface ProxyRequest {
 export function proxyEvent(request: ProxyRequest): APIGatewayProxyEvent {
   const requestId = randomUUID();
   const now = Date.now();
+  const query = request.query === undefined ? undefined : new URLSearchParams(request.query);
+  const multiValueQuery: Record<string, string[]> = {};
+  for (const [name, value] of query ?? []) multiValueQuery[name] = [...(multiValueQuery[name] ?? []), value];
   const headers: Record<string, string> = {
     Accept: 'application/json',
     'Accept-Encoding': 'gzip, deflate, br',
@@ -102,8 +109,9 @@ export function proxyEvent(request: ProxyRequest): APIGatewayProxyEvent {
     httpMethod: request.method,
     headers,
     multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
+    // As API Gateway: the last value of a repeated parameter, and all of them in the multi-value map.
+    queryStringParameters: query ? Object.fromEntries(query) : null,
+    multiValueQueryStringParameters: query ? multiValueQuery : null,
     pathParameters: request.pathParameters ?? null,
     stageVariables: null,
     body: request.body ?? null,
@@ -139,19 +147,55 @@ export function proxyEvent(request: ProxyRequest): APIGatewayProxyEvent {
   };
 }
 
-/** The movement the benchmark's get-transfer reads when the caller names none: the stub answers any id. */
-export const BENCH_TRANSFER_ID = '00000000-0000-4000-8000-000000000000';
+/**
+ * The caller's own items a request names: its pet, one of its movements, one of its webhook
+ * endpoints and one of its events. In the warm benchmark these are {@link BENCH_ITEMS}, which the
+ * stub answers for any caller; end to end, each worker's own (`bench/e2e.ts`).
+ */
+export interface CallerItems {
+  readonly petId: number;
+  readonly transferId: string;
+  readonly endpointId: string;
+  readonly eventId: string;
+}
+
+/** What the stub (`bench/stub.ts`) holds: one pet, and a movement, endpoint and event of whoever asks. */
+export const BENCH_ITEMS: CallerItems = {
+  petId: PET_ID_BASE + 1,
+  transferId: '00000000-0000-4000-8000-000000000000',
+  endpointId: 'whep_benchEndpoint000000000',
+  eventId: 'evt_benchEvent000000000000',
+};
+
+/** The status search and the tag search of the benchmark: what every bench pet has (`fullPet`). */
+export const SEARCHED_STATUS = 'available';
+export const SEARCHED_TAG = 'friendly';
+
+/** Where endpoints registered by the benchmark deliver: never called in the warm run (nothing is delivered). */
+export const BENCH_ENDPOINT_URL = 'https://hooks.example.com/wallet-catalog-bench';
 
 /**
- * One request of each route, by function folder; `sub` is the caller, `token` its access token,
- * `transferId` one of the caller's movements (its funding deposit in the end-to-end benchmark).
+ * One request of each route, by function folder, as a client sends it and succeeding: `sub` is
+ * the caller, `token` its access token, `own` the items of the caller it names.
  */
 export function routeRequest(
   functionDir: string,
   sub: string,
   token: string,
-  transferId = BENCH_TRANSFER_ID,
+  own: CallerItems = BENCH_ITEMS,
 ): ProxyRequest {
+  const caller = { sub, token };
+  const pet = { path: `/api/v3/pet/${own.petId}`, resource: '/api/v3/pet/{petId}' };
+  const webhook = (suffix = '') => ({
+    path: `/api/wallet/webhooks/${own.endpointId}${suffix}`,
+    resource: `/api/wallet/webhooks/{webhookId}${suffix}`,
+    pathParameters: { webhookId: own.endpointId },
+  });
+  const event = (suffix = '') => ({
+    path: `/api/wallet/events/${own.eventId}${suffix}`,
+    resource: `/api/wallet/events/{eventId}${suffix}`,
+    pathParameters: { eventId: own.eventId },
+  });
   switch (functionDir) {
     case 'add-pet':
       return {
@@ -159,22 +203,48 @@ export function routeRequest(
         path: '/api/v3/pet',
         resource: '/api/v3/pet',
         body: JSON.stringify(fullPet(nextBenchPetId())),
-        sub,
-        token,
+        ...caller,
       };
-    case 'get-pet': {
-      const petId = String(PET_ID_BASE + 1);
+    // The caller's pet as it is: the same tags and status, so no index entry changes.
+    case 'update-pet':
+      return {
+        method: 'PUT',
+        path: '/api/v3/pet',
+        resource: '/api/v3/pet',
+        body: JSON.stringify(fullPet(own.petId)),
+        ...caller,
+      };
+    case 'find-pets-by-status':
       return {
         method: 'GET',
-        path: `/api/v3/pet/${petId}`,
-        resource: '/api/v3/pet/{petId}',
-        pathParameters: { petId },
-        sub,
-        token,
+        path: '/api/v3/pet/findByStatus',
+        resource: '/api/v3/pet/findByStatus',
+        query: `status=${SEARCHED_STATUS}`,
+        ...caller,
       };
-    }
+    case 'find-pets-by-tags':
+      return {
+        method: 'GET',
+        path: '/api/v3/pet/findByTags',
+        resource: '/api/v3/pet/findByTags',
+        query: `tags=${SEARCHED_TAG}`,
+        ...caller,
+      };
+    case 'get-pet':
+      return { method: 'GET', ...pet, pathParameters: { petId: String(own.petId) }, ...caller };
+    // A new name, as the Petstore's form sends it (in the query); the status, and so the index, stay.
+    case 'update-pet-with-form':
+      return {
+        method: 'POST',
+        ...pet,
+        pathParameters: { petId: String(own.petId) },
+        query: 'name=Rex%20the%20renamed%20dog',
+        ...caller,
+      };
+    case 'delete-pet':
+      return { method: 'DELETE', ...pet, pathParameters: { petId: String(own.petId) }, ...caller };
     case 'get-balance':
-      return { method: 'GET', path: '/api/wallet/balance', resource: '/api/wallet/balance', sub, token };
+      return { method: 'GET', path: '/api/wallet/balance', resource: '/api/wallet/balance', ...caller };
     case 'send-money':
       return {
         method: 'POST',
@@ -182,20 +252,63 @@ export function routeRequest(
         resource: '/api/wallet/send',
         body: sendBody(`recipient-of-${sub}`),
         headers: { 'Idempotency-Key': randomUUID() },
-        sub,
-        token,
+        ...caller,
       };
     case 'list-transfers':
       // The first page at the default size (20): the caller's sends fill it by the time it is measured.
-      return { method: 'GET', path: '/api/wallet/transfers', resource: '/api/wallet/transfers', sub, token };
+      return { method: 'GET', path: '/api/wallet/transfers', resource: '/api/wallet/transfers', ...caller };
     case 'get-transfer':
       return {
         method: 'GET',
-        path: `/api/wallet/transfers/${transferId}`,
+        path: `/api/wallet/transfers/${own.transferId}`,
         resource: '/api/wallet/transfers/{transferId}',
-        pathParameters: { transferId },
-        sub,
-        token,
+        pathParameters: { transferId: own.transferId },
+        ...caller,
+      };
+    case 'create-webhook':
+      return {
+        method: 'POST',
+        path: '/api/wallet/webhooks',
+        resource: '/api/wallet/webhooks',
+        body: JSON.stringify({ url: BENCH_ENDPOINT_URL, description: 'Orders service' }),
+        ...caller,
+      };
+    case 'list-webhooks':
+      return { method: 'GET', path: '/api/wallet/webhooks', resource: '/api/wallet/webhooks', ...caller };
+    case 'get-webhook':
+      return { method: 'GET', ...webhook(), ...caller };
+    case 'update-webhook':
+      return {
+        method: 'PATCH',
+        ...webhook(),
+        body: JSON.stringify({ description: 'Orders service, new host', eventTypes: ['transfer.received'] }),
+        headers: { 'Content-Type': 'application/merge-patch+json' },
+        ...caller,
+      };
+    case 'delete-webhook':
+      return { method: 'DELETE', ...webhook(), ...caller };
+    case 'rotate-webhook-secret':
+      return { method: 'POST', ...webhook('/rotate-secret'), ...caller };
+    case 'list-webhook-deliveries':
+      return { method: 'GET', ...webhook('/deliveries'), ...caller };
+    case 'replay-webhook':
+      return {
+        method: 'POST',
+        ...webhook('/replay'),
+        // An hour back: well inside the 30 days events are kept.
+        body: JSON.stringify({ since: new Date(Date.now() - 3_600_000).toISOString() }),
+        ...caller,
+      };
+    case 'list-events':
+      return { method: 'GET', path: '/api/wallet/events', resource: '/api/wallet/events', ...caller };
+    case 'get-event':
+      return { method: 'GET', ...event(), ...caller };
+    case 'redeliver-event':
+      return {
+        method: 'POST',
+        ...event('/redeliver'),
+        body: JSON.stringify({ webhookId: own.endpointId }),
+        ...caller,
       };
     case 'openapi':
       return { method: 'GET', path: '/api/openapi.json', resource: '/api/openapi.json' };
@@ -216,19 +329,41 @@ export function routeRequest(
   }
 }
 
+/** The status a route answers a request that succeeds with, as its OpenAPI contract states it. */
+export function successStatus(functionDir: string): number {
+  const route = routes.find((r) => r.functionDir === functionDir);
+  if (!route) throw new Error(`functions/${functionDir} serves no route`);
+  return operationContracts[route.operationId].success.status;
+}
+
+export type DynamoDBOperation =
+  | 'GetItem'
+  | 'PutItem'
+  | 'UpdateItem'
+  | 'DeleteItem'
+  | 'BatchGetItem'
+  | 'Query'
+  | 'TransactWriteItems';
+
 /**
- * The DynamoDB calls one successful request of each function makes (as `round-trips.test.ts`
- * asserts): the floor the end-to-end benchmark compares with, and the round trips of the cost model.
+ * The DynamoDB calls one successful request of each function makes, for the requests above (as
+ * `test/integration/round-trips.test.ts` asserts): the floor the end-to-end benchmark compares
+ * with, and the round trips of the cost model. Every route with a table is listed.
  */
-export const DYNAMODB_CALLS: Readonly<
-  Record<
-    string,
-    readonly ('GetItem' | 'PutItem' | 'UpdateItem' | 'BatchGetItem' | 'Query' | 'TransactWriteItems')[]
-  >
-> = {
+export const DYNAMODB_CALLS: Readonly<Record<string, readonly DynamoDBOperation[]>> = {
   authorizer: [],
-  'add-pet': ['PutItem'],
+  // A pet with tags: the pet and an entry per tag name, in one transaction.
+  'add-pet': ['TransactWriteItems'],
+  // The pet and its revision, then the write conditional on it (tags unchanged: a single Put).
+  'update-pet': ['GetItem', 'PutItem'],
+  // A page the first shard of the status fills: one Query of it, then the pets in one read.
+  'find-pets-by-status': ['Query', 'BatchGetItem'],
+  // A page the first tag fills: one Query of it, then the pets in one read.
+  'find-pets-by-tags': ['Query', 'BatchGetItem'],
   'get-pet': ['GetItem'],
+  'update-pet-with-form': ['GetItem', 'PutItem'],
+  // The pet, then its delete with its tag entries' in one transaction.
+  'delete-pet': ['GetItem', 'TransactWriteItems'],
   // The wallet and its hot marker, in one read.
   'get-balance': ['BatchGetItem'],
   // The running balances need the two accounts (and the key's claim) read before the transaction;
@@ -238,7 +373,26 @@ export const DYNAMODB_CALLS: Readonly<
   'list-transfers': ['Query', 'BatchGetItem'],
   // The movement and its credit's state, in one read.
   'get-transfer': ['BatchGetItem'],
+  // The wallet's endpoint set, then its write under its version (a secret is sealed between them:
+  // deployed, one KMS GenerateDataKey, which is no DynamoDB call).
+  'create-webhook': ['GetItem', 'PutItem'],
+  'list-webhooks': ['GetItem'],
+  'get-webhook': ['GetItem'],
+  'update-webhook': ['GetItem', 'PutItem'],
+  'delete-webhook': ['GetItem', 'PutItem'],
+  'rotate-webhook-secret': ['GetItem', 'PutItem'],
+  // The endpoint set (is it the caller's?), then a page of its delivery log.
+  'list-webhook-deliveries': ['GetItem', 'Query'],
+  // The endpoint set, then the replay's task.
+  'replay-webhook': ['GetItem', 'PutItem'],
+  // A page of the events index the first Query fills or ends.
+  'list-events': ['Query'],
+  'get-event': ['GetItem'],
+  // The event, the endpoint set, then the delivery's task.
+  'redeliver-event': ['GetItem', 'GetItem', 'PutItem'],
   openapi: [],
+  'api-docs': [],
+  'api-docs-asset': [],
 };
 
 /** How many of a route's calls go out beside another one, adding no round trip of their own. */

@@ -6,20 +6,18 @@ import { createGetPetHandler as createGetPet } from '#functions/get-pet/handler.
 import { createGetTransferHandler } from '#functions/get-transfer/handler.ts';
 import { createListTransfersHandler } from '#functions/list-transfers/handler.ts';
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
-import type { ProxiedRequest } from '#infra/local/dynamodb-faults.ts';
-import { type OperationId, routeOf } from '#shared/routes.ts';
 import { createHotMarkerStore } from '#shared/wallet/dynamodb/hot-marker-store.ts';
 import { PENDING_SHARDS } from '#shared/wallet/dynamodb/keys.ts';
 import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
 import { proxiedClient, startFaultProxy } from '../support/faults.ts';
+import { roundTripCounter } from '../support/round-trips.ts';
 import { fund, open } from '../support/wallet.ts';
 
 /*
- * DynamoDB round trips per request, counted at the transport: the functions, built through their
- * composition roots, talk to DynamoDB Local through the fault proxy (no fault injected), which
- * records every request that really left the SDK — after its retry middleware, so a retry would
- * count. Test data is written straight to DynamoDB Local, past the proxy.
+ * DynamoDB round trips per request, counted at the transport (test/support/round-trips.ts): the
+ * wallet's routes and the pet catalog's first two; round-trips-pets and round-trips-webhooks hold
+ * the others. Test data is written straight to DynamoDB Local, past the proxy.
  */
 const proxy = await startFaultProxy();
 const client = proxiedClient(proxy);
@@ -35,50 +33,7 @@ const send = createSendMoneyHandler(wallet);
 const listTransfers = createListTransfersHandler(wallet);
 const getTransfer = createGetTransferHandler(wallet);
 
-/** The IAM action of each kind of transaction item. */
-const ITEM_ACTION: Readonly<Record<string, string>> = {
-  Get: 'dynamodb:GetItem',
-  Put: 'dynamodb:PutItem',
-  Update: 'dynamodb:UpdateItem',
-  Delete: 'dynamodb:DeleteItem',
-  ConditionCheck: 'dynamodb:ConditionCheckItem',
-};
-
-/**
- * The IAM actions one request on the wire needs. Most operations are authorised by the action of
- * their own name (BatchGetItem by dynamodb:BatchGetItem, a Query on an index by dynamodb:Query on
- * the index's resource); transactions by the actions of their items instead.
- */
-function actionsOf({ operation, body }: ProxiedRequest): string[] {
-  if (operation === 'TransactWriteItems' || operation === 'TransactGetItems') {
-    const items = (JSON.parse(body) as { TransactItems: Record<string, unknown>[] }).TransactItems;
-    return items.flatMap((item) => Object.keys(item).map((kind) => ITEM_ACTION[kind] ?? `unknown ${kind}`));
-  }
-  return [`dynamodb:${operation}`];
-}
-
-/**
- * The DynamoDB operations one request sent, by name, after checking them against the route's IAM
- * grant: by default that the grant is exactly the set of actions they needed (neither a denied
- * call on AWS nor an unused permission); with `part`, that it covers them (a path that needs only
- * some of the grant, the rest being proved by another case of the same route).
- */
-async function roundTripsOf(
-  operationId: OperationId,
-  request: () => Promise<{ statusCode: number }>,
-  { part = false } = {},
-): Promise<string[]> {
-  const before = proxy.requests().length;
-  const response = await request();
-  expect(response.statusCode).toBe(200);
-  // Tests of this file run one at a time, and nothing else in it goes through the proxy.
-  const sent = proxy.requests().slice(before);
-  const needed = [...new Set(sent.flatMap(actionsOf))].sort();
-  const granted = [...(routeOf(operationId).data?.actions ?? [])].sort();
-  if (part) expect(granted).toEqual(expect.arrayContaining(needed));
-  else expect(needed).toEqual(granted);
-  return sent.map((request) => request.operation);
-}
+const roundTripsOf = roundTripCounter(proxy);
 
 const sendAs = (sub: string, toAddress: string) =>
   invoke(send, apiEvent({ sub, method: 'POST', scopes: ['write:wallet'], body: { toAddress, amount: 0.5 } }));

@@ -1,8 +1,10 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '#infra/local/dynamodb-local.ts';
@@ -20,8 +22,16 @@ let stack: ChildProcess | undefined;
 let stateDir: string | undefined;
 
 afterAll(async () => {
-  // The stack's whole process group, as a terminal's Ctrl-C reaches it; its pid is ours.
-  if (stack?.pid !== undefined && stack.exitCode === null) process.kill(-stack.pid, 'SIGTERM');
+  // The stack's whole process group, as a terminal's Ctrl-C reaches it; its pid is ours. Waited
+  // for: a worker that left at once closed the stack's stdout pipe while it was stopping, and the
+  // stack, writing its last lines into the closed pipe, never exited (and spun a core for the rest
+  // of the run, which slowed every test after it).
+  if (stack?.pid !== undefined && stack.exitCode === null && stack.signalCode === null) {
+    const exited = once(stack, 'exit');
+    process.kill(-stack.pid, 'SIGTERM');
+    const stopped = await Promise.race([exited.then(() => true), sleep(30_000).then(() => false)]);
+    if (!stopped) process.kill(-stack.pid, 'SIGKILL');
+  }
   if (stateDir) await rm(stateDir, { recursive: true, force: true });
 });
 

@@ -74,6 +74,8 @@ export interface ProxyRequest {
   readonly resource: string;
   readonly pathParameters?: Record<string, string>;
   readonly body?: string;
+  /** The body is base64 of bytes (a binary media type), as API Gateway hands an upload over. */
+  readonly base64?: true;
   readonly headers?: Record<string, string>;
   /** The caller; `undefined` on public routes, where no authorizer runs. */
   readonly sub?: string;
@@ -115,7 +117,7 @@ export function proxyEvent(request: ProxyRequest): APIGatewayProxyEvent {
     pathParameters: request.pathParameters ?? null,
     stageVariables: null,
     body: request.body ?? null,
-    isBase64Encoded: false,
+    isBase64Encoded: request.base64 === true,
     requestContext: {
       accountId: ACCOUNT_ID,
       apiId: API_ID,
@@ -172,6 +174,12 @@ export const SEARCHED_STATUS = 'available';
 export const SEARCHED_TAG = 'friendly';
 
 /** Where endpoints registered by the benchmark deliver: never called in the warm run (nothing is delivered). */
+/** A 1 × 1 PNG, the smallest image an upload takes. */
+const BENCH_PNG_BASE64 =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+/** An image id as the upload draws them (22 base64url characters). */
+const BENCH_IMAGE_ID = 'YmVuY2gtaW1hZ2UtaWQwMA';
+
 export const BENCH_ENDPOINT_URL = 'https://hooks.example.com/wallet-catalog-bench';
 
 /**
@@ -243,6 +251,26 @@ export function routeRequest(
       };
     case 'delete-pet':
       return { method: 'DELETE', ...pet, pathParameters: { petId: String(own.petId) }, ...caller };
+    case 'upload-pet-image':
+      return {
+        method: 'POST',
+        path: `/api/v3/pet/${own.petId}/uploadImage`,
+        resource: '/api/v3/pet/{petId}/uploadImage',
+        pathParameters: { petId: String(own.petId) },
+        headers: { 'Content-Type': 'image/png' },
+        body: BENCH_PNG_BASE64,
+        base64: true,
+        ...caller,
+      };
+    case 'get-pet-image':
+      return {
+        method: 'GET',
+        path: `/api/v3/pet/${own.petId}/images/${BENCH_IMAGE_ID}`,
+        resource: '/api/v3/pet/{petId}/images/{imageId}',
+        pathParameters: { petId: String(own.petId), imageId: BENCH_IMAGE_ID },
+        headers: { Accept: 'image/png' },
+        ...caller,
+      };
     case 'get-balance':
       return { method: 'GET', path: '/api/wallet/balance', resource: '/api/wallet/balance', ...caller };
     case 'send-money':
@@ -364,6 +392,10 @@ export const DYNAMODB_CALLS: Readonly<Record<string, readonly DynamoDBOperation[
   'update-pet-with-form': ['GetItem', 'PutItem'],
   // The pet, then its delete with its tag entries' in one transaction.
   'delete-pet': ['GetItem', 'TransactWriteItems'],
+  // The pet, then its conditional write with the new URL (the object goes to S3 between them).
+  'upload-pet-image': ['GetItem', 'PutItem'],
+  // S3 alone: the URL names the object.
+  'get-pet-image': [],
   // The wallet and its hot marker, in one read.
   'get-balance': ['BatchGetItem'],
   // The running balances need the two accounts (and the key's claim) read before the transaction;

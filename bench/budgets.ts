@@ -6,6 +6,7 @@
  */
 import type { Results } from './results.ts';
 import { type Bound, type Estimate, judge, type Outcome, percentile } from './stats.ts';
+import { bundleBaselineOf } from './targets.ts';
 
 /** The limits, by budget. */
 export const LIMITS = {
@@ -65,12 +66,18 @@ export const BUDGETS: readonly Budget[] = [
     limit: LIMITS.bundleRatio,
     bound: 'max',
     format: ratio(3),
-    checks: ({ bundles }) => {
-      const base = bundles.find((b) => b.target.kind === 'baseline')?.rawBytes ?? Number.NaN;
-      return bundles
+    checks: ({ bundles }) =>
+      bundles
         .filter((b) => b.target.kind === 'function' && b.served === undefined)
-        .map((b) => ({ name: b.target.name, value: b.rawBytes / base }));
-    },
+        .map((b) => {
+          const over = bundleBaselineOf(b.target);
+          const base = bundles.find((x) => x.target.name === over)?.rawBytes ?? Number.NaN;
+          return {
+            name: b.target.name,
+            value: b.rawBytes / base,
+            ...(over === 'baseline' ? {} : { note: `over ${over}` }),
+          };
+        }),
   },
   {
     id: 'staticAssets',

@@ -6,6 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { markOf, type Verdict } from './budgets.ts';
 import type { Results } from './results.ts';
 import type { Estimate } from './stats.ts';
+import { bundleBaselineOf } from './targets.ts';
 
 const fmt = (value: number | undefined, digits = 1) =>
   value === undefined || Number.isNaN(value) ? '—' : value.toFixed(digits);
@@ -21,7 +22,7 @@ export const table = (header: readonly string[], rows: readonly (readonly string
 /** The results table (Markdown), one row per bundle: the baseline, the reference, then the functions. */
 export function resultsTable(results: Results, list: readonly Verdict[]): string {
   const { bundles, cold, warm, endToEnd } = results;
-  const baseRaw = bundles.find((b) => b.target.kind === 'baseline')?.rawBytes ?? Number.NaN;
+  const rawOf = (name: string) => bundles.find((b) => b.target.name === name)?.rawBytes ?? Number.NaN;
   const baselineWarmUs =
     warm.length > 0 ? warm.map((w) => w.baselineUs).sort((a, b) => a - b)[warm.length >> 1] : undefined;
   const rows = bundles.map((bundle) => {
@@ -31,12 +32,14 @@ export function resultsTable(results: Results, list: readonly Verdict[]): string
     const e2e = endToEnd.find((r) => r.name === name);
     const isFunction = kind === 'function';
     const mark = (id: string) => markOf(list, id, name);
+    const over = bundleBaselineOf(bundle.target);
+    const baseRaw = rawOf(over);
     return [
       isFunction ? name : `*${name}* (${kind})`,
       `${kib(bundle.rawBytes)} / ${kib(bundle.gzipBytes)}`,
       bundle.served
         ? `${fmt(bundle.rawBytes / baseRaw, 3)}; gzip ${fmt(bundle.gzipBytes / bundle.served.gzipBytes, 3)}× the served files'${mark('staticAssets')}`
-        : `${fmt(bundle.rawBytes / baseRaw, 3)}${mark('bundle')}`,
+        : `${fmt(bundle.rawBytes / baseRaw, 3)}${mark('bundle')}${isFunction && over !== 'baseline' ? ` over ${over}` : ''}`,
       init ? `${fmt(init.medianMs)} / ${fmt(init.medianCpuMs)} ms` : '—',
       init && isFunction
         ? `${withInterval(init.ratio, 3)}${mark('coldInit')}`

@@ -10,7 +10,11 @@ import type { JwksServer } from '#infra/local/jwks-server.ts';
 import { type Route, routes, type TableName } from '#shared/routes.ts';
 import { KMS_KEY_ENV } from '#shared/webhooks/secrets/keeper.ts';
 
-export type TargetKind = 'function' | 'baseline' | 'reference';
+/**
+ * `client-baseline`: the baseline plus the SDK client of a function's second grant, which only the
+ * bundle budget compares with ({@link bundleBaselineOf}).
+ */
+export type TargetKind = 'function' | 'baseline' | 'client-baseline' | 'reference';
 
 /**
  * A function whose bundle IS the static files it serves (docs/decisions/api-docs-page.md): its
@@ -46,6 +50,23 @@ export const BASELINE: Target = {
   kind: 'baseline',
   entry: fromRoot('bench/baseline/handler.ts'),
 };
+/** The baselines of the functions with a grant beside their table's: see `bench/baseline/with-*.ts`. */
+export const CLIENT_BASELINES: readonly Target[] = [
+  { name: 'baseline+s3', kind: 'client-baseline', entry: fromRoot('bench/baseline/with-s3.ts') },
+  { name: 'baseline+kms', kind: 'client-baseline', entry: fromRoot('bench/baseline/with-kms.ts') },
+];
+
+/**
+ * The baseline a function's bundle is compared with: the one with the SDK client its second grant
+ * needs (S3 for the images bucket, KMS to seal secrets), else the DynamoDB-only one. Like with
+ * like: an image function cannot be an S3 client lighter.
+ */
+export function bundleBaselineOf(target: Target): string {
+  if (target.route?.images) return 'baseline+s3';
+  if (target.route?.signingSecrets === 'seal') return 'baseline+kms';
+  return BASELINE.name;
+}
+
 export const HELLO: Target = { name: 'hello', kind: 'reference', entry: fromRoot('bench/hello/handler.ts') };
 
 /** The functions whose bundle is the static files they serve, by function folder. */
@@ -72,7 +93,7 @@ export const FUNCTIONS: readonly Target[] = [
   ),
 ];
 
-export const ALL_TARGETS: readonly Target[] = [BASELINE, HELLO, ...FUNCTIONS];
+export const ALL_TARGETS: readonly Target[] = [BASELINE, HELLO, ...CLIENT_BASELINES, ...FUNCTIONS];
 
 /** Physical table names as a deployment would have them; nothing is called at init, so any name does. */
 export const BENCH_TABLE_NAMES: Readonly<Record<TableName, string>> = {

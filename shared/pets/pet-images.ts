@@ -8,7 +8,7 @@ import {
   UnsupportedMediaTypeError,
 } from '../errors.ts';
 import { petSchema } from '../schemas/pet.ts';
-import { IMAGE_MEDIA_TYPES, type ImageMediaType, imageTypeOf, MAX_IMAGE_BYTES } from './image-type.ts';
+import { IMAGE_MEDIA_TYPES, type ImageMediaType, MAX_IMAGE_BYTES } from './image-type.ts';
 import type { Pet } from './pet.ts';
 import { changePet, type Expected, holds } from './pet-changes.ts';
 import type { PetRepository, StoredPet } from './pets.ts';
@@ -57,6 +57,11 @@ export const IMAGE_ID_PATTERN = /^[A-Za-z0-9_-]{22}$/;
 export interface UploadPetImageDependencies {
   readonly pets: PetRepository;
   readonly images: Pick<PetImageStore, 'put'>;
+  /**
+   * What image `bytes` are, by their bytes: `imageTypeOf` of `image-recognition.ts`, handed over by
+   * the upload's composition root so that the reading function does not carry its parser.
+   */
+  readonly recognise: (bytes: Uint8Array) => ImageMediaType | undefined;
   /** Draws a new image id ({@link newImageId}). */
   readonly imageIds?: () => string;
 }
@@ -71,7 +76,7 @@ export interface UploadPetImageDependencies {
  * (docs/decisions/pet-images.md).
  */
 export const makeUploadPetImage =
-  ({ pets, images, imageIds = newImageId }: UploadPetImageDependencies) =>
+  ({ pets, images, recognise, imageIds = newImageId }: UploadPetImageDependencies) =>
   async ({
     petId,
     bytes,
@@ -85,7 +90,7 @@ export const makeUploadPetImage =
         `An image may have at most 4 MiB (${MAX_IMAGE_BYTES} bytes), so that its base64 fits Lambda's 6 MB invocation payload; this one has ${bytes.length}`,
       );
     }
-    const mediaType = await imageTypeOf(bytes);
+    const mediaType = recognise(bytes);
     if (mediaType === undefined) {
       throw new UnsupportedMediaTypeError(
         `The body is not an image of a type this API takes (${IMAGE_MEDIA_TYPES.join(', ')}), judged by its bytes whatever its Content-Type`,

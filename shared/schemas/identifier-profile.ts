@@ -17,8 +17,15 @@
  * says why and what the profile does not catch.
  */
 
-import { BIDI_CLASSES, CONTEXTUAL, RUNS, SCRIPT_NAMES, SCRIPT_SETS } from './identifier-table.generated.ts';
+import {
+  BIDI_CLASSES,
+  CONTEXTUAL,
+  COVERED_SCRIPTS,
+  RUNS,
+  SCRIPT_SETS,
+} from './identifier-table.generated.ts';
 import { decodeNumbers } from './identifier-table-codec.ts';
+import { HIGHLY_RESTRICTIVE_COVERS } from './restriction-level.ts';
 
 const BIDI_COUNT = BIDI_CLASSES.length;
 const bidiIndex = (name: (typeof BIDI_CLASSES)[number]) => BIDI_CLASSES.indexOf(name);
@@ -35,18 +42,15 @@ const RTL_ALLOWED = new Set(
   (['R', 'AL', 'AN', 'EN', 'ES', 'CS', 'ET', 'ON', 'BN', 'NSM'] as const).map(bidiIndex),
 );
 
-/** UTS #39 §5.2: the script sets besides one script that a Highly Restrictive identifier may cover. */
-const COVERS = [
-  ['Latin', 'Han', 'Hiragana', 'Katakana'],
-  ['Latin', 'Han', 'Bopomofo'],
-  ['Latin', 'Han', 'Hangul'],
-] as const;
+/** UTS #39 §5.2's covers, as the numbers the script sets give their scripts. */
+const COVERS = HIGHLY_RESTRICTIVE_COVERS.map((cover) => cover.map((name) => COVERED_SCRIPTS[name] as number));
 
 interface Table {
   /** The first code point of each run, ascending from 0. */
   readonly starts: Uint32Array;
   readonly values: Uint16Array;
-  readonly scriptSets: readonly (readonly string[])[];
+  /** Each set's scripts, by number. */
+  readonly scriptSets: readonly (readonly number[])[];
 }
 
 /** The table, decoded on first use: a visible-ASCII identifier (the usual `sub`) never needs it. */
@@ -61,11 +65,10 @@ function table(): Table {
     starts[i] = start;
     values[i] = runs[2 * i + 1] as number;
   }
-  const names = SCRIPT_NAMES.split(' ');
   const sets = decodeNumbers(SCRIPT_SETS);
-  const scriptSets: string[][] = [];
+  const scriptSets: number[][] = [];
   for (let i = 0; i < sets.length; i += 1 + (sets[i] as number)) {
-    scriptSets.push(sets.slice(i + 1, i + 1 + (sets[i] as number)).map((n) => names[n] as string));
+    scriptSets.push(sets.slice(i + 1, i + 1 + (sets[i] as number)));
   }
   decoded = { starts, values, scriptSets };
   return decoded;
@@ -125,18 +128,21 @@ function bidiRuleHolds(classes: readonly number[]): boolean {
 
 /** UTS #39 §5.2 Highly Restrictive, over the distinct script sets of the text's characters. */
 function highlyRestrictive(sets: ReadonlySet<number>, { scriptSets }: Table): boolean {
-  let resolved: readonly string[] | undefined;
+  let resolved: readonly number[] | undefined;
   for (const set of sets) {
-    const scripts = scriptSets[set] as readonly string[];
+    const scripts = scriptSets[set] as readonly number[];
     resolved = resolved === undefined ? scripts : resolved.filter((script) => scripts.includes(script));
     if (resolved.length === 0) break;
   }
   if (resolved === undefined || resolved.length > 0) return true;
   return COVERS.some((cover) =>
-    [...sets].every((set) =>
-      (scriptSets[set] as readonly string[]).some((s) => (cover as readonly string[]).includes(s)),
-    ),
+    [...sets].every((set) => (scriptSets[set] as readonly number[]).some((s) => cover.includes(s))),
   );
+}
+
+/** Whether the profile allows the code point at all (in some context, with some script): PVALID or CONTEXTO. */
+export function isAllowedCodePoint(codePoint: number): boolean {
+  return tableValue(table(), codePoint) !== 0;
 }
 
 /** Whether `text` is an identifier of the profile: see the module's description. */

@@ -31,4 +31,12 @@ export const WEBHOOK_DISPATCHER = {
   functionTimeoutSeconds: 85,
   /** Locally, invocations of a few seconds one after another: `npm start` stops within that. */
   localInvocationSeconds: 5,
+  /**
+   * The most dispatchers that run at once, reserved as the function's concurrency: a tick's
+   * invocation and the one before it, still ending its attempts (85 s over a 60 s tick). A late or
+   * queued invocation waits for one of them instead of making a third, and none is retried
+   * (`retryAttempts: 0`: the next tick is a minute away). With each dispatcher's cap of
+   * `DEFAULT_DISPATCHER_SETTINGS.perEndpoint` (4), an endpoint has at most 8 attempts in flight.
+   */
+  concurrentInvocations: 2,
 } as const;

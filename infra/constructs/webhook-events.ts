@@ -132,7 +132,9 @@ export class WebhookEvents extends Construct {
       logRetention: props.logRetention,
       applicationLogLevel: props.logLevel,
       timeout: Duration.seconds(WEBHOOK_DISPATCHER.functionTimeoutSeconds),
+      reservedConcurrency: WEBHOOK_DISPATCHER.concurrentInvocations,
     });
+    this.dispatcher.function.configureAsyncInvoke({ retryAttempts: 0 });
     this.dispatcher.grantData(props.webhooksTable, WEBHOOK_DISPATCHER_ACTIONS, [DUE_INDEX, EVENTS_INDEX]);
     // Opens the secrets it signs with, for that purpose only; it never seals one.
     Grant.addToPrincipal({

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { ServiceApp } from '#infra/app.ts';
 import { EVENT_DERIVER_STREAM, WEBHOOK_DISPATCHER } from '#infra/webhook-settings.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
+import { DEFAULT_DISPATCHER_SETTINGS } from '#shared/webhooks/dispatch/dispatcher.ts';
 import { DUE_INDEX, EVENTS_INDEX } from '#shared/webhooks/dynamodb/event-keys.ts';
 import { EVENT_SOURCE_FILTER } from '#shared/webhooks/dynamodb/ledger-facts.ts';
 import { KMS_KEY_ENV } from '#shared/webhooks/secrets/keeper.ts';
@@ -135,6 +136,22 @@ describe('the webhook dispatcher', () => {
     expect(timeout).toBe(WEBHOOK_DISPATCHER.functionTimeoutSeconds);
     // Past the tick and one attempt's 15 s: an invocation ends its attempts before Lambda ends it.
     expect(timeout).toBeGreaterThan(minutes * 60 + 15);
+  });
+
+  it('runs at most two at once and never retries an invocation, so an endpoint has at most 8 attempts in flight', () => {
+    const props = propertiesOf(dispatcherId());
+    expect(props.ReservedConcurrentExecutions).toBe(WEBHOOK_DISPATCHER.concurrentInvocations);
+    // Every invocation that may still run when the next tick comes has its place: no tick waits.
+    expect(WEBHOOK_DISPATCHER.concurrentInvocations).toBe(
+      Math.ceil(WEBHOOK_DISPATCHER.functionTimeoutSeconds / (WEBHOOK_DISPATCHER.scheduleMinutes * 60)),
+    );
+    const invokeConfigs = resources('AWS::Lambda::EventInvokeConfig').filter(([, config]) =>
+      JSON.stringify(config.FunctionName).includes(dispatcherId()),
+    );
+    expect(invokeConfigs.map(([, config]) => config.MaximumRetryAttempts)).toEqual([0]);
+    expect(
+      WEBHOOK_DISPATCHER.concurrentInvocations * DEFAULT_DISPATCHER_SETTINGS.perEndpoint,
+    ).toBeLessThanOrEqual(8);
   });
 
   it('may work the due and events indexes of the webhooks table, and only open secrets sealed for signing', () => {

@@ -18,7 +18,11 @@ import type { DeliveryTask, DueWork, ReplayTask, TaskStore } from './ports.ts';
 export interface DispatcherSettings {
   /** Seconds before each attempt (the Standard Webhooks schedule unless WEBHOOK_RETRY_SCHEDULE). */
   readonly schedule: readonly number[];
-  /** Attempts one endpoint may have in flight from this dispatcher. */
+  /**
+   * Attempts one endpoint may have in flight from this dispatcher. Deployed, at most two
+   * dispatchers run at once (`WEBHOOK_DISPATCHER.concurrentInvocations`, reserved): 4 each keeps
+   * an endpoint at 8 in all. Locally the invocations share one dispatcher, so 4.
+   */
   readonly perEndpoint: number;
   /** Attempts in flight from this dispatcher, all endpoints together. */
   readonly inFlight: number;
@@ -32,7 +36,7 @@ export interface DispatcherSettings {
 
 export const DEFAULT_DISPATCHER_SETTINGS: DispatcherSettings = {
   schedule: [0, 5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400],
-  perEndpoint: 8,
+  perEndpoint: 4,
   inFlight: 64,
   leaseMs: 30_000,
   pollBatch: 100,

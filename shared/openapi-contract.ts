@@ -1,4 +1,4 @@
-/* The shape of an operation's contract (./openapi-operations.ts, ./openapi-pet-operations.ts): a
+/* The shape of an operation's contract (./openapi-operations.ts, ./openapi-pet-operations.ts, ./openapi-webhook-operations.ts): a
    file of its own, so that the per-resource contract files and their assembly do not import each other. */
 
 import type { schemas } from './schemas/index.ts';

@@ -2,7 +2,7 @@
  * The OpenAPI 3.1 `webhooks` of the document: what the service POSTs to a merchant's endpoint, one
  * entry per event type (shared/webhooks/model/event-types.ts), the body as `WebhookPayload`.
  */
-import { EVENT_EXAMPLE } from './openapi-operations.ts';
+import { EVENT_EXAMPLE } from './openapi-webhook-operations.ts';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhooks/model/event-types.ts';
 
 const SUMMARIES: Record<WebhookEventType, string> = {

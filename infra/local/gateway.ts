@@ -11,14 +11,13 @@
  * the request pipeline (`request-pipeline.ts`: the per-caller rate limit, routing, the body limit
  * `MAX_BODY_BYTES`, the proxy event, invocation), the authorizer and its cache
  * (`authorizer-emulation.ts`), the rate limiter (`caller-rate-limit.ts`), the in-process invoker
- * (`invoke.ts`), DynamoDB Local and its proxy, the issuer's JWKS (`jwks-server.ts`), and the
- * wallets table's stream into the credit poster, as the deployed event source mapping delivers it
- * (`stream-poller.ts`).
+ * (`invoke.ts`), DynamoDB Local, its proxy and the local S3 (`backing-services.ts`), the issuer's
+ * JWKS (`jwks-server.ts`), and the wallets table's stream into the credit poster, as the deployed
+ * event source mapping delivers it (`stream-poller.ts`).
  */
-import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join, resolve as resolvePath } from 'node:path';
+import { join } from 'node:path';
 import { CREDIT_POSTER_FUNCTION_DIR, CREDIT_POSTER_NAME } from '#infra/credit-poster-settings.ts';
 import {
   authorizerEnvironment,
@@ -34,10 +33,11 @@ import { type Route, routes, type TableName } from '#shared/routes.ts';
 import { buckets, S3_ENDPOINT_ENV } from '#shared/s3/buckets.ts';
 import type { AccessLogEntry } from './access-log.ts';
 import { AuthorizerEmulation, type AuthorizerHandler } from './authorizer-emulation.ts';
+import { type BackingServicesOptions, startBackingServices } from './backing-services.ts';
 import { CallerRateLimiter } from './caller-rate-limit.ts';
 import { LOCAL_DEPLOYMENT } from './deployment.ts';
-import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local.ts';
-import { DynamoDbProxy } from './dynamodb-proxy.ts';
+import { LOCAL_AWS_ENV } from './dynamodb-local.ts';
+import type { DynamoDbProxy } from './dynamodb-proxy.ts';
 import { callerEndpoint } from './dynamodb-share.ts';
 import { logFunctionError } from './gateway-answer.ts';
 import {
@@ -58,7 +58,6 @@ import { InProcessInvoker, type Invoker, loadHandler, withOwnEnvironment } from 
 import { defaultPort, JWKS_PATH, LOCAL_AUDIENCE, loadOrCreateLocalKeys, localIssuerUrl } from './issuer.ts';
 import { jwksAnswer } from './jwks-server.ts';
 import { RequestPipeline } from './request-pipeline.ts';
-import { ensureBuckets, startS3Local } from './s3-local.ts';
 import { loadSweep, startScheduledSweep } from './scheduled-sweep.ts';
 import { type RunningStack, stackRecordPath, writeStackRecord } from './stack-record.ts';
 import { localStateDir } from './state.ts';
@@ -71,29 +70,12 @@ import {
 import { localWebhookEnvironment } from './webhook-secrets-key.ts';
 import { startLocalWebhookWorkers, type WebhookWorkers } from './webhook-workers.ts';
 
-export interface LocalStackOptions {
+/** The gateway's options, and those of the services behind it ({@link BackingServicesOptions}). */
+export interface LocalStackOptions extends BackingServicesOptions {
   /** TCP port of the gateway; 0 for any free one. {@link defaultPort} when absent. */
   readonly port?: number;
   /** Interface to listen on; 127.0.0.1 keeps the API off the network. */
   readonly host?: string;
-  /** Directory where DynamoDB Local keeps its data; in memory when absent. */
-  readonly dbPath?: string;
-  /** Port of DynamoDB Local, for tools that want a fixed one; any free port when absent. */
-  readonly dynamodbPort?: number;
-  /** An already running DynamoDB (Local) to use instead of starting one; `dbPath` is then ignored. */
-  readonly dynamodbEndpoint?: string;
-  /** Directory where the local S3 (s3rver) keeps its objects; a temporary one, removed at stop, when absent. */
-  readonly s3Path?: string;
-  /** An already running local S3 to use instead of starting one; `s3Path` is then ignored. */
-  readonly s3Endpoint?: string;
-  /**
-   * Puts DynamoDB (Local) behind a proxy that raises DynamoDB's transaction conflicts, which
-   * DynamoDB Local never does (`dynamodb-proxy.ts`): the functions then meet contention as on AWS.
-   * On unless `false`.
-   */
-  readonly conflicts?: boolean;
-  /** Physical table names are `<prefix>-<table>`. */
-  readonly tablePrefix?: string;
   /** Issuer keys and the `stack-<port>.json` record live here; {@link localStateDir} when absent. */
   readonly stateDir?: string;
   /** How long an authorizer answer is reused for the same token, as API Gateway caches it; 0 turns caching off. */
@@ -112,12 +94,6 @@ export interface LocalStackOptions {
   /** Called once per answered request, e.g. to print an access log. */
   readonly onRequest?: (entry: AccessLogEntry) => void;
   /**
-   * Called if the DynamoDB Local this stack started exits while the stack runs: every data route
-   * would fail from then on, so the caller should stop (`npm start` exits non-zero). Without it,
-   * the stack says so on stderr.
-   */
-  readonly onDynamoDbExit?: (message: string) => void;
-  /**
    * Runs each function from its bundle in the synthesized `cdk.out`, in execution environments of
    * its own, instead of importing the sources into this process (the default).
    */
@@ -125,13 +101,6 @@ export interface LocalStackOptions {
   /** Where the credit poster's stream poller says what it is doing; stderr when absent. */
   readonly onStreamLog?: (line: string) => void;
 }
-
-/**
- * How many requests the stack's proxy lets reach DynamoDB Local at once: enough to keep its
- * threads busy, few enough that a caller's request waits behind a round of the others, not behind
- * every request in the machine (docs/decisions/local-dynamodb-share.md).
- */
-const LOCAL_DYNAMODB_SLOTS = 4;
 
 export interface LocalStack {
   readonly baseUrl: string;
@@ -236,52 +205,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     return stopping;
   };
   try {
-    let dynamodbEndpoint = options.dynamodbEndpoint;
-    let dynamodbPid: number | undefined;
-    if (dynamodbEndpoint === undefined) {
-      const dbPath = options.dbPath === undefined ? undefined : resolvePath(options.dbPath);
-      // DynamoDB Local refuses a -dbPath that does not exist.
-      if (dbPath !== undefined) await mkdir(dbPath, { recursive: true });
-      const dynamo = await startDynamoDbLocal({
-        ...(options.dynamodbPort === undefined ? {} : { port: options.dynamodbPort }),
-        ...(dbPath === undefined ? {} : { dbPath }),
-      });
-      dynamodbEndpoint = dynamo.endpoint;
-      dynamodbPid = dynamo.pid;
-      void dynamo.exited.then(({ code, signal }) => {
-        if (stopping !== undefined) return;
-        const message = `DynamoDB Local (pid ${dynamo.pid}) exited unexpectedly (${signal ?? `code ${code}`}); the API cannot serve without it`;
-        (options.onDynamoDbExit ?? ((text) => process.stderr.write(`${text}\n`)))(message);
-      });
-      cleanups.push(() => dynamo.stop());
-    }
-
-    // The local S3 (s3rver, in this process): started before the functions, stopped after them.
-    let s3Endpoint = options.s3Endpoint;
-    if (s3Endpoint === undefined) {
-      const s3 = await startS3Local(
-        options.s3Path === undefined ? {} : { directory: resolvePath(options.s3Path) },
-      );
-      cleanups.push(() => s3.stop());
-      s3Endpoint = s3.endpoint;
-    }
-    const bucketEnv = await ensureBuckets(s3Endpoint, options.tablePrefix ?? 'local');
-    const tableEnv = {
-      ...(await ensureTables(dynamodbEndpoint, options.tablePrefix ?? 'local')),
-      ...bucketEnv,
-    };
-    const dynamodbLocalEndpoint = dynamodbEndpoint;
-    let dynamodbProxy: DynamoDbProxy | undefined;
-    if (options.conflicts ?? true) {
-      const proxy = await DynamoDbProxy.start(dynamodbLocalEndpoint, {
-        conflicts: true,
-        record: false,
-        callerSlots: LOCAL_DYNAMODB_SLOTS,
-      });
-      cleanups.push(() => proxy.close());
-      dynamodbProxy = proxy;
-      dynamodbEndpoint = proxy.endpoint;
-    }
+    const {
+      dynamodbEndpoint,
+      dynamodbLocalEndpoint,
+      dynamodbPid,
+      dynamodbProxy,
+      s3Endpoint,
+      bucketEnv,
+      tableEnv,
+    } = await startBackingServices(options, cleanups, () => stopping !== undefined);
     const keys = await loadOrCreateLocalKeys(stateDir);
     pipeline.jwks = jwksAnswer(keys.publicJwks);
 

@@ -5,13 +5,11 @@
  * the same client, workers and requests. The floor pays the same HTTP hop, so what the ratio
  * measures is the code between the hop and DynamoDB.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { freePort } from '#infra/local/dynamodb-local.ts';
 import { signLocalToken } from '#infra/local/issuer.ts';
@@ -22,9 +20,10 @@ import { HISTORY_INDEX } from '#shared/wallet/dynamodb/keys.ts';
 import { walletAccount } from '#shared/wallet/model/accounts.ts';
 import { CALLER_HEADER, checkFloors, floorOperations } from './floor.ts';
 import { KeepAliveConnection } from './keep-alive-client.ts';
+import { ALL_SCOPES } from './lambda-events.ts';
+import { startFloorServer, startGateway, stopGateway } from './processes.ts';
 import { type Estimate, estimate, percentile, type Undecided } from './stats.ts';
 import {
-  ALL_SCOPES,
   BENCH_ITEMS,
   type CallerItems,
   DYNAMODB_CALLS,
@@ -70,8 +69,6 @@ export interface EndToEndOptions {
   /** Extra Node.js options of the gateway process, e.g. `--cpu-prof`. */
   readonly gatewayNodeOptions?: readonly string[];
 }
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /**
  * One caller per concurrent worker: its own token, funded wallet and pet, so workers never
@@ -311,92 +308,4 @@ function summarise(runs: readonly LoadRun[]): Latency {
     p99Ms: percentile(all, 99),
     throughput: all.length / (wallMs / 1000),
   };
-}
-
-/**
- * Runs the local stack as `npm start` does, quiet, and resolves once its banner says it is ready.
- * Its stdout, where the functions log every request, and its stderr go to a file as in the warm
- * benchmark: a pipe drained by this busy process would make each line cost what the scheduler
- * decides, and wake this process, which measures the floor too, for nothing.
- */
-export async function startGateway(
-  port: number,
-  stateDir: string,
-  nodeOptions: readonly string[],
-  startOptions: readonly string[] = [],
-  env: Readonly<Record<string, string>> = {},
-): Promise<ChildProcess> {
-  const logPath = join(stateDir, 'gateway.log');
-  const log = await open(logPath, 'w');
-  // Each worker sends thousands of requests with one token: the per-caller limit would refuse them.
-  const args = [
-    ...nodeOptions,
-    'infra/local/start.ts',
-    '--quiet',
-    '--caller-rate-limit',
-    'off',
-    ...startOptions,
-  ];
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      ...(process.env.HOME ? { HOME: process.env.HOME } : {}),
-      ...(process.env.JAVA_HOME ? { JAVA_HOME: process.env.JAVA_HOME } : {}),
-      PORT: String(port),
-      LOCAL_STATE_DIR: stateDir,
-      ...env,
-    },
-    stdio: ['ignore', log.fd, log.fd],
-  });
-  await log.close();
-  const deadline = Date.now() + 120_000;
-  try {
-    for (;;) {
-      const banner = (await readFile(logPath, 'utf8')).slice(0, 20_000);
-      if (banner.includes('Local API ready at')) {
-        if (banner.includes('WARNING:')) throw new Error(`A function failed to load:\n${banner}`);
-        return child;
-      }
-      if (child.exitCode !== null)
-        throw new Error(`The local stack exited with ${child.exitCode}:\n${banner}`);
-      if (Date.now() > deadline) throw new Error(`The local stack was not ready in 120 s:\n${banner}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  } catch (error) {
-    await stopGateway(child);
-    throw error;
-  }
-}
-
-/** Starts `bench/floor-server.ts` with the local stack's environment; resolves once it listens. */
-async function startFloorServer(port: number, env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(ROOT, 'bench', 'floor-server.ts'), String(port)], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const stdout = child.stdout as NodeJS.ReadableStream;
-  const ready = new Promise<void>((resolve, reject) => {
-    stdout.once('data', () => resolve());
-    child.once('exit', (code) => reject(new Error(`The floor server exited with ${code}`)));
-  });
-  const timeout = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  try {
-    await ready;
-  } finally {
-    clearTimeout(timeout);
-  }
-  // Nothing more is printed; not reading the pipe any further costs the server nothing.
-  return child;
-}
-
-/** SIGTERM makes `start.ts` stop the server and DynamoDB Local before it exits. */
-export async function stopGateway(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  await exited;
-  clearTimeout(timer);
 }

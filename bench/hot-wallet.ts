@@ -21,8 +21,8 @@ import { readRunningStack } from '#infra/local/stack-record.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { walletKey } from '#shared/wallet/dynamodb/keys.ts';
 import { walletAccount } from '#shared/wallet/model/accounts.ts';
-import { startGateway, stopGateway } from './e2e.ts';
 import { KeepAliveConnection } from './keep-alive-client.ts';
+import { startGateway, stopGateway } from './processes.ts';
 import { type Estimate, estimate, percentile, type Undecided } from './stats.ts';
 
 export interface HotWallet {

@@ -24,13 +24,13 @@ import { costModel } from './cost-model.ts';
 import { measureEndToEnd } from './e2e.ts';
 import { END_TO_END_ROUTES, WITHOUT_END_TO_END } from './e2e-routes.ts';
 import { HOT_SCENARIO, measureHotWallet } from './hot-wallet.ts';
+import { ALL_SCOPES } from './lambda-events.ts';
 import { coldStartEstimates, resultsTable, writeBenchmarksMd } from './report.ts';
 import { describeMachine, type Results, type Settings } from './results.ts';
 import { CONFIDENCE, undecidedAgainst } from './stats.ts';
 import { ALL_TARGETS, BASELINE, lambdaNodeOptions, targetEnvironment } from './targets.ts';
 import { measureWarmOverhead } from './warm.ts';
 import { measureWebhookLatency } from './webhooks.ts';
-import { ALL_SCOPES } from './workload.ts';
 
 /** Median cold start of a hello-world nodejs24.x arm64 zip function on Lambda (public daily lambda-perf benchmark). */
 const LAMBDA_HELLO_WORLD_COLD_START_MS = 122;

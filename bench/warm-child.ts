@@ -11,8 +11,9 @@ import { createPublicKey, verify } from 'node:crypto';
 import { fstatSync } from 'node:fs';
 import type { Context } from 'aws-lambda';
 import { reportResult } from './child.ts';
+import { authorizerEvent, proxyEvent } from './lambda-events.ts';
 import { stubCalls, stubSdkSend } from './stub.ts';
-import { authorizerEvent, proxyEvent, routeRequest, successStatus } from './workload.ts';
+import { routeRequest, successStatus } from './workload.ts';
 
 type Handler = (event: unknown, context: Context) => Promise<unknown>;
 

@@ -22,7 +22,7 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { makeRecordDeposit } from '#shared/wallet/deposit/record-deposit.ts';
 import { createDepositStore } from '#shared/wallet/dynamodb/deposit-store.ts';
 import { type ReceivedEvent, startWebhookReceiver } from '../test/support/webhook-receiver.ts';
-import { startGateway, stopGateway } from './e2e.ts';
+import { startGateway, stopGateway } from './processes.ts';
 
 /** The e2e suite's schedule (test/support/global-setup.ts): ten attempts in about 25 s. */
 const SHORT_SCHEDULE = '0,0.5,1,2,2,3,3,4,5,5';

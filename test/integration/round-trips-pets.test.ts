@@ -10,12 +10,12 @@ import { tables } from '#shared/dynamodb/tables.ts';
 import { shardOf } from '#shared/pets/pet-index.ts';
 import { createPetRepository } from '#shared/pets/pet-repository.ts';
 import { type OperationId, routes } from '#shared/routes.ts';
+import { proxyEvent } from '../../bench/lambda-events.ts';
 import {
   BENCH_ITEMS,
   DYNAMODB_CALLS,
   fullPet,
   nextBenchPetId,
-  proxyEvent,
   routeRequest,
   successStatus,
 } from '../../bench/workload.ts';

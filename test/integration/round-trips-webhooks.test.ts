@@ -20,13 +20,8 @@ import { createEndpointManagement } from '#shared/webhooks/endpoint-functions.ts
 import { eventIdOf } from '#shared/webhooks/model/webhook-event.ts';
 import { createEnvelopeSealer } from '#shared/webhooks/secrets/envelope.ts';
 import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrapper.ts';
-import {
-  BENCH_ITEMS,
-  DYNAMODB_CALLS,
-  proxyEvent,
-  routeRequest,
-  successStatus,
-} from '../../bench/workload.ts';
+import { proxyEvent } from '../../bench/lambda-events.ts';
+import { BENCH_ITEMS, DYNAMODB_CALLS, routeRequest, successStatus } from '../../bench/workload.ts';
 import { invoke, uniqueSub } from '../support/events.ts';
 import { proxiedClient, startFaultProxy } from '../support/faults.ts';
 import { roundTripCounter } from '../support/round-trips.ts';

@@ -1,7 +1,5 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import {
-  AccessLogField,
-  AccessLogFormat,
   AuthorizationType,
   type CfnRestApi,
   EndpointAccessMode,
@@ -26,6 +24,7 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import type { ProbeSettings } from '#infra/config/deployment-config.ts';
+import { apiAccessLogFormat } from '#infra/constructs/api-access-log.ts';
 import { BatchSweep } from '#infra/constructs/batch-sweep.ts';
 import { CallerRateLimitAcl } from '#infra/constructs/caller-rate-limit.ts';
 import { CreditPoster } from '#infra/constructs/credit-poster.ts';
@@ -159,7 +158,7 @@ export class ServiceStack extends Stack {
       deployOptions: {
         stageName: props.stageName,
         accessLogDestination: new LogGroupLogDestination(this.accessLogs),
-        accessLogFormat: accessLogFormat(),
+        accessLogFormat: apiAccessLogFormat(),
         // Errors only, and never request or response bodies: they carry tokens and money.
         loggingLevel: MethodLoggingLevel.ERROR,
         dataTraceEnabled: false,
@@ -369,38 +368,6 @@ export class ServiceStack extends Stack {
 function staticHeaderValue(value: string): string {
   if (value.includes("'")) throw new Error(`A gateway response header value cannot contain "'": ${value}`);
   return `'${value}'`;
-}
-
-/** One JSON object per request: who called what, how it ended, and where the time went. */
-function accessLogFormat(): AccessLogFormat {
-  return AccessLogFormat.custom(
-    JSON.stringify({
-      requestId: AccessLogField.contextRequestId(),
-      extendedRequestId: AccessLogField.contextExtendedRequestId(),
-      xrayTraceId: AccessLogField.contextXrayTraceId(),
-      requestTime: AccessLogField.contextRequestTime(),
-      // Lets a metric filter tell stages apart when several share an account.
-      stage: AccessLogField.contextStage(),
-      ip: AccessLogField.contextIdentitySourceIp(),
-      userAgent: AccessLogField.contextIdentityUserAgent(),
-      httpMethod: AccessLogField.contextHttpMethod(),
-      resourcePath: AccessLogField.contextResourcePath(),
-      path: AccessLogField.contextPath(),
-      protocol: AccessLogField.contextProtocol(),
-      status: AccessLogField.contextStatus(),
-      responseLength: AccessLogField.contextResponseLength(),
-      responseLatency: AccessLogField.contextResponseLatency(),
-      integrationStatus: AccessLogField.contextIntegrationStatus(),
-      integrationLatency: AccessLogField.contextIntegrationLatency(),
-      integrationError: AccessLogField.contextIntegrationErrorMessage(),
-      principalId: AccessLogField.contextAuthorizerPrincipalId(),
-      authorizerStatus: AccessLogField.contextAuthorizerStatus(),
-      authorizerLatency: AccessLogField.contextAuthorizerLatency(),
-      authorizerError: AccessLogField.contextAuthorizerError(),
-      errorType: AccessLogField.contextErrorResponseType(),
-      errorMessage: AccessLogField.contextErrorMessage(),
-    }),
-  );
 }
 
 /**

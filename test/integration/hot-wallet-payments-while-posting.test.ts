@@ -63,9 +63,11 @@ describe('payments to a hot wallet while its credits are posted', TEST, () => {
         while (faults.requests('TransactWriteItems', held).length === 0) await sleep(5);
         conflicts.resetTouches();
         await inParallel(PAYERS, 3, async (i) => void (await ledger.pay(ledger.payers[i] as string, 3)));
-        // The poster's transaction was in flight all along, and not one write attempt was cancelled.
+        // The poster's transaction was in flight all along, and each payment's one transaction (it
+        // names its payer's wallet) was written at its first try. (Held past its 2 s request
+        // timeout, the poster's own next try meets its first and is cancelled: the poster's items
+        // may show failed touches, never a payer's.)
         expect(conflicts.itemsInFlight()).toBeGreaterThan(0);
-        expect(conflicts.touchReport().filter((touched) => touched.failed > 0)).toEqual([]);
         for (const payer of ledger.payers) {
           expect(conflicts.touches(ledger.tableName, { pk: walletKey(payer) })).toEqual({
             writes: 1,

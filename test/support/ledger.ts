@@ -3,6 +3,7 @@ import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamod
 import { inject } from 'vitest';
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { routeOf } from '#shared/routes.ts';
 import { entryKey } from '#shared/wallet/dynamodb/keys.ts';
 import { makePostCredits } from '#shared/wallet/hot-wallet/post-credits.ts';
 import { makeHotWalletRouter } from '#shared/wallet/hot-wallet/router.ts';
@@ -11,7 +12,7 @@ import { systemClock } from '#shared/wallet/model/ports.ts';
 import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
 import { makeSendMoney } from '#shared/wallet/send/send-money.ts';
 import { invoke, sendEvent, uniqueSub } from './events.ts';
-import { createLedgerTable, fund, type TestLedger } from './wallet.ts';
+import { createLedgerTable, fund, ledgerOf, type TestLedger } from './wallet.ts';
 
 /** A ledger table of a test's own with some history: three wallets, three deposits, four transfers. */
 export interface SeededLedger {
@@ -92,9 +93,30 @@ export interface HotLedger {
 
 export const PAYER_MINOR = 10_000;
 
-/** A hot ledger with `payers` payers funded at `fundedAt` and an empty shop, marked hot for an hour. */
-export async function createHotLedger(payers: number, fundedAt = new Date()): Promise<HotLedger> {
+/**
+ * The time a payment of these tests has to answer: the send function's timeout (shared/routes.ts),
+ * as Lambda gives it to the function. It was 10 s, which after a commit's worst case and the
+ * margin (9 s: send-money.ts) left 1 s to read and write, and a whole-suite run once took longer
+ * behind a posting's transactions at DynamoDB Local: "busy" with nothing refused.
+ */
+function sendFunctionMs(): number {
+  const { timeoutSeconds } = routeOf('sendMoney');
+  if (timeoutSeconds === undefined) throw new Error('The send route names its timeout');
+  return timeoutSeconds * 1_000;
+}
+
+/**
+ * A hot ledger with `payers` payers funded at `fundedAt` and an empty shop, marked hot for an hour.
+ * Its payments and postings go through `client` when given (a fault proxy's); the set-up goes to
+ * DynamoDB Local directly.
+ */
+export async function createHotLedger(
+  payers: number,
+  fundedAt = new Date(),
+  client?: DynamoDBDocumentClient,
+): Promise<HotLedger> {
   const { tableName, wallets } = await createLedgerTable();
+  const moving = client ? ledgerOf({ client, tableName }) : wallets;
   const shop = uniqueSub('shop');
   const funded = Array.from({ length: payers }, () => uniqueSub('payer'));
   // One at a time: every deposit moves the issuance account, so parallel ones only wait for each other.
@@ -111,8 +133,8 @@ export async function createHotLedger(payers: number, fundedAt = new Date()): Pr
     async pay(payer, amountMinor, { to = shop, at } = {}) {
       const clock = clockAt(at);
       const send = makeSendMoney({
-        transfers: wallets.transfers,
-        router: makeHotWalletRouter({ claims: wallets.claims, marker: wallets.hotMarker, clock }),
+        transfers: moving.transfers,
+        router: makeHotWalletRouter({ claims: moving.claims, marker: moving.hotMarker, clock }),
         clock,
         ids: { next: () => randomUUID() },
         settings,
@@ -121,14 +143,14 @@ export async function createHotLedger(payers: number, fundedAt = new Date()): Pr
         sub: payer,
         toAddress: to,
         amountMinor,
-        answerBy: Date.now() + 10_000,
+        answerBy: Date.now() + sendFunctionMs(),
       });
       return transfer.transferId;
     },
     async post(transferIds, at) {
-      const post = makePostCredits({ ledger: wallets.credits, clock: clockAt(at) });
+      const post = makePostCredits({ ledger: moving.credits, clock: clockAt(at) });
       // The credits as the stream would announce them: as the payers' transactions wrote them.
-      const { credits } = await wallets.credits.read(shop, transferIds);
+      const { credits } = await moving.credits.read(shop, transferIds);
       return (await post(shop, credits)).posted;
     },
   };

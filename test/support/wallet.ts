@@ -25,7 +25,8 @@ export type TestLedger = BalanceStore & { recordDeposit: ReturnType<typeof makeR
   credits: CreditStore;
 };
 
-const ledgerOf = (access: {
+/** The wallet ledger of `tableName` on `client` (a fault proxy's, or DynamoDB Local's own). */
+export const ledgerOf = (access: {
   client: ReturnType<typeof createDocumentClient>;
   tableName: string;
 }): TestLedger => ({

@@ -25,6 +25,7 @@ import { systemClock } from '#shared/wallet/model/ports.ts';
 import { makeSendMoney } from '#shared/wallet/send/send-money.ts';
 import { entryItemsByKey } from '../support/credits.ts';
 import { uniqueSub } from '../support/events.ts';
+import { sendFunctionMs } from '../support/ledger.ts';
 
 // The local stand-in for the event source mapping (infra/local/stream-poller.ts) against DynamoDB
 // Local's real stream, with the real poster (functions/post-credits) and credits written by the
@@ -117,22 +118,18 @@ async function fundAll(book: Ledger, merchants: string[], payers: string[]) {
   await Promise.all([...merchants.map((m) => book.fund(m, 1)), ...payers.map((p) => book.fund(p, 100_000))]);
 }
 
-/**
- * One payment through the real send path, with an Idempotency-Key: a loaded machine can make
- * DynamoDB Local answer late, and a retry with the key moves the money once whatever happened.
- */
+/** One payment through the real send path, with the send function's time to answer in. */
 async function pay(book: Ledger, sub: string, toAddress: string, amountMinor: number) {
-  const command = { sub, toAddress, amountMinor, idempotencyKey: randomUUID() };
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const result = await book.sendMoney({ ...command, answerBy: Date.now() + 10_000 });
-      // Through the clearing account: the recipient is hot.
-      expect(result.transfer.via).toBe('clearing');
-      return result;
-    } catch (error) {
-      if (attempt >= 5 || (error as Error).name !== 'TemporarilyUnavailableError') throw error;
-    }
-  }
+  const result = await book.sendMoney({
+    sub,
+    toAddress,
+    amountMinor,
+    idempotencyKey: randomUUID(),
+    answerBy: Date.now() + sendFunctionMs(),
+  });
+  // Through the clearing account: the recipient is hot.
+  expect(result.transfer.via).toBe('clearing');
+  return result;
 }
 
 /** Pays each merchant, hot, from each payer, `rounds` times; returns what each merchant is owed. */
@@ -455,7 +452,7 @@ describe('the local stream poller delivering credits to the poster', () => {
       sub: payers[0] as string,
       toAddress: merchant,
       amountMinor: 7,
-      answerBy: Date.now() + 10_000,
+      answerBy: Date.now() + sendFunctionMs(),
     });
     poisoned = firstPayment.transfer.transferId;
     const rest = await payHotMerchants(book, [merchant], payers, 2);

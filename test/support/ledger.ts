@@ -99,7 +99,8 @@ export const PAYER_MINOR = 10_000;
  * margin (9 s: send-money.ts) left 1 s to read and write, and a whole-suite run once took longer
  * behind a posting's transactions at DynamoDB Local: "busy" with nothing refused.
  */
-function sendFunctionMs(): number {
+/** The send function's time (its route's timeout): what a payment has to answer in, deployed. */
+export function sendFunctionMs(): number {
   const { timeoutSeconds } = routeOf('sendMoney');
   if (timeoutSeconds === undefined) throw new Error('The send route names its timeout');
   return timeoutSeconds * 1_000;

@@ -29,6 +29,12 @@ export interface WebhookReceiver {
   secrets: string[];
   /** The share of requests answered 500 (0 to 1). */
   failShare: number;
+  /**
+   * With `failShare`: an event is answered 500 at most once, so that the retry schedule always
+   * outlasts the failures (drawn for every request, a 30 % share fails an event's last five
+   * attempts after an outage 0.3^5 of the time: a test failing by chance).
+   */
+  failOnce: boolean;
   /** When set, every verified request is answered with this status and not counted as received. */
   answer: number | undefined;
   /** Verified requests answered with `answer`. */
@@ -46,6 +52,7 @@ export interface WebhookReceiver {
 export async function startWebhookReceiver(random: () => number = Math.random): Promise<WebhookReceiver> {
   let server: Server | undefined;
   let port = 0;
+  const failedIds = new Set<string>();
   const receiver: WebhookReceiver = {
     url: '',
     received: [],
@@ -53,6 +60,7 @@ export async function startWebhookReceiver(random: () => number = Math.random): 
     failed: 0,
     secrets: [],
     failShare: 0,
+    failOnce: false,
     answer: undefined,
     refused: 0,
     hang: false,
@@ -93,7 +101,9 @@ export async function startWebhookReceiver(random: () => number = Math.random): 
       receiver.refused++;
       return receiver.answer;
     }
-    if (random() < receiver.failShare) {
+    const id = headers['webhook-id'] ?? '';
+    if (!(receiver.failOnce && failedIds.has(id)) && random() < receiver.failShare) {
+      failedIds.add(id);
       receiver.failed++;
       return 500;
     }

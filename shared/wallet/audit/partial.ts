@@ -71,3 +71,39 @@ export function addSums(into: BigUint64Array, text: string): void {
   if (added.length !== into.length) throw new Error(`${added.length} sums, not ${into.length}`);
   for (let i = 0; i < into.length; i++) into[i] = (into[i] as bigint) + (added[i] as bigint);
 }
+
+/** What the state machine hands every child and the reducer of one run (infra/constructs/ledger-audit.ts). */
+export interface AuditRun {
+  /** The execution's name: the run's partials lie under it. */
+  readonly runId: string;
+  readonly key: string;
+  /** The execution's start, ISO 8601. */
+  readonly startedAt: string;
+  readonly segments: number;
+}
+
+/** Most segments a run may have: what `States.ArrayRange` builds at most. */
+export const MAX_SEGMENTS = 1_000;
+
+/**
+ * The plan of a run, from the state machine's input: checked, as any input is, although only the
+ * state machine sends it. The horizon is SETTLING_MS before the execution started.
+ */
+export function planOfRun(run: unknown): AuditPlan & { readonly runId: string } {
+  const { runId, key, startedAt, segments } = (run ?? {}) as Partial<Record<keyof AuditRun, unknown>>;
+  const started = typeof startedAt === 'string' ? Date.parse(startedAt) : Number.NaN;
+  if (
+    typeof runId !== 'string' ||
+    !/^[\w-]{1,80}$/.test(runId) ||
+    typeof key !== 'string' ||
+    key.length < 16 ||
+    key.length > 64 ||
+    !Number.isFinite(started) ||
+    !Number.isInteger(segments) ||
+    (segments as number) < 1 ||
+    (segments as number) > MAX_SEGMENTS
+  ) {
+    throw new TypeError('Not an audit run: { runId, key, startedAt, segments }');
+  }
+  return { runId, key, horizon: started - SETTLING_MS, startedAt: started, segments: segments as number };
+}

@@ -1,6 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { logger } from '#shared/observability/telemetry.ts';
-import { eachLimited } from '#shared/util/each-limited.ts';
 import { type AuditReport, reduceAudit } from '#shared/wallet/audit/ledger-audit.ts';
 import type { AuditPartial } from '#shared/wallet/audit/ledger-scan.ts';
 import { decodePartial, planOfRun } from '#shared/wallet/audit/partial.ts';
@@ -17,8 +16,26 @@ export interface AuditFunctionDependencies {
   readonly partials: PartialStore;
 }
 
-/** Partials read at once: each is an S3 GetObject of up to some MB. */
-const READ_CONCURRENCY = 8;
+/** Partials read ahead of the one being absorbed: each an S3 GetObject, held as text until its turn. */
+const READ_AHEAD = 4;
+
+/** A run's partials in segment order, a few read ahead, each decoded only when its turn comes. */
+async function* read(partials: PartialStore, runId: string, segments: number): AsyncGenerator<AuditPartial> {
+  const ahead: Promise<string>[] = [];
+  const fetch = (segment: number) => {
+    const text = partials.get(runId, segment);
+    // Awaited in its turn; until then a failure must not be an unhandled rejection (the reducer
+    // may stop before that turn).
+    text.catch(() => {});
+    ahead.push(text);
+  };
+  for (let next = 0; next < Math.min(READ_AHEAD, segments); next++) fetch(next);
+  for (let segment = 0; segment < segments; segment++) {
+    const text = await (ahead.shift() as Promise<string>);
+    if (segment + READ_AHEAD < segments) fetch(segment + READ_AHEAD);
+    yield decodePartial<AuditPartial>(text);
+  }
+}
 
 /**
  * The reducer of the scheduled ledger audit, the last state of its state machine
@@ -31,20 +48,7 @@ const READ_CONCURRENCY = 8;
 export function createAuditHandler({ client, tableName, partials }: AuditFunctionDependencies) {
   return async (event: unknown): Promise<{ breaks: number }> => {
     const { runId, ...plan } = planOfRun(event);
-    const texts: string[] = [];
-    await eachLimited(
-      Array.from({ length: plan.segments }, (_, segment) => segment),
-      READ_CONCURRENCY,
-      async (segment) => {
-        texts[segment] = await partials.get(runId, segment);
-      },
-    );
-    const report = await reduceAudit(
-      client,
-      tableName,
-      plan,
-      texts.map((text) => decodePartial<AuditPartial>(text)),
-    );
+    const report = await reduceAudit(client, tableName, plan, read(partials, runId, plan.segments));
     await partials.remove(runId, plan.segments);
     return verdict(report);
   };

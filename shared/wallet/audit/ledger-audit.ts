@@ -127,11 +127,12 @@ export async function reduceAudit(
   client: DynamoDBDocumentClient,
   tableName: string,
   plan: AuditPlan,
-  partials: Iterable<AuditPartial>,
+  partials: Iterable<AuditPartial> | AsyncIterable<AuditPartial>,
 ): Promise<AuditReport> {
   const scan = new LedgerScan(plan);
   const seen = new Set<number>();
-  for (const partial of partials) {
+  // One at a time: a partial is dropped once absorbed, so memory holds the sum and one partial.
+  for await (const partial of partials) {
     if (seen.has(partial.segment) || partial.segment < 0 || partial.segment >= plan.segments) {
       throw new Error(`Segment ${partial.segment} of ${plan.segments} twice, or out of range`);
     }

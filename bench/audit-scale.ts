@@ -87,10 +87,11 @@ try {
       segmentedRows.push(
         `| ${wallets} | ${timed.itemsScanned} | ${count} | ${(timed.ms / 1000).toFixed(1)} s | ${Math.round(timed.itemsScanned / (timed.ms / 1000))} |`,
       );
-      progress(segmentedRows.at(-1) as string);
+      progress(`${segmentedRows.at(-1)} breaks: ${timed.breaks}`);
     }
     for (const path of paths) {
       const memory = await audit(dynamo.endpoint, tableName, path, true);
+      if (memory.breaks > 0) progress(`${path}: ${memory.breaks} breaks`);
       const timed = await audit(dynamo.endpoint, tableName, path, false);
       broken ||= memory.breaks > 0 || timed.breaks > 0;
       const peak = memory.peakLiveBytes as number;

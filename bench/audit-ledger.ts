@@ -89,6 +89,20 @@ export function* ledgerItems(wallets: number, movements: number, createdAt: stri
   }
 }
 
+/**
+ * A write that timed out, tried again (at most 5 times): puts are idempotent, and DynamoDB Local on
+ * a loaded 2-core machine can take longer than the client's 2 s for a batch.
+ */
+async function again<T>(write: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      if ((error as Error).name !== 'TimeoutError' || attempt === 5) throw error;
+    }
+  }
+}
+
 /** Writes `items` to `tableName` in BatchWriteItems of 25, 16 at a time; the number written. */
 export async function writeItems(
   client: DynamoDBDocumentClient,
@@ -107,8 +121,8 @@ export async function writeItems(
       if (batch.length === 0) return;
       let pending = batch.map((Item) => ({ PutRequest: { Item } }));
       while (pending.length > 0) {
-        const { UnprocessedItems } = await client.send(
-          new BatchWriteCommand({ RequestItems: { [tableName]: pending } }),
+        const { UnprocessedItems } = await again(() =>
+          client.send(new BatchWriteCommand({ RequestItems: { [tableName]: pending } })),
         );
         pending = (UnprocessedItems?.[tableName] as typeof pending | undefined) ?? [];
       }

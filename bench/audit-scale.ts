@@ -5,7 +5,10 @@
  * settled (the fingerprint path, the steady state of the daily audit) and once with every movement
  * kept (the item-by-item path, which movements created during the last minutes take), each run
  * once for its peak live heap (a forced collection every 100 ms, so slower) and once for time.
- * Prints a Markdown table (BENCHMARKS.md, "Ledger audit"); exits 1 if an audit finds a break.
+ * With `--segmented 1,2,4,8`, each ledger is also audited as `npm run wallet:audit -- --segments N`
+ * does (a child per segment in a worker thread, then the reducer), every movement settled, once
+ * per count, for its time; `--paths ''` skips the two in-process paths.
+ * Prints Markdown tables (BENCHMARKS.md, "Ledger audit"); exits 1 if an audit finds a break.
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -21,12 +24,16 @@ const { values } = parseArgs({
     wallets: { type: 'string', default: '2000,8000' },
     movements: { type: 'string', default: '10' },
     segments: { type: 'string', default: '4' },
+    segmented: { type: 'string', default: '' },
+    paths: { type: 'string', default: 'settled,kept' },
   },
   strict: true,
 });
 const sizes = (values.wallets as string).split(',').map(Number);
 const movements = Number(values.movements);
 const segments = Number(values.segments);
+const segmentCounts = (values.segmented as string).split(',').filter(Boolean).map(Number);
+const paths = (values.paths as string).split(',').filter(Boolean) as ('settled' | 'kept')[];
 const PATHS = { settled: 'fingerprints (settled)', kept: 'item by item (kept)' } as const;
 const progress = (message: string) => process.stderr.write(`[bench:audit] ${message}\n`);
 const child = fileURLToPath(new URL('./audit-scale-child.ts', import.meta.url));
@@ -35,13 +42,20 @@ interface Measured {
   readonly peakLiveBytes?: number;
   readonly ms: number;
   readonly itemsKept: number;
+  readonly itemsScanned: number;
   readonly breaks: number;
 }
 
-async function audit(endpoint: string, tableName: string, path: 'settled' | 'kept', memory: boolean) {
+async function audit(
+  endpoint: string,
+  tableName: string,
+  path: 'settled' | 'kept' | 'segmented',
+  memory: boolean,
+  count = segments,
+) {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    [...(memory ? ['--expose-gc'] : []), child, endpoint, tableName, path, String(segments), String(memory)],
+    [...(memory ? ['--expose-gc'] : []), child, endpoint, tableName, path, String(count), String(memory)],
     { env: { ...process.env, ...LOCAL_AWS_ENV }, maxBuffer: 1 << 20 },
   );
   return JSON.parse(stdout) as Measured;
@@ -51,6 +65,7 @@ const dynamo = await startDynamoDbLocal();
 Object.assign(process.env, LOCAL_AWS_ENV);
 const client = createDocumentClient({ endpoint: dynamo.endpoint });
 const rows: string[] = [];
+const segmentedRows: string[] = [];
 const peaks: Record<'settled' | 'kept', number[]> = { settled: [], kept: [] };
 let broken = false;
 try {
@@ -66,8 +81,17 @@ try {
       ledgerItems(wallets, movements, new Date(Date.now() - 3_600_000).toISOString()),
     );
     progress(`${wallets} wallets: ${items} items written in ${Math.round(performance.now() - started)} ms`);
-    for (const path of ['settled', 'kept'] as const) {
+    for (const count of segmentCounts) {
+      const timed = await audit(dynamo.endpoint, tableName, 'segmented', false, count);
+      broken ||= timed.breaks > 0;
+      segmentedRows.push(
+        `| ${wallets} | ${timed.itemsScanned} | ${count} | ${(timed.ms / 1000).toFixed(1)} s | ${Math.round(timed.itemsScanned / (timed.ms / 1000))} |`,
+      );
+      progress(`${segmentedRows.at(-1)} breaks: ${timed.breaks}`);
+    }
+    for (const path of paths) {
       const memory = await audit(dynamo.endpoint, tableName, path, true);
+      if (memory.breaks > 0) progress(`${path}: ${memory.breaks} breaks`);
       const timed = await audit(dynamo.endpoint, tableName, path, false);
       broken ||= memory.breaks > 0 || timed.breaks > 0;
       const peak = memory.peakLiveBytes as number;
@@ -92,13 +116,23 @@ process.stdout.write(
     '',
     ...marginal(),
     '',
+    ...(segmentCounts.length === 0
+      ? []
+      : [
+          'Segmented (workers, then the reducer), every movement settled:',
+          '',
+          '| Wallets | Items | Segments | Time | Items/s |',
+          '| --- | --- | --- | --- | --- |',
+          ...segmentedRows,
+          '',
+        ]),
   ].join('\n'),
 );
 process.exit(broken ? 1 : 0);
 
 /** Each path's live heap per wallet more, between the smallest and the largest ledger. */
 function marginal(): string[] {
-  if (sizes.length < 2) return [];
+  if (sizes.length < 2 || paths.length < 2) return [];
   const span = (sizes.at(-1) as number) - (sizes[0] as number);
   return (['settled', 'kept'] as const).map((path) => {
     const grown = (peaks[path].at(-1) as number) - (peaks[path][0] as number);

@@ -5,7 +5,9 @@
  * entries (or, through the clearing account, its payer's entry and either its credit in transit
  * or its one posting), the clearing account holds exactly the credits in transit, the grand
  * total is zero, no balance is negative except the issuance account's. Prints a one-line JSON
- * summary, then one line per break; read-only.
+ * summary, then one line per break; read-only. With `--segments N`, as the deployed audit's state
+ * machine runs it: N children in worker threads, each scanning one Scan segment, then the reducer
+ * (infra/local/audit-workers.ts); without, the same children in this process, 4 of them.
  *
  * Exit codes: 0 the books balance; 1 at least one break (each named); 2 invalid arguments, the
  * table could not be read, or anything else failed before the audit answered.
@@ -16,12 +18,16 @@
  * DynamoDB Local table) with the default AWS credentials.
  */
 import { parseArgs } from 'node:util';
+import { auditInWorkers } from '#infra/local/audit-workers.ts';
 import { chooseRunningStack, describeChoice } from '#infra/local/stack-record.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { auditTable } from '#shared/wallet/audit/ledger-audit.ts';
 
 const USAGE = `Usage: npm run wallet:audit -- [--segments <1-64>] [--table <table> [--region <region>] [--endpoint <url>]]`;
+
+/** Segments of the audit in this process when `--segments` is not given. */
+const DEFAULT_SEGMENTS = 4;
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n${USAGE}\n`);
@@ -43,7 +49,7 @@ async function main(): Promise<void> {
   } catch (error) {
     fail((error as Error).message);
   }
-  const segments = Number(values.segments ?? '4');
+  const segments = Number(values.segments ?? DEFAULT_SEGMENTS);
   if (!Number.isInteger(segments) || segments < 1 || segments > 64) fail('--segments must be 1 to 64');
 
   let tableName: string;
@@ -67,7 +73,10 @@ async function main(): Promise<void> {
   const started = performance.now();
   let report: Awaited<ReturnType<typeof auditTable>>;
   try {
-    report = await auditTable(client, tableName, { segments });
+    report =
+      values.segments === undefined
+        ? await auditTable(client, tableName, { segments })
+        : await auditInWorkers(client, tableName, { segments, ...(endpoint ? { endpoint } : {}) });
   } catch (error) {
     process.stderr.write(
       `wallet:audit could not read ${tableName}: ${(error as Error).name}: ${(error as Error).message}\n`,

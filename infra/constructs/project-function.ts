@@ -48,6 +48,12 @@ export interface ProjectFunctionProps {
    * @default ProjectFunction.TIMEOUT
    */
   readonly timeout?: Duration;
+  /**
+   * For a function whose memory grows with the data it holds, not with a request (the ledger
+   * audit's reducer, which holds a tally per account).
+   * @default ProjectFunction.MEMORY_MB
+   */
+  readonly memorySize?: number;
 }
 
 /**
@@ -90,7 +96,7 @@ export class ProjectFunction extends Construct {
       bundling: bundlingOptions,
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
-      memorySize: ProjectFunction.MEMORY_MB,
+      memorySize: props.memorySize ?? ProjectFunction.MEMORY_MB,
       timeout: props.timeout ?? ProjectFunction.TIMEOUT,
       tracing: Tracing.ACTIVE,
       loggingFormat: LoggingFormat.JSON,

@@ -331,7 +331,11 @@ export class ServiceStack extends Stack {
       logLevel: props.logLevel,
     });
     this.monitoring.dashboard.addWidgets(
-      new AlarmStatusWidget({ title: 'Ledger audit', alarms: [this.ledgerAudit.alarm], width: 24 }),
+      new AlarmStatusWidget({
+        title: 'Ledger audit',
+        alarms: [this.ledgerAudit.alarm, this.ledgerAudit.executionsAlarm],
+        width: 24,
+      }),
       new AlarmStatusWidget({ title: 'Webhooks', alarms: this.webhookEvents.alarms, width: 24 }),
     );
     if (props.adotLayerArn !== undefined) this.#runUnderAdotLayer(props.adotLayerArn);

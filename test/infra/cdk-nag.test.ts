@@ -71,6 +71,13 @@ const SERVICE_FINDINGS = [
   // access logs (the API's access log records every image request).
   'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::wallet-catalog-dev-images-<AWS::AccountId>-<AWS::Region>/pets/*]',
   'AwsSolutions-S1',
+  // The ledger audit's state machine: its two functions' versions, its map's child executions,
+  // and each function's grant on the objects under the partials prefix.
+  'AwsSolutions-IAM5[Resource::<LedgerAuditFunctionD0F22BA7.Arn>:*]',
+  'AwsSolutions-IAM5[Resource::<LedgerAuditPartialsA9CFEC71.Arn>/audit-partials/*]',
+  'AwsSolutions-IAM5[Resource::<LedgerAuditSegmentFunction5336D530.Arn>:*]',
+  'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"LedgerAuditStateMachine71C15072"}]}]}/*:*]',
+  'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"LedgerAuditStateMachine71C15072"}]}]}:*]',
 ];
 const PIPELINE_FINDINGS = [
   ...SERVICE_FINDINGS,

@@ -113,6 +113,7 @@ describe('alarms', () => {
         `${t}-table-transaction-conflicts`,
       ]),
       'ledger-audit-failed',
+      'ledger-audit-execution-failed',
       'creditPoster-throttles',
       'creditPoster-iterator-age',
       'creditPoster-failed-batches',
@@ -433,9 +434,10 @@ describe('alarm topic', () => {
 describe('logs', () => {
   it('keeps every log group of the service for the retention of the stage: functions, access and execution logs', () => {
     const groups = Object.values(service.findResources('AWS::Logs::LogGroup'));
-    // One per function (authorizer, probe, ledger audit, credit poster, batch sweep, event deriver and
-    // webhook dispatcher included), access logs, execution logs.
-    expect(groups).toHaveLength(routeTable.length + 7 + 2);
+    // One per function (authorizer, probe, ledger audit's child and reducer, credit poster, batch
+    // sweep, event deriver and webhook dispatcher included), access logs, execution logs, and the
+    // ledger audit state machine's execution logs.
+    expect(groups).toHaveLength(routeTable.length + 8 + 2 + 1);
     for (const group of groups) expect(group.Properties.RetentionInDays).toBe(14);
     const prod = Template.fromStack(buildServiceApp({ stage: 'prod' }).service);
     prod.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
@@ -456,9 +458,9 @@ describe('tracing', () => {
   it('traces the API stage and every function with X-Ray', () => {
     service.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: true });
     const functions = Object.values(service.findResources('AWS::Lambda::Function'));
-    // The routes', the authorizer, the synthetic probe, the ledger audit, the credit poster, the batch
-    // sweep, the event deriver and the webhook dispatcher.
-    expect(functions).toHaveLength(routeTable.length + 7);
+    // The routes', the authorizer, the synthetic probe, the ledger audit's child and reducer, the
+    // credit poster, the batch sweep, the event deriver and the webhook dispatcher.
+    expect(functions).toHaveLength(routeTable.length + 8);
     for (const fn of functions) expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
   });
 });

@@ -2,10 +2,11 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createAuditHandler, LedgerBreakError } from '#functions/wallet-audit/audit-function.ts';
+import { LedgerBreakError } from '#functions/wallet-audit/audit-function.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { auditTable } from '#shared/wallet/audit/ledger-audit.ts';
 import { creditKey } from '#shared/wallet/dynamodb/keys.ts';
+import { runScheduledAudit } from '../support/audit.ts';
 import {
   misstateBobsPayment,
   SEEDED_IN_TRANSIT_MINOR,
@@ -54,7 +55,7 @@ describe('the ledger audit', () => {
     expect(report.breaks).toEqual([]);
     expect(report).toMatchObject({ accounts: 4, transfers: 7, entries: 14, grandTotalMinor: 0n });
     expect(report.issuanceBalanceMinor).toBe(BigInt(-SEEDED_ISSUE_MINOR));
-    expect(await createAuditHandler({ client, tableName, segments: 2 })()).toEqual({ breaks: 0 });
+    expect(await runScheduledAudit(client, tableName, 2)).toEqual({ breaks: 0, partialsLeft: 0 });
     const command = await auditCommand();
     expect(command.code).toBe(0);
     expect(JSON.parse(command.stdout.split('\n')[0] as string)).toMatchObject({
@@ -71,7 +72,7 @@ describe('the ledger audit', () => {
     expect(report.breaks.map((b) => b.invariant)).toContain('balance-vs-entries');
 
     // The scheduled function fails, which is what its alarm watches.
-    await expect(createAuditHandler({ client, tableName, segments: 2 })()).rejects.toThrow(LedgerBreakError);
+    await expect(runScheduledAudit(client, tableName, 2)).rejects.toThrow(LedgerBreakError);
     const command = await auditCommand();
     expect(command.code).toBe(1);
     expect(command.stdout).toContain(`BREAK running-balance ${corrupted}`);
@@ -87,9 +88,7 @@ describe('the ledger audit', () => {
       clearingBalanceMinor: String(SEEDED_IN_TRANSIT_MINOR),
       credits: 4,
     });
-    expect(await createAuditHandler({ client, tableName: hot.tableName, segments: 2 })()).toEqual({
-      breaks: 0,
-    });
+    expect(await runScheduledAudit(client, hot.tableName, 2)).toEqual({ breaks: 0, partialsLeft: 0 });
 
     const gone = creditKey(hot.inTransit[0] as string);
     await client.send(new DeleteCommand({ TableName: hot.tableName, Key: { pk: gone } }));
@@ -97,9 +96,7 @@ describe('the ledger audit', () => {
     expect(command.code).toBe(1);
     expect(command.stdout).toContain(`BREAK credit-lost ${gone}`);
     expect(command.stdout).toContain('BREAK clearing-balance CLEARING');
-    await expect(createAuditHandler({ client, tableName: hot.tableName, segments: 2 })()).rejects.toThrow(
-      LedgerBreakError,
-    );
+    await expect(runScheduledAudit(client, hot.tableName, 2)).rejects.toThrow(LedgerBreakError);
   });
 
   it('exits 2, not 1 (a break), when it fails before it audits: a PORT that is not a port', async () => {

@@ -1,8 +1,16 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { CreateBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { inject } from 'vitest';
+import { createAuditHandler } from '#functions/wallet-audit/audit-function.ts';
+import { createSegmentHandler } from '#functions/wallet-audit-segment/segment-function.ts';
 import type { ProxiedRequest } from '#infra/local/dynamodb-faults.ts';
 import type { DynamoDbProxy } from '#infra/local/dynamodb-proxy.ts';
+import { S3_ENDPOINT_ENV } from '#shared/s3/buckets.ts';
+import { createS3Client } from '#shared/s3/client.ts';
 import { type AuditOptions, type AuditReport, auditTable } from '#shared/wallet/audit/ledger-audit.ts';
+import { createS3PartialStore } from '#shared/wallet/audit/partial-store.ts';
 import { mentions } from './faults.ts';
 
 /** The Scan segments the audit tests run: few, so that a small table has items in each. */
@@ -125,4 +133,30 @@ export async function segmentOf(
     if (Items?.length) return n;
   }
   throw new Error(`No item at ${pk}`);
+}
+
+/**
+ * The deployed audit's state machine, by hand: its plan (a fresh key, the run's start), a child
+ * Lambda handler per segment writing its partial to a bucket of the local S3, then the reducer's
+ * handler. Resolves to the reducer's answer; rejects as it does (LedgerBreakError on a break).
+ */
+export async function runScheduledAudit(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  segments: number,
+): Promise<{ breaks: number; partialsLeft: number }> {
+  const s3 = createS3Client({ endpoint: inject('env')[S3_ENDPOINT_ENV] });
+  const bucket = `audit-${randomUUID()}`;
+  await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  const partials = createS3PartialStore(s3, bucket);
+  const run = { runId: randomUUID(), key: randomUUID(), startedAt: new Date().toISOString(), segments };
+  try {
+    const children = createSegmentHandler({ client, tableName, partials });
+    await Promise.all(Array.from({ length: segments }, (_, segment) => children({ ...run, segment })));
+    const answer = await createAuditHandler({ client, tableName, partials })(run);
+    const { KeyCount = 0 } = await s3.send(new ListObjectsV2Command({ Bucket: bucket }));
+    return { ...answer, partialsLeft: KeyCount };
+  } finally {
+    s3.destroy();
+  }
 }

@@ -34,6 +34,24 @@ export class AccountTally {
    */
   clearing = 0n;
 
+  /**
+   * Adds what another child's scan found of the same account (a segmented audit): its entries lie
+   * in any segment, its item in one.
+   */
+  absorb(other: SavedTally): void {
+    if (other.cut >= 0) {
+      this.cut = other.cut;
+      this.balance = other.balance;
+    }
+    this.folded += other.folded;
+    this.terms = addFingerprints(this.terms, other.terms);
+    this.clearing += other.clearing;
+    if (other.top > this.top) {
+      this.top = other.top;
+      this.topBalance = other.topBalance;
+    }
+  }
+
   fold(fp: Fingerprint, entry: Entry): void {
     this.folded++;
     this.terms = addFingerprints(this.terms, chainTerm(fp, entry));
@@ -44,6 +62,12 @@ export class AccountTally {
     }
   }
 }
+
+/** An account's tally as a child of a segmented audit returns it (shared/wallet/audit/partial.ts). */
+export type SavedTally = Pick<
+  AccountTally,
+  'cut' | 'balance' | 'folded' | 'top' | 'topBalance' | 'terms' | 'clearing'
+>;
 
 /** Where an account's entries are proven to chain up to: seq and balance after (0, 0: nothing). */
 export interface Prefix {

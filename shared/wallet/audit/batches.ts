@@ -18,6 +18,12 @@ import { compactEntry, type Entry, type Item, type Names } from './records.ts';
  * a completed batch has its real items: neither needs anything here.
  */
 
+/** The batches a child of a segmented audit saw posted and not completed, and the credits and batches it saw not posted, by recipient. */
+export interface SavedBatches {
+  readonly posted: readonly Item[];
+  readonly unposted: readonly (readonly [string, readonly string[]])[];
+}
+
 /** The posting of one credit as its batch's completion will mark it. */
 interface DerivedPosting {
   readonly batchId: string;
@@ -32,6 +38,8 @@ interface DerivedPosting {
  */
 export class PostedBatches {
   readonly #batches = new Map<string, CreditBatch>();
+  /** The items of the batches the scan kept, as scanned: what a partial result carries. */
+  readonly #items = new Map<string, Item>();
   /** One set of derived items, which later derivations add to: readers made before see them too. */
   readonly #derived = new DerivedItems();
   readonly #derivedIds = new Set<string>();
@@ -55,7 +63,24 @@ export class PostedBatches {
   #keep(item: Item): void {
     if (item.firstSeq === undefined || item.completedAt !== undefined) return;
     const batch = parsed(item);
-    if (batch?.posting) this.#batches.set(batch.batchId, batch);
+    if (!batch?.posting) return;
+    this.#batches.set(batch.batchId, batch);
+    this.#items.set(batch.batchId, item);
+  }
+
+  /** What the scan noted, for a partial result (shared/wallet/audit/partial.ts). */
+  save(): SavedBatches {
+    return { posted: [...this.#items.values()], unposted: [...this.#unposted] };
+  }
+
+  /** Notes what another child's scan noted. */
+  absorb({ posted, unposted }: SavedBatches): void {
+    for (const item of posted) this.#keep(item);
+    for (const [account, keys] of unposted) {
+      const known = this.#unposted.get(account);
+      if (known) known.push(...keys);
+      else this.#unposted.set(account, [...keys]);
+    }
   }
 
   /**

@@ -51,6 +51,23 @@ export class ClearingSums {
     this.#posted[bucket] = (this.#posted[bucket] as bigint) + minorUnits(amountMinor);
   }
 
+  /** The buckets' amounts, paid and posted, where either is not 0: for a partial result. */
+  save(): [number, bigint, bigint][] {
+    const saved: [number, bigint, bigint][] = [];
+    this.#paid.forEach((paid, bucket) => {
+      const posted = this.#posted[bucket] as bigint;
+      if (paid !== 0n || posted !== 0n) saved.push([bucket, paid, posted]);
+    });
+    return saved;
+  }
+
+  absorb(saved: readonly [number, bigint, bigint][]): void {
+    for (const [bucket, paid, posted] of saved) {
+      this.#paid[bucket] = (this.#paid[bucket] as bigint) + paid;
+      this.#posted[bucket] = (this.#posted[bucket] as bigint) + posted;
+    }
+  }
+
   /** What the settled credits of every bucket not in `exact` leave in the clearing account. */
   balance(exact: ReadonlySet<number>): bigint {
     let total = 0n;

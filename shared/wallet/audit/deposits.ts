@@ -2,6 +2,7 @@ import { depositKey, transferKey } from '../dynamodb/keys.ts';
 import type { Broken } from './breaks.ts';
 import type { Fingerprint } from './fingerprints.ts';
 import type { KeyReader } from './key-reader.ts';
+import { addSums, sumsToText } from './partial.ts';
 import type { Item } from './records.ts';
 
 /*
@@ -24,6 +25,13 @@ interface DepositPair {
   readonly transferId: string;
   readonly address: string;
   readonly amountMinor: unknown;
+}
+
+/** What a child of a segmented audit found of deposits and claims (shared/wallet/audit/partial.ts). */
+export interface SavedDepositClaims {
+  readonly sums: readonly string[];
+  readonly claims: readonly (readonly [string, DepositPair])[];
+  readonly deposits: readonly (readonly [string, DepositPair])[];
 }
 
 const CLAIM = 0;
@@ -80,6 +88,19 @@ export class DepositClaims {
   keep(item: Item): void {
     if (item.kind === 'deposit') this.#claims.set(String(item.pk), claimOf(item));
     else this.#deposits.set(String(item.pk), depositOf(item));
+  }
+
+  /** The sums and the kept claims and deposits, for a partial result. */
+  save(): SavedDepositClaims {
+    return { sums: this.#sums.map(sumsToText), claims: [...this.#claims], deposits: [...this.#deposits] };
+  }
+
+  absorb({ sums, claims, deposits }: SavedDepositClaims): void {
+    this.#sums.forEach((into, side) => {
+      addSums(into, sums[side] as string);
+    });
+    for (const [key, pair] of claims) this.#claims.set(key, pair);
+    for (const [key, pair] of deposits) this.#deposits.set(key, pair);
   }
 
   /** The buckets whose claims and deposits differ. */

@@ -1,4 +1,5 @@
 import { hash, randomBytes } from 'node:crypto';
+import { addSums, sumsToText } from './partial.ts';
 import { type Credit, type Entry, minorUnits, paymentOfCredit, postingOfCredit, signed } from './records.ts';
 
 /*
@@ -13,7 +14,11 @@ import { type Credit, type Entry, minorUnits, paymentOfCredit, postingOfCredit, 
 
 /** A keyed 64-bit hash, its key drawn for this audit only. */
 export class Fingerprint {
-  readonly #key = randomBytes(16).toString('hex');
+  readonly #key: string;
+  /** `key`: the audit's own, shared by every child of a segmented audit (shared/wallet/audit/partial.ts). */
+  constructor(key = randomBytes(16).toString('hex')) {
+    this.#key = key;
+  }
   of(text: string): bigint {
     return hash('sha256', this.#key + text, 'buffer').readBigUInt64LE(0);
   }
@@ -92,6 +97,18 @@ export class MovementSums {
     const posting = fp.of(postingOfCredit(credit));
     this.add(OUT_ENTRY, credit.transferId, posting);
     this.add(TRANSFER_RECORD, credit.transferId, posting);
+  }
+
+  /** The sums, as text for a partial result (shared/wallet/audit/partial.ts). */
+  save(): string[] {
+    return this.#sums.map(sumsToText);
+  }
+
+  /** Adds sums another child saved: the sums add, so the order of segments does not matter. */
+  absorb(saved: readonly string[]): void {
+    this.#sums.forEach((sums, side) => {
+      addSums(sums, saved[side] as string);
+    });
   }
 
   /** The buckets whose three sums differ. */

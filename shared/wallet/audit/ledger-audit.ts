@@ -4,44 +4,33 @@ import { accountKey } from '../dynamodb/keys.ts';
 import { UNCOMPLETED_NAMED_AFTER_MS } from '../hot-wallet/sweep-batches.ts';
 import { CLEARING_ACCOUNT, ISSUANCE_ACCOUNT } from '../model/accounts.ts';
 import {
-  AccountTally,
+  type AccountTally,
   impossibleBalance,
   mustReadOn,
   type Prefix,
   provenPrefix,
   readAccountOn,
 } from './accounts.ts';
-import { PostedBatches } from './batches.ts';
 import type { AuditBreak, Broken } from './breaks.ts';
-import { atTheCuts, ClearingSums } from './clearing.ts';
-import { DepositClaims, isDepositItem } from './deposits.ts';
-import { Fingerprint, IN_ENTRY, MovementSums, OUT_ENTRY, TRANSFER_RECORD } from './fingerprints.ts';
+import { atTheCuts } from './clearing.ts';
+import { isDepositItem } from './deposits.ts';
 import { createKeyReader } from './key-reader.ts';
-import { LookalikeWallets } from './lookalikes.ts';
+import { type AuditPartial, LedgerScan, scanSegment } from './ledger-scan.ts';
 import { checkMovements, type KnownCredits } from './movements.ts';
+import { type AuditPlan, planAudit } from './partial.ts';
 import {
-  accountOfKey,
   type Credit,
   clearingShare,
   compactCredit,
   compactEntry,
   compactTransfer,
   type Entry,
-  type Item,
-  minorUnits,
-  misplaced,
-  movementOfEntry,
-  movementOfTransfer,
-  Names,
   signed,
   type Transfer,
   throughClearing,
-  UNINTERNED,
-  writtenAt,
 } from './records.ts';
 import { BucketRecount } from './recount.ts';
 import { scanTable } from './scan.ts';
-import { StuckCredits } from './stuck-credits.ts';
 
 export type { AuditBreak } from './breaks.ts';
 
@@ -49,7 +38,8 @@ export type { AuditBreak } from './breaks.ts';
  * The audit of the wallet ledger: every invariant of double entry, checked on a live table, in
  * memory that grows with the number of accounts, not of entries.
  *
- * Main course: one Scan (parallel segments) files each item as it arrives. An item written
+ * Main course: one Scan files each item as it arrives, a child per segment (ledger-scan.ts), and
+ * the reducer adds up what the children found. An item written
  * before the horizon (`settledBefore`, by default SETTLING_MS before the audit starts) committed
  * before the scan began, so it is there to be seen: its entries are folded into their account's
  * chain fingerprint, and all its items into its bucket's movement sums; no item is kept. Items
@@ -99,129 +89,64 @@ export interface AuditReport {
 }
 
 export interface AuditOptions {
-  /** Parallel Scan segments. @default 4 */
+  /** Parallel Scan segments: the children of the audit, run in this process. @default 4 */
   readonly segments?: number;
   /**
-   * Items written before this are settled: checked by fingerprint. It should lie before the scan
-   * starts by more than a movement can take to commit (a send's transaction ends within the send
-   * route's `timeoutSeconds`, in shared/routes.ts, of its createdAt; a posting's within one commit
-   * call, `worstCaseCallMs`, of its postedAt); a later one costs a second scan, never a false
-   * break. @default SETTLING_MS before now
+   * Items written before this are settled: checked by fingerprint (SETTLING_MS, in
+   * shared/wallet/audit/partial.ts, says how long before the scan it should lie). @default
+   * SETTLING_MS before now
    */
   readonly settledBefore?: Date;
 }
 
-const SETTLING_MS = 5 * 60_000;
 /** Accounts read again at once after the scan: each is a short run of BatchGetItems. */
 const REREAD_CONCURRENCY = 8;
 
-/** Scans and audits a table: what `npm run wallet:audit` and the scheduled audit run. */
+/**
+ * Scans and audits a table: what `npm run wallet:audit` and the tests run. The children of a
+ * segmented audit, one per segment, in this process, then its reducer: the one code path the
+ * deployed audit's state machine and `--segments` run too, so their verdicts cannot drift.
+ */
 export async function auditTable(
   client: DynamoDBDocumentClient,
   tableName: string,
-  { segments = 4, settledBefore = new Date(Date.now() - SETTLING_MS) }: AuditOptions = {},
+  { segments = 4, settledBefore }: AuditOptions = {},
 ): Promise<AuditReport> {
-  const startedAt = Date.now();
-  const horizon = settledBefore.getTime();
-  // Settled once written before the horizon: for a posting's items (the recipient's entry, the
-  // credit's mark) that is when it was posted, not when its payment was created.
-  const settled = (item: Item) => writtenAt(item) < horizon;
-  const createdSettled = (item: Item) => Date.parse(item.createdAt as string) < horizon;
-  const fp = new Fingerprint();
-  const names = new Names();
-  const sums = new MovementSums();
-  const clearing = new ClearingSums(sums.buckets);
-  const deposits = new DepositClaims(sums.buckets, (transferId) => sums.bucketOf(transferId));
-  const tallies = new Map<string, AccountTally>();
-  const tally = (account: string) => {
-    const found = tallies.get(account);
-    if (found) return found;
-    const created = new AccountTally();
-    tallies.set(account, created);
-    return created;
-  };
-  /** Entries and transfers written since the horizon, by key. */
-  const keptEntries = new Map<string, Entry>();
-  const keptTransfers = new Map<string, Transfer>();
-  /** Credits created or posted since the horizon, by key: their item changes when posted. */
-  const keptCredits = new Map<string, Credit>();
-  /**
-   * Credits folded in without their posting (in transit, or posted since the horizon), by id: as
-   * many as are in transit. One of them read again after the scan may be posted, and dated before
-   * the horizon, by a posting that committed after the scan passed it: the settled sums lack it.
-   */
-  const foldedUnposted = new Set<string>();
-  const counts = { itemsScanned: 0, accounts: 0, entries: 0, transfers: 0, credits: 0, creditsUnposted: 0 };
-  const stuck = new StuckCredits();
-  const batches = new PostedBatches();
-  const lookalikes = new LookalikeWallets();
-  /** Items not where their fields put them, with why: few, as each is a break. */
-  const misplacedItems: [string, string][] = [];
+  const plan = planAudit(segments, settledBefore);
+  const partials = await Promise.all(
+    Array.from({ length: segments }, (_, segment) => scanSegment(client, tableName, plan, segment)),
+  );
+  return reduceAudit(client, tableName, plan, partials);
+}
 
-  await scanTable(client, tableName, segments, (item) => {
-    counts.itemsScanned++;
-    const pk = item.pk as string;
-    const account = accountOfKey(pk);
-    if (item.kind === 'entry' || item.kind === 'transfer' || item.kind === 'credit') {
-      const wrong = misplaced(item);
-      if (wrong) misplacedItems.push([pk, wrong]);
+/**
+ * The reducer of a segmented audit: adds up what the children found in every segment of the
+ * plan's, re-reads by key what needs an exact read, and decides.
+ */
+export async function reduceAudit(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  plan: AuditPlan,
+  partials: Iterable<AuditPartial> | AsyncIterable<AuditPartial>,
+): Promise<AuditReport> {
+  const scan = new LedgerScan(plan);
+  const seen = new Set<number>();
+  // One at a time: a partial is dropped once absorbed, so memory holds the sum and one partial.
+  for await (const partial of partials) {
+    if (seen.has(partial.segment) || partial.segment < 0 || partial.segment >= plan.segments) {
+      throw new Error(`Segment ${partial.segment} of ${plan.segments} twice, or out of range`);
     }
-    if (isDepositItem(item)) deposits.consider(fp, item, createdSettled(item));
-    if (account) {
-      counts.accounts++;
-      const state = tally(account);
-      state.cut = (item.seq as number | undefined) ?? 0;
-      state.balance = minorUnits(item.balance ?? 0);
-      if (account !== ISSUANCE_ACCOUNT) lookalikes.consider(account.slice('W#'.length));
-    } else if (item.kind === 'entry') {
-      counts.entries++;
-      if (!settled(item)) keptEntries.set(pk, compactEntry(item, names));
-      else {
-        const entry = compactEntry(item, UNINTERNED);
-        tally(entry.account).fold(fp, entry);
-        sums.add(
-          entry.direction === 'out' ? OUT_ENTRY : IN_ENTRY,
-          entry.transferId,
-          fp.of(movementOfEntry(entry)),
-        );
-      }
-    } else if (item.kind === 'transfer') {
-      counts.transfers++;
-      const transfer = compactTransfer(item);
-      if (!settled(item)) keptTransfers.set(pk, transfer);
-      else sums.add(TRANSFER_RECORD, transfer.transferId, fp.of(movementOfTransfer(transfer)));
-    } else if (item.kind === 'credit') {
-      counts.credits++;
-      if (item.postedSeq === undefined) {
-        counts.creditsUnposted++;
-        stuck.consider(item);
-        batches.unposted(item);
-      }
-      fileCredit(item);
-    } else if (item.kind === 'batch') batches.consider(item);
-  });
-
-  /**
-   * A credit: its payment into the clearing account is settled once created before the horizon,
-   * its posting once posted before it. Only a credit paid before the horizon is folded in; one
-   * paid or posted since is kept. One paid before and still in transit is folded, not kept,
-   * however old: should it be posted while the scan runs, its recipient's entry is a recent one,
-   * kept and checked against the credit read again.
-   */
-  function fileCredit(item: Item): void {
-    const paidSettled = createdSettled(item);
-    const postedSettled = item.postedSeq !== undefined && settled(item);
-    if (!paidSettled || (item.postedSeq !== undefined && !postedSettled)) {
-      keptCredits.set(item.pk as string, compactCredit(item, names));
-    }
-    if (!paidSettled) return;
-    const credit = compactCredit(item, UNINTERNED);
-    const bucket = sums.bucketOf(credit.transferId);
-    sums.addCredit(fp, credit, postedSettled);
-    clearing.paid(bucket, credit.amountMinor);
-    if (postedSettled) clearing.posted(bucket, credit.amountMinor);
-    else foldedUnposted.add(credit.transferId);
+    seen.add(partial.segment);
+    scan.absorb(partial);
   }
+  // An audit with a segment missing would prove a ledger it did not read.
+  if (seen.size !== plan.segments) throw new Error(`${seen.size} of ${plan.segments} segments scanned`);
+  const { horizon, startedAt, segments } = plan;
+  const { fp, names, sums, clearing, deposits, tallies, keptEntries, keptTransfers, keptCredits } = scan;
+  const { foldedUnposted, counts, stuck, batches, lookalikes, misplacedItems, settled, createdSettled } =
+    scan;
+  const tally = (account: string) => scan.tally(account);
+  const settledBefore = new Date(horizon);
 
   const breaks: AuditBreak[] = [];
   const broken: Broken = (invariant, subject, detail) => breaks.push({ invariant, subject, detail });

@@ -11,15 +11,21 @@ import { auditedProjection, type Item } from './records.ts';
  */
 const SCAN_PAGE_ITEMS = 1_000;
 
-/** Every item of the table, `segments` Scan segments in parallel, strongly consistent. */
+/**
+ * Every item of the table, `segments` Scan segments in parallel, strongly consistent; or only
+ * those of one segment of several (a child of a segmented audit).
+ */
 export async function scanTable(
   client: DynamoDBDocumentClient,
   tableName: string,
-  segments: number,
+  segments: number | { readonly segment: number; readonly of: number },
   file: (item: Item) => void,
 ): Promise<void> {
+  const [first, count, total] =
+    typeof segments === 'number' ? [0, segments, segments] : [segments.segment, 1, segments.of];
   await Promise.all(
-    Array.from({ length: segments }, async (_, segment) => {
+    Array.from({ length: count }, async (_, n) => {
+      const segment = first + n;
       let ExclusiveStartKey: Item | undefined;
       do {
         const page = await withRetries(
@@ -28,7 +34,7 @@ export async function scanTable(
               new ScanCommand({
                 TableName: tableName,
                 Segment: segment,
-                TotalSegments: segments,
+                TotalSegments: total,
                 ConsistentRead: true,
                 Limit: SCAN_PAGE_ITEMS,
                 ExclusiveStartKey,

@@ -15,8 +15,22 @@ export const CREDIT_STUCK_MS = 6 * 3_600_000;
  * snapshot, and it may have been posted since.
  */
 export class StuckCredits {
-  readonly #before = Date.now() - CREDIT_STUCK_MS;
+  readonly #before: number;
   readonly #keys: string[] = [];
+
+  /** `startedAt`: epoch ms, when the audit started. */
+  constructor(startedAt = Date.now()) {
+    this.#before = startedAt - CREDIT_STUCK_MS;
+  }
+
+  /** The keys noted, for a partial result; and those another child noted. */
+  save(): string[] {
+    return [...this.#keys];
+  }
+
+  absorb(keys: readonly string[]): void {
+    this.#keys.push(...keys);
+  }
 
   /** Notes an unposted credit the scan found, if it was paid long enough ago. */
   consider(credit: Item): void {

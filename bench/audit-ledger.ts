@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { entryKey, transferKey } from '#shared/wallet/dynamodb/keys.ts';
+import { depositKey, entryKey, transferKey } from '#shared/wallet/dynamodb/keys.ts';
 import { ISSUANCE_ACCOUNT } from '#shared/wallet/model/accounts.ts';
 import type { EntryRecord } from '#shared/wallet/model/entry.ts';
 
@@ -52,12 +52,27 @@ export function* ledgerItems(wallets: number, movements: number, createdAt: stri
       yield { pk: entryKey(entry.account, entry.seq), kind: 'entry', ...entry };
     }
     const address = (account: string) => account.slice(2);
+    const depositId = randomUUID();
+    // A deposit's claim on its id, as the deposit store writes it in the same transaction.
+    if (transferKind === 'deposit') {
+      yield {
+        pk: depositKey(depositId),
+        kind: 'deposit',
+        depositId,
+        address: address(to),
+        amountMinor,
+        currency: 'USD',
+        createdAt,
+        transferId,
+        attempt: randomUUID(),
+      };
+    }
     yield {
       pk: transferKey(transferId),
       kind: 'transfer',
       transferKind,
       transferId,
-      ...(transferKind === 'transfer' ? { fromAddress: address(from) } : { depositId: randomUUID() }),
+      ...(transferKind === 'transfer' ? { fromAddress: address(from) } : { depositId }),
       toAddress: address(to),
       amountMinor,
       currency: 'USD',

@@ -5,7 +5,7 @@
 import { STATUS_INDEX, TAGS_INDEX } from '#shared/pets/pet-index.ts';
 import { EVENTS_INDEX } from '#shared/webhooks/dynamodb/event-keys.ts';
 import { DELIVERIES_INDEX } from '#shared/webhooks/dynamodb/keys.ts';
-import { BENCH_ENDPOINT_URL, BENCH_ITEMS, fullPet } from './workload.ts';
+import { BENCH_ENDPOINT_URL, BENCH_ITEMS, BENCH_PNG_BASE64, fullPet } from './workload.ts';
 
 /** The global symbol under which the instrumented bundles register their SDK `Client` classes. */
 export const SMITHY_CLIENTS = 'wallet-catalog.bench.smithy-clients';
@@ -210,9 +210,10 @@ function itemAt(pk: string): Record<string, unknown> | undefined {
 
 /**
  * How many DynamoDB commands the stub answered (the benchmark checks the round trips per request
- * with it), and how many KMS data keys it gave (sealing a webhook secret), which are not DynamoDB's.
+ * with it), and how many KMS data keys (sealing a webhook secret) and S3 objects (a pet's image)
+ * it answered, which are not DynamoDB's.
  */
-export const stubCalls = { count: 0, dataKeys: 0 };
+export const stubCalls = { count: 0, dataKeys: 0, objects: 0 };
 
 interface Sendable {
   readonly input?: {
@@ -225,6 +226,9 @@ interface Sendable {
     readonly ExpressionAttributeValues?: Record<string, unknown>;
     /** Only KMS's GenerateDataKey has it. */
     readonly KeySpec?: string;
+    /** Only S3's commands have it; PutObject has a `Body` too. */
+    readonly Bucket?: string;
+    readonly Body?: unknown;
   };
 }
 
@@ -236,17 +240,41 @@ const DATA_KEY = {
   $metadata: METADATA,
 };
 
+/** The image S3 answers GetObject with: the bench's PNG, as its upload stored it. */
+const IMAGE_BYTES = new Uint8Array(Buffer.from(BENCH_PNG_BASE64, 'base64'));
+
 /**
  * What DynamoDB would answer through the DocumentClient: a pet for a GetItem by `id` (the pets
  * table's), the item at `pk` for a GetItem by `pk` and for each key of a BatchGetItem (`itemAt`,
  * or a pet by `id`), a page of the index a Query names, only metadata for writes. And what KMS
- * answers GenerateDataKey with, for the functions that seal a webhook secret.
+ * answers GenerateDataKey with, for the functions that seal a webhook secret, and S3 PutObject and
+ * GetObject, for the image functions.
  */
 function stubSend(command: Sendable): Promise<unknown> {
-  const { Key: key, RequestItems, IndexName, ExpressionAttributeValues, KeySpec } = command.input ?? {};
+  const {
+    Key: key,
+    RequestItems,
+    IndexName,
+    ExpressionAttributeValues,
+    KeySpec,
+    Bucket,
+    Body,
+  } = command.input ?? {};
   if (KeySpec !== undefined) {
     stubCalls.dataKeys++;
     return Promise.resolve(DATA_KEY);
+  }
+  if (Bucket !== undefined) {
+    stubCalls.objects++;
+    return Promise.resolve(
+      Body !== undefined
+        ? { ETag: '"bench"', $metadata: METADATA }
+        : {
+            ContentType: 'image/png',
+            Body: { transformToByteArray: () => Promise.resolve(IMAGE_BYTES) },
+            $metadata: METADATA,
+          },
+    );
   }
   stubCalls.count++;
   if (key?.id !== undefined) return Promise.resolve({ Item: PET_ITEM, $metadata: METADATA });

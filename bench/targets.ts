@@ -8,6 +8,7 @@ import { authorizerEnvironment, defaultServiceSettings, functionEnvironment } fr
 import { LOCAL_AUDIENCE } from '#infra/local/issuer.ts';
 import type { JwksServer } from '#infra/local/jwks-server.ts';
 import { type Route, routes, type TableName } from '#shared/routes.ts';
+import type { BucketName } from '#shared/s3/buckets.ts';
 import { KMS_KEY_ENV } from '#shared/webhooks/secrets/keeper.ts';
 
 /**
@@ -102,6 +103,11 @@ export const BENCH_TABLE_NAMES: Readonly<Record<TableName, string>> = {
   webhooks: 'wallet-catalog-bench-webhooks',
 };
 
+/** The images bucket as a deployment would name it; nothing calls S3 at init, and the warm run stubs it. */
+export const BENCH_BUCKET_NAMES: Readonly<Record<BucketName, string>> = {
+  images: 'wallet-catalog-bench-images',
+};
+
 /** The secrets' key as a deployment names it; nothing calls KMS at init, and the warm run stubs it. */
 export const BENCH_KMS_KEY_ARN =
   'arn:aws:kms:us-east-1:123456789012:key/00000000-0000-4000-8000-0000000000be';
@@ -157,7 +163,7 @@ export function targetEnvironment(
 ): Record<string, string> {
   const functionEnv =
     target.route !== undefined
-      ? functionEnvironment(target.route, defaultServiceSettings, BENCH_TABLE_NAMES)
+      ? functionEnvironment(target.route, defaultServiceSettings, BENCH_TABLE_NAMES, BENCH_BUCKET_NAMES)
       : target.name === 'authorizer'
         ? authorizerEnvironment({
             issuer: issuer.issuerUrl,

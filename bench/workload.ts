@@ -63,13 +63,13 @@ export const BENCH_ITEMS: CallerItems = {
 export const SEARCHED_STATUS = 'available';
 export const SEARCHED_TAG = 'friendly';
 
-/** Where endpoints registered by the benchmark deliver: never called in the warm run (nothing is delivered). */
 /** A 1 × 1 PNG, the smallest image an upload takes. */
-const BENCH_PNG_BASE64 =
+export const BENCH_PNG_BASE64 =
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 /** An image id as the upload draws them (22 base64url characters). */
 const BENCH_IMAGE_ID = 'YmVuY2gtaW1hZ2UtaWQwMA';
 
+/** Where endpoints registered by the benchmark deliver: never called in the warm run (nothing is delivered). */
 export const BENCH_ENDPOINT_URL = 'https://hooks.example.com/wallet-catalog-bench';
 
 /**

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, type Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
@@ -219,7 +219,12 @@ export class LedgerAudit extends Construct {
     // Resolved now: the acknowledgement's id is matched as text.
     const id = (construct: Construct) =>
       stack.resolve(stack.getLogicalId(construct.node.defaultChild as never));
-    const executions = `arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"${id(machine)}"}]}]}`;
+    // As cdk-nag prints the ARN: pseudo parameters where the stack's environment is left to the
+    // deployment, literals where a stage names its account and region (the partition follows).
+    const region = Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region;
+    const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
+    const partition = Token.isUnresolved(stack.partition) ? '<AWS::Partition>' : stack.partition;
+    const executions = `arn:${partition}:states:${region}:${account}:execution:{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"${id(machine)}"}]}]}`;
     const acknowledge = (resource: string, reason: string) =>
       Validations.of(machine.role).acknowledge({ id: `AwsSolutions-IAM5[Resource::${resource}]`, reason });
     acknowledge(

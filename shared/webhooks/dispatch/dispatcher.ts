@@ -4,8 +4,10 @@
  * it due again on the schedule. State lives in the tasks, not here: a task is claimed with a lease
  * longer than an attempt can take, so a dispatcher killed mid-attempt loses nothing (the task is due
  * again when the lease lapses, and goes out with the same `webhook-id`). Per endpoint at most
- * `perEndpoint` attempts run at once in a dispatcher; a task of an endpoint at its cap is not
- * claimed but deferred, so a hanging endpoint holds its own slots only and delays no other.
+ * `perEndpoint` attempts run at once in a dispatcher, and as many claimed tasks wait for them
+ * (./endpoint-slots.ts). Further tasks of an endpoint that answers stay due for the next poll; once
+ * one of its attempts has run `slowAttemptMs`, they are deferred instead, so a hanging endpoint
+ * holds its own slots only and delays no other.
  */
 import type { Clock } from '../../wallet/model/ports.ts';
 import type { EventReader } from '../events/ports.ts';
@@ -13,6 +15,7 @@ import type { Deliver } from '../model/delivery.ts';
 import type { DeliveryEndpointStore } from '../model/ports.ts';
 import { nextDelayMs } from '../model/retry-schedule.ts';
 import type { WebhookEvent } from '../model/webhook-event.ts';
+import { createEndpointSlots } from './endpoint-slots.ts';
 import type { DeliveryTask, DueWork, ReplayTask, TaskStore } from './ports.ts';
 
 export interface DispatcherSettings {
@@ -24,6 +27,12 @@ export interface DispatcherSettings {
    * an endpoint at 8 in all. Locally the invocations share one dispatcher, so 4.
    */
   readonly perEndpoint: number;
+  /**
+   * How long an attempt may run before its endpoint counts as slow: the due tasks of a slow
+   * endpoint at its cap are moved a second on, so that polls read past them to other endpoints';
+   * those of an endpoint that answers within this wait in the index for its next free slot.
+   */
+  readonly slowAttemptMs: number;
   /** Attempts in flight from this dispatcher, all endpoints together. */
   readonly inFlight: number;
   /** How long a claim holds a task: past the longest attempt (its 15 s timeout) and its writes. */
@@ -37,6 +46,7 @@ export interface DispatcherSettings {
 export const DEFAULT_DISPATCHER_SETTINGS: DispatcherSettings = {
   schedule: [0, 5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400],
   perEndpoint: 4,
+  slowAttemptMs: 1_000,
   inFlight: 64,
   leaseMs: 30_000,
   pollBatch: 100,
@@ -87,8 +97,7 @@ export function makeDispatcher({
   settings,
   observe,
 }: DispatcherDependencies) {
-  /** Attempts in flight, by endpoint id. */
-  const running = new Map<string, number>();
+  const slots = createEndpointSlots({ ...settings, now: () => clock.now() });
   /** Work this dispatcher has claimed and not finished, by key: never claimed twice from here. */
   const mine = new Set<string>();
   const inFlight = new Set<Promise<void>>();
@@ -121,7 +130,11 @@ export function makeDispatcher({
     return found;
   }
 
-  async function attempt(task: DeliveryTask, leaseUntil: number): Promise<void> {
+  /**
+   * One attempt of a claimed task, in a slot of its endpoint. `unhold` gives back the task's hold
+   * once the HTTP attempt has ended: the caps bound requests at the endpoint, not the writes after.
+   */
+  async function attempt(task: DeliveryTask, leaseUntil: number, unhold: () => void): Promise<void> {
     const event = await eventOf(task.eventId);
     const nowIso = () => new Date(clock.now()).toISOString();
     if (!event) {
@@ -136,9 +149,19 @@ export function makeDispatcher({
       observe?.({ kind: 'ended', end: 'endpoint-disabled' });
       return;
     }
+    const free = await slots.acquire(task.endpointId);
+    if (clock.now() > leaseUntil - settings.leaseMs / 2) {
+      // Waited half its lease (the endpoint slowed down meanwhile): too little left for an attempt
+      // and its records. Left claimed, it is due again when the lease lapses; nothing was sent.
+      free();
+      return;
+    }
     const number = task.attempts + 1;
     const attemptedAt = clock.now();
-    const result = await deliver(endpoint, { id: event.id, body: event.body });
+    const result = await deliver(endpoint, { id: event.id, body: event.body }).finally(() => {
+      free();
+      unhold();
+    });
     observe?.({
       kind: 'attempt',
       outcome: result.outcome,
@@ -186,23 +209,15 @@ export function makeDispatcher({
     await tasks.expandReplay(replay, leaseUntil, endpoint?.eventTypes ?? [], settings.replayStep);
   }
 
-  /** Takes a slot of the endpoint (before its claim, so that claims in flight count against the cap). */
-  const reserve = (endpointId: string) => running.set(endpointId, (running.get(endpointId) ?? 0) + 1);
-  function release(endpointId: string): void {
-    const left = (running.get(endpointId) ?? 1) - 1;
-    if (left > 0) running.set(endpointId, left);
-    else running.delete(endpointId);
-  }
-
-  /** Runs one claimed piece of work in the background, in the slot reserved for it. */
-  function start(work: DueWork, leaseUntil: number): void {
-    const run = (work.kind === 'task' ? attempt(work, leaseUntil) : expand(work, leaseUntil))
+  /** Runs one claimed piece of work in the background, under the hold taken for it. */
+  function start(work: DueWork, leaseUntil: number, unhold: () => void): void {
+    const run = (work.kind === 'task' ? attempt(work, leaseUntil, unhold) : expand(work, leaseUntil))
       .catch((error: unknown) => {
         // Left claimed: it is due again when the lease lapses, with the same webhook-id.
         observe?.({ kind: 'failed', error });
       })
       .finally(() => {
-        release(work.endpointId);
+        unhold();
         mine.delete(work.key);
         inFlight.delete(run);
       });
@@ -210,9 +225,10 @@ export function makeDispatcher({
   }
 
   /**
-   * One poll: reads what is due, claims (all at once) and starts what the caps allow, and defers
-   * the tasks of endpoints at their cap by a little, so that the next polls read past them.
-   * Answers how many were started.
+   * One poll: reads what is due, claims (all at once) and starts what the holds allow. The further
+   * tasks of an endpoint stay due while it answers (a hold is given back within `slowAttemptMs`, and
+   * the loop polls again then); those of a slow endpoint are moved a little on, so that the next
+   * polls read past them. Answers how many were started.
    */
   async function poll(): Promise<number> {
     const now = clock.now();
@@ -225,7 +241,9 @@ export function makeDispatcher({
     for (const work of due) {
       if (mine.has(work.key)) continue;
       if (inFlight.size + reserved >= settings.inFlight) break;
-      const busy = (running.get(work.endpointId) ?? 0) >= settings.perEndpoint;
+      const busy = slots.full(work.endpointId);
+      // Left as it is: claiming and moving it would be two writes, for a hold free in a moment.
+      if (busy && !slots.slow(work.endpointId)) continue;
       const leaseUntil = clock.now() + settings.leaseMs;
       mine.add(work.key);
       if (busy) {
@@ -241,7 +259,7 @@ export function makeDispatcher({
         );
         continue;
       }
-      reserve(work.endpointId);
+      const unhold = slots.hold(work.endpointId);
       reserved++;
       claims.push(
         tasks
@@ -253,11 +271,11 @@ export function makeDispatcher({
           .then((claimed) => {
             reserved--;
             if (!claimed) {
-              release(work.endpointId);
+              unhold();
               mine.delete(work.key);
               return;
             }
-            start(work, leaseUntil);
+            start(work, leaseUntil, unhold);
             started++;
           }),
       );
@@ -271,14 +289,19 @@ export function makeDispatcher({
     while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
   }
 
-  return { poll, drain, inFlight: () => inFlight.size };
+  /** Resolves when an endpoint may next take a task more (never, while nothing is in flight). */
+  const freed = (): Promise<void> => slots.released();
+
+  return { poll, drain, freed, inFlight: () => inFlight.size };
 }
 
 export type Dispatcher = ReturnType<typeof makeDispatcher>;
 
 /**
- * Polls until `signal` aborts (or `until`, epoch ms), every `pollMs` when idle and at once while
- * there is more; then lets the attempts in flight finish.
+ * Polls until `signal` aborts (or `until`, epoch ms): at once while there is more; when a poll
+ * started nothing, again after `pollMs` or as soon as an endpoint's slot is given back, whichever
+ * comes first (the tasks that waited for that slot can start then). Then lets the attempts in
+ * flight finish.
  */
 export async function runDispatcher(
   dispatcher: Dispatcher,
@@ -289,13 +312,18 @@ export async function runDispatcher(
     onError,
   }: { pollMs: number; signal?: AbortSignal; until?: number; onError?: (error: unknown) => void },
 ): Promise<void> {
-  const sleep = (ms: number) =>
+  const pause = (ms: number, early?: Promise<void>) =>
     new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      signal?.addEventListener('abort', () => {
+      const done = () => {
         clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
         resolve();
-      });
+      };
+      const timer = setTimeout(done, ms);
+      // An abort during the poll before has fired already, and would not again.
+      if (signal?.aborted) done();
+      signal?.addEventListener('abort', done);
+      void early?.then(done);
     });
   while (!signal?.aborted && (until === undefined || Date.now() < until)) {
     let started = 0;
@@ -304,7 +332,7 @@ export async function runDispatcher(
     } catch (error) {
       onError?.(error);
     }
-    if (started === 0) await sleep(pollMs);
+    if (started === 0) await pause(pollMs, dispatcher.inFlight() > 0 ? dispatcher.freed() : undefined);
   }
   await dispatcher.drain();
 }

@@ -116,9 +116,12 @@ export const BUDGETS: readonly Budget[] = [
     bound: 'max',
     format: ratio(3),
     checks: ({ cold, bundles }) =>
-      cold
-        .filter((c) => bundles.some((b) => b.target.name === c.name && b.target.kind === 'function'))
-        .map((c) => ({ name: c.name, value: c.ratio })),
+      cold.flatMap((c) => {
+        const target = bundles.find((b) => b.target.name === c.name && b.target.kind === 'function')?.target;
+        if (!target) return [];
+        const over = bundleBaselineOf(target);
+        return [{ name: c.name, value: c.ratio, ...(over === 'baseline' ? {} : { note: `over ${over}` }) }];
+      }),
   },
   {
     id: 'initNetwork',

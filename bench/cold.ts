@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import type { Bundle } from './build.ts';
 import { runJsonChild } from './child.ts';
 import { type Estimate, estimate, median, type Undecided } from './stats.ts';
+import { bundleBaselineOf } from './targets.ts';
 
 export interface ColdInit {
   readonly name: string;
@@ -13,7 +14,7 @@ export interface ColdInit {
   readonly medianMs: number;
   /** Median CPU time (user + system, all threads) of the import, in milliseconds. */
   readonly medianCpuMs: number;
-  /** Per-round ratios of the import's CPU time to the baseline's in the same round. */
+  /** Per-round ratios of the import's CPU time to its baseline's ({@link bundleBaselineOf}) in the same round. */
   readonly ratios: readonly number[];
   /** Their median and interval: what the budget judges. */
   readonly ratio: Estimate;
@@ -38,8 +39,10 @@ export interface ColdInitOptions {
  * host a process imports in one of two modes that come in phases lasting several rounds, and a
  * ratio of medians swung with the share of each mode in either sample. It is a ratio of CPU time,
  * which waiting for a core on a shared machine does not inflate, and which counts the compiler and
- * GC threads that on Lambda's fraction of a core compete with the import. Functions whose interval
- * straddles the limit get up to `extraSets` more sets of rounds, with the baseline alone beside them.
+ * GC threads that on Lambda's fraction of a core compete with the import. A function with a second
+ * SDK client (S3, KMS) is compared with the baseline that carries that client, as its bundle is: like
+ * with like. Functions whose interval straddles the limit get up to `extraSets` more sets of rounds,
+ * with their baselines alone beside them.
  */
 export async function measureColdInit(
   bundles: readonly Bundle[],
@@ -68,8 +71,12 @@ export async function measureColdInit(
         cpuMs.get(bundle.target.name)?.push(result.cpuMs);
         cpuThisRound.set(bundle.target.name, result.cpuMs);
       }
-      const baselineCpu = cpuThisRound.get(baseline.target.name) ?? Number.NaN;
-      for (const [name, cpu] of cpuThisRound) ratios.get(name)?.push(cpu / baselineCpu);
+      for (const bundle of set) {
+        const cpu = cpuThisRound.get(bundle.target.name);
+        const baselineCpu = cpuThisRound.get(bundleBaselineOf(bundle.target));
+        if (cpu !== undefined && baselineCpu !== undefined)
+          ratios.get(bundle.target.name)?.push(cpu / baselineCpu);
+      }
     }
   };
 
@@ -82,7 +89,10 @@ export async function measureColdInit(
     );
     if (open.length === 0) break;
     progress(`inconclusive, ${options.rounds} more rounds: ${open.map((b) => b.target.name).join(', ')}`);
-    await runRounds([baseline, ...open], options.rounds, false);
+    const theirBaselines = bundles.filter(
+      (b) => b === baseline || open.some((o) => bundleBaselineOf(o.target) === b.target.name),
+    );
+    await runRounds([...theirBaselines, ...open], options.rounds, false);
   }
 
   const results: ColdInit[] = [];

@@ -42,10 +42,12 @@ export function resultsTable(results: Results, list: readonly Verdict[]): string
         : `${fmt(bundle.rawBytes / baseRaw, 3)}${mark('bundle')}${isFunction && over !== 'baseline' ? ` over ${over}` : ''}`,
       init ? `${fmt(init.medianMs)} / ${fmt(init.medianCpuMs)} ms` : '—',
       init && isFunction
-        ? `${withInterval(init.ratio, 3)}${mark('coldInit')}`
-        : kind === 'baseline'
-          ? '1'
-          : '—',
+        ? `${withInterval(init.ratio, 3)}${mark('coldInit')}${over !== 'baseline' ? ` over ${over}` : ''}`
+        : init && kind === 'client-baseline'
+          ? `${withInterval(init.ratio, 3)} (itself, over baseline)`
+          : kind === 'baseline'
+            ? '1'
+            : '—',
       w ? `${fmt(w.functionUs)} µs` : kind === 'baseline' ? `${fmt(baselineWarmUs)} µs` : '—',
       w
         ? `${withInterval(w.overhead, 1, ' µs')}${mark('warm')}${w.over === 'baseline' ? '' : ` over ${w.over} (${fmt(w.overBaselineUs)} µs over the baseline)`}`

@@ -110,18 +110,13 @@ const envOf = (bundle: Bundle) => targetEnvironment(bundle.target, jwks, memoryM
 let results: Results;
 try {
   progress(`cold init: fresh processes per bundle, in rotating rounds`);
-  // The client baselines are for the bundle budget only: no function's init is compared with them.
-  const cold = await measureColdInit(
-    bundles.filter((b) => b.target.kind !== 'client-baseline'),
-    baseline,
-    envOf,
-    {
-      rounds: settings.coldRounds,
-      extraSets: settings.extraSets,
-      undecided: undecidedAgainst(LIMITS.coldInitRatio, 'max'),
-      onProgress: progress,
-    },
-  );
+  // The S3 and KMS functions' init is compared with the client baselines', as their bundles are.
+  const cold = await measureColdInit(bundles, baseline, envOf, {
+    rounds: settings.coldRounds,
+    extraSets: settings.extraSets,
+    undecided: undecidedAgainst(LIMITS.coldInitRatio, 'max'),
+    onProgress: progress,
+  });
   if (jwks.hits() > 0) throw new Error(`The JWKS was fetched ${jwks.hits()} times during cold init`);
 
   progress(

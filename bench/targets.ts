@@ -12,8 +12,8 @@ import type { BucketName } from '#shared/s3/buckets.ts';
 import { KMS_KEY_ENV } from '#shared/webhooks/secrets/keeper.ts';
 
 /**
- * `client-baseline`: the baseline plus the SDK client of a function's second grant, which only the
- * bundle budget compares with ({@link bundleBaselineOf}).
+ * `client-baseline`: the baseline plus the SDK client of a function's second grant, which that
+ * function's bundle and cold init are compared with ({@link bundleBaselineOf}).
  */
 export type TargetKind = 'function' | 'baseline' | 'client-baseline' | 'reference';
 
@@ -58,9 +58,9 @@ export const CLIENT_BASELINES: readonly Target[] = [
 ];
 
 /**
- * The baseline a function's bundle is compared with: the one with the SDK client its second grant
- * needs (S3 for the images bucket, KMS to seal secrets), else the DynamoDB-only one. Like with
- * like: an image function cannot be an S3 client lighter.
+ * The baseline a function's bundle and cold init are compared with: the one with the SDK client its
+ * second grant needs (S3 for the images bucket, KMS to seal secrets), else the DynamoDB-only one.
+ * Like with like: an image function cannot be an S3 client lighter, nor import it faster.
  */
 export function bundleBaselineOf(target: Target): string {
   if (target.route?.images) return 'baseline+s3';

@@ -1,6 +1,7 @@
 /* The shape of an operation's contract (./openapi-operations.ts, ./openapi-pet-operations.ts, ./openapi-webhook-operations.ts): a
    file of its own, so that the per-resource contract files and their assembly do not import each other. */
 
+import { PAGE_SIZE } from './http/parameters.ts';
 import type { schemas } from './schemas/index.ts';
 
 export type SchemaName = (typeof schemas)[number]['$id'] | 'StoredPet';
@@ -47,3 +48,27 @@ export interface OperationContract {
   readonly problems: readonly string[];
   readonly parameters?: readonly object[];
 }
+
+/**
+ * The `limit` and `cursor` query parameters of a listing or search, with the bounds its function
+ * checks: every page size is PAGE_SIZE; each cursor has its own longest text and its own refusal.
+ */
+export const pageParameters = (
+  items: string,
+  cursor: { readonly maxLength: number; readonly description: string },
+): readonly object[] => [
+  {
+    name: 'limit',
+    in: 'query',
+    required: false,
+    schema: { type: 'integer', minimum: PAGE_SIZE.min, maximum: PAGE_SIZE.max, default: PAGE_SIZE.fallback },
+    description: `${items} per page, at most`,
+  },
+  {
+    name: 'cursor',
+    in: 'query',
+    required: false,
+    schema: { type: 'string', maxLength: cursor.maxLength },
+    description: cursor.description,
+  },
+];

@@ -5,11 +5,12 @@
  */
 
 import { IDEMPOTENCY_KEY_DESCRIPTION, IDEMPOTENCY_KEY_SCHEMA } from './http/idempotency-key.ts';
-import type { OperationContract } from './openapi-contract.ts';
+import { type OperationContract, pageParameters } from './openapi-contract.ts';
 import { ALICE, BOB } from './openapi-examples.ts';
 import { petOperationContracts } from './openapi-pet-operations.ts';
 import { webhookOperationContracts } from './openapi-webhook-operations.ts';
 import type { OperationId } from './routes.ts';
+import { MAX_CURSOR_LENGTH as HISTORY_CURSOR_LENGTH } from './wallet/history/history-cursor.ts';
 
 export const operationContracts: Record<OperationId, OperationContract> = {
   ...petOperationContracts,
@@ -118,23 +119,11 @@ export const operationContracts: Record<OperationId, OperationContract> = {
       },
     },
     problems: ['invalid-parameter', 'temporarily-unavailable'],
-    parameters: [
-      {
-        name: 'limit',
-        in: 'query',
-        required: false,
-        schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
-        description: 'Items per page',
-      },
-      {
-        name: 'cursor',
-        in: 'query',
-        required: false,
-        schema: { type: 'string', maxLength: 200 },
-        description:
-          "The previous page's nextCursor; another caller's, or one edited to name another transfer, is a 400",
-      },
-    ],
+    parameters: pageParameters('Transfers', {
+      maxLength: HISTORY_CURSOR_LENGTH,
+      description:
+        "The previous page's nextCursor; another caller's, or one edited to name another transfer, is a 400",
+    }),
   },
   getTransfer: {
     tag: 'wallet',

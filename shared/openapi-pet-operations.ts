@@ -6,10 +6,10 @@
 
 import { BINARY_MEDIA_TYPES } from './http/binary-media.ts';
 import { MAX_IF_MATCH_LENGTH } from './http/preconditions.ts';
-import type { OperationContract } from './openapi-contract.ts';
+import { type OperationContract, pageParameters } from './openapi-contract.ts';
 import { IMAGE_MEDIA_TYPES, MAX_IMAGE_BYTES } from './pets/image-type.ts';
 import { MAX_CURSOR_LENGTH } from './pets/pet-cursor.ts';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_QUERY_TAGS, PET_STATUSES } from './pets/pet-http.ts';
+import { MAX_QUERY_TAGS, PET_STATUSES } from './pets/pet-http.ts';
 import { MAX_ADDITIONAL_METADATA_LENGTH } from './pets/pet-image-http.ts';
 import { MAX_PHOTO_URLS } from './pets/pet-images.ts';
 import type { OperationId } from './routes.ts';
@@ -61,22 +61,11 @@ const ifMatchParameter = {
   example: '"k3pX0vQ9cT2mWbYd"',
 };
 
-const limitParameter = {
-  name: 'limit',
-  in: 'query',
-  required: false,
-  schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE },
-  description: 'Pets per page, at most',
-};
-
-const cursorParameter = {
-  name: 'cursor',
-  in: 'query',
-  required: false,
-  schema: { type: 'string', maxLength: MAX_CURSOR_LENGTH },
+const pageOfPets = pageParameters('Pets', {
+  maxLength: MAX_CURSOR_LENGTH,
   description:
     'Where the next page starts: taken as is from the `Link: <…>; rel="next"` of the previous page. An edited cursor, or one of another search, is a 400',
-};
+});
 
 const petAnswer = (description: string) => ({
   status: 200,
@@ -188,8 +177,7 @@ export const petOperationContracts: Record<PetOperationId, OperationContract> &
         description: 'Status values to consider for filter',
         example: 'available',
       },
-      limitParameter,
-      cursorParameter,
+      ...pageOfPets,
     ],
   },
   findPetsByTags: {
@@ -206,8 +194,7 @@ export const petOperationContracts: Record<PetOperationId, OperationContract> &
         description: `Tag names, the parameter repeated for each (\`?tags=a&tags=b\`), at most ${MAX_QUERY_TAGS}`,
         example: ['friendly'],
       },
-      limitParameter,
-      cursorParameter,
+      ...pageOfPets,
     ],
   },
   uploadFile: {

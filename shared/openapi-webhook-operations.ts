@@ -3,9 +3,11 @@
  * the pets' (`openapi-operations.ts` merges them): bodies, parameters, the problem types each
  * function can answer with, and examples.
  */
-import type { OperationContract } from './openapi-contract.ts';
+import { type OperationContract, pageParameters } from './openapi-contract.ts';
 import { ALICE, BOB } from './openapi-examples.ts';
 import type { OperationId } from './routes.ts';
+import { MAX_CURSOR_LENGTH as DELIVERY_CURSOR_LENGTH } from './webhooks/dynamodb/endpoint-store.ts';
+import { MAX_CURSOR_LENGTH as EVENT_CURSOR_LENGTH } from './webhooks/dynamodb/event-store.ts';
 import { WEBHOOK_EVENT_TYPES } from './webhooks/model/event-types.ts';
 
 const WEBHOOK_EXAMPLE = {
@@ -194,20 +196,10 @@ export const webhookOperationContracts: Record<WebhookOperationId, OperationCont
     problems: ['invalid-parameter', 'not-found', 'temporarily-unavailable'],
     parameters: [
       WEBHOOK_ID_PARAMETER,
-      {
-        name: 'limit',
-        in: 'query',
-        required: false,
-        schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
-        description: 'Items per page',
-      },
-      {
-        name: 'cursor',
-        in: 'query',
-        required: false,
-        schema: { type: 'string', maxLength: 400 },
+      ...pageParameters('Deliveries', {
+        maxLength: DELIVERY_CURSOR_LENGTH,
         description: "The previous page's nextCursor; one of another endpoint is a 400",
-      },
+      }),
     ],
   },
   replayWebhook: {
@@ -248,20 +240,10 @@ export const webhookOperationContracts: Record<WebhookOperationId, OperationCont
         schema: { type: 'string', enum: [...WEBHOOK_EVENT_TYPES] },
         description: 'Only events of this type',
       },
-      {
-        name: 'limit',
-        in: 'query',
-        required: false,
-        schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
-        description: 'Items per page',
-      },
-      {
-        name: 'cursor',
-        in: 'query',
-        required: false,
-        schema: { type: 'string', maxLength: 400 },
+      ...pageParameters('Events', {
+        maxLength: EVENT_CURSOR_LENGTH,
         description: "The previous page's nextCursor; one of another wallet is a 400",
-      },
+      }),
     ],
   },
   getEvent: {

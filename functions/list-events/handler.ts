@@ -2,12 +2,12 @@ import {
   createEventsApi,
   type EventFunctionDependencies,
   eventTypeOf,
-  limitOf,
 } from '#functions/list-events/events-api.ts';
 import { requireEnv } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import { pageLimitParameter } from '#shared/http/parameters.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { eventJson } from '#shared/webhooks/events/event-json.ts';
 
@@ -18,7 +18,7 @@ export function createListEventsHandler(deps: EventFunctionDependencies) {
     operationId: 'listEvents',
     run: async ({ principal, query }) => {
       const page = await events.list(principal.sub, {
-        limit: limitOf(query.limit),
+        limit: pageLimitParameter(query.limit),
         type: eventTypeOf(query.type),
         cursor: query.cursor,
       });

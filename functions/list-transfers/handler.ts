@@ -1,8 +1,8 @@
 import { requireEnv } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
-import { InvalidParameterError } from '#shared/errors.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import { pageLimitParameter } from '#shared/http/parameters.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { createHistoryStore } from '#shared/wallet/dynamodb/history-store.ts';
 import type { WalletFunctionDependencies } from '#shared/wallet/dynamodb/table-access.ts';
@@ -10,17 +10,6 @@ import { makeListTransfers } from '#shared/wallet/history/transfer-history.ts';
 import { matchingOf } from '#shared/wallet/model/matching.ts';
 import { moneyJson } from '#shared/wallet/model/money.ts';
 import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
-
-const DEFAULT_LIMIT = 20;
-
-/** `limit` as sent: 1 to 100, written as a plain integer. */
-function limitOf(text: string | undefined): number {
-  if (text === undefined) return DEFAULT_LIMIT;
-  const limit = /^\d{1,3}$/.test(text) ? Number(text) : Number.NaN;
-  if (!(limit >= 1 && limit <= 100))
-    throw new InvalidParameterError('limit must be an integer from 1 to 100');
-  return limit;
-}
 
 /** The composition root of `GET /api/wallet/transfers`, and its edge: query parameters in, exact decimals out. */
 export function createListTransfersHandler({ client, tableName, settings }: WalletFunctionDependencies) {
@@ -30,7 +19,7 @@ export function createListTransfersHandler({ client, tableName, settings }: Wall
     run: async ({ principal, query }) => {
       const page = await listTransfers({
         sub: principal.sub,
-        limit: limitOf(query.limit),
+        limit: pageLimitParameter(query.limit),
         cursor: query.cursor,
       });
       const money = (minor: number | bigint) => moneyJson(minor, settings.currency);

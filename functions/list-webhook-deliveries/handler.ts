@@ -1,8 +1,8 @@
 import { requireEnv } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
-import { InvalidParameterError } from '#shared/errors.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import { pageLimitParameter } from '#shared/http/parameters.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { createWebhookEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
 import {
@@ -12,17 +12,6 @@ import {
 } from '#shared/webhooks/endpoint-functions.ts';
 import { destinationModeFromEnv } from '#shared/webhooks/model/destination-mode.ts';
 
-const DEFAULT_LIMIT = 20;
-
-/** `limit` as sent: 1 to 100, written as a plain integer. */
-function limitOf(text: string | undefined): number {
-  if (text === undefined) return DEFAULT_LIMIT;
-  const limit = /^\d{1,3}$/.test(text) ? Number(text) : Number.NaN;
-  if (!(limit >= 1 && limit <= 100))
-    throw new InvalidParameterError('limit must be an integer from 1 to 100');
-  return limit;
-}
-
 /** The composition root of `GET /api/wallet/webhooks/{webhookId}/deliveries`. */
 export function createListWebhookDeliveriesHandler(deps: EndpointFunctionDependencies) {
   const endpoints = createEndpointManagement(deps);
@@ -30,7 +19,7 @@ export function createListWebhookDeliveriesHandler(deps: EndpointFunctionDepende
     operationId: 'listWebhookDeliveries',
     run: async ({ principal, pathParameters, query }) => {
       const page = await endpoints.deliveries(principal.sub, endpointIdOf(pathParameters), {
-        limit: limitOf(query.limit),
+        limit: pageLimitParameter(query.limit),
         cursor: query.cursor,
       });
       return { statusCode: 200, body: page };

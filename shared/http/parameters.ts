@@ -30,6 +30,13 @@ export function boundedIntegerParameter(
   return Number(raw);
 }
 
+/** The items a page holds unless `limit` says otherwise, and the bounds of `limit`: one rule for every listing and search. */
+export const PAGE_SIZE = { min: 1, max: 100, fallback: 20 } as const;
+
+/** `limit` of a listing or search: {@link PAGE_SIZE}'s bounds, its fallback when absent. */
+export const pageLimitParameter = (raw: string | undefined): number =>
+  boundedIntegerParameter('limit', raw, PAGE_SIZE);
+
 /**
  * A text parameter of `min` to `max` characters, counted in Unicode code points as the JSON
  * Schemas count them; an {@link InvalidParameterError} naming it otherwise.

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { InvalidParameterError } from '../errors.ts';
+import { decodeJsonCursor, encodeJsonCursor } from '../util/json-cursor.ts';
 
 /**
  * Where the next page of a search starts: in which part (a shard of the status, or the n-th tag
@@ -31,20 +32,14 @@ const digest = (...parts: readonly string[]): string =>
  */
 export function encodeCursor(search: string, position: PagePosition): string {
   const body = [position.part, position.after ?? null, digest('search', search)];
-  return Buffer.from(JSON.stringify([...body, digest('seal', JSON.stringify(body))])).toString('base64url');
+  return encodeJsonCursor([...body, digest('seal', JSON.stringify(body))]);
 }
 
 /** The position a cursor of `search` names, with `part` below `parts`; otherwise an {@link InvalidCursorError}. */
 export function decodeCursor(search: string, cursor: string, parts: number): PagePosition {
-  if (cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw new InvalidCursorError();
-  let decoded: unknown;
-  try {
-    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw new InvalidCursorError();
-  }
-  if (!Array.isArray(decoded) || decoded.length !== 4) throw new InvalidCursorError();
-  const [part, after, bound, seal] = decoded as unknown[];
+  const decoded = decodeJsonCursor(cursor, { maxLength: MAX_CURSOR_LENGTH, length: 4 });
+  if (!decoded) throw new InvalidCursorError();
+  const [part, after, bound, seal] = decoded;
   if (
     seal !== digest('seal', JSON.stringify([part, after, bound])) ||
     bound !== digest('search', search) ||

@@ -1,6 +1,6 @@
 import { InvalidParameterError } from '../errors.ts';
 import type { HttpRequest, HttpResult } from '../http/handler.ts';
-import { boundedIntegerParameter, enumParameter, textParameter } from '../http/parameters.ts';
+import { enumParameter, pageLimitParameter, textParameter } from '../http/parameters.ts';
 import { etagOf, ifMatchOf } from '../http/preconditions.ts';
 import { petSchema, tagSchema } from '../schemas/pet.ts';
 import type { Pet } from './pet.ts';
@@ -28,19 +28,11 @@ export const expectedOf = (request: HttpRequest<unknown>): Expected =>
 export const PET_STATUSES = petSchema.properties.status.enum;
 export type PetStatus = NonNullable<Pet['status']>;
 
-/** Pets a search page answers unless `limit` says otherwise, and the most it may ask for. */
-export const DEFAULT_PAGE_SIZE = 20;
-export const MAX_PAGE_SIZE = 100;
 /** The most tags one `findByTags` may name, as a pet may carry. */
 export const MAX_QUERY_TAGS = petSchema.properties.tags.maxItems;
 
-/** `limit` of a search: 1 to {@link MAX_PAGE_SIZE}, {@link DEFAULT_PAGE_SIZE} when absent. */
-export const limitOf = (request: HttpRequest<unknown>): number =>
-  boundedIntegerParameter('limit', request.query.limit, {
-    min: 1,
-    max: MAX_PAGE_SIZE,
-    fallback: DEFAULT_PAGE_SIZE,
-  });
+/** `limit` of a search, as every listing's (PAGE_SIZE). */
+export const limitOf = (request: HttpRequest<unknown>): number => pageLimitParameter(request.query.limit);
 
 /** `cursor` of a search, if sent; its content is checked by the search (pet-cursor.ts). */
 export function cursorOf(request: HttpRequest<unknown>): string | undefined {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { InvalidParameterError } from '../../errors.ts';
+import { decodeJsonCursor, encodeJsonCursor } from '../../util/json-cursor.ts';
 
 /** A cursor that is not one this service gave to this caller: a 400, through InvalidParameterError's mapping. */
 export class InvalidCursorError extends InvalidParameterError {
@@ -27,9 +28,7 @@ const ownerTag = (address: string): string =>
 
 /** The opaque cursor of a position in `address`'s history. */
 export function encodeCursor(address: string, position: HistoryPosition): string {
-  return Buffer.from(JSON.stringify([position.seq, position.transferId, ownerTag(address)])).toString(
-    'base64url',
-  );
+  return encodeJsonCursor([position.seq, position.transferId, ownerTag(address)]);
 }
 
 /**
@@ -38,15 +37,9 @@ export function encodeCursor(address: string, position: HistoryPosition): string
  * own query (see `makeListTransfers`): an edited cursor naming another transfer fails there.
  */
 export function decodeCursor(address: string, cursor: string): HistoryPosition {
-  if (cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw new InvalidCursorError();
-  let decoded: unknown;
-  try {
-    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw new InvalidCursorError();
-  }
-  if (!Array.isArray(decoded) || decoded.length !== 3) throw new InvalidCursorError();
-  const [seq, transferId, tag] = decoded as unknown[];
+  const decoded = decodeJsonCursor(cursor, { maxLength: MAX_CURSOR_LENGTH, length: 3 });
+  if (!decoded) throw new InvalidCursorError();
+  const [seq, transferId, tag] = decoded;
   if (
     !Number.isSafeInteger(seq) ||
     (seq as number) < 2 ||

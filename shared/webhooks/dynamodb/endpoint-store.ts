@@ -8,6 +8,7 @@ import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } fro
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { withRetries, worstCaseCallMs } from '../../dynamodb/retry.ts';
 import { InvalidParameterError } from '../../errors.ts';
+import { decodeJsonCursor, encodeJsonCursor } from '../../util/json-cursor.ts';
 import type { Clock } from '../../wallet/model/ports.ts';
 import type { AttemptPage, AttemptView, StoredEndpoint, WebhookEndpointStore } from '../endpoints/ports.ts';
 import { healthAfter } from '../model/health.ts';
@@ -33,7 +34,7 @@ export interface WebhookTableAccess {
 }
 
 /** The longest cursor accepted: what this store writes is under 200 characters. */
-const MAX_CURSOR_LENGTH = 400;
+export const MAX_CURSOR_LENGTH = 400;
 
 /** A cursor that is not one this store gave for this endpoint: a 400. */
 export class InvalidDeliveryCursorError extends InvalidParameterError {
@@ -42,29 +43,14 @@ export class InvalidDeliveryCursorError extends InvalidParameterError {
   }
 }
 
-function encodeCursor(endpointId: string, attemptKey: string): string {
-  return Buffer.from(JSON.stringify([endpointId, attemptKey])).toString('base64url');
-}
+const encodeCursor = (endpointId: string, attemptKey: string): string =>
+  encodeJsonCursor([endpointId, attemptKey]);
 
 /** The index position a cursor names; refused unless it names this endpoint's log. */
 function decodeCursor(endpointId: string, cursor: string): Record<string, string> {
-  if (cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor))
-    throw new InvalidDeliveryCursorError();
-  let decoded: unknown;
-  try {
-    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw new InvalidDeliveryCursorError();
-  }
-  if (
-    !Array.isArray(decoded) ||
-    decoded.length !== 2 ||
-    decoded[0] !== endpointId ||
-    typeof decoded[1] !== 'string'
-  ) {
-    throw new InvalidDeliveryCursorError();
-  }
-  const attemptKey = decoded[1] as string;
+  const decoded = decodeJsonCursor(cursor, { maxLength: MAX_CURSOR_LENGTH, length: 2 });
+  const [owner, attemptKey] = decoded ?? [];
+  if (owner !== endpointId || typeof attemptKey !== 'string') throw new InvalidDeliveryCursorError();
   return { pk: attemptItemKey(endpointId, attemptKey), deliveriesOf: endpointId, attemptKey };
 }
 

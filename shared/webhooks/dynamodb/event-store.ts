@@ -7,6 +7,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { type RetryPolicy, withRetries } from '../../dynamodb/retry.ts';
 import { InvalidParameterError } from '../../errors.ts';
+import { decodeJsonCursor, encodeJsonCursor } from '../../util/json-cursor.ts';
 import type { EventPage, EventReader, EventStore } from '../events/ports.ts';
 import { isWebhookEventType } from '../model/event-types.ts';
 import { EVENT_RETENTION_MS, type WebhookEvent } from '../model/webhook-event.ts';
@@ -25,7 +26,7 @@ export interface EventTableAccess {
 }
 
 /** The longest cursor accepted: what this store writes is well under it. */
-const MAX_CURSOR_LENGTH = 400;
+export const MAX_CURSOR_LENGTH = 400;
 
 /** A cursor that is not one this store gave for this wallet: a 400. */
 export class InvalidEventCursorError extends InvalidParameterError {
@@ -34,28 +35,15 @@ export class InvalidEventCursorError extends InvalidParameterError {
   }
 }
 
-const encodeCursor = (address: string, key: string) =>
-  Buffer.from(JSON.stringify([address, key])).toString('base64url');
+const encodeCursor = (address: string, key: string) => encodeJsonCursor([address, key]);
 
 function decodeCursor(address: string, cursor: string): string {
-  if (cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor))
-    throw new InvalidEventCursorError();
-  let decoded: unknown;
-  try {
-    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
+  const decoded = decodeJsonCursor(cursor, { maxLength: MAX_CURSOR_LENGTH, length: 2 });
+  const [owner, key] = decoded ?? [];
+  if (owner !== address || typeof key !== 'string' || !/#evt_[A-Za-z0-9_-]{22}$/.test(key)) {
     throw new InvalidEventCursorError();
   }
-  if (
-    !Array.isArray(decoded) ||
-    decoded.length !== 2 ||
-    decoded[0] !== address ||
-    typeof decoded[1] !== 'string' ||
-    !/#evt_[A-Za-z0-9_-]{22}$/.test(decoded[1])
-  ) {
-    throw new InvalidEventCursorError();
-  }
-  return decoded[1];
+  return key;
 }
 
 /** An event as its item stores it; `undefined` for an item that is not one. */

@@ -1,4 +1,7 @@
-import { imageSize } from 'image-size';
+import { GIF } from 'image-size/types/gif';
+import { JPG } from 'image-size/types/jpg';
+import { PNG } from 'image-size/types/png';
+import { WEBP } from 'image-size/types/webp';
 import type { ImageMediaType } from './image-type.ts';
 
 /**
@@ -8,13 +11,16 @@ import type { ImageMediaType } from './image-type.ts';
  * own, imported by the upload's composition root only: the parser is no byte of the reading function.
  */
 
-/** `image-size`'s names of the formats taken. */
-const MEDIA_TYPES: Readonly<Record<string, ImageMediaType>> = {
-  png: 'image/png',
-  jpg: 'image/jpeg',
-  gif: 'image/gif',
-  webp: 'image/webp',
-};
+/**
+ * `image-size`'s parsers of the formats taken, each by itself: its whole detector would bundle
+ * twenty parsers (BMP, ICO, TIFF, PSD, SVG…) that could only ever refuse.
+ */
+const FORMATS: readonly (readonly [typeof PNG, ImageMediaType])[] = [
+  [PNG, 'image/png'],
+  [JPG, 'image/jpeg'],
+  [GIF, 'image/gif'],
+  [WEBP, 'image/webp'],
+];
 
 /**
  * The media type of `bytes` if they are one of {@link IMAGE_MEDIA_TYPES}, else `undefined`: also
@@ -22,10 +28,14 @@ const MEDIA_TYPES: Readonly<Record<string, ImageMediaType>> = {
  * throws, as for a format it does not know).
  */
 export function imageTypeOf(bytes: Uint8Array): ImageMediaType | undefined {
-  try {
-    const { type } = imageSize(bytes);
-    return type !== undefined && Object.hasOwn(MEDIA_TYPES, type) ? MEDIA_TYPES[type] : undefined;
-  } catch {
-    return undefined;
+  for (const [format, mediaType] of FORMATS) {
+    try {
+      if (!format.validate(bytes)) continue;
+      format.calculate(bytes);
+      return mediaType;
+    } catch {
+      return undefined;
+    }
   }
+  return undefined;
 }

@@ -1,5 +1,5 @@
 import { InvalidParameterError } from '../errors.ts';
-import { routeOf } from '../routes.ts';
+import { ROUTE_PATHS } from '../route-scopes.generated.js';
 import { IMAGE_ID_PATTERN } from './pet-images.ts';
 
 /** The longest `additionalMetadata` an upload takes, in code points (kept with the image, base64url, within S3's 2 KB of metadata). */
@@ -7,7 +7,7 @@ export const MAX_ADDITIONAL_METADATA_LENGTH = 256;
 
 /** The URL a pet's image is served at: the read-back route under the API's base URL as the client addressed it. */
 export const imageUrl = (baseUrl: string, petId: number, imageId: string): string =>
-  `${baseUrl}${routeOf('getPetImage').path.replace('{petId}', String(petId)).replace('{imageId}', imageId)}`;
+  `${baseUrl}${ROUTE_PATHS.getPetImage.replace('{petId}', String(petId)).replace('{imageId}', imageId)}`;
 
 /** The `imageId` path parameter: an id as uploads draw them, else an {@link InvalidParameterError}. */
 export function imageIdParameter(raw: string | undefined): string {

@@ -299,9 +299,9 @@ export type Dispatcher = ReturnType<typeof makeDispatcher>;
 
 /**
  * Polls until `signal` aborts (or `until`, epoch ms): at once while there is more; when a poll
- * started nothing, again after `pollMs` or as soon as an endpoint's slot is given back, whichever
- * comes first (the tasks that waited for that slot can start then). Then lets the attempts in
- * flight finish.
+ * started nothing, again after `pollMs` or as soon as an endpoint's hold is given back, whichever
+ * comes first (the tasks left due for that endpoint can be claimed then). Then lets the attempts
+ * in flight finish.
  */
 export async function runDispatcher(
   dispatcher: Dispatcher,

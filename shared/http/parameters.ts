@@ -24,7 +24,8 @@ export function boundedIntegerParameter(
   { min, max, fallback }: { readonly min: number; readonly max: number; readonly fallback: number },
 ): number {
   if (raw === undefined) return fallback;
-  if (!/^\d{1,4}$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+  // Written as a plain integer: no sign, no leading zero (`0100` is refused, as is `1e2`).
+  if (!/^(0|[1-9]\d{0,3})$/.test(raw) || Number(raw) < min || Number(raw) > max) {
     throw new InvalidParameterError(`${name} must be an integer from ${min} to ${max}`);
   }
   return Number(raw);

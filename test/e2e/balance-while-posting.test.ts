@@ -24,6 +24,8 @@ const PAYMENTS_EACH = 12;
 const MAX_PAYMENTS_EACH = 100;
 const READS_WITH_PENDING = 3;
 const FUNDED_CENTS = 1_00;
+/** The most one payment pays, in cents. */
+const MAX_CENTS = 19;
 
 interface Read {
   /** Paid in (funding included) when the read was sent: every payment answered 200 by then. */
@@ -40,7 +42,10 @@ describe('the balance of a wallet paid while it reads', () => {
     const merchantToken = await tokenFor('read:wallet', { sub: merchant });
     const subs = Array.from({ length: PAYERS }, () => uniqueSub('payer'));
     await fund([merchant], FUNDED_CENTS);
-    await fund(subs, 10_00);
+    // Enough for every payment a payer may make: funded with 10.00, payers that went on to their
+    // 66th payment (reads slow to see a credit in transit, in a whole-suite run) ran dry, and their
+    // payments were refused 422, which failed the test before it could judge a read.
+    await fund(subs, MAX_PAYMENTS_EACH * MAX_CENTS);
     // Hot from the start, rather than once its payers' payments meet: on a busy machine they may
     // come one by one, every credit then direct, and no read would run beside a posting (CI saw it).
     await markHot(merchant, 120_000);
@@ -54,7 +59,7 @@ describe('the balance of a wallet paid while it reads', () => {
     const seenInTransit = () => reads.filter((read) => read.pending > 0).length >= READS_WITH_PENDING;
     const payments = inParallel(PAYERS, PAYERS, async (i) => {
       for (let n = 0; n < MAX_PAYMENTS_EACH && (n < PAYMENTS_EACH || !seenInTransit()); n++) {
-        const amount = randomInt(11, 20);
+        const amount = randomInt(11, MAX_CENTS + 1);
         sent += amount;
         const response = await call('POST', '/api/wallet/send', {
           token: payers[i] as string,

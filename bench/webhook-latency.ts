@@ -44,5 +44,10 @@ console.log(latency('transfer.completed after spendable', run.completedMs));
 console.log(
   `every event told: ${run.problems.length === 0 ? 'yes' : 'NO'} (${run.receivedMs.length} received, ${run.completedMs.length} completed, all within ${(run.allToldMs / 1000).toFixed(1)} s of the first payment; ${run.failedOnPurpose} answered 500 on purpose${ISOLATION ? `; ${run.hung} attempts hanging at the dead endpoint` : ''})`,
 );
+const stage = (values: readonly number[]) =>
+  `p50 ${percentile(values, 50).toFixed(0)}, p99 ${percentile(values, 99).toFixed(0)} ms`;
+console.log(
+  `where the time went (both types): fact to task stored ${stage(run.stages.derived)}; task to first attempt ${stage(run.stages.dispatched)}; attempt to receiver ${stage(run.stages.received)}`,
+);
 for (const problem of problems) console.log(`  ${problem}`);
 process.exitCode = problems.length === 0 ? 0 : 1;

@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { freePort, LOCAL_AWS_ENV } from '#infra/local/dynamodb-local.ts';
 import { signLocalToken } from '#infra/local/issuer.ts';
 import { readRunningStack } from '#infra/local/stack-record.ts';
@@ -66,6 +67,32 @@ export interface WebhookLatency {
   readonly hung: number;
   /** What was missing, doubled or unverified: empty when every payment was told once. */
   readonly problems: readonly string[];
+  /**
+   * Where the time went, per event at the receiver (ms): from the fact (the 200, or the money
+   * spendable) to its delivery task stored by the deriver, from there to the dispatcher's first
+   * attempt, and from that attempt to the receiver. From the stack's webhooks table.
+   */
+  readonly stages: Readonly<Record<'derived' | 'dispatched' | 'received', readonly number[]>>;
+}
+
+/** Each event's task creation and first attempt, as the stack's webhooks table holds them. */
+async function deliveryTimes(client: DynamoDBDocumentClient, tableName: string) {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await client.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start }));
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  const tasked = new Map<string, number>();
+  const attempted = new Map<string, number>();
+  for (const item of items) {
+    if (item.kind === 'task') tasked.set(String(item.eventId), Date.parse(String(item.createdAt)));
+    if (typeof item.attemptKey === 'string' && item.attempt === 1) {
+      attempted.set(String(item.eventId), Date.parse(String(item.attemptedAt)));
+    }
+  }
+  return { tasked, attempted };
 }
 
 /** Runs the scenario on a stack of its own, stopped (Java included) whatever happens. */
@@ -88,6 +115,7 @@ export async function measureWebhookLatency(scenario: WebhookScenario): Promise<
   const dead = await startWebhookReceiver();
   dead.hang = true;
   const problems: string[] = [];
+  let client: DynamoDBDocumentClient | undefined;
   try {
     const base = `http://127.0.0.1:${port}`;
     const call = async (method: string, path: string, token: string, json?: unknown) => {
@@ -124,7 +152,7 @@ export async function measureWebhookLatency(scenario: WebhookScenario): Promise<
 
     const stack = await readRunningStack(port, stateDir);
     if (!stack) throw new Error('the stack is not running');
-    const client = createDocumentClient({ endpoint: stack.dynamodbEndpoint });
+    client = createDocumentClient({ endpoint: stack.dynamodbEndpoint });
     const recordDeposit = makeRecordDeposit({
       deposits: createDepositStore({ client, tableName: stack.env.WALLETS_TABLE_NAME as string }),
       ids: { next: randomUUID },
@@ -149,7 +177,6 @@ export async function measureWebhookLatency(scenario: WebhookScenario): Promise<
         }
       }
     }
-    client.destroy();
     const tokens = await Promise.all(
       payers.map((sub) => signLocalToken({ sub, scope: 'write:wallet', port, stateDir })),
     );
@@ -232,6 +259,16 @@ export async function measureWebhookLatency(scenario: WebhookScenario): Promise<
       problems.push(`transfer.completed: ${completed.length} distinct events for ${paid} payments`);
     if (new Set([...received, ...completed].map((e) => e.id)).size !== received.length + completed.length)
       problems.push('an event id was used for two facts');
+    const { tasked, attempted } = await deliveryTimes(client, stack.env.WEBHOOKS_TABLE_NAME as string);
+    const factAt = (event: ReceivedEvent) =>
+      event.type === 'transfer.received'
+        ? (answeredAt.get(String(event.data.transferId)) ?? event.receivedAt)
+        : Date.parse(event.timestamp);
+    const timed = [...received, ...completed].flatMap((event) => {
+      const task = tasked.get(event.id);
+      const attempt = attempted.get(event.id);
+      return task === undefined || attempt === undefined ? [] : [{ event, task, attempt }];
+    });
     const seqs = completed.map((e) => Number(e.data.seq)).sort((a, b) => a - b);
     if (seqs.some((seq, i) => seq !== i + 1)) problems.push('the merchant’s seq values have a gap');
     if (receiver.unverified.length > 0)
@@ -254,8 +291,14 @@ export async function measureWebhookLatency(scenario: WebhookScenario): Promise<
       failedOnPurpose: receiver.failed,
       hung: dead.hung.length,
       problems,
+      stages: {
+        derived: timed.map(({ event, task }) => task - factAt(event)),
+        dispatched: timed.map(({ task, attempt }) => attempt - task),
+        received: timed.map(({ event, attempt }) => event.receivedAt - attempt),
+      },
     };
   } finally {
+    client?.destroy();
     await Promise.all([receiver.close(), dead.close()]);
     await stopGateway(gateway);
     await rm(stateDir, { recursive: true, force: true });

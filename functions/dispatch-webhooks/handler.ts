@@ -15,7 +15,8 @@ import {
   runDispatcher,
 } from '#shared/webhooks/dispatch/dispatcher.ts';
 import { createDeliveryEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
-import { createEventStore } from '#shared/webhooks/dynamodb/event-store.ts';
+import { BACKGROUND_RETRIES, createEventStore } from '#shared/webhooks/dynamodb/event-store.ts';
+import { createPutBatcher } from '#shared/webhooks/dynamodb/put-batcher.ts';
 import { createTaskStore } from '#shared/webhooks/dynamodb/task-store.ts';
 import type { Deliver } from '#shared/webhooks/model/delivery.ts';
 import type { DestinationMode } from '#shared/webhooks/model/destination.ts';
@@ -76,10 +77,18 @@ export function createWebhookDispatcher(deps: DispatcherDependencies): Dispatche
         return;
     }
   };
+  // One batcher for both stores: a delivery's record and its task's end go in one request.
+  const puts = createPutBatcher({ client, tableName, policy: BACKGROUND_RETRIES });
   const dispatcher = makeDispatcher({
-    tasks: createTaskStore({ client, tableName }),
+    tasks: createTaskStore({ client, tableName, puts }),
     events: createEventStore({ client, tableName }),
-    endpoints: createDeliveryEndpointStore({ client, tableName, sealer: deps.sealer, clock: systemClock }),
+    endpoints: createDeliveryEndpointStore({
+      client,
+      tableName,
+      sealer: deps.sealer,
+      clock: systemClock,
+      puts,
+    }),
     deliver: deps.deliver ?? createHttpDeliver({ mode: deps.mode }),
     clock: systemClock,
     settings: {

@@ -43,21 +43,23 @@ export interface WebhookEventsProps {
 /** The deriver's grants: the transfer records of posted credits (wallets), endpoint sets and events (webhooks). */
 export const EVENT_DERIVER_ACTIONS = {
   wallets: ['dynamodb:BatchGetItem'],
-  // GetItem: a wallet's endpoint set; PutItem: an event alone, or an event and its tasks in one
-  // TransactWriteItems (authorised by its Puts).
-  webhooks: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+  // BatchGetItem: the endpoint sets of a batch's wallets; PutItem: events and their tasks, many to
+  // a TransactWriteItems (authorised by its Puts).
+  webhooks: ['dynamodb:BatchGetItem', 'dynamodb:PutItem'],
 };
 
 /**
  * The dispatcher's grant on the webhooks table: Query (the `due` index, and the `events` index a
- * replay expands), GetItem (an event, an endpoint set), UpdateItem (claims, outcomes), PutItem
- * (attempts in the delivery log, an endpoint set's health, a replay's tasks).
+ * replay expands), GetItem (an event too long for its task, an endpoint set), UpdateItem (claims,
+ * outcomes), PutItem (an endpoint set's health, a replay's tasks), BatchWriteItem (attempts in the
+ * delivery log and delivered tasks' ends, many to a request).
  */
 export const WEBHOOK_DISPATCHER_ACTIONS = [
   'dynamodb:Query',
   'dynamodb:GetItem',
   'dynamodb:UpdateItem',
   'dynamodb:PutItem',
+  'dynamodb:BatchWriteItem',
 ];
 
 /**

@@ -29,8 +29,8 @@ export const worstCaseCallMs = (policy: RetryPolicy = defaultRetryPolicy): numbe
   policy.attempts * REQUEST_TIMEOUT_MS + (policy.attempts - 1) * policy.maxDelayMs;
 
 /**
- * A batch read DynamoDB answered in part: under throttling it leaves keys unprocessed rather than
- * failing. Retried as throttling is, with backoff and within the same attempts.
+ * A batch read or write DynamoDB answered in part: under throttling it leaves keys (items)
+ * unprocessed rather than failing. Retried as throttling is, with backoff and within the same attempts.
  */
 export class UnprocessedKeysError extends Error {
   override readonly name = 'UnprocessedKeysError';

@@ -103,7 +103,7 @@ describe('the event deriver', () => {
   it('may read transfers from the wallets table and write events to the webhooks table, nothing more', () => {
     const statements = statementsOf(events().deriver);
     expect(actionsOn(statements, walletsTableId())).toEqual(['dynamodb:BatchGetItem']);
-    expect(actionsOn(statements, webhooksTableId())).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
+    expect(actionsOn(statements, webhooksTableId())).toEqual(['dynamodb:BatchGetItem', 'dynamodb:PutItem']);
     const actions = statements.flatMap((s) => [s.Action].flat());
     for (const action of actions) expect(action).not.toMatch(/\*/);
     // No index, no key, no delete: events are written once and expire by TTL.
@@ -157,6 +157,7 @@ describe('the webhook dispatcher', () => {
   it('may work the due and events indexes of the webhooks table, and only open secrets sealed for signing', () => {
     const statements = statementsOf(events().dispatcher);
     expect(actionsOn(statements, webhooksTableId())).toEqual([
+      'dynamodb:BatchWriteItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
       'dynamodb:Query',

@@ -69,16 +69,14 @@ async function merchant() {
   });
   const eventId = eventIdOf('transfer.received', randomUUID());
   const timestamp = new Date().toISOString();
-  await createEventStore(direct).record(
-    {
-      id: eventId,
-      type: 'transfer.received',
-      address: sub,
-      timestamp,
-      body: JSON.stringify({ type: 'transfer.received', timestamp, data: { address: sub } }),
-    },
-    [],
-  );
+  const event = {
+    id: eventId,
+    type: 'transfer.received' as const,
+    address: sub,
+    timestamp,
+    body: JSON.stringify({ type: 'transfer.received', timestamp, data: { address: sub } }),
+  };
+  expect(await createEventStore(direct).recordAll([{ event, endpointIds: [] }])).toEqual(['recorded']);
   return { sub, own: { ...BENCH_ITEMS, endpointId: endpoint.id, eventId } };
 }
 

@@ -61,9 +61,8 @@ describe('a backlog of deliveries to one endpoint that answers', () => {
       const id = eventIdOf('transfer.received', randomUUID());
       const timestamp = new Date().toISOString();
       const body = JSON.stringify({ type: 'transfer.received', timestamp, data: { address } });
-      expect(
-        await store.record({ id, type: 'transfer.received', address, timestamp, body }, [endpoint.id]),
-      ).toBe('recorded');
+      const event = { id, type: 'transfer.received' as const, address, timestamp, body };
+      expect(await store.recordAll([{ event, endpointIds: [endpoint.id] }])).toEqual(['recorded']);
       ids.push(id);
     }
 

@@ -10,8 +10,6 @@ import { createDeriveEventsHandler } from '#functions/derive-events/handler.ts';
 import { createWebhookDispatcher } from '#functions/dispatch-webhooks/handler.ts';
 import { startStreamPoller } from '#infra/local/stream-poller.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { entryItem } from '#shared/wallet/dynamodb/keys.ts';
-import { sideEntry } from '#shared/wallet/dynamodb/ledger-commit.ts';
 import { runDispatcher } from '#shared/webhooks/dispatch/dispatcher.ts';
 import { createWebhookEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
 import { eventKey, LIVE_ORIGIN, taskKey } from '#shared/webhooks/dynamodb/event-keys.ts';
@@ -22,6 +20,7 @@ import { eventIdOf } from '#shared/webhooks/model/webhook-event.ts';
 import { createEnvelopeSealer } from '#shared/webhooks/secrets/envelope.ts';
 import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrapper.ts';
 import { uniqueSub } from '../support/events.ts';
+import { firstDepositEntry } from '../support/ledger.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 /*
@@ -84,9 +83,11 @@ async function eventOwed() {
       data: { address },
     }),
   };
-  expect(await createEventStore({ client, tableName: webhooksTable }).record(event, [registered.id])).toBe(
-    'recorded',
-  );
+  expect(
+    await createEventStore({ client, tableName: webhooksTable }).recordAll([
+      { event, endpointIds: [registered.id] },
+    ]),
+  ).toEqual(['recorded']);
   return { event, endpointId: registered.id };
 }
 
@@ -182,21 +183,7 @@ describe('webhook faults', () => {
       };
       await new Promise((resolve) => setTimeout(resolve, 500));
       await client.send(new PutCommand({ TableName: walletsTable, Item: poison }));
-      const good = entryItem(
-        sideEntry(
-          {
-            transferId: randomUUID(),
-            transferKind: 'deposit',
-            amountMinor: 5,
-            currency: 'USD',
-            createdAt: new Date().toISOString(),
-          },
-          { account: `W#${address}`, state: { exists: true, balance: 0n, seq: 0 } },
-          'in',
-          { account: 'ISSUANCE', seq: 1 },
-        ),
-        false,
-      );
+      const good = firstDepositEntry(address, 5);
       await client.send(new PutCommand({ TableName: walletsTable, Item: good }));
       const goodEvent = eventIdOf('deposit.received', String(good.pk));
       await eventually(

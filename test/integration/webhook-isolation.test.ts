@@ -66,7 +66,9 @@ describe('a webhook endpoint that never answers', () => {
         body: JSON.stringify({ type: 'transfer.received', timestamp, data: { address } }),
       };
     });
-    for (const event of events) expect(await store.record(event, ids)).toBe('recorded');
+    expect(await store.recordAll(events.map((event) => ({ event, endpointIds: ids })))).toEqual(
+      events.map(() => 'recorded'),
+    );
 
     const attemptsEnded: string[] = [];
     // A timeout far past what the live endpoint needs, so that "still hanging" is what it says.

@@ -4,7 +4,8 @@ import { inject } from 'vitest';
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { routeOf } from '#shared/routes.ts';
-import { entryKey } from '#shared/wallet/dynamodb/keys.ts';
+import { entryItem, entryKey } from '#shared/wallet/dynamodb/keys.ts';
+import { sideEntry } from '#shared/wallet/dynamodb/ledger-commit.ts';
 import { makePostCredits } from '#shared/wallet/hot-wallet/post-credits.ts';
 import { makeHotWalletRouter } from '#shared/wallet/hot-wallet/router.ts';
 import { walletAccount } from '#shared/wallet/model/accounts.ts';
@@ -173,3 +174,22 @@ export async function seedHotLedger(fundedAt = new Date()) {
 
 /** What {@link seedHotLedger} leaves in transit, in minor units. */
 export const SEEDED_IN_TRANSIT_MINOR = 53n;
+
+/** The entry of a wallet's first deposit as the ledger writes it: what the stream hands the deriver. */
+export function firstDepositEntry(address: string, amountMinor: number): Record<string, unknown> {
+  return entryItem(
+    sideEntry(
+      {
+        transferId: randomUUID(),
+        transferKind: 'deposit',
+        amountMinor,
+        currency: 'USD',
+        createdAt: new Date().toISOString(),
+      },
+      { account: `W#${address}`, state: { exists: true, balance: 0n, seq: 0 } },
+      'in',
+      { account: 'ISSUANCE', seq: 1 },
+    ),
+    false,
+  );
+}

@@ -4,7 +4,7 @@ import { sideEntry } from '#shared/wallet/dynamodb/ledger-commit.ts';
 import type { Matching } from '#shared/wallet/model/matching.ts';
 import { factOfItem } from '#shared/webhooks/dynamodb/ledger-facts.ts';
 import { eventsOfFact, makeDeriveEvents } from '#shared/webhooks/events/derive-events.ts';
-import type { EventStore } from '#shared/webhooks/events/ports.ts';
+import type { EventStore, SubscriberStore } from '#shared/webhooks/events/ports.ts';
 import type { LedgerFact } from '#shared/webhooks/model/ledger-fact.ts';
 import { EVENT_ID, type WebhookEvent } from '#shared/webhooks/model/webhook-event.ts';
 
@@ -201,44 +201,60 @@ describe('events of a payment', () => {
 describe('deriving a batch', () => {
   function store() {
     const stored = new Map<string, { event: WebhookEvent; endpoints: readonly string[] }>();
+    const requests: number[] = [];
     const events: EventStore = {
-      async record(event, endpoints) {
-        if (stored.has(event.id)) return 'exists';
-        stored.set(event.id, { event, endpoints });
-        return 'recorded';
+      async recordAll(entries) {
+        requests.push(entries.length);
+        return entries.map(({ event, endpointIds }) => {
+          if (stored.has(event.id)) return 'exists';
+          stored.set(event.id, { event, endpoints: endpointIds });
+          return 'recorded';
+        });
       },
     };
-    return { stored, events };
+    return { stored, events, requests };
   }
   const noLookup = { matching: async () => new Map<string, Matching>() };
+  const subscribedShop = (reads: (readonly string[])[] = []): SubscriberStore => ({
+    async subscriptions(addresses) {
+      reads.push(addresses);
+      return new Map(
+        addresses.map((address) => [
+          address,
+          address === 'shop'
+            ? [
+                { endpointId: 'whep_1', eventTypes: ['transfer.received', 'transfer.completed'] },
+                { endpointId: 'whep_2', eventTypes: ['transfer.completed'] },
+              ]
+            : [],
+        ]),
+      );
+    },
+  });
 
-  it('stores each event once with a task per subscribed endpoint, read once per wallet and type', async () => {
-    const { stored, events } = store();
-    const reads: string[] = [];
+  it('stores each event once with a task per endpoint subscribed to its type, in one request', async () => {
+    const { stored, events, requests } = store();
+    const reads: (readonly string[])[] = [];
     const derive = makeDeriveEvents({
       events,
       transfers: noLookup,
       currency: USD,
-      endpoints: {
-        async subscribers(address, type) {
-          reads.push(`${address} ${type}`);
-          return address === 'shop' ? ['whep_1', 'whep_2'] : [];
-        },
-      },
+      endpoints: subscribedShop(reads),
     });
     const { payerEntry, record, recipientEntry } = directPayment();
     const facts = [payerEntry, record, recipientEntry, recipientEntry].map(factOf);
-    expect(await derive(facts)).toEqual({ recorded: 3, tasks: 4, failedFrom: undefined });
+    expect(await derive(facts)).toEqual({ recorded: 3, tasks: 3, failedFrom: undefined });
     expect(await derive(facts)).toEqual({ recorded: 0, tasks: 0, failedFrom: undefined });
     expect([...stored.values()].map((s) => [s.event.type, s.endpoints])).toEqual([
       ['transfer.sent', []],
-      ['transfer.received', ['whep_1', 'whep_2']],
+      ['transfer.received', ['whep_1']],
       ['transfer.completed', ['whep_1', 'whep_2']],
     ]);
-    expect(reads.slice(0, 3).sort()).toEqual([
-      'alice transfer.sent',
-      'shop transfer.completed',
-      'shop transfer.received',
+    // The fact given twice is one event; every wallet's endpoints in one read, every event in one store.
+    expect(requests).toEqual([3, 3]);
+    expect(reads.map((addresses) => [...new Set(addresses)].sort())).toEqual([
+      ['alice', 'shop'],
+      ['alice', 'shop'],
     ]);
   });
 
@@ -246,18 +262,39 @@ describe('deriving a batch', () => {
     const { stored, events } = store();
     const derive = makeDeriveEvents({
       events: {
-        record: (event, endpoints) =>
-          event.type === 'transfer.received'
-            ? Promise.reject(new Error('throttled'))
-            : events.record(event, endpoints),
+        async recordAll(entries) {
+          const refused = entries.filter(({ event }) => event.type === 'transfer.received');
+          const outcomes = await events.recordAll(entries.filter((entry) => !refused.includes(entry)));
+          let next = 0;
+          return entries.map((entry) =>
+            refused.includes(entry) ? { failed: new Error('throttled') } : (outcomes[next++] as 'recorded'),
+          );
+        },
       },
       transfers: noLookup,
       currency: USD,
-      endpoints: { subscribers: async () => [] },
+      endpoints: subscribedShop(),
     });
     const { payerEntry, record, recipientEntry } = directPayment();
     const result = await derive([payerEntry, record, recipientEntry].map(factOf));
     expect(result.failedFrom).toBe(1);
     expect([...stored.values()].map((s) => s.event.type)).toEqual(['transfer.sent', 'transfer.completed']);
+  });
+
+  it('stores nothing and hands the batch back from its first fact when the endpoints cannot be read', async () => {
+    const { stored, events } = store();
+    const derive = makeDeriveEvents({
+      events,
+      transfers: noLookup,
+      currency: USD,
+      endpoints: { subscriptions: () => Promise.reject(new Error('throttled')) },
+    });
+    const { payerEntry, record, recipientEntry } = directPayment();
+    expect(await derive([payerEntry, record, recipientEntry].map(factOf))).toEqual({
+      recorded: 0,
+      tasks: 0,
+      failedFrom: 0,
+    });
+    expect(stored.size).toBe(0);
   });
 });

@@ -4,10 +4,11 @@
  * it due again on the schedule. State lives in the tasks, not here: a task is claimed with a lease
  * longer than an attempt can take, so a dispatcher killed mid-attempt loses nothing (the task is due
  * again when the lease lapses, and goes out with the same `webhook-id`). Per endpoint at most
- * `perEndpoint` attempts run at once in a dispatcher, and as many claimed tasks wait for them
- * (./endpoint-slots.ts). Further tasks of an endpoint that answers stay due for the next poll; once
- * one of its attempts has run `slowAttemptMs`, they are deferred instead, so a hanging endpoint
- * holds its own slots only and delays no other.
+ * `perEndpoint` attempts run at once in a dispatcher, and `queuedPerEndpoint` claimed tasks wait
+ * for them while it answers, `perEndpoint` once it is slow (./endpoint-slots.ts). Further tasks of
+ * an endpoint that answers stay due for the next poll; once one of its attempts has run
+ * `slowAttemptMs`, they are deferred instead, so a hanging endpoint holds its own slots only and
+ * delays no other. A poll's claims, and its deferrals, are one request each.
  */
 import type { Clock } from '../../wallet/model/ports.ts';
 import type { EventReader } from '../events/ports.ts';
@@ -28,11 +29,23 @@ export interface DispatcherSettings {
    */
   readonly perEndpoint: number;
   /**
+   * Claimed tasks that may wait for a slot of an endpoint that answers (`perEndpoint` once it is
+   * slow): what one poll claims for a busy merchant. Each poll takes a few of DynamoDB's round
+   * trips, so this, not the endpoint, paced a merchant paid many times at once (issue 46).
+   */
+  readonly queuedPerEndpoint: number;
+  /**
    * How long an attempt may run before its endpoint counts as slow: the due tasks of a slow
    * endpoint at its cap are moved a second on, so that polls read past them to other endpoints';
    * those of an endpoint that answers within this wait in the index for its next free slot.
    */
   readonly slowAttemptMs: number;
+  /**
+   * How far a slow endpoint's due tasks are moved on at each poll that finds it full (and its
+   * shed waits): its attempts take a second or more each, 4 at a time, so a task moved on 5 s
+   * loses little, and its backlog costs a write per task per 5 s, not per second.
+   */
+  readonly deferMs: number;
   /** Attempts in flight from this dispatcher, all endpoints together. */
   readonly inFlight: number;
   /** How long a claim holds a task: past the longest attempt (its 15 s timeout) and its writes. */
@@ -46,7 +59,9 @@ export interface DispatcherSettings {
 export const DEFAULT_DISPATCHER_SETTINGS: DispatcherSettings = {
   schedule: [0, 5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400],
   perEndpoint: 4,
+  queuedPerEndpoint: 28,
   slowAttemptMs: 1_000,
+  deferMs: 5_000,
   inFlight: 64,
   leaseMs: 30_000,
   pollBatch: 100,
@@ -135,7 +150,7 @@ export function makeDispatcher({
    * once the HTTP attempt has ended: the caps bound requests at the endpoint, not the writes after.
    */
   async function attempt(task: DeliveryTask, leaseUntil: number, unhold: () => void): Promise<void> {
-    const event = await eventOf(task.eventId);
+    const event = task.event ?? (await eventOf(task.eventId));
     const nowIso = () => new Date(clock.now()).toISOString();
     if (!event) {
       await tasks.finish(task, leaseUntil, 'event-expired', nowIso());
@@ -150,6 +165,11 @@ export function makeDispatcher({
       return;
     }
     const free = await slots.acquire(task.endpointId);
+    if (!free) {
+      // Shed: the endpoint turned slow while this waited. Moved on, as its due tasks are.
+      await tasks.reschedule(task, leaseUntil, clock.now() + settings.deferMs);
+      return;
+    }
     if (clock.now() > leaseUntil - settings.leaseMs / 2) {
       // Waited half its lease (the endpoint slowed down meanwhile): too little left for an attempt
       // and its records. Left claimed, it is due again when the lease lapses; nothing was sent.
@@ -169,23 +189,31 @@ export function makeDispatcher({
       lagMs: attemptedAt - Date.parse(event.timestamp),
       attempt: number,
     });
-    const health = await endpoints.recordAttempt({
-      address: task.address,
-      endpointId: task.endpointId,
-      eventId: event.id,
-      eventType: event.type,
-      attempt: number,
-      attemptedAt: new Date(attemptedAt).toISOString(),
-      outcome: result.outcome,
-      ...(result.statusCode === undefined ? {} : { statusCode: result.statusCode }),
-      ...(result.errorClass === undefined ? {} : { errorClass: result.errorClass }),
-      durationMs: result.durationMs,
-      trigger: task.trigger,
-    });
+    const recorded = endpoints.recordAttempt(
+      {
+        address: task.address,
+        endpointId: task.endpointId,
+        eventId: event.id,
+        eventType: event.type,
+        attempt: number,
+        attemptedAt: new Date(attemptedAt).toISOString(),
+        outcome: result.outcome,
+        ...(result.statusCode === undefined ? {} : { statusCode: result.statusCode }),
+        ...(result.errorClass === undefined ? {} : { errorClass: result.errorClass }),
+        durationMs: result.durationMs,
+        trigger: task.trigger,
+      },
+      // As read within ENDPOINT_FRESH_MS: a delivery to a healthy endpoint changes nothing of it.
+      endpoint,
+    );
+    // Delivered is final whatever the endpoint's health: the task ends with the attempt's record.
+    const [health] = await Promise.all([
+      recorded,
+      result.outcome === 'delivered' ? tasks.finish(task, leaseUntil, 'delivered', nowIso()) : undefined,
+    ]);
     if (health.disabledNow) observe?.({ kind: 'disabled' });
     if (health.status !== 'enabled') endpointsRead.delete(JSON.stringify([task.address, task.endpointId]));
     if (result.outcome === 'delivered') {
-      await tasks.finish(task, leaseUntil, 'delivered', nowIso());
       observe?.({ kind: 'ended', end: 'delivered' });
       return;
     }
@@ -231,56 +259,58 @@ export function makeDispatcher({
    * polls read past them. Answers how many were started.
    */
   async function poll(): Promise<number> {
+    slots.shed();
     const now = clock.now();
     const due = await tasks.due(now, settings.pollBatch);
     const oldest = due.find((work) => !mine.has(work.key));
     observe?.({ kind: 'lag', oldestDueMs: oldest ? Math.max(0, now - oldest.dueAt) : 0 });
     let started = 0;
-    let reserved = 0;
-    const claims: Promise<unknown>[] = [];
+    const taken: { readonly work: DueWork; readonly unhold: () => void }[] = [];
+    const deferred: DueWork[] = [];
     for (const work of due) {
       if (mine.has(work.key)) continue;
-      if (inFlight.size + reserved >= settings.inFlight) break;
+      if (inFlight.size + taken.length >= settings.inFlight) break;
       const busy = slots.full(work.endpointId);
-      // Left as it is: claiming and moving it would be two writes, for a hold free in a moment.
+      // Left as it is: moving it would be a write, for a hold free in a moment.
       if (busy && !slots.slow(work.endpointId)) continue;
-      const leaseUntil = clock.now() + settings.leaseMs;
       mine.add(work.key);
-      if (busy) {
-        // Not an attempt: the task moves a second on, and other endpoints' tasks come first.
-        claims.push(
-          tasks
-            .claim(work, leaseUntil)
-            .then((claimed) =>
-              claimed ? tasks.reschedule(work, leaseUntil, clock.now() + 1_000) : undefined,
-            )
-            .catch(() => undefined)
-            .finally(() => mine.delete(work.key)),
-        );
-        continue;
-      }
-      const unhold = slots.hold(work.endpointId);
-      reserved++;
-      claims.push(
-        tasks
-          .claim(work, leaseUntil)
-          .catch((error: unknown) => {
-            observe?.({ kind: 'failed', error });
-            return false;
-          })
-          .then((claimed) => {
-            reserved--;
-            if (!claimed) {
-              unhold();
-              mine.delete(work.key);
-              return;
-            }
-            start(work, leaseUntil, unhold);
-            started++;
-          }),
-      );
+      if (busy) deferred.push(work);
+      else taken.push({ work, unhold: slots.hold(work.endpointId) });
     }
-    await Promise.all(claims);
+    // Not attempts: claimed until `deferMs` from now, when they are due again, so that the polls
+    // meanwhile read past them to other endpoints' tasks. One request for them all.
+    const deferring =
+      deferred.length === 0
+        ? undefined
+        : tasks
+            .claimAll(deferred, clock.now() + settings.deferMs)
+            .catch(() => undefined)
+            .finally(() => {
+              for (const work of deferred) mine.delete(work.key);
+            });
+    if (taken.length > 0) {
+      // Claimed together: one request for the poll's tasks rather than one each.
+      const leaseUntil = clock.now() + settings.leaseMs;
+      const claimed = await tasks
+        .claimAll(
+          taken.map(({ work }) => work),
+          leaseUntil,
+        )
+        .catch((error: unknown) => {
+          observe?.({ kind: 'failed', error });
+          return taken.map(() => false);
+        });
+      taken.forEach(({ work, unhold }, at) => {
+        if (!claimed[at]) {
+          unhold();
+          mine.delete(work.key);
+          return;
+        }
+        start(work, leaseUntil, unhold);
+        started++;
+      });
+    }
+    await deferring;
     return started;
   }
 

@@ -1,10 +1,11 @@
 /**
  * How many deliveries a dispatcher runs at one endpoint: at most `perEndpoint` HTTP attempts at
- * once (slots, given in the order they were asked for), and at most `perEndpoint` claimed tasks
- * more waiting for one (holds count both). A task is claimed (a write) and its event read before
- * it waits for its slot, so the slot lasts the HTTP attempt only: locally the claim and the read
- * took longer than the attempt, and an endpoint answering in milliseconds got its events at the
- * pace of DynamoDB's round trips.
+ * once (slots, given in the order they were asked for), and claimed tasks more waiting for one
+ * (holds count both): `queuedPerEndpoint` while the endpoint answers, `perEndpoint` once it is
+ * slow. A task is claimed before it waits for its slot, so the slot lasts the HTTP attempt only:
+ * an endpoint answering in milliseconds gets its events at the pace of its answers, not of
+ * DynamoDB's round trips. When it turns slow, the tasks waiting past its allowance are shed (the
+ * dispatcher moves them on), so that a hanging endpoint holds few claims for long.
  */
 export interface EndpointSlots {
   /** Whether the endpoint's holds are all taken: its next due task is not claimed now. */
@@ -13,23 +14,30 @@ export interface EndpointSlots {
   slow(endpointId: string): boolean;
   /** Takes a hold of the endpoint for a task about to be claimed; answers what gives it back (once). */
   hold(endpointId: string): () => void;
-  /** Waits for a slot of the endpoint; answers what gives it back (once), to the next task waiting. */
-  acquire(endpointId: string): Promise<() => void>;
+  /**
+   * Waits for a slot of the endpoint; answers what gives it back (once), to the next task waiting;
+   * `undefined` when the wait was shed.
+   */
+  acquire(endpointId: string): Promise<(() => void) | undefined>;
+  /** Sheds the newest waits of every slow endpoint beyond `perEndpoint`; answers how many. */
+  shed(): number;
   /** Resolves when a hold is next given back: the endpoint may take a task more. */
   released(): Promise<void>;
 }
 
 export function createEndpointSlots({
   perEndpoint,
+  queuedPerEndpoint,
   slowAttemptMs,
   now,
 }: {
   readonly perEndpoint: number;
+  readonly queuedPerEndpoint: number;
   readonly slowAttemptMs: number;
   readonly now: () => number;
 }): EndpointSlots {
   const running = new Map<string, Set<{ readonly since: number }>>();
-  const waiting = new Map<string, Array<() => void>>();
+  const waiting = new Map<string, Array<(taken: boolean) => void>>();
   const holds = new Map<string, number>();
   let holdReleased: PromiseWithResolvers<void> | undefined;
 
@@ -42,18 +50,21 @@ export function createEndpointSlots({
       slots.delete(slot);
       const next = waiting.get(endpointId)?.shift();
       if (waiting.get(endpointId)?.length === 0) waiting.delete(endpointId);
-      if (next) next();
+      if (next) next(true);
       else if (slots.size === 0) running.delete(endpointId);
     });
   }
 
+  function slow(endpointId: string): boolean {
+    const at = now();
+    for (const slot of running.get(endpointId) ?? []) if (at - slot.since >= slowAttemptMs) return true;
+    return false;
+  }
+
   return {
-    full: (endpointId) => (holds.get(endpointId) ?? 0) >= 2 * perEndpoint,
-    slow(endpointId) {
-      const at = now();
-      for (const slot of running.get(endpointId) ?? []) if (at - slot.since >= slowAttemptMs) return true;
-      return false;
-    },
+    full: (endpointId) =>
+      (holds.get(endpointId) ?? 0) >= perEndpoint + (slow(endpointId) ? perEndpoint : queuedPerEndpoint),
+    slow,
     hold(endpointId) {
       holds.set(endpointId, (holds.get(endpointId) ?? 0) + 1);
       return once(() => {
@@ -69,8 +80,19 @@ export function createEndpointSlots({
       return new Promise((resolve) => {
         const queue = waiting.get(endpointId) ?? [];
         waiting.set(endpointId, queue);
-        queue.push(() => resolve(take(endpointId)));
+        queue.push((taken) => resolve(taken ? take(endpointId) : undefined));
       });
+    },
+    shed() {
+      let shed = 0;
+      for (const [endpointId, queue] of waiting) {
+        if (queue.length <= perEndpoint || !slow(endpointId)) continue;
+        for (const give of queue.splice(perEndpoint)) {
+          give(false);
+          shed++;
+        }
+      }
+      return shed;
     },
     released() {
       holdReleased ??= Promise.withResolvers<void>();

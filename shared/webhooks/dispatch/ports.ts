@@ -1,4 +1,5 @@
 import type { WebhookEventType } from '../model/event-types.ts';
+import type { WebhookEvent } from '../model/webhook-event.ts';
 
 /** A delivery to do, as the dispatcher reads it from the `due` index. */
 export interface DeliveryTask {
@@ -9,6 +10,8 @@ export interface DeliveryTask {
   readonly eventType: WebhookEventType;
   readonly address: string;
   readonly endpointId: string;
+  /** The event itself, when the task carries its body (a short one); otherwise it is read by id. */
+  readonly event?: WebhookEvent | undefined;
   readonly trigger: 'schedule' | 'replay' | 'redeliver';
   /** Attempts made so far. */
   readonly attempts: number;
@@ -43,7 +46,12 @@ export interface TaskStore {
    * still what was read. False when another dispatcher took it, or it is done.
    */
   claim(work: DueWork, leaseUntil: number): Promise<boolean>;
-  /** Ends a claimed task (out of the `due` index), on condition that the lease is still ours. */
+  /** Claims each of `works` as `claim` does, many in one request: whether each was claimed, in order. */
+  claimAll(works: readonly DueWork[], leaseUntil: number): Promise<readonly boolean[]>;
+  /**
+   * Ends a claimed task (out of the `due` index), on condition that the lease is still ours; a
+   * `delivered` one whatever holds it now (delivered is final).
+   */
   finish(task: DeliveryTask, leaseUntil: number, end: TaskEnd, now: string): Promise<void>;
   /** Makes a claimed task due again at `dueAt`, after `attempts` attempts (0 more for a deferral). */
   reschedule(work: DueWork, leaseUntil: number, dueAt: number, attempts?: number): Promise<void>;

@@ -11,7 +11,7 @@ import { InvalidParameterError } from '../../errors.ts';
 import { decodeJsonCursor, encodeJsonCursor } from '../../util/json-cursor.ts';
 import type { Clock } from '../../wallet/model/ports.ts';
 import type { AttemptPage, AttemptView, StoredEndpoint, WebhookEndpointStore } from '../endpoints/ports.ts';
-import { healthAfter } from '../model/health.ts';
+import { type HealthState, healthAfter } from '../model/health.ts';
 import type {
   DeliveryAttempt,
   DeliveryEndpoint,
@@ -19,6 +19,7 @@ import type {
   EndpointHealth,
 } from '../model/ports.ts';
 import type { SecretSealer } from '../secrets/envelope.ts';
+import { BACKGROUND_RETRIES } from './event-store.ts';
 import {
   ATTEMPT_RETENTION_SECONDS,
   attemptItemKey,
@@ -26,6 +27,7 @@ import {
   DELIVERIES_INDEX,
   endpointsKey,
 } from './keys.ts';
+import { createPutBatcher, type PutBatcher } from './put-batcher.ts';
 
 export interface WebhookTableAccess {
   readonly client: DynamoDBDocumentClient;
@@ -144,6 +146,17 @@ export function createWebhookEndpointStore({ client, tableName }: WebhookTableAc
 export interface DeliveryStoreDependencies extends WebhookTableAccess {
   readonly sealer: SecretSealer;
   readonly clock: Clock;
+  /** Where the delivery log's items go; shared with the task store, so that their puts share requests. */
+  readonly puts?: PutBatcher;
+}
+
+/** The health fields of an endpoint, those it has. */
+function healthOf({ status, disabledReason, failingSince }: HealthState) {
+  return {
+    status,
+    ...(disabledReason === undefined ? {} : { disabledReason }),
+    ...(failingSince === undefined ? {} : { failingSince }),
+  };
 }
 
 /** How often a health change is tried on a fresh read before it is left to the next attempt. */
@@ -153,6 +166,7 @@ const MAX_HEALTH_TRIES = 5;
 export function createDeliveryEndpointStore(deps: DeliveryStoreDependencies): DeliveryEndpointStore {
   const { client, tableName, sealer, clock } = deps;
   const endpoints = createWebhookEndpointStore(deps);
+  const puts = deps.puts ?? createPutBatcher({ client, tableName, policy: BACKGROUND_RETRIES });
 
   async function deliveryEndpointOf(endpoint: StoredEndpoint): Promise<DeliveryEndpoint> {
     const now = clock.now();
@@ -168,6 +182,8 @@ export function createDeliveryEndpointStore(deps: DeliveryStoreDependencies): De
       url: endpoint.url,
       eventTypes: endpoint.eventTypes,
       status: endpoint.status,
+      ...(endpoint.disabledReason === undefined ? {} : { disabledReason: endpoint.disabledReason }),
+      ...(endpoint.failingSince === undefined ? {} : { failingSince: endpoint.failingSince }),
       secrets,
     };
   }
@@ -185,36 +201,26 @@ export function createDeliveryEndpointStore(deps: DeliveryStoreDependencies): De
       return endpoint && deliveryEndpointOf(endpoint);
     },
 
-    async recordAttempt(attempt: DeliveryAttempt): Promise<EndpointHealth> {
+    async recordAttempt(attempt: DeliveryAttempt, seen?: HealthState): Promise<EndpointHealth> {
       const attemptKey = attemptKeyOf(attempt.attemptedAt, attempt.eventId, attempt.attempt);
-      await withRetries(() =>
-        client.send(
-          new PutCommand({
-            TableName: tableName,
-            Item: {
-              ...attempt,
-              pk: attemptItemKey(attempt.endpointId, attemptKey),
-              deliveriesOf: attempt.endpointId,
-              attemptKey,
-              expiresAt: Math.floor(Date.parse(attempt.attemptedAt) / 1000) + ATTEMPT_RETENTION_SECONDS,
-            },
-          }),
-        ),
-      );
+      await puts.put({
+        ...attempt,
+        pk: attemptItemKey(attempt.endpointId, attemptKey),
+        deliveriesOf: attempt.endpointId,
+        attemptKey,
+        expiresAt: Math.floor(Date.parse(attempt.attemptedAt) / 1000) + ATTEMPT_RETENTION_SECONDS,
+      });
+      if (seen !== undefined && healthAfter(seen, attempt.outcome, attempt.attemptedAt) === undefined) {
+        // Nothing to change, as the caller saw the endpoint moments ago: no read of it again.
+        return { ...healthOf(seen), disabledNow: false };
+      }
       for (let tries = 0; tries < MAX_HEALTH_TRIES; tries++) {
         const set = await endpoints.readEndpoints(attempt.address);
         const endpoint = set.endpoints.find((e) => e.id === attempt.endpointId);
         // Deleted meanwhile: nothing to keep healthy; the dispatcher stops as for a disabled one.
         if (!endpoint) return { status: 'disabled', disabledNow: false };
         const next = healthAfter(endpoint, attempt.outcome, attempt.attemptedAt);
-        if (next === undefined) {
-          return {
-            status: endpoint.status,
-            ...(endpoint.disabledReason === undefined ? {} : { disabledReason: endpoint.disabledReason }),
-            ...(endpoint.failingSince === undefined ? {} : { failingSince: endpoint.failingSince }),
-            disabledNow: false,
-          };
-        }
+        if (next === undefined) return { ...healthOf(endpoint), disabledNow: false };
         const { disabledReason: _r, failingSince: _f, ...rest } = endpoint;
         const after: StoredEndpoint = { ...rest, ...next, updatedAt: new Date(clock.now()).toISOString() };
         const written = await endpoints.writeEndpoints({

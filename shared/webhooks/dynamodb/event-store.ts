@@ -2,13 +2,14 @@
  * The events of the webhooks table: stored once by the deriver with their delivery tasks, read by
  * the events API, replays and the dispatcher. Layout in ./event-keys.ts.
  */
-
+import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { type RetryPolicy, withRetries } from '../../dynamodb/retry.ts';
 import { InvalidParameterError } from '../../errors.ts';
+import { eachLimited } from '../../util/each-limited.ts';
 import { decodeJsonCursor, encodeJsonCursor } from '../../util/json-cursor.ts';
-import type { EventPage, EventReader, EventStore } from '../events/ports.ts';
+import type { EventPage, EventReader, EventStore, EventToRecord, RecordOutcome } from '../events/ports.ts';
 import { isWebhookEventType } from '../model/event-types.ts';
 import { EVENT_RETENTION_MS, type WebhookEvent } from '../model/webhook-event.ts';
 import { dueShardOf, EVENTS_INDEX, eventKey, expiresAfter, LIVE_ORIGIN, taskKey } from './event-keys.ts';
@@ -60,9 +61,16 @@ export function eventOfItem(item: Record<string, unknown> | undefined): WebhookE
   };
 }
 
+/**
+ * The longest body a task carries (UTF-8 bytes): with it the task item stays within one write unit
+ * (1 KB), so its three writes cost what they cost without it, and the dispatcher need not read the
+ * event. A longer body (a payment's metadata can make it ~12 KB) is read from the event instead.
+ */
+export const CARRIED_BODY_MAX_BYTES = 600;
+
 /** A delivery task of an event, due at `dueAt`: the item the dispatcher polls for. */
 export function taskItem(
-  event: Pick<WebhookEvent, 'id' | 'type' | 'address'>,
+  event: WebhookEvent,
   endpointId: string,
   origin: string,
   trigger: 'schedule' | 'replay' | 'redeliver',
@@ -78,6 +86,9 @@ export function taskItem(
     address: event.address,
     endpointId,
     trigger,
+    ...(Buffer.byteLength(event.body) <= CARRIED_BODY_MAX_BYTES
+      ? { timestamp: event.timestamp, body: event.body }
+      : {}),
     attempts: 0,
     createdAt: now,
     dueShard: dueShardOf(pk),
@@ -86,16 +97,47 @@ export function taskItem(
   };
 }
 
-/** Whether a transaction was cancelled because the item at `index` exists (its condition failed). */
-function refusedAt(error: unknown, index: number): boolean {
-  if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') return false;
+/** The actions of a transaction cancelled because their item exists (their condition failed). */
+export function refusedActions(error: unknown): ReadonlySet<number> {
+  if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') return new Set();
   const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-  return reasons[index]?.Code === 'ConditionalCheckFailed';
+  return new Set(
+    reasons.flatMap((reason, index) => (reason?.Code === 'ConditionalCheckFailed' ? [index] : [])),
+  );
+}
+
+/** TransactWriteItems takes at most 100 actions. */
+export const ACTIONS_PER_TRANSACTION = 100;
+
+/** How many transactions one `recordAll` has in flight. */
+const TRANSACTIONS_AT_ONCE = 4;
+
+/**
+ * Events in groups of whole events (an event and its tasks), each group at most a transaction's
+ * actions. An event with more tasks than that cannot be (an endpoint set holds ten).
+ */
+function transactionsOf(entries: readonly EventToRecord[]): number[][] {
+  const groups: number[][] = [];
+  let group: number[] = [];
+  let actions = 0;
+  entries.forEach((entry, index) => {
+    const size = 1 + entry.endpointIds.length;
+    if (actions + size > ACTIONS_PER_TRANSACTION && group.length > 0) {
+      groups.push(group);
+      group = [];
+      actions = 0;
+    }
+    group.push(index);
+    actions += size;
+  });
+  if (group.length > 0) groups.push(group);
+  return groups;
 }
 
 export function createEventStore({ client, tableName }: EventTableAccess): EventStore & EventReader {
-  async function record(event: WebhookEvent, endpointIds: readonly string[]): Promise<'recorded' | 'exists'> {
-    const item = {
+  const eventPut = (event: WebhookEvent) => ({
+    TableName: tableName,
+    Item: {
       pk: eventKey(event.id),
       kind: 'event',
       eventId: event.id,
@@ -106,38 +148,70 @@ export function createEventStore({ client, tableName }: EventTableAccess): Event
       eventsOf: event.address,
       eventKey: `${event.timestamp}#${event.id}`,
       expiresAt: expiresAfter(event.timestamp, EVENT_RETENTION_MS),
-    };
-    const put = { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' };
-    try {
-      if (endpointIds.length === 0) {
-        await withRetries(() => client.send(new PutCommand(put)), BACKGROUND_RETRIES);
-      } else {
-        const now = new Date().toISOString();
-        const tasks = endpointIds.map((id) => ({
-          Put: {
-            TableName: tableName,
-            Item: taskItem(event, id, LIVE_ORIGIN, 'schedule', Date.now(), now),
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        }));
-        // The event and its tasks together: an event is never stored without the deliveries it owes.
+    },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  });
+
+  /**
+   * One transaction for the events at `indexes`, each with its tasks. An event found stored is
+   * `exists` (its condition cancelled the transaction: it is left out and the rest committed
+   * again); any other failure, after the background retries, is each remaining event's.
+   */
+  async function recordGroup(
+    entries: readonly EventToRecord[],
+    indexes: readonly number[],
+    outcomes: RecordOutcome[],
+  ): Promise<void> {
+    let pending = indexes;
+    while (pending.length > 0) {
+      const now = new Date().toISOString();
+      /** Which event each action belongs to. */
+      const owners: number[] = [];
+      const actions = pending.flatMap((index) => {
+        const { event, endpointIds } = entries[index] as EventToRecord;
+        const puts = [
+          { Put: eventPut(event) },
+          ...endpointIds.map((id) => ({
+            Put: {
+              TableName: tableName,
+              Item: taskItem(event, id, LIVE_ORIGIN, 'schedule', Date.now(), now),
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          })),
+        ];
+        owners.push(...puts.map(() => index));
+        return puts;
+      });
+      // One token for every try of these very actions: a try whose answer was lost (it committed)
+      // and the retry after it are one commit, so the retry answers success, not "stored before".
+      const token = randomUUID();
+      try {
+        // The events and their tasks together: an event is never stored without the deliveries it
+        // owes. The events' conditions make another deriver's commit of them a refusal.
         await withRetries(
-          () =>
-            client.send(
-              // No ClientRequestToken: the tasks' times differ on each try, and DynamoDB refuses a
-              // token with other items. The event's condition makes a second commit a refusal.
-              new TransactWriteCommand({ TransactItems: [{ Put: put }, ...tasks] }),
-            ),
+          () => client.send(new TransactWriteCommand({ TransactItems: actions, ClientRequestToken: token })),
           BACKGROUND_RETRIES,
         );
+        for (const index of pending) outcomes[index] = 'recorded';
+        return;
+      } catch (error) {
+        const stored = new Set([...refusedActions(error)].map((action) => owners[action] as number));
+        if (stored.size === 0) {
+          for (const index of pending) outcomes[index] = { failed: error };
+          return;
+        }
+        for (const index of stored) outcomes[index] = 'exists';
+        pending = pending.filter((index) => !stored.has(index));
       }
-      return 'recorded';
-    } catch (error) {
-      if ((error as Error | undefined)?.name === 'ConditionalCheckFailedException' || refusedAt(error, 0)) {
-        return 'exists';
-      }
-      throw error;
     }
+  }
+
+  async function recordAll(entries: readonly EventToRecord[]): Promise<readonly RecordOutcome[]> {
+    const outcomes: RecordOutcome[] = entries.map(() => 'exists');
+    await eachLimited(transactionsOf(entries), TRANSACTIONS_AT_ONCE, (indexes) =>
+      recordGroup(entries, indexes, outcomes),
+    );
+    return outcomes;
   }
 
   async function event(eventId: string): Promise<WebhookEvent | undefined> {
@@ -189,5 +263,5 @@ export function createEventStore({ client, tableName }: EventTableAccess): Event
     return { items, nextCursor: after === undefined ? undefined : encodeCursor(address, after) };
   }
 
-  return { record, event, page };
+  return { recordAll, event, page };
 }

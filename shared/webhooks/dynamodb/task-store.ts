@@ -5,7 +5,7 @@
  * killed and another took over) changes nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { withRetries } from '../../dynamodb/retry.ts';
 import { eachLimited } from '../../util/each-limited.ts';
 import type { DeliveryTask, DueWork, ReplayTask, TaskEnd, TaskStore } from '../dispatch/ports.ts';
@@ -20,18 +20,39 @@ import {
   expiresAfter,
   replayKey,
 } from './event-keys.ts';
-import { BACKGROUND_RETRIES, type EventTableAccess, eventOfItem, taskItem } from './event-store.ts';
+import {
+  ACTIONS_PER_TRANSACTION,
+  BACKGROUND_RETRIES,
+  type EventTableAccess,
+  eventOfItem,
+  refusedActions,
+  taskItem,
+} from './event-store.ts';
+import { createPutBatcher, type PutBatcher } from './put-batcher.ts';
 
 /** A task or replay as its item stores it; `undefined` for anything else. */
 function workOfItem(item: Record<string, unknown>): DueWork | undefined {
   const dueAt = Number(item.dueAt);
   if (item.kind === 'task' && typeof item.eventType === 'string' && isWebhookEventType(item.eventType)) {
+    const carried =
+      typeof item.body === 'string' && typeof item.timestamp === 'string'
+        ? {
+            event: {
+              id: String(item.eventId),
+              type: item.eventType,
+              address: String(item.address),
+              timestamp: item.timestamp,
+              body: item.body,
+            },
+          }
+        : {};
     return {
       kind: 'task',
       key: String(item.pk),
       eventId: String(item.eventId),
       eventType: item.eventType,
       address: String(item.address),
+      ...carried,
       endpointId: String(item.endpointId),
       trigger: item.trigger === 'replay' || item.trigger === 'redeliver' ? item.trigger : 'schedule',
       attempts: Number(item.attempts ?? 0),
@@ -53,18 +74,35 @@ function workOfItem(item: Record<string, unknown>): DueWork | undefined {
   return undefined;
 }
 
+/** A claim: the task's `dueAt` moves to the lease, on condition that it is still what was read. */
+const claimOf = (work: DueWork, leaseUntil: number) => ({
+  UpdateExpression: 'SET dueAt = :lease',
+  ConditionExpression: 'dueAt = :seen AND attribute_exists(dueShard)',
+  ExpressionAttributeValues: { ':seen': work.dueAt, ':lease': leaseUntil },
+});
+
 const isConditionFailure = (error: unknown) =>
   (error as Error | undefined)?.name === 'ConditionalCheckFailedException';
 
 /** How many task writes a replay's expansion has in flight. */
 const REPLAY_WRITES_AT_ONCE = 10;
 
-export function createTaskStore({ client, tableName }: EventTableAccess): TaskStore & {
+export function createTaskStore({
+  client,
+  tableName,
+  puts = createPutBatcher({ client, tableName, policy: BACKGROUND_RETRIES }),
+}: EventTableAccess & {
+  /** Where a delivered task's end goes; shared with the delivery log's, so that they share requests. */
+  readonly puts?: PutBatcher;
+}): TaskStore & {
   /** A replay of the wallet's events since `since` to one endpoint, due now. */
   startReplay(address: string, endpointId: string, since: string, now: number): Promise<string>;
   /** One more delivery of an event to one endpoint, due now, attempts counted from 1 again. */
   redeliver(event: WebhookEvent, endpointId: string, now: number): Promise<void>;
 } {
+  /** The item each task was read from: a delivered task's end is that item, ended. */
+  const itemsRead = new WeakMap<DueWork, Record<string, unknown>>();
+
   /** A conditional update that may find the task taken: false then, other failures thrown. */
   async function update(
     key: string,
@@ -109,18 +147,61 @@ export function createTaskStore({ client, tableName }: EventTableAccess): TaskSt
       );
       return pages
         .flatMap((page) => page.Items ?? [])
-        .flatMap((item) => workOfItem(item) ?? [])
+        .flatMap((item) => {
+          const work = workOfItem(item);
+          if (work) itemsRead.set(work, item);
+          return work ?? [];
+        })
         .sort((a, b) => a.dueAt - b.dueAt);
     },
 
-    claim: (work, leaseUntil) =>
-      update(work.key, {
-        UpdateExpression: 'SET dueAt = :lease',
-        ConditionExpression: 'dueAt = :seen AND attribute_exists(dueShard)',
-        ExpressionAttributeValues: { ':seen': work.dueAt, ':lease': leaseUntil },
-      }),
+    claim: (work, leaseUntil) => update(work.key, claimOf(work, leaseUntil)),
+
+    /**
+     * One transaction for up to 100 claims (one alone is a plain update, at half the write units).
+     * A task taken meanwhile cancels it by its condition: left out, the rest are claimed again.
+     */
+    async claimAll(works, leaseUntil) {
+      if (works.length === 1)
+        return [await update((works[0] as DueWork).key, claimOf(works[0] as DueWork, leaseUntil))];
+      const claimed = works.map(() => false);
+      for (let at = 0; at < works.length; at += ACTIONS_PER_TRANSACTION) {
+        let pending = works.slice(at, at + ACTIONS_PER_TRANSACTION).map((_, n) => at + n);
+        while (pending.length > 0) {
+          const actions = pending.map((index) => {
+            const work = works[index] as DueWork;
+            return { Update: { TableName: tableName, Key: { pk: work.key }, ...claimOf(work, leaseUntil) } };
+          });
+          // One token for every try: a try whose answer was lost and its retry are one commit.
+          const token = randomUUID();
+          try {
+            await withRetries(
+              () =>
+                client.send(new TransactWriteCommand({ TransactItems: actions, ClientRequestToken: token })),
+              BACKGROUND_RETRIES,
+            );
+            for (const index of pending) claimed[index] = true;
+            break;
+          } catch (error) {
+            const taken = refusedActions(error);
+            if (taken.size === 0) throw error;
+            pending = pending.filter((_, action) => !taken.has(action));
+          }
+        }
+      }
+      return claimed;
+    },
 
     async finish(task: DeliveryTask, leaseUntil: number, end: TaskEnd, now: string) {
+      const item = itemsRead.get(task);
+      if (end === 'delivered' && item !== undefined) {
+        // Delivered is final, whoever holds the task now (a lease that lapsed mid-attempt): its end
+        // needs no condition, so it is a put, and goes in a request with the attempt's record. The
+        // ended task no longer carries the body, nor is it in the `due` index.
+        const { dueShard: _shard, dueAt: _at, body: _body, timestamp: _timestamp, ...kept } = item;
+        await puts.put({ ...kept, pk: String(item.pk), ended: end, endedAt: now });
+        return;
+      }
       const { ConditionExpression, lease } = leased(leaseUntil);
       await update(task.key, {
         UpdateExpression: 'REMOVE dueShard, dueAt SET #end = :end, endedAt = :now',

@@ -3,17 +3,13 @@
  * wallet, and the use case that stores each event once with a delivery task per endpoint. No I/O
  * of its own; the stream adapter is functions/derive-events/handler.ts.
  */
-import { eachLimited } from '../../util/each-limited.ts';
 import type { Matching } from '../../wallet/model/matching.ts';
 import { matchingOf } from '../../wallet/model/matching.ts';
 import { type Currency, moneyJson } from '../../wallet/model/money.ts';
 import type { WebhookEventType } from '../model/event-types.ts';
 import type { EntryFact, LedgerFact } from '../model/ledger-fact.ts';
 import { eventIdOf, type WebhookEvent } from '../model/webhook-event.ts';
-import type { EventStore, SubscriberStore, TransferMatchingStore } from './ports.ts';
-
-/** How many events one deriver call stores at once. */
-const STORES_AT_ONCE = 16;
+import type { EventStore, SubscriberStore, Subscription, TransferMatchingStore } from './ports.ts';
 
 /**
  * The `data` of an event: the wallet told, its counterparty, the exact amount, the status and
@@ -129,44 +125,58 @@ export interface DeriveResult {
  * Stores the events of a batch of facts, each once, with a delivery task per endpoint of the
  * wallet subscribed to its type at that moment (an endpoint registered later gets it by replay).
  * Posted credits' entries do not carry the payment's reference and metadata: one read of their
- * transfers first. The endpoints of each (wallet, type) are read once per call.
+ * transfers, at the same time as one of the endpoint sets of every wallet told; then the events,
+ * many to a transaction. A batch costs a few requests, not a few per event.
  */
 export function makeDeriveEvents({ events, endpoints, transfers, currency }: DeriveEventsDependencies) {
   return async (facts: readonly LedgerFact[]): Promise<DeriveResult> => {
     const posted = facts.flatMap((fact) =>
       fact.kind === 'entry' && fact.postedAt !== undefined ? [fact.transferId] : [],
     );
-    const looked = posted.length > 0 ? await transfers.matching(posted) : new Map<string, Matching>();
-    const subscribers = new Map<string, Promise<readonly string[]>>();
-    const endpointIds = (event: WebhookEvent) => {
-      const key = JSON.stringify([event.address, event.type]);
-      let found = subscribers.get(key);
-      if (!found) {
-        found = endpoints.subscribers(event.address, event.type);
-        subscribers.set(key, found);
-      }
-      return found;
-    };
+    const seen = new Set<string>();
+    const work: { readonly event: WebhookEvent; readonly index: number }[] = [];
+    let looked: ReadonlyMap<string, Matching>;
+    let subscriptions: ReadonlyMap<string, readonly Subscription[]>;
+    try {
+      // Both reads at once: the wallets told are known from the facts, before their events are.
+      [looked, subscriptions] = await Promise.all([
+        posted.length > 0 ? transfers.matching(posted) : new Map<string, Matching>(),
+        endpoints.subscriptions(facts.map((fact) => (fact.kind === 'entry' ? fact.address : fact.toAddress))),
+      ]);
+      facts.forEach((fact, index) => {
+        for (const event of eventsOfFact(
+          fact,
+          currency,
+          fact.kind === 'entry' ? looked.get(fact.transferId) : undefined,
+        )) {
+          // A fact twice in one batch is one event: a transaction may not name an item twice.
+          if (!seen.has(event.id)) work.push({ event, index });
+          seen.add(event.id);
+        }
+      });
+    } catch {
+      // Nothing stored: the stream delivers the batch again from its first fact.
+      return { recorded: 0, tasks: 0, failedFrom: facts.length > 0 ? 0 : undefined };
+    }
+    const entries = work.map(({ event }) => ({
+      event,
+      endpointIds: (subscriptions.get(event.address) ?? []).flatMap((subscription) =>
+        subscription.eventTypes.includes(event.type) ? [subscription.endpointId] : [],
+      ),
+    }));
+    const outcomes = await events.recordAll(entries);
     let recorded = 0;
     let tasks = 0;
     let failedFrom: number | undefined;
-    const work = facts.flatMap((fact, index) =>
-      eventsOfFact(fact, currency, fact.kind === 'entry' ? looked.get(fact.transferId) : undefined).map(
-        (event) => ({ event, index }),
-      ),
-    );
-    await eachLimited(work, STORES_AT_ONCE, async ({ event, index }) => {
-      try {
-        const ids = await endpointIds(event);
-        if ((await events.record(event, ids)) === 'recorded') {
-          recorded++;
-          tasks += ids.length;
-        }
-      } catch (error) {
+    outcomes.forEach((outcome, at) => {
+      if (outcome === 'recorded') {
+        recorded++;
+        tasks += entries[at]?.endpointIds.length ?? 0;
+      } else if (outcome !== 'exists') {
+        const index = work[at]?.index ?? 0;
         if (failedFrom === undefined || index < failedFrom) failedFrom = index;
-        throw error;
       }
-    }).catch(() => undefined);
+    });
     return { recorded, tasks, failedFrom };
   };
 }

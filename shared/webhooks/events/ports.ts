@@ -5,21 +5,40 @@ import type { WebhookEvent } from '../model/webhook-event.ts';
 /** Where a delivery task came from: the event as it happened, a replay, or one redelivery. */
 export type DeliveryTrigger = 'schedule' | 'replay' | 'redeliver';
 
-/** What the deriver needs of the events' table (implemented by ../dynamodb/event-store.ts). */
-export interface EventStore {
-  /**
-   * Stores the event and, in the same transaction, a delivery task due now for each endpoint id:
-   * once. `exists` when the event was stored before (its tasks then too): nothing is written.
-   */
-  record(event: WebhookEvent, endpointIds: readonly string[]): Promise<'recorded' | 'exists'>;
+/** An event to store, with the endpoints subscribed to it now. */
+export interface EventToRecord {
+  readonly event: WebhookEvent;
+  readonly endpointIds: readonly string[];
 }
 
 /**
- * Which endpoints of a wallet take events of a type now: enabled and subscribed. Ids only: the
- * deriver opens no secret (it holds no key to), the dispatcher does when it delivers.
+ * What became of an event given to `recordAll`: stored now; stored before (with its tasks, so
+ * nothing was written); or not stored, for the reason given (the stream delivers it again).
+ */
+export type RecordOutcome = 'recorded' | 'exists' | { readonly failed: unknown };
+
+/** What the deriver needs of the events' table (implemented by ../dynamodb/event-store.ts). */
+export interface EventStore {
+  /**
+   * Stores each event once, in the same transaction as a delivery task due now for each of its
+   * endpoint ids; many events per request. The outcome of each, in order; never throws.
+   */
+  recordAll(entries: readonly EventToRecord[]): Promise<readonly RecordOutcome[]>;
+}
+
+/** A wallet's endpoint that takes events now (enabled), and the types it takes. */
+export interface Subscription {
+  readonly endpointId: string;
+  readonly eventTypes: readonly WebhookEventType[];
+}
+
+/**
+ * Which endpoints of each wallet take events now: the enabled ones, with their types. Ids only:
+ * the deriver opens no secret (it holds no key to), the dispatcher does when it delivers.
  */
 export interface SubscriberStore {
-  subscribers(address: string, type: WebhookEventType): Promise<readonly string[]>;
+  /** Every wallet named, one entry each (empty for a wallet without endpoints). */
+  subscriptions(addresses: readonly string[]): Promise<ReadonlyMap<string, readonly Subscription[]>>;
 }
 
 /** The reference and metadata of transfers whose entries do not carry them (posted credits). */

@@ -1,12 +1,12 @@
 import type { AttemptErrorClass, AttemptOutcome, DeliveryTarget } from './delivery.ts';
 import type { EndpointStatus, WebhookEndpoint } from './endpoint.ts';
 import type { WebhookEventType } from './event-types.ts';
+import type { HealthState } from './health.ts';
 
-/** An endpoint as the dispatcher needs it: where to send, with which secrets, and whether to. */
-export interface DeliveryEndpoint extends DeliveryTarget {
+/** An endpoint as the dispatcher needs it: where to send, with which secrets, whether to, and its health. */
+export interface DeliveryEndpoint extends DeliveryTarget, HealthState {
   readonly address: string;
   readonly eventTypes: readonly WebhookEventType[];
-  readonly status: EndpointStatus;
 }
 
 /** One attempt, as the dispatcher reports it (and `GET …/deliveries` lists it). */
@@ -52,6 +52,8 @@ export interface DeliveryEndpointStore {
    * Records an attempt in the endpoint's delivery log and updates its health: a `delivered` clears
    * `failingSince`; a failure sets it when unset and disables the endpoint (`failing`) once it is 5
    * days old; `gone` disables it at once. Idempotent per (endpoint, event, attempt, attemptedAt).
+   * `seen`: the endpoint's health as the caller read it moments ago; when the attempt changes
+   * nothing of it (a delivery to a healthy endpoint, the common case), the endpoint is not read again.
    */
-  recordAttempt(attempt: DeliveryAttempt): Promise<EndpointHealth>;
+  recordAttempt(attempt: DeliveryAttempt, seen?: HealthState): Promise<EndpointHealth>;
 }

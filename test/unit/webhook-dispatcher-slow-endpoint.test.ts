@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_DISPATCHER_SETTINGS, makeDispatcher } from '#shared/webhooks/dispatch/dispatcher.ts';
+import type { DeliveryTask, DueWork, TaskStore } from '#shared/webhooks/dispatch/ports.ts';
+import type { AttemptResult } from '#shared/webhooks/model/delivery.ts';
+import type { DeliveryEndpointStore } from '#shared/webhooks/model/ports.ts';
+
+/*
+ * What a dispatcher does with an endpoint that stops answering while a backlog of its tasks is due
+ * (issue 46, "one dead endpoint slows no other"): while it answered, a poll claimed slots and a
+ * queue's worth of its tasks at once; once its attempts run past slowAttemptMs, the waits past its
+ * slow allowance are shed and its due tasks are moved deferMs on, all in one request, never
+ * attempted meanwhile. In memory: the store's conditions are the claims' own.
+ */
+
+const settings = {
+  ...DEFAULT_DISPATCHER_SETTINGS,
+  perEndpoint: 2,
+  queuedPerEndpoint: 4,
+  slowAttemptMs: 1_000,
+  deferMs: 5_000,
+};
+
+function memoryTasks(count: number) {
+  const dueAt = new Map<string, number>();
+  const tasks: DeliveryTask[] = Array.from({ length: count }, (_, n) => ({
+    kind: 'task',
+    key: `TASK#${n}`,
+    eventId: `evt_${n}`,
+    eventType: 'transfer.received',
+    address: 'shop',
+    endpointId: 'dead',
+    event: { id: `evt_${n}`, type: 'transfer.received', address: 'shop', timestamp: '', body: '{}' },
+    trigger: 'schedule',
+    attempts: 0,
+    dueAt: 0,
+  }));
+  for (const task of tasks) dueAt.set(task.key, 0);
+  const claimCalls: { keys: string[]; until: number }[] = [];
+  const rescheduled = new Map<string, number>();
+  const claimOne = (work: DueWork, until: number) => {
+    if (dueAt.get(work.key) !== work.dueAt) return false;
+    dueAt.set(work.key, until);
+    return true;
+  };
+  const store: TaskStore = {
+    async due(now, limit) {
+      return tasks
+        .filter((task) => (dueAt.get(task.key) as number) <= now)
+        .slice(0, limit)
+        .map((task) => ({ ...task, dueAt: dueAt.get(task.key) as number }));
+    },
+    async claim(work, until) {
+      return claimOne(work, until);
+    },
+    async claimAll(works, until) {
+      claimCalls.push({ keys: works.map((work) => work.key), until });
+      return works.map((work) => claimOne(work, until));
+    },
+    async finish() {},
+    async reschedule(work, _lease, at) {
+      rescheduled.set(work.key, at);
+      dueAt.set(work.key, at);
+    },
+    async expandReplay() {
+      return true;
+    },
+  };
+  return { store, claimCalls, rescheduled };
+}
+
+describe('a dispatcher beside an endpoint that stops answering', () => {
+  it('sheds the waits past its slow allowance and moves its due tasks deferMs on in one request', async () => {
+    let now = 0;
+    const { store, claimCalls, rescheduled } = memoryTasks(10);
+    let attempts = 0;
+    const endpoints: DeliveryEndpointStore = {
+      endpointsFor: async () => [],
+      endpointOf: async (address, endpointId) => ({
+        endpointId,
+        address,
+        url: 'http://127.0.0.1:9/hooks',
+        eventTypes: ['transfer.received'],
+        status: 'enabled',
+        secrets: [],
+      }),
+      recordAttempt: async () => ({ status: 'enabled', disabledNow: false }),
+    };
+    const dispatcher = makeDispatcher({
+      tasks: store,
+      events: { event: async () => undefined },
+      endpoints,
+      // Never answers: every attempt holds its slot.
+      deliver: () => {
+        attempts++;
+        return new Promise<AttemptResult>(() => undefined);
+      },
+      clock: { now: () => now },
+      settings,
+    });
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 10));
+
+    // It answered so far: one poll claims its slots and its queue, 6 tasks, in one request.
+    expect(await dispatcher.poll()).toBe(6);
+    await settle();
+    expect(claimCalls).toEqual([{ keys: [0, 1, 2, 3, 4, 5].map((n) => `TASK#${n}`), until: 30_000 }]);
+    expect(attempts).toBe(2);
+
+    // Its attempts have run a second: slow.
+    now = 1_000;
+    expect(await dispatcher.poll()).toBe(0);
+    await settle();
+    // The two newest waits past its allowance of 2 are shed and moved deferMs on, not attempted...
+    expect(Object.fromEntries(rescheduled)).toEqual({ 'TASK#4': 6_000, 'TASK#5': 6_000 });
+    // ...and its 4 tasks never taken are moved deferMs on too, all in one request.
+    expect(claimCalls.slice(1)).toEqual([{ keys: [6, 7, 8, 9].map((n) => `TASK#${n}`), until: 6_000 }]);
+    expect(attempts).toBe(2);
+  });
+});

@@ -106,7 +106,11 @@ export function refusedActions(error: unknown): ReadonlySet<number> {
   );
 }
 
-/** TransactWriteItems takes at most 100 actions. */
+/**
+ * Actions per TransactWriteItems: DynamoDB's most. Measured against 25 (20 × 5 into one merchant,
+ * 3 runs each): p99 1.20–1.21 s with 100, 1.43–1.79 s with 25, the dispatcher's claims then taking
+ * two requests per poll.
+ */
 export const ACTIONS_PER_TRANSACTION = 100;
 
 /** How many transactions one `recordAll` has in flight. */

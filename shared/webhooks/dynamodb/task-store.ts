@@ -158,7 +158,8 @@ export function createTaskStore({
     claim: (work, leaseUntil) => update(work.key, claimOf(work, leaseUntil)),
 
     /**
-     * One transaction for up to 100 claims (one alone is a plain update, at half the write units).
+     * One transaction per ACTIONS_PER_TRANSACTION claims (one alone is a plain update, at half the
+     * write units).
      * A task taken meanwhile cancels it by its condition: left out, the rest are claimed again.
      */
     async claimAll(works, leaseUntil) {

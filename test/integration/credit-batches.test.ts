@@ -5,7 +5,7 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { createHistoryStore } from '#shared/wallet/dynamodb/history-store.ts';
 import { makeListTransfers } from '#shared/wallet/history/transfer-history.ts';
 import type { CreditInTransit } from '#shared/wallet/hot-wallet/credit-batch.ts';
-import { makePostCredits } from '#shared/wallet/hot-wallet/post-credits.ts';
+import { makePostCredits, PostingCutShort } from '#shared/wallet/hot-wallet/post-credits.ts';
 import { SWEEP_AFTER_MS } from '#shared/wallet/hot-wallet/sweep-batches.ts';
 import { systemClock } from '#shared/wallet/model/ports.ts';
 import { entryItemsByKey } from '../support/credits.ts';
@@ -201,7 +201,8 @@ describe('credits to a hot wallet posted on two levels', () => {
   });
 
   it('posts more credits than a transaction holds to one wallet writing its item once', {
-    timeout: 60_000,
+    // Room for a delivery cut short at its deadline (35 s at most) and the one after it.
+    timeout: 120_000,
   }, async () => {
     const hot = await createHotLedger(4);
     const announced = await payShop(
@@ -222,7 +223,19 @@ describe('credits to a hot wallet posted on two levels', () => {
       },
     };
     const post = makePostCredits({ ledger: counting, clock: systemClock });
-    expect(await post(hot.shop, announced)).toEqual({ posted: 150 });
+    let posted = 0;
+    for (let delivery = 1; ; delivery++) {
+      try {
+        posted += (await post(hot.shop, announced)).posted;
+        break;
+      } catch (error) {
+        // Delivered again, as the stream does with a posting cut short by its deadline: in a
+        // whole-suite run DynamoDB Local once took past it (51 s) to complete the posted batches.
+        if (!(error instanceof PostingCutShort) || delivery >= 3) throw error;
+        posted += error.posted;
+      }
+    }
+    expect(posted).toBe(150);
     // 150 credits in 4 batches, taken in by one posting: the wallet's item written once.
     expect(walletWrites).toBe(1);
     const entries = await entriesOfShop(hot);

@@ -49,9 +49,6 @@ function memoryTasks(count: number) {
         .slice(0, limit)
         .map((task) => ({ ...task, dueAt: dueAt.get(task.key) as number }));
     },
-    async claim(work, until) {
-      return claimOne(work, until);
-    },
     async claimAll(works, until) {
       claimCalls.push({ keys: works.map((work) => work.key), until });
       return works.map((work) => claimOne(work, until));

@@ -42,11 +42,10 @@ export interface TaskStore {
   /** Up to `limit` tasks due at `now`, oldest first per shard, every shard read. */
   due(now: number, limit: number): Promise<readonly DueWork[]>;
   /**
-   * Takes the task until `leaseUntil` (epoch ms): its `dueAt` moves there, on condition that it is
-   * still what was read. False when another dispatcher took it, or it is done.
+   * Takes each of `works` until `leaseUntil` (epoch ms), many in one request: its `dueAt` moves
+   * there, on condition that it is still what was read. Whether each was claimed, in order: not
+   * when another dispatcher took it, or it is done.
    */
-  claim(work: DueWork, leaseUntil: number): Promise<boolean>;
-  /** Claims each of `works` as `claim` does, many in one request: whether each was claimed, in order. */
   claimAll(works: readonly DueWork[], leaseUntil: number): Promise<readonly boolean[]>;
   /**
    * Ends a claimed task (out of the `due` index), on condition that the lease is still ours; a

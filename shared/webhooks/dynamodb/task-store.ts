@@ -155,8 +155,6 @@ export function createTaskStore({
         .sort((a, b) => a.dueAt - b.dueAt);
     },
 
-    claim: (work, leaseUntil) => update(work.key, claimOf(work, leaseUntil)),
-
     /**
      * One transaction per ACTIONS_PER_TRANSACTION claims (one alone is a plain update, at half the
      * write units).

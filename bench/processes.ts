@@ -40,6 +40,10 @@ export async function startGateway(
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       ...(process.env.HOME ? { HOME: process.env.HOME } : {}),
       ...(process.env.JAVA_HOME ? { JAVA_HOME: process.env.JAVA_HOME } : {}),
+      // For comparing DynamoDB Local's JVM options (infra/local/dynamodb-local.ts).
+      ...(process.env.DYNAMODB_LOCAL_JAVA_OPTIONS === undefined
+        ? {}
+        : { DYNAMODB_LOCAL_JAVA_OPTIONS: process.env.DYNAMODB_LOCAL_JAVA_OPTIONS }),
       PORT: String(port),
       LOCAL_STATE_DIR: stateDir,
       ...env,

@@ -204,6 +204,27 @@ export async function measureWebhookLatency(scenario: WebhookScenario): Promise<
     if (deadMerchant) await Promise.all(tokens.map((token) => pay(token, deadMerchant)));
     if (deadMerchant) await dead.until(() => dead.hung.length > 0, 30_000);
 
+    // A round first, not measured, into another merchant with its own receiver: DynamoDB Local's
+    // JVM compiles its hot code during its first seconds of load, which DynamoDB has no counterpart
+    // of (docs/decisions/local-dynamodb-jvm.md). Its events must arrive too.
+    progress('webhooks: a round to warm DynamoDB Local, not measured');
+    const warm = await startWebhookReceiver();
+    try {
+      const warmMerchant = await merchantAt(warm);
+      await Promise.all(
+        tokens.map(async (token) => {
+          for (let n = 0; n < paymentsEach; n++) await pay(token, warmMerchant);
+        }),
+      );
+      await warm
+        .until(
+          (received) => new Set(received.map((event) => event.id)).size >= 2 * clients * paymentsEach,
+          120_000,
+        )
+        .catch((error: Error) => problems.push(`warm-up round: ${error.message}`));
+    } finally {
+      await warm.close();
+    }
     progress(`webhooks: ${clients} payers × ${paymentsEach} payments into one merchant`);
     if (faults) receiver.failShare = 0.3;
     const answeredAt = new Map<string, number>();

@@ -32,6 +32,32 @@ export interface DynamoDbLocal {
   stop(): Promise<void>;
 }
 
+/**
+ * The JVM options DynamoDB Local runs with: the client compiler only, and the serial collector.
+ * A stack or a test run lasts minutes on a developer's machine of a few cores, where Java's
+ * optimising compiler took most of a core through the first minute of load, a minute that every
+ * webhook measured and every test ran in. `DYNAMODB_LOCAL_JAVA_OPTIONS` replaces them (empty: Java's
+ * own defaults). Why, with the measurements: docs/decisions/local-dynamodb-jvm.md.
+ */
+export const DYNAMODB_LOCAL_JAVA_OPTIONS = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
+
+/**
+ * Runs `start` with `options` added to JAVA_TOOL_OPTIONS, which Java reads at start: the package's
+ * `spawn` takes no environment, and hands the child a copy of this process's at the call.
+ */
+function withJavaOptions<T>(options: string, start: () => T): T {
+  const before = process.env.JAVA_TOOL_OPTIONS;
+  const joined = [before, options].filter((part) => part !== undefined && part.trim() !== '').join(' ');
+  if (joined === '') delete process.env.JAVA_TOOL_OPTIONS;
+  else process.env.JAVA_TOOL_OPTIONS = joined;
+  try {
+    return start();
+  } finally {
+    if (before === undefined) delete process.env.JAVA_TOOL_OPTIONS;
+    else process.env.JAVA_TOOL_OPTIONS = before;
+  }
+}
+
 /** A TCP port that was free a moment ago. */
 export async function freePort(): Promise<number> {
   const server = createServer();
@@ -52,7 +78,10 @@ export async function startDynamoDbLocal(
   options: { port?: number; dbPath?: string } = {},
 ): Promise<DynamoDbLocal> {
   const port = options.port ?? (await freePort());
-  const child: ChildProcess = spawn({ port, ...(options.dbPath ? { path: options.dbPath } : {}) });
+  const child: ChildProcess = withJavaOptions(
+    process.env.DYNAMODB_LOCAL_JAVA_OPTIONS ?? DYNAMODB_LOCAL_JAVA_OPTIONS,
+    () => spawn({ port, ...(options.dbPath ? { path: options.dbPath } : {}) }),
+  );
   try {
     await once(child, 'spawn');
   } catch (error) {

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { CreateTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  DYNAMODB_LOCAL_JAVA_OPTIONS,
   type DynamoDbLocal,
   ensureTables,
   localClient,
@@ -15,6 +17,8 @@ import { createTableInput, tables } from '#shared/dynamodb/tables.ts';
  */
 let dynamodb: DynamoDbLocal;
 let client: ReturnType<typeof localClient>;
+/** This process's JAVA_TOOL_OPTIONS before DynamoDB Local started. */
+const ownJavaOptions = process.env.JAVA_TOOL_OPTIONS;
 beforeAll(async () => {
   dynamodb = await startDynamoDbLocal();
   client = localClient(dynamodb.endpoint);
@@ -42,4 +46,41 @@ describe('the local tables', () => {
       Table?.GlobalSecondaryIndexes?.map((index) => [index.IndexName, index.IndexStatus]).sort(),
     ).toEqual((tables.wallets.indexes ?? []).map((index) => [index.name, 'ACTIVE']).sort());
   });
+});
+
+/** The JAVA_TOOL_OPTIONS a process was started with (Linux), or undefined. */
+async function javaOptionsOf(pid: number): Promise<string | undefined> {
+  const environ = await readFile(`/proc/${pid}/environ`, 'utf8');
+  const entry = environ.split('\0').find((line) => line.startsWith('JAVA_TOOL_OPTIONS='));
+  return entry?.slice('JAVA_TOOL_OPTIONS='.length);
+}
+
+describe('the JVM DynamoDB Local runs in', () => {
+  it('gets the project’s options, this process’s own JAVA_TOOL_OPTIONS left as they were', async () => {
+    const expected = process.env.DYNAMODB_LOCAL_JAVA_OPTIONS ?? DYNAMODB_LOCAL_JAVA_OPTIONS;
+    const options = (await javaOptionsOf(dynamodb.pid)) ?? '';
+    for (const option of expected.split(' ').filter(Boolean)) expect(options.split(' ')).toContain(option);
+    expect(process.env.JAVA_TOOL_OPTIONS).toBe(ownJavaOptions);
+  });
+
+  it('keeps a developer’s JAVA_TOOL_OPTIONS, and takes DYNAMODB_LOCAL_JAVA_OPTIONS in place of the project’s', async () => {
+    const saved = { tool: process.env.JAVA_TOOL_OPTIONS, local: process.env.DYNAMODB_LOCAL_JAVA_OPTIONS };
+    process.env.JAVA_TOOL_OPTIONS = '-Dwallet.developer=yes';
+    process.env.DYNAMODB_LOCAL_JAVA_OPTIONS = '-Dwallet.local=yes';
+    let other: DynamoDbLocal | undefined;
+    try {
+      other = await startDynamoDbLocal();
+      expect(await javaOptionsOf(other.pid)).toBe('-Dwallet.developer=yes -Dwallet.local=yes');
+      expect(process.env.JAVA_TOOL_OPTIONS).toBe('-Dwallet.developer=yes');
+    } finally {
+      for (const [name, value] of [
+        ['JAVA_TOOL_OPTIONS', saved.tool],
+        ['DYNAMODB_LOCAL_JAVA_OPTIONS', saved.local],
+      ] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+      await other?.stop();
+    }
+  }, 60_000);
 });

@@ -17,6 +17,7 @@ import {
   CARRIED_BODY_MAX_BYTES,
   createEventStore,
 } from '#shared/webhooks/dynamodb/event-store.ts';
+import { createTaskStore } from '#shared/webhooks/dynamodb/task-store.ts';
 import { createEndpointManagement } from '#shared/webhooks/endpoint-functions.ts';
 import { eventIdOf, type WebhookEvent } from '#shared/webhooks/model/webhook-event.ts';
 import { createEnvelopeSealer } from '#shared/webhooks/secrets/envelope.ts';
@@ -234,5 +235,27 @@ describe('the dispatcher', () => {
     // Each delivery's record and its task's end in one request, within the dispatcher's grant.
     expect(sent.filter((request) => request.operation === 'BatchWriteItem').length).toBeLessThanOrEqual(2);
     expect(WEBHOOK_DISPATCHER_ACTIONS).toEqual(expect.arrayContaining(sent.flatMap(actionsOf)));
+  });
+});
+
+describe('the task store', () => {
+  it('claims a poll’s tasks in one transaction, each until its own time when given one each', async () => {
+    const { address, endpointIds } = await merchantWith(1);
+    const events = [eventOf(address), eventOf(address), eventOf(address)];
+    await createEventStore({ client: direct, tableName }).recordAll(
+      events.map((event) => ({ event, endpointIds })),
+    );
+    const store = createTaskStore({ client, tableName });
+    const keys = new Set(events.map((event) => taskKey(event.id, endpointIds[0] as string, LIVE_ORIGIN)));
+    const works = (await store.due(Date.now(), 1_000)).filter((work) => keys.has(work.key));
+    expect(works.length).toBe(3);
+    const until = works.map((_, n) => Date.now() + 60_000 * (n + 1));
+
+    const sent = await requestsDuring(async () => {
+      expect(await store.claimAll(works, until)).toEqual([true, true, true]);
+    });
+
+    expect(sent.map((request) => request.operation)).toEqual(['TransactWriteItems']);
+    expect(await Promise.all(works.map(async (work) => (await stored(work.key))?.dueAt))).toEqual(until);
   });
 });

@@ -35,7 +35,7 @@ function memoryTasks(count: number) {
     dueAt: 0,
   }));
   for (const task of tasks) dueAt.set(task.key, 0);
-  const claimCalls: { keys: string[]; until: number }[] = [];
+  const claimCalls: { keys: string[]; until: number[] }[] = [];
   const rescheduled = new Map<string, number>();
   const claimOne = (work: DueWork, until: number) => {
     if (dueAt.get(work.key) !== work.dueAt) return false;
@@ -49,9 +49,12 @@ function memoryTasks(count: number) {
         .slice(0, limit)
         .map((task) => ({ ...task, dueAt: dueAt.get(task.key) as number }));
     },
-    async claimAll(works, until) {
+    async claimAll(works, leaseUntil) {
+      const until = works.map((_, at) =>
+        typeof leaseUntil === 'number' ? leaseUntil : (leaseUntil[at] as number),
+      );
       claimCalls.push({ keys: works.map((work) => work.key), until });
-      return works.map((work) => claimOne(work, until));
+      return works.map((work, at) => claimOne(work, until[at] as number));
     },
     async finish() {},
     async reschedule(work, _lease, at) {
@@ -65,42 +68,51 @@ function memoryTasks(count: number) {
   return { store, claimCalls, rescheduled };
 }
 
+/** A dispatcher whose every attempt hangs, at the clock `now()`; counts the attempts. */
+function hangingDispatcher(store: TaskStore, now: () => number) {
+  const counted = { attempts: 0 };
+  const endpoints: DeliveryEndpointStore = {
+    endpointsFor: async () => [],
+    endpointOf: async (address, endpointId) => ({
+      endpointId,
+      address,
+      url: 'http://127.0.0.1:9/hooks',
+      eventTypes: ['transfer.received'],
+      status: 'enabled',
+      secrets: [],
+    }),
+    recordAttempt: async () => ({ status: 'enabled', disabledNow: false }),
+  };
+  const dispatcher = makeDispatcher({
+    tasks: store,
+    events: { event: async () => undefined },
+    endpoints,
+    // Never answers: every attempt holds its slot.
+    deliver: () => {
+      counted.attempts++;
+      return new Promise<AttemptResult>(() => undefined);
+    },
+    clock: { now },
+    settings,
+  });
+  return { dispatcher, counted };
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 10));
+
 describe('a dispatcher beside an endpoint that stops answering', () => {
   it('sheds the waits past its slow allowance and moves its due tasks deferMs on in one request', async () => {
     let now = 0;
     const { store, claimCalls, rescheduled } = memoryTasks(10);
-    let attempts = 0;
-    const endpoints: DeliveryEndpointStore = {
-      endpointsFor: async () => [],
-      endpointOf: async (address, endpointId) => ({
-        endpointId,
-        address,
-        url: 'http://127.0.0.1:9/hooks',
-        eventTypes: ['transfer.received'],
-        status: 'enabled',
-        secrets: [],
-      }),
-      recordAttempt: async () => ({ status: 'enabled', disabledNow: false }),
-    };
-    const dispatcher = makeDispatcher({
-      tasks: store,
-      events: { event: async () => undefined },
-      endpoints,
-      // Never answers: every attempt holds its slot.
-      deliver: () => {
-        attempts++;
-        return new Promise<AttemptResult>(() => undefined);
-      },
-      clock: { now: () => now },
-      settings,
-    });
-    const settle = () => new Promise((resolve) => setTimeout(resolve, 10));
+    const { dispatcher, counted } = hangingDispatcher(store, () => now);
 
     // It answered so far: one poll claims its slots and its queue, 6 tasks, in one request.
     expect(await dispatcher.poll()).toBe(6);
     await settle();
-    expect(claimCalls).toEqual([{ keys: [0, 1, 2, 3, 4, 5].map((n) => `TASK#${n}`), until: 30_000 }]);
-    expect(attempts).toBe(2);
+    expect(claimCalls).toEqual([
+      { keys: [0, 1, 2, 3, 4, 5].map((n) => `TASK#${n}`), until: Array(6).fill(30_000) },
+    ]);
+    expect(counted.attempts).toBe(2);
 
     // Its attempts have run a second: slow.
     now = 1_000;
@@ -109,7 +121,36 @@ describe('a dispatcher beside an endpoint that stops answering', () => {
     // The two newest waits past its allowance of 2 are shed and moved deferMs on, not attempted...
     expect(Object.fromEntries(rescheduled)).toEqual({ 'TASK#4': 6_000, 'TASK#5': 6_000 });
     // ...and its 4 tasks never taken are moved deferMs on too, all in one request.
-    expect(claimCalls.slice(1)).toEqual([{ keys: [6, 7, 8, 9].map((n) => `TASK#${n}`), until: 6_000 }]);
-    expect(attempts).toBe(2);
+    expect(claimCalls.slice(1)).toEqual([
+      { keys: [6, 7, 8, 9].map((n) => `TASK#${n}`), until: Array(4).fill(6_000) },
+    ]);
+    expect(counted.attempts).toBe(2);
+  });
+
+  it('spreads a backlog: as many each deferMs as the endpoint may hold once slow, the last written once until its turn', async () => {
+    let now = 0;
+    const { store, claimCalls } = memoryTasks(30);
+    const { dispatcher } = hangingDispatcher(store, () => now);
+    await dispatcher.poll();
+    await settle();
+    now = 1_000;
+    await dispatcher.poll();
+    await settle();
+    // 6 claimed at first (2 slots, 4 queued), 2 of them shed; the 24 never taken are deferred in
+    // one request, 4 (2 × perEndpoint) to each deferMs step, oldest first.
+    const [deferral] = claimCalls.slice(1);
+    expect(deferral?.keys).toEqual(Array.from({ length: 24 }, (_, n) => `TASK#${n + 6}`));
+    expect(deferral?.until).toEqual(
+      [6_000, 11_000, 16_000, 21_000, 26_000, 31_000].flatMap((at) => [at, at, at, at]),
+    );
+
+    // A poll each second for the next 29 s, the endpoint still hanging: the last of the backlog,
+    // due again at 31 s, is not written meanwhile (all deferred deferMs on, it was every 5 s).
+    for (now = 2_000; now <= 30_000; now += 1_000) {
+      await dispatcher.poll();
+      await settle();
+    }
+    const writesOfLast = claimCalls.filter((call) => call.keys.includes('TASK#29')).length;
+    expect(writesOfLast).toBe(1);
   });
 });

@@ -43,7 +43,7 @@ export interface DispatcherSettings {
   /**
    * How far a slow endpoint's due tasks are moved on at each poll that finds it full (and its
    * shed waits): its attempts take a second or more each, 4 at a time, so a task moved on 5 s
-   * loses little, and its backlog costs a write per task per 5 s, not per second.
+   * loses little. A backlog is spread over as many steps of it as it needs (`deferredUntil`).
    */
   readonly deferMs: number;
   /** Attempts in flight from this dispatcher, all endpoints together. */
@@ -237,6 +237,21 @@ export function makeDispatcher({
     await tasks.expandReplay(replay, leaseUntil, endpoint?.eventTypes ?? [], settings.replayStep);
   }
 
+  /**
+   * When each of a slow endpoint's due tasks is due again: as many each `deferMs` as the endpoint
+   * may hold once slow (2 × `perEndpoint`), in the order they were due. All at `deferMs`, a backlog
+   * came due at once every `deferMs`, filled the polls' pages ahead of other endpoints' tasks and
+   * was written again each time: a task waiting a minute was written twelve times.
+   */
+  function deferredUntil(works: readonly DueWork[], now: number): number[] {
+    const before = new Map<string, number>();
+    return works.map((work) => {
+      const place = before.get(work.endpointId) ?? 0;
+      before.set(work.endpointId, place + 1);
+      return now + settings.deferMs * (1 + Math.floor(place / (2 * settings.perEndpoint)));
+    });
+  }
+
   /** Runs one claimed piece of work in the background, under the hold taken for it. */
   function start(work: DueWork, leaseUntil: number, unhold: () => void): void {
     const run = (work.kind === 'task' ? attempt(work, leaseUntil, unhold) : expand(work, leaseUntil))
@@ -277,13 +292,13 @@ export function makeDispatcher({
       if (busy) deferred.push(work);
       else taken.push({ work, unhold: slots.hold(work.endpointId) });
     }
-    // Not attempts: claimed until `deferMs` from now, when they are due again, so that the polls
-    // meanwhile read past them to other endpoints' tasks. One request for them all.
+    // Not attempts: claimed until they are due again, so that the polls meanwhile read past them
+    // to other endpoints' tasks. One request for them all.
     const deferring =
       deferred.length === 0
         ? undefined
         : tasks
-            .claimAll(deferred, clock.now() + settings.deferMs)
+            .claimAll(deferred, deferredUntil(deferred, clock.now()))
             .catch(() => undefined)
             .finally(() => {
               for (const work of deferred) mine.delete(work.key);

@@ -42,11 +42,11 @@ export interface TaskStore {
   /** Up to `limit` tasks due at `now`, oldest first per shard, every shard read. */
   due(now: number, limit: number): Promise<readonly DueWork[]>;
   /**
-   * Takes each of `works` until `leaseUntil` (epoch ms), many in one request: its `dueAt` moves
-   * there, on condition that it is still what was read. Whether each was claimed, in order: not
-   * when another dispatcher took it, or it is done.
+   * Takes each of `works` until `leaseUntil` (epoch ms; one for all, or one per work, in order),
+   * many in one request: its `dueAt` moves there, on condition that it is still what was read.
+   * Whether each was claimed, in order: not when another dispatcher took it, or it is done.
    */
-  claimAll(works: readonly DueWork[], leaseUntil: number): Promise<readonly boolean[]>;
+  claimAll(works: readonly DueWork[], leaseUntil: number | readonly number[]): Promise<readonly boolean[]>;
   /**
    * Ends a claimed task (out of the `due` index), on condition that the lease is still ours; a
    * `delivered` one whatever holds it now (delivered is final).

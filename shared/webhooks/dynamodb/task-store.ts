@@ -161,15 +161,19 @@ export function createTaskStore({
      * A task taken meanwhile cancels it by its condition: left out, the rest are claimed again.
      */
     async claimAll(works, leaseUntil) {
+      const until = (index: number) =>
+        typeof leaseUntil === 'number' ? leaseUntil : (leaseUntil[index] as number);
       if (works.length === 1)
-        return [await update((works[0] as DueWork).key, claimOf(works[0] as DueWork, leaseUntil))];
+        return [await update((works[0] as DueWork).key, claimOf(works[0] as DueWork, until(0)))];
       const claimed = works.map(() => false);
       for (let at = 0; at < works.length; at += ACTIONS_PER_TRANSACTION) {
         let pending = works.slice(at, at + ACTIONS_PER_TRANSACTION).map((_, n) => at + n);
         while (pending.length > 0) {
           const actions = pending.map((index) => {
             const work = works[index] as DueWork;
-            return { Update: { TableName: tableName, Key: { pk: work.key }, ...claimOf(work, leaseUntil) } };
+            return {
+              Update: { TableName: tableName, Key: { pk: work.key }, ...claimOf(work, until(index)) },
+            };
           });
           // One token for every try: a try whose answer was lost and its retry are one commit.
           const token = randomUUID();

@@ -304,6 +304,9 @@ export function makeDispatcher({
               for (const work of deferred) mine.delete(work.key);
             });
     if (taken.length > 0) {
+      // Their endpoints are read while the claim is in flight, not after it: after a quiet second
+      // (ENDPOINT_FRESH_MS), a burst's first deliveries waited for the claim and then the read.
+      for (const { work } of taken) if (work.kind === 'task') void endpointOf(work.address, work.endpointId);
       // Claimed together: one request for the poll's tasks rather than one each.
       const leaseUntil = clock.now() + settings.leaseMs;
       const claimed = await tasks

@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_DISPATCHER_SETTINGS, makeDispatcher } from '#shared/webhooks/dispatch/dispatcher.ts';
+import type { DeliveryTask, TaskStore } from '#shared/webhooks/dispatch/ports.ts';
+import type { AttemptResult } from '#shared/webhooks/model/delivery.ts';
+import type { DeliveryEndpointStore } from '#shared/webhooks/model/ports.ts';
+
+/*
+ * When a dispatcher reads a task's endpoint (issue 46, "≤ 1 s p99"): the endpoint as read serves a
+ * second of deliveries, so the first delivery after a quiet second needs a read. Sent after the
+ * claim had been answered, a burst's first deliveries waited for two of DynamoDB's round trips one
+ * after the other; sent with the claim, for the longer of the two. In memory, with a claim that
+ * stays unanswered until the test lets it.
+ */
+
+const task = (n: number): DeliveryTask => ({
+  kind: 'task',
+  key: `TASK#${n}`,
+  eventId: `evt_${n}`,
+  eventType: 'transfer.received',
+  address: 'shop',
+  endpointId: 'hooks',
+  event: { id: `evt_${n}`, type: 'transfer.received', address: 'shop', timestamp: '', body: '{}' },
+  trigger: 'schedule',
+  attempts: 0,
+  dueAt: 0,
+});
+
+describe('a dispatcher after a quiet second', () => {
+  it('reads the endpoints of the tasks it claims while the claim is in flight, once per endpoint', async () => {
+    const claim = Promise.withResolvers<readonly boolean[]>();
+    const tasks: TaskStore = {
+      due: async () => [task(1), task(2), task(3)],
+      claimAll: () => claim.promise,
+      finish: async () => undefined,
+      reschedule: async () => undefined,
+      expandReplay: async () => true,
+    };
+    const reads: string[] = [];
+    const endpoints: DeliveryEndpointStore = {
+      endpointsFor: async () => [],
+      endpointOf: async (address, endpointId) => {
+        reads.push(`${address}/${endpointId}`);
+        return {
+          endpointId,
+          address,
+          url: 'http://127.0.0.1:9/hooks',
+          eventTypes: ['transfer.received'],
+          status: 'enabled',
+          secrets: [],
+        };
+      },
+      recordAttempt: async () => ({ status: 'enabled', disabledNow: false }),
+    };
+    const delivered: string[] = [];
+    const dispatcher = makeDispatcher({
+      tasks,
+      events: { event: async () => undefined },
+      endpoints,
+      deliver: async (_endpoint, message): Promise<AttemptResult> => {
+        delivered.push(message.id);
+        return { outcome: 'delivered', statusCode: 204, durationMs: 1 };
+      },
+      clock: { now: () => 0 },
+      settings: DEFAULT_DISPATCHER_SETTINGS,
+    });
+
+    const polled = dispatcher.poll();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    // The claim is not answered yet: the endpoint is read already, and nothing is delivered.
+    expect(reads).toEqual(['shop/hooks']);
+    expect(delivered).toEqual([]);
+
+    claim.resolve([true, true, true]);
+    expect(await polled).toBe(3);
+    await dispatcher.drain();
+    expect(delivered.sort()).toEqual(['evt_1', 'evt_2', 'evt_3']);
+    expect(reads).toEqual(['shop/hooks']);
+  });
+});

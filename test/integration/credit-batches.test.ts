@@ -224,20 +224,27 @@ describe('credits to a hot wallet posted on two levels', () => {
     };
     const post = makePostCredits({ ledger: counting, clock: systemClock });
     let posted = 0;
+    let deliveries = 0;
     for (let delivery = 1; ; delivery++) {
+      deliveries = delivery;
       try {
         posted += (await post(hot.shop, announced)).posted;
         break;
       } catch (error) {
-        // Delivered again, as the stream does with a posting cut short by its deadline: in a
-        // whole-suite run DynamoDB Local once took past it (51 s) to complete the posted batches.
+        // Delivered again, as the stream does with a posting cut short by its deadline: in
+        // whole-suite runs DynamoDB Local took past it (51, 60 and 82 s) to complete the postings.
         if (!(error instanceof PostingCutShort) || delivery >= 3) throw error;
         posted += error.posted;
       }
     }
-    expect(posted).toBe(150);
-    // 150 credits in 4 batches, taken in by one posting: the wallet's item written once.
-    expect(walletWrites).toBe(1);
+    // 150 credits in 4 batches, taken in by one posting: the wallet's item written once, and
+    // once per delivery when one was cut short.
+    expect(walletWrites).toBeLessThanOrEqual(deliveries);
+    // A cut posting's commit can land after it stopped counting, and the next skips what it finds
+    // posted: the count is exact when one delivery did it all, and never counts a credit twice.
+    // That every credit is posted once is the ledger's to show (below).
+    if (deliveries === 1) expect(posted).toBe(150);
+    else expect(posted).toBeLessThanOrEqual(150);
     const entries = await entriesOfShop(hot);
     expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
     let balance = 0;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_DISPATCHER_SETTINGS, makeDispatcher } from '#shared/webhooks/dispatch/dispatcher.ts';
 import type { DeliveryTask, TaskStore } from '#shared/webhooks/dispatch/ports.ts';
 import type { AttemptResult } from '#shared/webhooks/model/delivery.ts';
-import type { DeliveryEndpointStore } from '#shared/webhooks/model/ports.ts';
+import { enabledEndpoints } from '../support/webhook-endpoints.ts';
 
 /*
  * When a dispatcher reads a task's endpoint (issue 46, "≤ 1 s p99"): the endpoint as read serves a
@@ -36,21 +36,7 @@ describe('a dispatcher after a quiet second', () => {
       expandReplay: async () => true,
     };
     const reads: string[] = [];
-    const endpoints: DeliveryEndpointStore = {
-      endpointsFor: async () => [],
-      endpointOf: async (address, endpointId) => {
-        reads.push(`${address}/${endpointId}`);
-        return {
-          endpointId,
-          address,
-          url: 'http://127.0.0.1:9/hooks',
-          eventTypes: ['transfer.received'],
-          status: 'enabled',
-          secrets: [],
-        };
-      },
-      recordAttempt: async () => ({ status: 'enabled', disabledNow: false }),
-    };
+    const endpoints = enabledEndpoints((address, endpointId) => reads.push(`${address}/${endpointId}`));
     const delivered: string[] = [];
     const dispatcher = makeDispatcher({
       tasks,

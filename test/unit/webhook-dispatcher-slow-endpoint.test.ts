@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_DISPATCHER_SETTINGS, makeDispatcher } from '#shared/webhooks/dispatch/dispatcher.ts';
 import type { DeliveryTask, DueWork, TaskStore } from '#shared/webhooks/dispatch/ports.ts';
 import type { AttemptResult } from '#shared/webhooks/model/delivery.ts';
-import type { DeliveryEndpointStore } from '#shared/webhooks/model/ports.ts';
+import { enabledEndpoints } from '../support/webhook-endpoints.ts';
 
 /*
  * What a dispatcher does with an endpoint that stops answering while a backlog of its tasks is due
@@ -71,22 +71,10 @@ function memoryTasks(count: number) {
 /** A dispatcher whose every attempt hangs, at the clock `now()`; counts the attempts. */
 function hangingDispatcher(store: TaskStore, now: () => number) {
   const counted = { attempts: 0 };
-  const endpoints: DeliveryEndpointStore = {
-    endpointsFor: async () => [],
-    endpointOf: async (address, endpointId) => ({
-      endpointId,
-      address,
-      url: 'http://127.0.0.1:9/hooks',
-      eventTypes: ['transfer.received'],
-      status: 'enabled',
-      secrets: [],
-    }),
-    recordAttempt: async () => ({ status: 'enabled', disabledNow: false }),
-  };
   const dispatcher = makeDispatcher({
     tasks: store,
     events: { event: async () => undefined },
-    endpoints,
+    endpoints: enabledEndpoints(),
     // Never answers: every attempt holds its slot.
     deliver: () => {
       counted.attempts++;

@@ -202,7 +202,9 @@ describe('credits to a hot wallet posted on two levels', () => {
 
   it('posts more credits than a transaction holds to one wallet writing its item once', {
     // Room for three deliveries, each cut short at its deadline (35 s) at most: in whole-suite runs
-    // the first was cut short 4 times in 5, and the test took 51–82 s.
+    // the first was cut short 4 times in 5, and the test took 51–82 s. There the suite's other
+    // files fill DynamoDB Local's one SQLite thread, and this posting's requests outlast the
+    // client's 2 s timeout (REQUEST_TIMEOUT_MS) and are retried: 5 in a row in a run that took 19.5 s.
     timeout: 150_000,
   }, async () => {
     const hot = await createHotLedger(4);

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_DISPATCHER_SETTINGS, makeDispatcher } from '#shared/webhooks/dispatch/dispatcher.ts';
-import type { DeliveryTask, TaskStore } from '#shared/webhooks/dispatch/ports.ts';
+import type { TaskStore } from '#shared/webhooks/dispatch/ports.ts';
 import type { AttemptResult } from '#shared/webhooks/model/delivery.ts';
 import { enabledEndpoints } from '../support/webhook-endpoints.ts';
+import { deliveryTask } from '../support/webhook-tasks.ts';
 
 /*
  * When a dispatcher reads a task's endpoint (issue 46, "≤ 1 s p99"): the endpoint as read serves a
@@ -12,18 +13,7 @@ import { enabledEndpoints } from '../support/webhook-endpoints.ts';
  * stays unanswered until the test lets it.
  */
 
-const task = (n: number): DeliveryTask => ({
-  kind: 'task',
-  key: `TASK#${n}`,
-  eventId: `evt_${n}`,
-  eventType: 'transfer.received',
-  address: 'shop',
-  endpointId: 'hooks',
-  event: { id: `evt_${n}`, type: 'transfer.received', address: 'shop', timestamp: '', body: '{}' },
-  trigger: 'schedule',
-  attempts: 0,
-  dueAt: 0,
-});
+const task = (n: number) => deliveryTask(n, 'hooks');
 
 describe('a dispatcher after a quiet second', () => {
   it('reads the endpoints of the tasks it claims while the claim is in flight, once per endpoint', async () => {

@@ -3,6 +3,7 @@ import { DEFAULT_DISPATCHER_SETTINGS, makeDispatcher } from '#shared/webhooks/di
 import type { DeliveryTask, DueWork, TaskStore } from '#shared/webhooks/dispatch/ports.ts';
 import type { AttemptResult } from '#shared/webhooks/model/delivery.ts';
 import { enabledEndpoints } from '../support/webhook-endpoints.ts';
+import { deliveryTask } from '../support/webhook-tasks.ts';
 
 /*
  * What a dispatcher does with an endpoint that stops answering while a backlog of its tasks is due
@@ -22,18 +23,7 @@ const settings = {
 
 function memoryTasks(count: number) {
   const dueAt = new Map<string, number>();
-  const tasks: DeliveryTask[] = Array.from({ length: count }, (_, n) => ({
-    kind: 'task',
-    key: `TASK#${n}`,
-    eventId: `evt_${n}`,
-    eventType: 'transfer.received',
-    address: 'shop',
-    endpointId: 'dead',
-    event: { id: `evt_${n}`, type: 'transfer.received', address: 'shop', timestamp: '', body: '{}' },
-    trigger: 'schedule',
-    attempts: 0,
-    dueAt: 0,
-  }));
+  const tasks: DeliveryTask[] = Array.from({ length: count }, (_, n) => deliveryTask(n, 'dead'));
   for (const task of tasks) dueAt.set(task.key, 0);
   const claimCalls: { keys: string[]; until: number[] }[] = [];
   const rescheduled = new Map<string, number>();

@@ -42,19 +42,33 @@ export interface DynamoDbLocal {
 export const DYNAMODB_LOCAL_JAVA_OPTIONS = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
 
 /**
- * Runs `start` with `options` added to JAVA_TOOL_OPTIONS, which Java reads at start: the package's
- * `spawn` takes no environment, and hands the child a copy of this process's at the call.
+ * Runs `start` with `options` added to JAVA_TOOL_OPTIONS, which Java reads at start, and with
+ * DynamoDB Local's telemetry off (`DDB_LOCAL_TELEMETRY=0`) unless the developer set it: otherwise
+ * it reports usage to AWS from every developer's machine and CI run, and looks its service up in
+ * DNS at start even where nothing can be reached (docs/decisions/local-dynamodb-jvm.md). The
+ * package's `spawn` takes no environment, and hands the child a copy of this process's at the call,
+ * which is restored after it.
  */
-function withJavaOptions<T>(options: string, start: () => T): T {
-  const before = process.env.JAVA_TOOL_OPTIONS;
-  const joined = [before, options].filter((part) => part !== undefined && part.trim() !== '').join(' ');
-  if (joined === '') delete process.env.JAVA_TOOL_OPTIONS;
-  else process.env.JAVA_TOOL_OPTIONS = joined;
+function withJavaEnvironment<T>(options: string, start: () => T): T {
+  const toolOptions = [process.env.JAVA_TOOL_OPTIONS, options]
+    .filter((part) => part !== undefined && part.trim() !== '')
+    .join(' ');
+  const wanted = {
+    JAVA_TOOL_OPTIONS: toolOptions === '' ? undefined : toolOptions,
+    DDB_LOCAL_TELEMETRY: process.env.DDB_LOCAL_TELEMETRY ?? '0',
+  };
+  const before = Object.fromEntries(Object.keys(wanted).map((name) => [name, process.env[name]]));
+  const apply = (values: Record<string, string | undefined>) => {
+    for (const [name, value] of Object.entries(values)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  };
+  apply(wanted);
   try {
     return start();
   } finally {
-    if (before === undefined) delete process.env.JAVA_TOOL_OPTIONS;
-    else process.env.JAVA_TOOL_OPTIONS = before;
+    apply(before);
   }
 }
 
@@ -78,7 +92,7 @@ export async function startDynamoDbLocal(
   options: { port?: number; dbPath?: string } = {},
 ): Promise<DynamoDbLocal> {
   const port = options.port ?? (await freePort());
-  const child: ChildProcess = withJavaOptions(
+  const child: ChildProcess = withJavaEnvironment(
     process.env.DYNAMODB_LOCAL_JAVA_OPTIONS ?? DYNAMODB_LOCAL_JAVA_OPTIONS,
     () => spawn({ port, ...(options.dbPath ? { path: options.dbPath } : {}) }),
   );

@@ -48,12 +48,15 @@ describe('the local tables', () => {
   });
 });
 
-/** The JAVA_TOOL_OPTIONS a process was started with (Linux), or undefined. */
-async function javaOptionsOf(pid: number): Promise<string | undefined> {
+/** The value of the variable `name` a process was started with (Linux), or undefined. */
+async function startedWith(pid: number, name: string): Promise<string | undefined> {
   const environ = await readFile(`/proc/${pid}/environ`, 'utf8');
-  const entry = environ.split('\0').find((line) => line.startsWith('JAVA_TOOL_OPTIONS='));
-  return entry?.slice('JAVA_TOOL_OPTIONS='.length);
+  const entry = environ.split('\0').find((line) => line.startsWith(`${name}=`));
+  return entry?.slice(name.length + 1);
 }
+
+/** The JAVA_TOOL_OPTIONS a process was started with (Linux), or undefined. */
+const javaOptionsOf = (pid: number) => startedWith(pid, 'JAVA_TOOL_OPTIONS');
 
 describe('the JVM DynamoDB Local runs in', () => {
   it('gets the project’s options, this process’s own JAVA_TOOL_OPTIONS left as they were', async () => {
@@ -80,6 +83,24 @@ describe('the JVM DynamoDB Local runs in', () => {
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }
+      await other?.stop();
+    }
+  }, 60_000);
+
+  it('has DynamoDB Local’s telemetry to AWS off unless the developer turns it on, this process’s environment left as it was', async () => {
+    const saved = process.env.DDB_LOCAL_TELEMETRY;
+    expect(await startedWith(dynamodb.pid, 'DDB_LOCAL_TELEMETRY')).toBe(saved ?? '0');
+    expect(process.env.DDB_LOCAL_TELEMETRY).toBe(saved);
+
+    process.env.DDB_LOCAL_TELEMETRY = '1';
+    let other: DynamoDbLocal | undefined;
+    try {
+      other = await startDynamoDbLocal();
+      expect(await startedWith(other.pid, 'DDB_LOCAL_TELEMETRY')).toBe('1');
+      expect(process.env.DDB_LOCAL_TELEMETRY).toBe('1');
+    } finally {
+      if (saved === undefined) delete process.env.DDB_LOCAL_TELEMETRY;
+      else process.env.DDB_LOCAL_TELEMETRY = saved;
       await other?.stop();
     }
   }, 60_000);

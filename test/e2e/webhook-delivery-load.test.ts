@@ -1,9 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readRunningStack } from '#infra/local/stack-record.ts';
-import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { makeRecordDeposit } from '#shared/wallet/deposit/record-deposit.ts';
-import { createDepositStore } from '#shared/wallet/dynamodb/deposit-store.ts';
 import { inParallel } from '../support/bank.ts';
 import { uniqueSub } from '../support/events.ts';
 import {
@@ -11,7 +7,8 @@ import {
   startWebhookReceiver,
   type WebhookReceiver,
 } from '../support/webhook-receiver.ts';
-import { call, gateway, tokenFor } from './http.ts';
+import { fund } from './fund.ts';
+import { call, tokenFor } from './http.ts';
 
 /*
  * Issue 46, "Every payment is told, once": many payers paying one merchant at once through the
@@ -31,31 +28,6 @@ let receiver: WebhookReceiver | undefined;
 afterEach(async () => {
   await receiver?.close();
 });
-
-/** Funds wallets as `wallet:fund` does (its repository), through the stack's DynamoDB. */
-async function fund(addresses: readonly string[], amountMinor: number): Promise<void> {
-  const stack = await readRunningStack(gateway.port, gateway.stateDir);
-  if (!stack) throw new Error('The e2e stack is not running');
-  const client = createDocumentClient({ endpoint: stack.dynamodbEndpoint });
-  try {
-    const recordDeposit = makeRecordDeposit({
-      deposits: createDepositStore({ client, tableName: stack.env.WALLETS_TABLE_NAME as string }),
-      ids: { next: randomUUID },
-    });
-    await inParallel(addresses.length, 4, async (i) => {
-      const deposit = {
-        depositId: randomUUID(),
-        address: addresses[i] as string,
-        amountMinor,
-        currency: 'USD',
-        createdAt: new Date().toISOString(),
-      };
-      expect(await recordDeposit(deposit)).toEqual({ kind: 'recorded' });
-    });
-  } finally {
-    client.destroy();
-  }
-}
 
 /** A merchant with an endpoint at `receiver`, and payers paying it at once; the transfer ids paid. */
 async function payMerchant(hooks: WebhookReceiver, during?: () => Promise<void>) {

@@ -1,9 +1,9 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { type ApplicationLogLevel, StartingPosition } from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { ApplicationLogLevel } from 'aws-cdk-lib/aws-lambda';
+import type { DynamoEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import {
   CREDIT_POSTER_FUNCTION_DIR,
@@ -13,6 +13,7 @@ import {
 import { tables } from '#shared/dynamodb/tables.ts';
 import { PENDING_INDEX } from '#shared/wallet/dynamodb/keys.ts';
 import { ProjectFunction } from './project-function.ts';
+import { streamEventSource, streamFailureQueue } from './stream-reader.ts';
 
 export interface CreditPosterProps {
   readonly stageName: string;
@@ -72,33 +73,19 @@ export class CreditPoster extends Construct {
     });
     this.function.grantData(props.walletsTable, CREDIT_POSTER_ACTIONS, CREDIT_POSTER_INDEXES);
 
-    // Stateless like the mapping that writes to it: what it holds are pointers into the stream;
-    // the credits themselves stay in the table, unposted and in the `pending` index, whatever
+    // The credits themselves stay in the table, unposted and in the `pending` index, whatever
     // happens to the queue (docs/decisions/credit-poster-stream.md).
-    this.failureQueue = new Queue(this, 'FailedBatches', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(settings.failureRetentionDays),
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    Validations.of(this.failureQueue).acknowledge({
-      id: 'AwsSolutions-SQS3',
-      reason:
-        "This queue is itself the event source mapping's on-failure destination: nothing consumes it but an operator re-driving credits (runbook, docs/operations.md), so a dead-letter queue behind it would never receive anything.",
-    });
-
-    this.eventSource = new DynamoEventSource(props.walletsTable, {
-      startingPosition: StartingPosition[settings.startingPosition],
-      batchSize: settings.batchSize,
-      maxBatchingWindow: Duration.seconds(settings.maxBatchingWindowSeconds),
-      parallelizationFactor: settings.parallelizationFactor,
-      bisectBatchOnError: settings.bisectBatchOnFunctionError,
-      reportBatchItemFailures: settings.reportBatchItemFailures,
-      retryAttempts: settings.maxRetryAttempts,
-      maxRecordAge: Duration.seconds(settings.maxRecordAgeSeconds),
-      onFailure: new SqsDlq(this.failureQueue),
-      filters: [{ pattern: JSON.stringify(CREDIT_RECORD_FILTER) }],
-    });
+    this.failureQueue = streamFailureQueue(
+      this,
+      settings,
+      "This queue is itself the event source mapping's on-failure destination: nothing consumes it but an operator re-driving credits (runbook, docs/operations.md), so a dead-letter queue behind it would never receive anything.",
+    );
+    this.eventSource = streamEventSource(
+      props.walletsTable,
+      settings,
+      this.failureQueue,
+      CREDIT_RECORD_FILTER,
+    );
     this.function.function.addEventSource(this.eventSource);
 
     const role = this.function.function.role;

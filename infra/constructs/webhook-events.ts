@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
@@ -6,11 +6,10 @@ import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { Grant } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import { type ApplicationLogLevel, StartingPosition } from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { ApplicationLogLevel } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import {
   EVENT_DERIVER_FUNCTION_DIR,
@@ -26,6 +25,7 @@ import { KMS_KEY_ENV } from '#shared/webhooks/secrets/keeper.ts';
 import { WEBHOOK_SECRET_PURPOSE } from '#shared/webhooks/secrets/kms-key-wrapper.ts';
 import { alarmNamePrefix } from './alarm-thresholds.ts';
 import { ProjectFunction } from './project-function.ts';
+import { streamEventSource, streamFailureQueue } from './stream-reader.ts';
 
 export interface WebhookEventsProps {
   readonly stageName: string;
@@ -97,30 +97,13 @@ export class WebhookEvents extends Construct {
       actions: EVENT_DERIVER_ACTIONS.webhooks,
       resourceArns: [props.webhooksTable.tableArn],
     });
-    this.failureQueue = new Queue(this, 'FailedBatches', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(settings.failureRetentionDays),
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    Validations.of(this.failureQueue).acknowledge({
-      id: 'AwsSolutions-SQS3',
-      reason:
-        "This queue is itself the deriver's on-failure destination: an operator re-drives the batches it names from the stream (README runbook); a dead-letter queue behind it would never receive anything.",
-    });
+    this.failureQueue = streamFailureQueue(
+      this,
+      settings,
+      "This queue is itself the deriver's on-failure destination: an operator re-drives the batches it names from the stream (README runbook); a dead-letter queue behind it would never receive anything.",
+    );
     this.deriver.function.addEventSource(
-      new DynamoEventSource(props.walletsTable, {
-        startingPosition: StartingPosition[settings.startingPosition],
-        batchSize: settings.batchSize,
-        maxBatchingWindow: Duration.seconds(settings.maxBatchingWindowSeconds),
-        parallelizationFactor: settings.parallelizationFactor,
-        bisectBatchOnError: settings.bisectBatchOnFunctionError,
-        reportBatchItemFailures: settings.reportBatchItemFailures,
-        retryAttempts: settings.maxRetryAttempts,
-        maxRecordAge: Duration.seconds(settings.maxRecordAgeSeconds),
-        onFailure: new SqsDlq(this.failureQueue),
-        filters: [{ pattern: JSON.stringify(EVENT_SOURCE_FILTER) }],
-      }),
+      streamEventSource(props.walletsTable, settings, this.failureQueue, EVENT_SOURCE_FILTER),
     );
 
     this.dispatcher = new ProjectFunction(this, 'Dispatcher', {

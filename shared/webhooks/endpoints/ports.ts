@@ -1,6 +1,5 @@
-import type { AttemptErrorClass, AttemptOutcome } from '../model/delivery.ts';
 import type { WebhookEndpoint } from '../model/endpoint.ts';
-import type { WebhookEventType } from '../model/event-types.ts';
+import type { DeliveryAttempt } from '../model/ports.ts';
 import type { SealedSecret } from '../secrets/envelope.ts';
 
 /** A signing secret as stored: sealed, with when it stops signing once a successor replaced it. */
@@ -24,18 +23,8 @@ export interface EndpointSet {
   readonly endpoints: readonly StoredEndpoint[];
 }
 
-/** An attempt as the delivery log shows it. */
-export interface AttemptView {
-  readonly eventId: string;
-  readonly eventType: WebhookEventType;
-  readonly attempt: number;
-  readonly attemptedAt: string;
-  readonly outcome: AttemptOutcome;
-  readonly statusCode?: number;
-  readonly errorClass?: AttemptErrorClass;
-  readonly durationMs: number;
-  readonly trigger?: 'schedule' | 'replay' | 'redeliver';
-}
+/** An attempt as the delivery log shows it: as the dispatcher reported it, within its endpoint's log. */
+export type AttemptView = Omit<DeliveryAttempt, 'address' | 'endpointId'>;
 
 export interface AttemptPage {
   readonly items: readonly AttemptView[];

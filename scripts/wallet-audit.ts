@@ -19,10 +19,9 @@
  */
 import { parseArgs } from 'node:util';
 import { auditInWorkers } from '#infra/local/audit-workers.ts';
-import { chooseRunningStack, describeChoice } from '#infra/local/stack-record.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { tables } from '#shared/dynamodb/tables.ts';
 import { auditTable } from '#shared/wallet/audit/ledger-audit.ts';
+import { TABLE_OPTIONS, walletsTableOf } from './wallets-table.ts';
 
 const USAGE = `Usage: npm run wallet:audit -- [--segments <1-64>] [--table <table> [--region <region>] [--endpoint <url>]]`;
 
@@ -38,12 +37,7 @@ async function main(): Promise<void> {
   let values: Record<string, string | undefined>;
   try {
     ({ values } = parseArgs({
-      options: {
-        table: { type: 'string' },
-        region: { type: 'string' },
-        endpoint: { type: 'string' },
-        segments: { type: 'string' },
-      },
+      options: { ...TABLE_OPTIONS, segments: { type: 'string' } },
       strict: true,
     }));
   } catch (error) {
@@ -52,22 +46,7 @@ async function main(): Promise<void> {
   const segments = Number(values.segments ?? DEFAULT_SEGMENTS);
   if (!Number.isInteger(segments) || segments < 1 || segments > 64) fail('--segments must be 1 to 64');
 
-  let tableName: string;
-  let endpoint: string | undefined;
-  if (values.table) {
-    const region = values.region ?? process.env.AWS_REGION;
-    if (!region) fail('--region (or AWS_REGION) is required with --table');
-    process.env.AWS_REGION = region;
-    tableName = values.table;
-    endpoint = values.endpoint;
-  } else {
-    const choice = await chooseRunningStack();
-    if (!choice.stack) fail(`${choice.problem} Or pass --table.`);
-    process.stderr.write(`wallet:audit: auditing ${describeChoice(choice)}\n`);
-    Object.assign(process.env, choice.stack.env);
-    tableName = choice.stack.env[tables.wallets.envVar] as string;
-    endpoint = choice.stack.dynamodbEndpoint;
-  }
+  const { tableName, endpoint } = await walletsTableOf(values, { doing: 'wallet:audit: auditing', fail });
 
   const client = createDocumentClient({ endpoint });
   const started = performance.now();

@@ -14,11 +14,9 @@
  * credentials.
  */
 import { parseArgs } from 'node:util';
-import { defaultPort } from '#infra/local/issuer.ts';
-import { readRunningStack } from '#infra/local/stack-record.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { tables } from '#shared/dynamodb/tables.ts';
 import { claimSkeletons } from '#shared/wallet/dynamodb/skeleton-claims.ts';
+import { TABLE_OPTIONS, walletsTableOf } from './wallets-table.ts';
 
 const USAGE = `Usage: npm run wallet:claim-skeletons -- [--table <table> [--region <region>] [--endpoint <url>]]`;
 
@@ -31,29 +29,16 @@ async function main(): Promise<void> {
   let values: Record<string, string | undefined>;
   try {
     ({ values } = parseArgs({
-      options: { table: { type: 'string' }, region: { type: 'string' }, endpoint: { type: 'string' } },
+      options: TABLE_OPTIONS,
       strict: true,
     }));
   } catch (error) {
     fail((error as Error).message);
   }
-  let tableName: string;
-  let endpoint: string | undefined;
-  if (values.table) {
-    const region = values.region ?? process.env.AWS_REGION;
-    if (!region) fail('--region (or AWS_REGION) is required with --table');
-    process.env.AWS_REGION = region;
-    tableName = values.table;
-    endpoint = values.endpoint;
-  } else {
-    const stack = await readRunningStack(defaultPort());
-    if (!stack) {
-      fail(`No local stack runs on port ${defaultPort()}: start one with \`npm start\`, or pass --table`);
-    }
-    Object.assign(process.env, stack.env);
-    tableName = stack.env[tables.wallets.envVar] as string;
-    endpoint = stack.dynamodbEndpoint;
-  }
+  const { tableName, endpoint } = await walletsTableOf(values, {
+    doing: 'wallet:claim-skeletons: claiming in',
+    fail,
+  });
   let report: Awaited<ReturnType<typeof claimSkeletons>>;
   try {
     report = await claimSkeletons({ client: createDocumentClient({ endpoint }), tableName });

@@ -22,9 +22,7 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { defaultServiceSettings, walletEnvironment } from '#infra/environment.ts';
-import { chooseRunningStack, describeChoice } from '#infra/local/stack-record.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { tables } from '#shared/dynamodb/tables.ts';
 import { validateAddress } from '#shared/schemas/validators.generated.js';
 import { type DepositOutcome, makeRecordDeposit } from '#shared/wallet/deposit/record-deposit.ts';
 import { depositTransferId } from '#shared/wallet/deposit/transfer-id.ts';
@@ -38,6 +36,7 @@ import {
   parseAmount,
 } from '#shared/wallet/model/money.ts';
 import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
+import { TABLE_OPTIONS, walletsTableOf } from './wallets-table.ts';
 
 const USAGE = `Usage: npm run wallet:fund -- --address <address> --amount <decimal> [--deposit-id <id>]
        [--table <deployed table> [--region <region>] [--endpoint <url>]]
@@ -65,9 +64,7 @@ async function main(): Promise<void> {
         address: { type: 'string' },
         amount: { type: 'string' },
         'deposit-id': { type: 'string' },
-        table: { type: 'string' },
-        region: { type: 'string' },
-        endpoint: { type: 'string' },
+        ...TABLE_OPTIONS,
         currency: { type: 'string' },
         decimals: { type: 'string' },
       },
@@ -86,29 +83,22 @@ async function main(): Promise<void> {
     fail('--deposit-id must be 1 to 255 visible ASCII characters');
   }
 
+  const { tableName, endpoint } = await walletsTableOf(values, { doing: 'wallet:fund: funding in', fail });
   if (values.table) {
-    const region = values.region ?? process.env.AWS_REGION;
-    if (!region) fail('--region (or AWS_REGION) is required with --table');
-    const settings = {
-      ...defaultServiceSettings,
-      ...(values.currency ? { currency: values.currency } : {}),
-      ...(values.decimals ? { currencyDecimals: Number(values.decimals) } : {}),
-    };
-    Object.assign(process.env, walletEnvironment(settings), {
-      AWS_REGION: region,
-      [tables.wallets.envVar]: values.table,
-      ...(values.endpoint ? { DYNAMODB_ENDPOINT: values.endpoint } : {}),
-    });
-  } else {
-    const choice = await chooseRunningStack();
-    if (!choice.stack) fail(`${choice.problem} Or pass --table for a deployed table.`);
-    process.stderr.write(`wallet:fund: funding in ${describeChoice(choice)}\n`);
-    Object.assign(process.env, choice.stack.env);
+    // A deployed table: the settings its functions are given, with the currency named here.
+    Object.assign(
+      process.env,
+      walletEnvironment({
+        ...defaultServiceSettings,
+        ...(values.currency ? { currency: values.currency } : {}),
+        ...(values.decimals ? { currencyDecimals: Number(values.decimals) } : {}),
+      }),
+    );
   }
 
   // The environment a function of that stack gets, read through the same getters.
   const settings = loadWalletSettings();
-  const ledger = { client: createDocumentClient(), tableName: process.env[tables.wallets.envVar] as string };
+  const ledger = { client: createDocumentClient({ endpoint }), tableName };
   const { readWallet } = createBalanceStore(ledger);
   const recordDeposit = makeRecordDeposit({
     deposits: createDepositStore(ledger),

@@ -82,10 +82,11 @@ export type StackChoice =
     };
 
 /**
- * The running stack a local command (`npm run token`, `invoke`, `wallet:fund`, `wallet:audit`)
- * should use: the one on `PORT` when it is set; otherwise the only one running. When several run,
- * none is guessed: the problem names them all and asks for `PORT`. A command that works without
- * a stack (`token`, `invoke`) falls back to `port` (PORT's default) itself.
+ * The running stack a local command (`npm run token`, `invoke`, and the wallet commands through
+ * scripts/wallets-table.ts) should use: the one on `PORT` when it is set; otherwise the only one
+ * running. When several run, none is guessed: the problem names them all and asks for `PORT`. A
+ * command that works without a stack (`token`, `invoke`) falls back to `port` (PORT's default)
+ * itself.
  */
 export async function chooseRunningStack(
   options: { readonly port?: number | undefined; readonly stateDir?: string } = {},

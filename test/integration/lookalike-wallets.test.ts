@@ -1,9 +1,14 @@
 import { execFile } from 'node:child_process';
 import { randomInt } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { type RunningStack, stackRecordPath } from '#infra/local/stack-record.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { tables } from '#shared/dynamodb/tables.ts';
 import { auditTable } from '#shared/wallet/audit/ledger-audit.ts';
 import { walletKey } from '#shared/wallet/dynamodb/keys.ts';
 import { claimSkeletons } from '#shared/wallet/dynamodb/skeleton-claims.ts';
@@ -87,5 +92,35 @@ describe('wallets opened before skeletons were claimed', () => {
       .map((line) => JSON.parse(line));
     expect(summary).toEqual({ wallets: 2, held: 1, lookalikes: 1 });
     expect(pair).toEqual({ address: `\u0440\u0430\u0441\u0435${digits}`, holder: `pace${digits}` });
+  }, 60_000);
+
+  it('npm run wallet:claim-skeletons without --table works on the only local stack running, whatever its port, as the other wallet commands do', async () => {
+    const { tableName } = await createLedgerTable();
+    const digits = `7${randomInt(10 ** 9, 10 ** 10)}`;
+    await openedBefore(tableName, `pace${digits}`, '2026-11-01T00:00:00.000Z');
+    // The record `npm start` leaves, of a stack on a port other than PORT's default; this process
+    // stands in for the stack's, alive while the command runs.
+    const stateDir = await mkdtemp(join(tmpdir(), 'claim-skeletons-'));
+    try {
+      const stack: RunningStack = {
+        baseUrl: 'http://127.0.0.1:3871',
+        pid: process.pid,
+        dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT as string,
+        dynamodbLocalEndpoint: process.env.DYNAMODB_ENDPOINT as string,
+        conflicts: false,
+        env: { [tables.wallets.envVar]: tableName },
+      };
+      await writeFile(stackRecordPath(stateDir, 3871), JSON.stringify(stack));
+      const { PORT: _port, ...env } = process.env;
+      const { stdout, stderr } = await promisify(execFile)(
+        process.execPath,
+        ['scripts/wallet-claim-skeletons.ts'],
+        { env: { ...env, LOCAL_STATE_DIR: stateDir } },
+      );
+      expect(JSON.parse(stdout)).toEqual({ wallets: 1, held: 1, lookalikes: 0 });
+      expect(stderr).toContain('http://127.0.0.1:3871');
+    } finally {
+      await rm(stateDir, { recursive: true, force: true });
+    }
   }, 60_000);
 });

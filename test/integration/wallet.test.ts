@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, NumberValue, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
@@ -373,6 +375,33 @@ describe('deposits (wallet:fund)', () => {
     // The refused deposit id is still free: nothing was written under it.
     expect(await recordDeposit(deposit(sub, 1))).toEqual({ kind: 'recorded' });
   });
+
+  it('npm run wallet:fund --table funds the table it names, at the endpoint it names', async () => {
+    const sub = uniqueSub();
+    // The table and the endpoint come from the arguments alone: the environment names others (a
+    // closed port on loopback, should the command fall back on it), and no local stack.
+    const { PORT: _port, LOCAL_STATE_DIR: _state, ...own } = process.env;
+    const env = { ...own, DYNAMODB_ENDPOINT: 'http://127.0.0.1:9', WALLETS_TABLE_NAME: 'not-this-table' };
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        'scripts/wallet-fund.ts',
+        '--table',
+        process.env.WALLETS_TABLE_NAME as string,
+        '--region',
+        'us-east-1',
+        '--endpoint',
+        process.env.DYNAMODB_ENDPOINT as string,
+        '--address',
+        sub,
+        '--amount',
+        '12.34',
+      ],
+      { env },
+    );
+    expect(stdout).toContain(sub);
+    expect((await readWallet(sub))?.balanceMinor).toBe(1234n);
+  }, 60_000);
 });
 
 describe('a wallet many pay at once', () => {

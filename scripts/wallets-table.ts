@@ -26,14 +26,18 @@ export interface WalletsTable {
  * local one. Says on stderr which stack `doing` uses; `fail` ends the command with usage.
  */
 export async function walletsTableOf(
-  values: Readonly<Record<string, string | boolean | undefined>>,
+  values: {
+    readonly table?: string | undefined;
+    readonly region?: string | undefined;
+    readonly endpoint?: string | undefined;
+  },
   { doing, fail }: { readonly doing: string; readonly fail: (message: string) => never },
 ): Promise<WalletsTable> {
-  if (typeof values.table === 'string' && values.table !== '') {
-    const region = (values.region as string | undefined) ?? process.env.AWS_REGION;
+  if (values.table) {
+    const region = values.region ?? process.env.AWS_REGION;
     if (!region) return fail('--region (or AWS_REGION) is required with --table');
     process.env.AWS_REGION = region;
-    return { tableName: values.table, endpoint: values.endpoint as string | undefined };
+    return { tableName: values.table, endpoint: values.endpoint };
   }
   const choice = await chooseRunningStack();
   if (!choice.stack) return fail(`${choice.problem} Or pass --table for a deployed table.`);

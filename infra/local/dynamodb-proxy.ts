@@ -18,7 +18,7 @@ import {
 import { ANSWERED_IN_PLACE, type Fault, type FaultRule, type ProxiedRequest } from './dynamodb-faults.ts';
 import { KeySchemas, namedItems } from './dynamodb-items.ts';
 import { localClient } from './dynamodb-local.ts';
-import { CallerShare, callerOf } from './dynamodb-share.ts';
+import { CallerShare, callerOf, isRead } from './dynamodb-share.ts';
 
 /*
  * An HTTP proxy in front of DynamoDB Local, for `npm start` and the tests. The functions' SDK
@@ -264,7 +264,7 @@ export class DynamoDbProxy {
     let answer: UpstreamAnswer;
     // Queued for DynamoDB Local after the conflict check: the items stay in flight meanwhile, as
     // they would inside DynamoDB Local's own queue without the share.
-    const freeSlot = await this.#share?.acquire(callerOf(req.url ?? '/'));
+    const freeSlot = await this.#share?.acquire(callerOf(req.url ?? '/'), isRead(request.operation));
     try {
       // DynamoDB's API is POST / whatever path named the caller.
       answer = await this.#forward(req.method ?? 'POST', '/', headers, sent);

@@ -446,4 +446,42 @@ describe('sharing DynamoDB Local among callers', () => {
       await shared.close();
     }
   });
+
+  it("serves a caller's read waiting before its own writes that came first, as the operation names it", async () => {
+    const shared = await DynamoDbProxy.start(holding.endpoint, { callerSlots: 1 });
+    const dispatcher = new DynamoDBClient({
+      endpoint: callerEndpoint(shared.endpoint, 'dispatcher'),
+      maxAttempts: 1,
+    });
+    const answered: string[] = [];
+    try {
+      // Its first request holds the one slot; two puts of its own, then a read, wait for it.
+      const held = newKey();
+      const first = await inFlight(held.plain.pk, () =>
+        dispatcher.send(new GetItemCommand({ TableName: table, Key: held.wire })),
+      );
+      const writes = [1, 2].map((n) =>
+        dispatcher
+          .send(new PutItemCommand({ TableName: table, Item: newKey().wire }))
+          .then(() => answered.push(`put-${n}`)),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const read = dispatcher
+        .send(
+          new QueryCommand({
+            TableName: table,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': held.wire.pk },
+          }),
+        )
+        .then(() => answered.push('query'));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await first.release();
+      await Promise.all([...writes, read]);
+      expect(answered).toEqual(['query', 'put-1', 'put-2']);
+    } finally {
+      dispatcher.destroy();
+      await shared.close();
+    }
+  });
 });

@@ -455,17 +455,25 @@ describe('sharing DynamoDB Local among callers', () => {
     });
     const answered: string[] = [];
     try {
-      // Its first request holds the one slot; two puts of its own, then a read, wait for it.
+      // Its first request holds the one slot; two puts of its own, then a read, wait for it, each
+      // sent once the one before it waits at the share (not after a pause, which a loaded machine
+      // can outlast: then the order under test would be the order of arrival).
+      const arrived = async (count: number) => {
+        while (shared.requests().length < count) await new Promise((resolve) => setTimeout(resolve, 5));
+      };
       const held = newKey();
       const first = await inFlight(held.plain.pk, () =>
         dispatcher.send(new GetItemCommand({ TableName: table, Key: held.wire })),
       );
-      const writes = [1, 2].map((n) =>
-        dispatcher
-          .send(new PutItemCommand({ TableName: table, Item: newKey().wire }))
-          .then(() => answered.push(`put-${n}`)),
-      );
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      const writes: Promise<number>[] = [];
+      for (const n of [1, 2]) {
+        writes.push(
+          dispatcher
+            .send(new PutItemCommand({ TableName: table, Item: newKey().wire }))
+            .then(() => answered.push(`put-${n}`)),
+        );
+        await arrived(1 + n);
+      }
       const read = dispatcher
         .send(
           new QueryCommand({
@@ -475,7 +483,7 @@ describe('sharing DynamoDB Local among callers', () => {
           }),
         )
         .then(() => answered.push('query'));
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await arrived(4);
       await first.release();
       await Promise.all([...writes, read]);
       expect(answered).toEqual(['query', 'put-1', 'put-2']);

@@ -7,9 +7,9 @@ import { createWebhookEndpointStore } from '#shared/webhooks/dynamodb/endpoint-s
 import {
   createEndpointManagement,
   type EndpointFunctionDependencies,
-  endpointIdOf,
   endpointJson,
 } from '#shared/webhooks/endpoint-functions.ts';
+import { endpointIdOf } from '#shared/webhooks/endpoint-id.ts';
 import { destinationModeFromEnv } from '#shared/webhooks/model/destination-mode.ts';
 
 /** The composition root of `GET /api/wallet/webhooks/{webhookId}`. */

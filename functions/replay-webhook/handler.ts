@@ -6,7 +6,7 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import type { WebhookReplayRequest } from '#shared/schemas/events.ts';
 import { validateWebhookReplayRequest } from '#shared/schemas/validators.generated.js';
-import { endpointIdOf } from '#shared/webhooks/endpoint-functions.ts';
+import { endpointIdOf } from '#shared/webhooks/endpoint-id.ts';
 
 /** The composition root of `POST /api/wallet/webhooks/{webhookId}/replay`. */
 export function createReplayWebhookHandler(deps: EventFunctionDependencies) {

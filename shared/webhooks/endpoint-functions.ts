@@ -3,9 +3,8 @@
  * the endpoint as JSON. Each function's handler.ts stays its composition root: it builds the store
  * on its own client and hands it in.
  */
-import { randomBytes } from 'node:crypto';
-import { NotFoundError } from '../errors.ts';
 import { systemClock } from '../wallet/model/ports.ts';
+import { newEndpointId } from './endpoint-id.ts';
 import { type EndpointWithSecret, makeEndpointManagement } from './endpoints/manage-endpoints.ts';
 import type { WebhookEndpointStore } from './endpoints/ports.ts';
 import type { DestinationMode } from './model/destination.ts';
@@ -19,18 +18,6 @@ export interface EndpointFunctionDependencies {
   readonly mode: DestinationMode;
   /** Only the functions that register or rotate get one. */
   readonly sealer?: SecretSealer;
-}
-
-/** `whep_` and 16 random bytes: unguessable, so an id tells nothing of other endpoints. */
-export const newEndpointId = (): string => `whep_${randomBytes(16).toString('base64url')}`;
-
-const ENDPOINT_ID = /^whep_[A-Za-z0-9_-]{22}$/;
-
-/** The endpoint id of the path, or a 404: a malformed id names no endpoint, and costs no read. */
-export function endpointIdOf(pathParameters: Readonly<Record<string, string | undefined>>): string {
-  const id = pathParameters.webhookId ?? '';
-  if (!ENDPOINT_ID.test(id)) throw new NotFoundError('No webhook endpoint of yours has this id');
-  return id;
 }
 
 const NO_SEALER: SecretSealer = {

@@ -104,6 +104,31 @@ describe('bundling of a function by CDK', () => {
     }
   });
 
+  it('carries into the replay function, which only names an endpoint, no endpoint management and no address checks', async () => {
+    const direct = mkdtempSync(join(tmpdir(), 'esbuild-replay-'));
+    try {
+      const entry = join(PROJECT_ROOT, 'functions', 'replay-webhook', 'handler.ts');
+      const { metafile } = await build({
+        ...esbuildOptions(entry, join(direct, 'index.mjs')),
+        metafile: true,
+        logLevel: 'silent',
+      });
+      const inputs = Object.keys(metafile.inputs);
+      expect(inputs).toContain('shared/webhooks/endpoint-id.ts');
+      expect(inputs).toContain('shared/webhooks/dynamodb/task-store.ts');
+      for (const management of [
+        'shared/webhooks/endpoint-functions.ts',
+        'shared/webhooks/endpoints/manage-endpoints.ts',
+        'shared/webhooks/model/destination.ts',
+      ]) {
+        expect(inputs).not.toContain(management);
+      }
+      expect(inputs.filter((path) => path.includes('node_modules/ipaddr.js/'))).toEqual([]);
+    } finally {
+      rmSync(direct, { recursive: true, force: true });
+    }
+  });
+
   it('runs: the bundled handler stores a pet in DynamoDB Local', async () => {
     const bundled = (await import(pathToFileURL(join(bundleDir, 'index.mjs')).href)) as {
       handler: (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;

@@ -79,54 +79,48 @@ describe('bundling of a function by CDK', () => {
     }
   });
 
-  it('carries into the balance function no code that writes a movement', async () => {
-    const direct = mkdtempSync(join(tmpdir(), 'esbuild-balance-'));
+  /** The source files esbuild puts into a function's bundle, paths relative to the project. */
+  async function bundledInputs(functionDir: string): Promise<string[]> {
+    const direct = mkdtempSync(join(tmpdir(), `esbuild-${functionDir}-`));
     try {
-      const entry = join(PROJECT_ROOT, 'functions', 'get-balance', 'handler.ts');
+      const entry = join(PROJECT_ROOT, 'functions', functionDir, 'handler.ts');
       const { metafile } = await build({
         ...esbuildOptions(entry, join(direct, 'index.mjs')),
         metafile: true,
         logLevel: 'silent',
       });
-      const ours = Object.keys(metafile.inputs).filter((path) => path.startsWith('shared/wallet/'));
-      expect(ours).toContain('shared/wallet/dynamodb/balance-store.ts');
-      for (const writer of [
-        'dynamodb/ledger-commit',
-        'dynamodb/transfer-store',
-        'dynamodb/credit-store',
-        'dynamodb/deposit-store',
-        'send/send-money',
-      ]) {
-        expect(ours).not.toContain(`shared/wallet/${writer}.ts`);
-      }
+      return Object.keys(metafile.inputs);
     } finally {
       rmSync(direct, { recursive: true, force: true });
+    }
+  }
+
+  it('carries into the balance function no code that writes a movement', async () => {
+    const ours = (await bundledInputs('get-balance')).filter((path) => path.startsWith('shared/wallet/'));
+    expect(ours).toContain('shared/wallet/dynamodb/balance-store.ts');
+    for (const writer of [
+      'dynamodb/ledger-commit',
+      'dynamodb/transfer-store',
+      'dynamodb/credit-store',
+      'dynamodb/deposit-store',
+      'send/send-money',
+    ]) {
+      expect(ours).not.toContain(`shared/wallet/${writer}.ts`);
     }
   });
 
   it('carries into the replay function, which only names an endpoint, no endpoint management and no address checks', async () => {
-    const direct = mkdtempSync(join(tmpdir(), 'esbuild-replay-'));
-    try {
-      const entry = join(PROJECT_ROOT, 'functions', 'replay-webhook', 'handler.ts');
-      const { metafile } = await build({
-        ...esbuildOptions(entry, join(direct, 'index.mjs')),
-        metafile: true,
-        logLevel: 'silent',
-      });
-      const inputs = Object.keys(metafile.inputs);
-      expect(inputs).toContain('shared/webhooks/endpoint-id.ts');
-      expect(inputs).toContain('shared/webhooks/dynamodb/task-store.ts');
-      for (const management of [
-        'shared/webhooks/endpoint-functions.ts',
-        'shared/webhooks/endpoints/manage-endpoints.ts',
-        'shared/webhooks/model/destination.ts',
-      ]) {
-        expect(inputs).not.toContain(management);
-      }
-      expect(inputs.filter((path) => path.includes('node_modules/ipaddr.js/'))).toEqual([]);
-    } finally {
-      rmSync(direct, { recursive: true, force: true });
+    const inputs = await bundledInputs('replay-webhook');
+    expect(inputs).toContain('shared/webhooks/endpoint-id.ts');
+    expect(inputs).toContain('shared/webhooks/dynamodb/task-store.ts');
+    for (const management of [
+      'shared/webhooks/endpoint-functions.ts',
+      'shared/webhooks/endpoints/manage-endpoints.ts',
+      'shared/webhooks/model/destination.ts',
+    ]) {
+      expect(inputs).not.toContain(management);
     }
+    expect(inputs.filter((path) => path.includes('node_modules/ipaddr.js/'))).toEqual([]);
   });
 
   it('runs: the bundled handler stores a pet in DynamoDB Local', async () => {

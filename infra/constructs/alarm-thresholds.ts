@@ -1,6 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import { type IMetric, MathExpression, Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import { type ITable, Operation } from 'aws-cdk-lib/aws-dynamodb';
+import { WORKER_GRANTS } from '#infra/worker-grants.ts';
 import { type Route, routes, type TableName } from '#shared/routes.ts';
 
 /** What every alarm name of a stage starts with; the alarm topic lets exactly these publish. */
@@ -82,17 +83,22 @@ const OPERATIONS_BY_ACTION: Readonly<Record<string, readonly Operation[]>> = {
 };
 
 /**
- * The DynamoDB operations the route table's grants make possible on a table: what its error and
- * throttling alarms sum over. Summing all fourteen would exceed the 10 metrics an alarm may use.
+ * The DynamoDB operations that some function's grant makes possible on a table, a route's (the
+ * route table) or a worker's (infra/worker-grants.ts): what its error and throttling alarms sum
+ * over. Summing all fourteen would exceed the 10 metrics an alarm may use.
  */
 export function tableOperations(table: TableName): Operation[] {
   const operations = new Set<Operation>();
   const routeTable: readonly Route[] = routes;
-  for (const route of routeTable) {
-    if (route.data?.table !== table) continue;
-    for (const action of route.data.actions) {
+  const grants = [
+    ...routeTable.flatMap((route) => (route.data ? [{ who: route.operationId, ...route.data }] : [])),
+    ...WORKER_GRANTS.map((grant) => ({ who: 'a worker', ...grant })),
+  ];
+  for (const grant of grants) {
+    if (grant.table !== table) continue;
+    for (const action of grant.actions) {
       const mapped = OPERATIONS_BY_ACTION[action];
-      if (!mapped) throw new Error(`${route.operationId}: no CloudWatch operation is known for ${action}`);
+      if (!mapped) throw new Error(`${grant.who}: no CloudWatch operation is known for ${action}`);
       for (const operation of mapped) operations.add(operation);
     }
   }

@@ -5,8 +5,8 @@ import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import type { ApplicationLogLevel } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { BATCH_SWEEP_GRANT } from '#infra/worker-grants.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
-import { PENDING_INDEX } from '#shared/wallet/dynamodb/keys.ts';
 import { SWEEP_EVERY_MS } from '#shared/wallet/hot-wallet/sweep-batches.ts';
 import { ProjectFunction } from './project-function.ts';
 
@@ -16,14 +16,6 @@ export interface BatchSweepProps {
   readonly logRetention: RetentionDays;
   readonly logLevel: ApplicationLogLevel;
 }
-
-/**
- * What the sweep does to the table, and nothing more: Queries of the `pending` index's
- * `COMPLETING#` keys, and one TransactWriteItems per batch it completes, whose items are a Put per
- * entry and Updates of the batch and its credits (IAM authorises a transaction by the actions of
- * its items). It never reads by key, scans or deletes.
- */
-export const BATCH_SWEEP_ACTIONS = ['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
 /**
  * The sweep of batches posted and not completed (functions/sweep-batches): EventBridge invokes it
@@ -45,7 +37,7 @@ export class BatchSweep extends Construct {
       // At most 800 batches of one transaction each, four at a time, each within 20 s.
       timeout: Duration.minutes(1),
     });
-    this.function.grantData(props.walletsTable, BATCH_SWEEP_ACTIONS, [PENDING_INDEX]);
+    this.function.grantData(props.walletsTable, BATCH_SWEEP_GRANT.actions, BATCH_SWEEP_GRANT.indexes);
     new Rule(this, 'Schedule', {
       description: 'Completes credit batches posted and not completed',
       schedule: Schedule.rate(Duration.minutes(SWEEP_EVERY_MS / 60_000)),

@@ -10,8 +10,8 @@ import {
   CREDIT_POSTER_STREAM,
   CREDIT_RECORD_FILTER,
 } from '#infra/credit-poster-settings.ts';
+import { CREDIT_POSTER_GRANT } from '#infra/worker-grants.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
-import { PENDING_INDEX } from '#shared/wallet/dynamodb/keys.ts';
 import { ProjectFunction } from './project-function.ts';
 import { streamEventSource, streamFailureQueue } from './stream-reader.ts';
 
@@ -22,24 +22,6 @@ export interface CreditPosterProps {
   readonly logRetention: RetentionDays;
   readonly logLevel: ApplicationLogLevel;
 }
-
-/**
- * What the poster does to the table, and nothing more: one strongly consistent BatchGetItem of the
- * wallet and its credits; one TransactWriteItems per posting, whose items are an Update of the
- * wallet, a Put per entry and an Update marking each credit posted (IAM authorises a transaction
- * by the actions of its items); the PutItem of the wallet's INBOUND# marker; the PutItem and
- * UpdateItems of its POSTING# lease; and, for the pollers waiting on that lease, Queries of the
- * `pending` index. It never scans, deletes or condition-checks.
- */
-export const CREDIT_POSTER_ACTIONS = [
-  'dynamodb:BatchGetItem',
-  'dynamodb:PutItem',
-  'dynamodb:UpdateItem',
-  'dynamodb:Query',
-];
-
-/** The one index the poster queries. */
-export const CREDIT_POSTER_INDEXES = [PENDING_INDEX];
 
 /**
  * The credit poster of the wallet ledger (functions/post-credits): the wallets table's stream into
@@ -71,7 +53,7 @@ export class CreditPoster extends Construct {
       applicationLogLevel: props.logLevel,
       timeout: Duration.seconds(settings.functionTimeoutSeconds),
     });
-    this.function.grantData(props.walletsTable, CREDIT_POSTER_ACTIONS, CREDIT_POSTER_INDEXES);
+    this.function.grantData(props.walletsTable, CREDIT_POSTER_GRANT.actions, CREDIT_POSTER_GRANT.indexes);
 
     // The credits themselves stay in the table, unposted and in the `pending` index, whatever
     // happens to the queue (docs/decisions/credit-poster-stream.md).

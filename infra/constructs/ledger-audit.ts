@@ -19,6 +19,7 @@ import {
 } from 'aws-cdk-lib/aws-stepfunctions';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import { LEDGER_AUDIT_GRANTS } from '#infra/worker-grants.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { MAX_SEGMENTS } from '#shared/wallet/audit/partial.ts';
 import { PARTIALS_BUCKET_ENV, PARTIALS_PREFIX } from '#shared/wallet/audit/partial-store.ts';
@@ -114,7 +115,7 @@ export class LedgerAudit extends Construct {
       functionDir: 'wallet-audit-segment',
       description: 'Ledger audit child: scans one Scan segment of the wallets table, read-only',
     });
-    this.segmentFunction.grantData(props.walletsTable, ['dynamodb:Scan']);
+    this.segmentFunction.grantData(props.walletsTable, LEDGER_AUDIT_GRANTS.segment.actions);
     this.#grantPartials(this.segmentFunction, ['s3:PutObject']);
     this.function = new ProjectFunction(this, 'Function', {
       ...common,
@@ -124,7 +125,7 @@ export class LedgerAudit extends Construct {
       // most a new account allows: BENCHMARKS.md, "Ledger audit at 100 M wallets", says what next.
       memorySize: 3_008,
     });
-    this.function.grantData(props.walletsTable, ['dynamodb:Scan', 'dynamodb:BatchGetItem']);
+    this.function.grantData(props.walletsTable, LEDGER_AUDIT_GRANTS.reducer.actions);
     this.#grantPartials(this.function, ['s3:GetObject', 's3:DeleteObject']);
 
     this.stateMachine = this.#stateMachine(segments, props);

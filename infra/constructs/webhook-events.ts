@@ -17,9 +17,9 @@ import {
   WEBHOOK_DISPATCHER,
   WEBHOOK_DISPATCHER_FUNCTION_DIR,
 } from '#infra/webhook-settings.ts';
+import { EVENT_DERIVER_GRANTS, WEBHOOK_DISPATCHER_GRANT } from '#infra/worker-grants.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { METRICS_NAMESPACE, SERVICE } from '#shared/observability/telemetry.ts';
-import { DUE_INDEX, EVENTS_INDEX } from '#shared/webhooks/dynamodb/event-keys.ts';
 import { EVENT_SOURCE_FILTER } from '#shared/webhooks/dynamodb/ledger-facts.ts';
 import { KMS_KEY_ENV } from '#shared/webhooks/secrets/keeper.ts';
 import { WEBHOOK_SECRET_PURPOSE } from '#shared/webhooks/secrets/kms-key-wrapper.ts';
@@ -39,28 +39,6 @@ export interface WebhookEventsProps {
   readonly logRetention: RetentionDays;
   readonly logLevel: ApplicationLogLevel;
 }
-
-/** The deriver's grants: the transfer records of posted credits (wallets), endpoint sets and events (webhooks). */
-export const EVENT_DERIVER_ACTIONS = {
-  wallets: ['dynamodb:BatchGetItem'],
-  // BatchGetItem: the endpoint sets of a batch's wallets; PutItem: events and their tasks, many to
-  // a TransactWriteItems (authorised by its Puts).
-  webhooks: ['dynamodb:BatchGetItem', 'dynamodb:PutItem'],
-};
-
-/**
- * The dispatcher's grant on the webhooks table: Query (the `due` index, and the `events` index a
- * replay expands), GetItem (an event too long for its task, an endpoint set), UpdateItem (claims,
- * outcomes), PutItem (an endpoint set's health, a replay's tasks), BatchWriteItem (attempts in the
- * delivery log and delivered tasks' ends, many to a request).
- */
-export const WEBHOOK_DISPATCHER_ACTIONS = [
-  'dynamodb:Query',
-  'dynamodb:GetItem',
-  'dynamodb:UpdateItem',
-  'dynamodb:PutItem',
-  'dynamodb:BatchWriteItem',
-];
 
 /**
  * The events half of the webhooks (docs/decisions/webhooks.md): the deriver, the wallets table's
@@ -90,11 +68,11 @@ export class WebhookEvents extends Construct {
       applicationLogLevel: props.logLevel,
       timeout: Duration.seconds(settings.functionTimeoutSeconds),
     });
-    this.deriver.grantData(props.walletsTable, EVENT_DERIVER_ACTIONS.wallets);
+    this.deriver.grantData(props.walletsTable, EVENT_DERIVER_GRANTS.wallets.actions);
     // A second table: ProjectFunction holds one data grant; this one names its table alone too.
     Grant.addToPrincipal({
       grantee: this.deriver.function,
-      actions: EVENT_DERIVER_ACTIONS.webhooks,
+      actions: [...EVENT_DERIVER_GRANTS.webhooks.actions],
       resourceArns: [props.webhooksTable.tableArn],
     });
     this.failureQueue = streamFailureQueue(
@@ -120,7 +98,11 @@ export class WebhookEvents extends Construct {
       reservedConcurrency: WEBHOOK_DISPATCHER.concurrentInvocations,
     });
     this.dispatcher.function.configureAsyncInvoke({ retryAttempts: 0 });
-    this.dispatcher.grantData(props.webhooksTable, WEBHOOK_DISPATCHER_ACTIONS, [DUE_INDEX, EVENTS_INDEX]);
+    this.dispatcher.grantData(
+      props.webhooksTable,
+      WEBHOOK_DISPATCHER_GRANT.actions,
+      WEBHOOK_DISPATCHER_GRANT.indexes,
+    );
     // Opens the secrets it signs with, for that purpose only; it never seals one.
     Grant.addToPrincipal({
       grantee: this.dispatcher.function,

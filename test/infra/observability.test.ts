@@ -301,6 +301,7 @@ describe('alarms', () => {
       'BatchGetItem',
       'PutItem',
       'Query',
+      'Scan',
       'TransactWriteItems',
       'UpdateItem',
     ]);
@@ -331,6 +332,34 @@ describe('alarms', () => {
         expect(operations.sort()).toEqual(tableOperations(table));
         // Each term filled, or the sum would vanish unless every operation failed at once.
         expect(expression.split(' + ')).toEqual(Object.keys(metrics).map((id) => `FILL(${id}, 0)`));
+      }
+    }
+  });
+
+  it("DynamoDB: each table's alarms sum every operation some function's policy allows on it, a worker's as well as a route's", () => {
+    const statements = Object.values(service.findResources('AWS::IAM::Policy')).flatMap(
+      (policy) =>
+        (
+          policy.Properties as {
+            PolicyDocument: { Statement: { Effect: string; Action: unknown; Resource: unknown }[] };
+          }
+        ).PolicyDocument.Statement,
+    );
+    for (const table of tableNames) {
+      const id = logicalId(built.stateful, built.stateful.tables[table]);
+      const allowed = statements
+        .filter((s) => s.Effect === 'Allow')
+        .filter(
+          (s) => JSON.stringify(s.Resource).includes(id) && !JSON.stringify(s.Resource).includes('Stream'),
+        )
+        .flatMap((s) => [s.Action].flat() as string[])
+        .filter((action) => action.startsWith('dynamodb:'));
+      expect(allowed.length, table).toBeGreaterThan(0);
+      for (const action of new Set(allowed)) {
+        // A transaction is authorised by its items' actions; a condition check exists only in one.
+        const operation =
+          action === 'dynamodb:ConditionCheckItem' ? 'TransactWriteItems' : action.slice('dynamodb:'.length);
+        expect(tableOperations(table), `${table}: ${action}`).toContain(operation);
       }
     }
   });

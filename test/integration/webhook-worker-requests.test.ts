@@ -6,8 +6,8 @@ import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDeriveEventsHandler } from '#functions/derive-events/handler.ts';
 import { createWebhookDispatcher } from '#functions/dispatch-webhooks/handler.ts';
-import { EVENT_DERIVER_ACTIONS, WEBHOOK_DISPATCHER_ACTIONS } from '#infra/constructs/webhook-events.ts';
 import type { ProxiedRequest } from '#infra/local/dynamodb-faults.ts';
+import { EVENT_DERIVER_GRANTS, WEBHOOK_DISPATCHER_GRANT } from '#infra/worker-grants.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { createTableInput, tables } from '#shared/dynamodb/tables.ts';
 import { createWebhookEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
@@ -130,7 +130,7 @@ describe('the deriver', () => {
 
     // Before: a read of each wallet's endpoints and a write per event, 40 requests for 20 deposits.
     expect(sent.map((request) => request.operation)).toEqual(['BatchGetItem', 'TransactWriteItems']);
-    const granted = [...EVENT_DERIVER_ACTIONS.wallets, ...EVENT_DERIVER_ACTIONS.webhooks];
+    const granted = [...EVENT_DERIVER_GRANTS.wallets.actions, ...EVENT_DERIVER_GRANTS.webhooks.actions];
     expect(granted).toEqual(expect.arrayContaining(sent.flatMap(actionsOf)));
     const ids = items.map((item) => eventIdOf('deposit.received', String(item.pk)));
     for (const id of ids) expect((await stored(eventKey(id)))?.kind).toBe('event');
@@ -234,7 +234,7 @@ describe('the dispatcher', () => {
     expect(readsOf(long)).toBe(1);
     // Each delivery's record and its task's end in one request, within the dispatcher's grant.
     expect(sent.filter((request) => request.operation === 'BatchWriteItem').length).toBeLessThanOrEqual(2);
-    expect(WEBHOOK_DISPATCHER_ACTIONS).toEqual(expect.arrayContaining(sent.flatMap(actionsOf)));
+    expect(WEBHOOK_DISPATCHER_GRANT.actions).toEqual(expect.arrayContaining(sent.flatMap(actionsOf)));
   });
 });
 

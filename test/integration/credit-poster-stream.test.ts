@@ -234,6 +234,22 @@ const postedAll =
 const failuresOf = (answer: unknown) =>
   (answer as DynamoDBBatchResponse | undefined)?.batchItemFailures ?? [];
 
+/**
+ * A poller handing every batch to two posters at the same time, as two containers would get the
+ * same records; returns how many batches it has delivered so far.
+ */
+async function pollTwice(book: Ledger): Promise<() => number> {
+  const first = book.poster();
+  const second = book.poster();
+  let delivered = 0;
+  await book.poll(async (event) => {
+    delivered++;
+    const answers = await Promise.all([first(event), second(event)]);
+    return { batchItemFailures: answers.flatMap(failuresOf) };
+  });
+  return () => delivered;
+}
+
 describe('the local stream poller delivering credits to the poster', () => {
   // The dying poster's first batch either races the others' postings or, held back, reaches it
   // once they have posted every credit. Either way the test waits for the death itself: the
@@ -248,20 +264,8 @@ describe('the local stream poller delivering credits to the poster', () => {
       const book = await ledger();
       const merchants = [uniqueSub('shop'), uniqueSub('shop'), uniqueSub('shop')];
       const payers = Array.from({ length: 4 }, () => uniqueSub('payer'));
-      await Promise.all([
-        ...merchants.map((m) => book.fund(m, 1)),
-        ...payers.map((p) => book.fund(p, 100_000)),
-      ]);
-
-      // Every batch twice at the same time: two posters (two containers) on the same records.
-      const first = book.poster();
-      const second = book.poster();
-      let deliveredTwice = 0;
-      await book.poll(async (event) => {
-        deliveredTwice++;
-        const answers = await Promise.all([first(event), second(event)]);
-        return { batchItemFailures: answers.flatMap(failuresOf) };
-      });
+      await fundAll(book, merchants, payers);
+      const deliveredTwice = await pollTwice(book);
 
       // Another poller on the same stream, whose poster dies mid-batch the first times: it posts
       // the first wallet of the batch, then crashes before answering.
@@ -290,7 +294,7 @@ describe('the local stream poller delivering credits to the poster', () => {
       release();
       // Deliveries that would post twice if the poster let them, and a death mid-batch.
       const tried = async () =>
-        deliveredTwice > 0 && deaths > 0 && (await postedAll(book, merchants, owed)());
+        deliveredTwice() > 0 && deaths > 0 && (await postedAll(book, merchants, owed)());
       await eventually(tried, 60_000, 'every credit posted, a batch delivered twice, a poster dead');
       // Let the pollers read any retries and duplicates still in flight, then check nothing moved again.
       await sleep(1_500);
@@ -310,14 +314,7 @@ describe('the local stream poller delivering credits to the poster', () => {
     // Written before the pollers start: 60 credits a wallet in one delivery, more than one
     // transaction of them holds, so each is batched, posted and completed.
     const owed = await payHotMerchants(book, merchants, payers, 10);
-    const first = book.poster();
-    const second = book.poster();
-    let deliveredTwice = 0;
-    await book.poll(async (event) => {
-      deliveredTwice++;
-      const answers = await Promise.all([first(event), second(event)]);
-      return { batchItemFailures: answers.flatMap(failuresOf) };
-    });
+    const deliveredTwice = await pollTwice(book);
     const dying = book.poster();
     let deaths = 0;
     await book.poll(async (event: DynamoDBStreamEvent) => {
@@ -326,7 +323,7 @@ describe('the local stream poller delivering credits to the poster', () => {
       return answer;
     });
     const everyPoller = async () =>
-      deliveredTwice > 0 && deaths > 0 && (await postedAll(book, merchants, owed)());
+      deliveredTwice() > 0 && deaths > 0 && (await postedAll(book, merchants, owed)());
     await eventually(everyPoller, 60_000, 'every credit posted, a batch delivered twice, a poster dead');
     await sleep(1_500);
     for (const merchant of merchants) {

@@ -25,6 +25,7 @@ import { systemClock } from '#shared/wallet/model/ports.ts';
 import { makeSendMoney } from '#shared/wallet/send/send-money.ts';
 import { entryItemsByKey } from '../support/credits.ts';
 import { uniqueSub } from '../support/events.ts';
+import { eventually } from '../support/eventually.ts';
 import { sendFunctionMs } from '../support/ledger.ts';
 
 // The local stand-in for the event source mapping (infra/local/stream-poller.ts) against DynamoDB
@@ -175,15 +176,6 @@ async function walletOf(client: DynamoDBDocumentClient, tableName: string, addre
     new GetCommand({ TableName: tableName, Key: { pk: walletKey(address) }, ConsistentRead: true }),
   );
   return Item as { balance: number; seq: number } | undefined;
-}
-
-/** Waits until `check` holds, or fails after `ms`. */
-async function eventually(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await sleep(100);
-  }
 }
 
 /**

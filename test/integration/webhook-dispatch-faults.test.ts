@@ -20,6 +20,7 @@ import { eventIdOf } from '#shared/webhooks/model/webhook-event.ts';
 import { createEnvelopeSealer } from '#shared/webhooks/secrets/envelope.ts';
 import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrapper.ts';
 import { uniqueSub } from '../support/events.ts';
+import { eventually } from '../support/eventually.ts';
 import { firstDepositEntry } from '../support/ledger.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
@@ -52,14 +53,6 @@ afterAll(async () => {
   await rm(stateDir, { recursive: true, force: true });
   client.destroy();
 });
-
-async function eventually(check: () => Promise<boolean> | boolean, ms: number, what: string) {
-  const until = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 /** A merchant with an endpoint at the receiver, and one event stored with its task. */
 async function eventOwed() {

@@ -8,7 +8,8 @@
  * for them while it answers, `perEndpoint` once it is slow (./endpoint-slots.ts). Further tasks of
  * an endpoint that answers stay due for the next poll; once one of its attempts has run
  * `slowAttemptMs`, they are deferred instead, so a hanging endpoint holds its own slots only and
- * delays no other. A poll's claims, and its deferrals, are one request each.
+ * delays no other. A poll's claims, and its deferrals, are one request each; the next poll waits
+ * for the claims only, so a deferral in flight delays no other endpoint either.
  */
 import type { Clock } from '../../wallet/model/ports.ts';
 import type { EventReader } from '../events/ports.ts';
@@ -116,6 +117,8 @@ export function makeDispatcher({
   /** Work this dispatcher has claimed and not finished, by key: never claimed twice from here. */
   const mine = new Set<string>();
   const inFlight = new Set<Promise<void>>();
+  /** The slow endpoints' deferral in flight: one at a time, and no poll waits for it. */
+  let deferring: Promise<unknown> | undefined;
   const bodies = new Map<string, WebhookEvent>();
   const endpointsRead = new Map<
     string,
@@ -286,23 +289,25 @@ export function makeDispatcher({
       if (mine.has(work.key)) continue;
       if (inFlight.size + taken.length >= settings.inFlight) break;
       const busy = slots.full(work.endpointId);
-      // Left as it is: moving it would be a write, for a hold free in a moment.
-      if (busy && !slots.slow(work.endpointId)) continue;
+      // Left as it is: moving it would be a write, for a hold free in a moment. A slow endpoint's
+      // too while a deferral is still being written: the first poll after it moves them.
+      if (busy && (!slots.slow(work.endpointId) || deferring)) continue;
       mine.add(work.key);
       if (busy) deferred.push(work);
       else taken.push({ work, unhold: slots.hold(work.endpointId) });
     }
     // Not attempts: claimed until they are due again, so that the polls meanwhile read past them
-    // to other endpoints' tasks. One request for them all.
-    const deferring =
-      deferred.length === 0
-        ? undefined
-        : tasks
-            .claimAll(deferred, deferredUntil(deferred, clock.now()))
-            .catch(() => undefined)
-            .finally(() => {
-              for (const work of deferred) mine.delete(work.key);
-            });
+    // to other endpoints' tasks. One request for them all, which no poll waits for: when DynamoDB
+    // held it, every endpoint's next poll waited out its tries (6 of up to 2 s each).
+    if (deferred.length > 0) {
+      deferring = tasks
+        .claimAll(deferred, deferredUntil(deferred, clock.now()))
+        .catch(() => undefined)
+        .finally(() => {
+          for (const work of deferred) mine.delete(work.key);
+          deferring = undefined;
+        });
+    }
     if (taken.length > 0) {
       // Their endpoints are read while the claim is in flight, not after it: after a quiet second
       // (ENDPOINT_FRESH_MS), a burst's first deliveries waited for the claim and then the read.
@@ -328,13 +333,12 @@ export function makeDispatcher({
         started++;
       });
     }
-    await deferring;
     return started;
   }
 
-  /** Waits for every attempt in flight. */
+  /** Waits for every attempt, and the deferral, in flight. */
   async function drain(): Promise<void> {
-    while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    while (inFlight.size > 0 || deferring) await Promise.allSettled([...inFlight, deferring]);
   }
 
   /** Resolves when an endpoint may next take a task more (never, while nothing is in flight). */

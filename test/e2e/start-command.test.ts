@@ -15,6 +15,7 @@ import { readRunningStack, stackRecordPath } from '#infra/local/stack-record.ts'
 import { SCOPES } from '#shared/routes.ts';
 import cdkJson from '../../cdk.json' with { type: 'json' };
 import { uniqueSub } from '../support/events.ts';
+import { eventually } from '../support/eventually.ts';
 import { uniquePetId } from './http.ts';
 
 /** `npm start` as a developer runs it: its own process, its own DynamoDB Local, stopped by a signal. */
@@ -128,11 +129,6 @@ async function answers(endpoint: string): Promise<boolean> {
   } finally {
     socket.destroy();
   }
-}
-
-/** Polls until `condition` holds; the test's own timeout bounds the wait. */
-async function eventually(condition: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 100));
 }
 
 describe('npm start', () => {
@@ -256,7 +252,7 @@ describe('npm start', () => {
     await exited;
 
     // The pid is the proof: by now its free port may already serve another test's DynamoDB Local.
-    await eventually(() => !isRunning(javaPid));
+    await eventually(() => !isRunning(javaPid), 60_000, 'DynamoDB Local stopped');
     // Its record is left behind, but no longer passes for a running stack.
     expect(await readRunningStack(port, stateDir)).toBeUndefined();
   });
@@ -276,7 +272,11 @@ describe('npm start', () => {
 
       process.kill(child.pid as number, signal);
 
-      await eventually(async () => !isRunning(gatewayPid) && !isRunning(javaPid));
+      await eventually(
+        () => !isRunning(gatewayPid) && !isRunning(javaPid),
+        60_000,
+        'the gateway and DynamoDB Local stopped',
+      );
       expect(await answers(baseUrl)).toBe(false);
       expect(await answers(running?.dynamodbEndpoint as string)).toBe(false);
       expect(await readRunningStack(port, stateDir)).toBeUndefined();
@@ -296,7 +296,11 @@ describe('npm start', () => {
     // npm passes it on once more.
     process.kill(-(child.pid as number), 'SIGTERM');
 
-    await eventually(async () => !isRunning(gatewayPid) && !isRunning(javaPid));
+    await eventually(
+      () => !isRunning(gatewayPid) && !isRunning(javaPid),
+      60_000,
+      'the gateway and DynamoDB Local stopped',
+    );
     expect(existsSync(stackRecordPath(stateDir, port))).toBe(false);
   });
 

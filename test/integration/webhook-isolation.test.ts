@@ -28,6 +28,7 @@ const client = createDocumentClient({ endpoint: env.DYNAMODB_ENDPOINT as string 
 const tableName = env.WEBHOOKS_TABLE_NAME as string;
 const sealer = createEnvelopeSealer(createStaticKeyWrapper(randomBytes(32).toString('base64')));
 const EVENTS = 30;
+const BACKLOG = 300;
 
 let live: WebhookReceiver;
 let dead: WebhookReceiver;
@@ -175,6 +176,51 @@ describe('a webhook endpoint that never answers', () => {
       await running;
       await Promise.all([liveHere.close(), proxy.close()]);
       dispatcherClient.destroy();
+    }
+  });
+});
+
+describe('a webhook endpoint with a backlog, answering each request slowly but within the second', () => {
+  it('hides no other wallet’s events behind its backlog: they arrive while most of the backlog still waits', {
+    timeout: 120_000,
+  }, async () => {
+    const [busy, other] = await Promise.all([startWebhookReceiver(), startWebhookReceiver()]);
+    // Under slowAttemptMs: an endpoint that answers, so its due tasks are not moved on as a dead one's.
+    busy.delayMs = 200;
+    const busyAddress = uniqueSub('shop');
+    const otherAddress = uniqueSub('shop');
+    const [busyId] = await endpointsAt(busyAddress, [busy]);
+    const [otherId] = await endpointsAt(otherAddress, [other]);
+    // Far more than a poll's page (100 due tasks, 25 of each `due` shard), and due before the other's.
+    const backlog = await recordEvents(busyAddress, [busyId as string], BACKLOG);
+    const others = await recordEvents(otherAddress, [otherId as string], 3);
+    const dispatcher = createWebhookDispatcher({
+      client,
+      tableName,
+      sealer,
+      mode: 'local',
+      schedule: [0, 1],
+      deliver: createHttpDeliver({ mode: 'local' }),
+    });
+    const stop = new AbortController();
+    const running = runDispatcher(dispatcher, { pollMs: 100, signal: stop.signal });
+    try {
+      await other.until(
+        (received) => others.every((event) => received.some((got) => got.id === event.id)),
+        60_000,
+      );
+      // Taken first, at 4 requests per 200 ms, the backlog held them for about 15 s.
+      expect(busy.received.length).toBeLessThan(BACKLOG / 4);
+      // Moved on, not lost: every event of the backlog still arrives.
+      await busy.until(
+        (received) => backlog.every((event) => received.some((got) => got.id === event.id)),
+        60_000,
+      );
+      expect([...busy.unverified, ...other.unverified]).toEqual([]);
+    } finally {
+      stop.abort();
+      await running;
+      await Promise.all([busy.close(), other.close()]);
     }
   });
 });

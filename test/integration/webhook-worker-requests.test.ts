@@ -247,7 +247,7 @@ describe('the task store', () => {
     );
     const store = createTaskStore({ client, tableName });
     const keys = new Set(events.map((event) => taskKey(event.id, endpointIds[0] as string, LIVE_ORIGIN)));
-    const works = (await store.due(Date.now(), 1_000)).filter((work) => keys.has(work.key));
+    const works = (await store.due(Date.now(), 1_000)).works.filter((work) => keys.has(work.key));
     expect(works.length).toBe(3);
     const until = works.map((_, n) => Date.now() + 60_000 * (n + 1));
 

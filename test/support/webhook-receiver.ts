@@ -1,7 +1,8 @@
 /**
  * A merchant's webhook receiver on loopback, for the e2e tests: every request verified with the npm
  * package `standardwebhooks` (as a merchant would, not with this project's signing code), against
- * the secrets it is told. It can answer 500 to a share of requests, or be shut for a while.
+ * the secrets it is told. It can answer 500 to a share of requests, answer late, hang, or be shut
+ * for a while.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -42,6 +43,8 @@ export interface WebhookReceiver {
   /** While true, a verified request is never answered (an endpoint that hangs); its id is kept in `hung`. */
   hang: boolean;
   readonly hung: string[];
+  /** How long each answer waits after its request has been taken (an endpoint that is slow but answers). */
+  delayMs: number;
   /** While true, every connection is refused (the server is closed). */
   setDown(down: boolean): Promise<void>;
   /** Resolves once `predicate` holds for what was received, polling; rejects after `ms`. */
@@ -65,6 +68,7 @@ export async function startWebhookReceiver(random: () => number = Math.random): 
     refused: 0,
     hang: false,
     hung: [],
+    delayMs: 0,
     async setDown(down) {
       if (down) await close();
       else await listen();
@@ -124,7 +128,9 @@ export async function startWebhookReceiver(random: () => number = Math.random): 
           ]),
         );
         const status = handle(Buffer.concat(chunks).toString('utf8'), headers);
-        if (status !== 'hang') res.writeHead(status).end();
+        if (status === 'hang') return;
+        if (receiver.delayMs > 0) setTimeout(() => res.writeHead(status).end(), receiver.delayMs);
+        else res.writeHead(status).end();
       });
     });
     server = listening;

@@ -34,10 +34,11 @@ function memoryTasks(count: number) {
   };
   const store: TaskStore = {
     async due(now, limit) {
-      return tasks
-        .filter((task) => (dueAt.get(task.key) as number) <= now)
-        .slice(0, limit)
-        .map((task) => ({ ...task, dueAt: dueAt.get(task.key) as number }));
+      const due = tasks.filter((task) => (dueAt.get(task.key) as number) <= now);
+      return {
+        works: due.slice(0, limit).map((task) => ({ ...task, dueAt: dueAt.get(task.key) as number })),
+        more: due.length > limit,
+      };
     },
     async claimAll(works, leaseUntil) {
       const until = works.map((_, at) =>

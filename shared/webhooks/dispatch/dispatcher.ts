@@ -6,10 +6,12 @@
  * again when the lease lapses, and goes out with the same `webhook-id`). Per endpoint at most
  * `perEndpoint` attempts run at once in a dispatcher, and `queuedPerEndpoint` claimed tasks wait
  * for them while it answers, `perEndpoint` once it is slow (./endpoint-slots.ts). Further tasks of
- * an endpoint that answers stay due for the next poll; once one of its attempts has run
- * `slowAttemptMs`, they are deferred instead, so a hanging endpoint holds its own slots only and
- * delays no other. A poll's claims, and its deferrals, are one request each; the next poll waits
- * for the claims only, so a deferral in flight delays no other endpoint either.
+ * an endpoint that answers stay due for the next poll, unless more is due than a poll reads: then
+ * they are deferred to its pace, so that its backlog hides no other endpoint's tasks. Once one of
+ * its attempts has run `slowAttemptMs`, they are deferred in any case, so a hanging endpoint holds
+ * its own slots only and delays no other. A poll's claims, and its deferrals, are one request
+ * each; the next poll waits for the claims only, so a deferral in flight delays no other endpoint
+ * either.
  */
 import type { Clock } from '../../wallet/model/ports.ts';
 import type { EventReader } from '../events/ports.ts';
@@ -117,8 +119,10 @@ export function makeDispatcher({
   /** Work this dispatcher has claimed and not finished, by key: never claimed twice from here. */
   const mine = new Set<string>();
   const inFlight = new Set<Promise<void>>();
-  /** The slow endpoints' deferral in flight: one at a time, and no poll waits for it. */
+  /** The deferral in flight: one at a time, and no poll waits for it. */
   let deferring: Promise<unknown> | undefined;
+  /** The latest time an answering endpoint's backlog was deferred to, by endpoint. */
+  const pacedUntil = new Map<string, number>();
   const bodies = new Map<string, WebhookEvent>();
   const endpointsRead = new Map<
     string,
@@ -241,17 +245,29 @@ export function makeDispatcher({
   }
 
   /**
-   * When each of a slow endpoint's due tasks is due again: as many each `deferMs` as the endpoint
-   * may hold once slow (2 × `perEndpoint`), in the order they were due. All at `deferMs`, a backlog
-   * came due at once every `deferMs`, filled the polls' pages ahead of other endpoints' tasks and
-   * was written again each time: a task waiting a minute was written twelve times.
+   * When each deferred task is due again, in the order they were due.
+   * - A slow endpoint's: as many each `deferMs` as it may hold once slow (2 × `perEndpoint`). All
+   *   at `deferMs`, a backlog came due at once every `deferMs`, filled the polls' pages ahead of
+   *   other endpoints' tasks and was written again each time: a task waiting a minute was written
+   *   twelve times.
+   * - An answering endpoint's backlog: one after another at the pace it takes them, after what it
+   *   holds now and what was deferred before (`pacedUntil`), so that each comes due about when it
+   *   can be taken, and is written once more, not at every poll.
    */
   function deferredUntil(works: readonly DueWork[], now: number): number[] {
     const before = new Map<string, number>();
     return works.map((work) => {
-      const place = before.get(work.endpointId) ?? 0;
-      before.set(work.endpointId, place + 1);
-      return now + settings.deferMs * (1 + Math.floor(place / (2 * settings.perEndpoint)));
+      const { endpointId } = work;
+      if (slots.slow(endpointId)) {
+        const place = before.get(endpointId) ?? 0;
+        before.set(endpointId, place + 1);
+        return now + settings.deferMs * (1 + Math.floor(place / (2 * settings.perEndpoint)));
+      }
+      const step = 1_000 / (slots.pace(endpointId) ?? settings.perEndpoint);
+      const held = (settings.perEndpoint + settings.queuedPerEndpoint) * step;
+      const at = Math.ceil(Math.max(now + held, pacedUntil.get(endpointId) ?? 0) + step);
+      pacedUntil.set(endpointId, at);
+      return at;
     });
   }
 
@@ -279,7 +295,8 @@ export function makeDispatcher({
   async function poll(): Promise<number> {
     slots.shed();
     const now = clock.now();
-    const due = await tasks.due(now, settings.pollBatch);
+    for (const [endpointId, at] of pacedUntil) if (at <= now) pacedUntil.delete(endpointId);
+    const { works: due, more } = await tasks.due(now, settings.pollBatch);
     const oldest = due.find((work) => !mine.has(work.key));
     observe?.({ kind: 'lag', oldestDueMs: oldest ? Math.max(0, now - oldest.dueAt) : 0 });
     let started = 0;
@@ -289,9 +306,14 @@ export function makeDispatcher({
       if (mine.has(work.key)) continue;
       if (inFlight.size + taken.length >= settings.inFlight) break;
       const busy = slots.full(work.endpointId);
-      // Left as it is: moving it would be a write, for a hold free in a moment. A slow endpoint's
-      // too while a deferral is still being written: the first poll after it moves them.
-      if (busy && (!slots.slow(work.endpointId) || deferring)) continue;
+      // Left as it is while nothing waits behind the page: moving it would be a write, for a hold
+      // free in a moment. With more due than the page holds, an answering endpoint's backlog is
+      // moved on too, once its pace is known (its first attempts answered): left, it filled every
+      // page and hid every other endpoint's tasks until it was under a page
+      // (test/integration/webhook-isolation.test.ts). Anything busy is left while a deferral is
+      // still being written: the first poll after it moves them.
+      const movable = slots.slow(work.endpointId) || (more && slots.pace(work.endpointId) !== undefined);
+      if (busy && (deferring || !movable)) continue;
       mine.add(work.key);
       if (busy) deferred.push(work);
       else taken.push({ work, unhold: slots.hold(work.endpointId) });

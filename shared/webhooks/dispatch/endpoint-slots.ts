@@ -23,7 +23,17 @@ export interface EndpointSlots {
   shed(): number;
   /** Resolves when a hold is next given back: the endpoint may take a task more. */
   released(): Promise<void>;
+  /**
+   * Tasks per second the endpoint takes here: holds given back over the last second (over the
+   * time since it took its first, if shorter), or `perEndpoint` attempts of its mean length a
+   * second, whichever is more (the first counts the claims' round trips of a start too);
+   * `undefined` until `perEndpoint` holds have been given back.
+   */
+  pace(endpointId: string): number | undefined;
 }
+
+/** The window `pace` counts over. */
+const PACE_WINDOW_MS = 1_000;
 
 export function createEndpointSlots({
   perEndpoint,
@@ -39,6 +49,14 @@ export function createEndpointSlots({
   const running = new Map<string, Set<{ readonly since: number }>>();
   const waiting = new Map<string, Array<(taken: boolean) => void>>();
   const holds = new Map<string, number>();
+  /**
+   * Since when each endpoint has held a task without a break, and when holds were given back within
+   * the pace window, oldest first.
+   */
+  const activity = new Map<
+    string,
+    { readonly since: number; readonly givenBack: number[]; attemptMs: number | undefined }
+  >();
   let holdReleased: PromiseWithResolvers<void> | undefined;
 
   /** Runs an attempt in a slot until what is answered is called. */
@@ -48,11 +66,25 @@ export function createEndpointSlots({
     running.set(endpointId, slots.add(slot));
     return once(() => {
       slots.delete(slot);
+      const seen = activity.get(endpointId);
+      if (seen) {
+        // A moving mean: the endpoint's latest attempts count most.
+        const ms = now() - slot.since;
+        seen.attemptMs = seen.attemptMs === undefined ? ms : 0.8 * seen.attemptMs + 0.2 * ms;
+      }
       const next = waiting.get(endpointId)?.shift();
       if (waiting.get(endpointId)?.length === 0) waiting.delete(endpointId);
       if (next) next(true);
       else if (slots.size === 0) running.delete(endpointId);
     });
+  }
+
+  /** The endpoint's holds given back within the window (the older ones dropped). */
+  function recent(times: number[]): number[] {
+    const since = now() - PACE_WINDOW_MS;
+    const first = times.findIndex((at) => at > since);
+    if (first !== 0) times.splice(0, first === -1 ? times.length : first);
+    return times;
   }
 
   function slow(endpointId: string): boolean {
@@ -67,10 +99,18 @@ export function createEndpointSlots({
     slow,
     hold(endpointId) {
       holds.set(endpointId, (holds.get(endpointId) ?? 0) + 1);
+      if (!activity.has(endpointId))
+        activity.set(endpointId, { since: now(), givenBack: [], attemptMs: undefined });
       return once(() => {
         const left = (holds.get(endpointId) ?? 1) - 1;
-        if (left > 0) holds.set(endpointId, left);
-        else holds.delete(endpointId);
+        if (left > 0) {
+          holds.set(endpointId, left);
+          activity.get(endpointId)?.givenBack.push(now());
+          recent(activity.get(endpointId)?.givenBack ?? []);
+        } else {
+          holds.delete(endpointId);
+          activity.delete(endpointId);
+        }
         holdReleased?.resolve();
         holdReleased = undefined;
       });
@@ -97,6 +137,13 @@ export function createEndpointSlots({
     released() {
       holdReleased ??= Promise.withResolvers<void>();
       return holdReleased.promise;
+    },
+    pace(endpointId) {
+      const seen = activity.get(endpointId);
+      const count = recent(seen?.givenBack ?? []).length;
+      if (!seen || count < perEndpoint) return undefined;
+      const counted = (count * 1_000) / Math.max(1, Math.min(PACE_WINDOW_MS, now() - seen.since));
+      return Math.max(counted, (perEndpoint * 1_000) / Math.max(1, seen.attemptMs ?? PACE_WINDOW_MS));
     },
   };
 }

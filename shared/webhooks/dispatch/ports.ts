@@ -37,10 +37,18 @@ export type DueWork = DeliveryTask | ReplayTask;
 /** How a task ended: `delivered`, or not to be tried again (endpoint gone or disabled, schedule spent, event expired). */
 export type TaskEnd = 'delivered' | 'endpoint-disabled' | 'gave-up' | 'event-expired';
 
+/** What one poll read of the due work. */
+export interface DuePage {
+  /** Up to the poll's limit, oldest first. */
+  readonly works: readonly DueWork[];
+  /** Whether more was due than was read: the works read may hide others' behind them. */
+  readonly more: boolean;
+}
+
 /** What the dispatcher needs of the tasks (implemented by ../dynamodb/task-store.ts). */
 export interface TaskStore {
   /** Up to `limit` tasks due at `now`, oldest first per shard, every shard read. */
-  due(now: number, limit: number): Promise<readonly DueWork[]>;
+  due(now: number, limit: number): Promise<DuePage>;
   /**
    * Takes each of `works` until `leaseUntil` (epoch ms; one for all, or one per work, in order),
    * many in one request: its `dueAt` moves there, on condition that it is still what was read.

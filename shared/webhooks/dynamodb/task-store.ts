@@ -145,7 +145,7 @@ export function createTaskStore({
           ),
         ),
       );
-      return pages
+      const works = pages
         .flatMap((page) => page.Items ?? [])
         .flatMap((item) => {
           const work = workOfItem(item);
@@ -153,6 +153,7 @@ export function createTaskStore({
           return work ?? [];
         })
         .sort((a, b) => a.dueAt - b.dueAt);
+      return { works, more: pages.some((page) => page.LastEvaluatedKey !== undefined) };
     },
 
     /**

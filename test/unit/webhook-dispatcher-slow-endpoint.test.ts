@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_DISPATCHER_SETTINGS, makeDispatcher } from '#shared/webhooks/dispatch/dispatcher.ts';
-import type { DeliveryTask, DueWork, TaskStore } from '#shared/webhooks/dispatch/ports.ts';
+import type { TaskStore } from '#shared/webhooks/dispatch/ports.ts';
 import type { AttemptResult } from '#shared/webhooks/model/delivery.ts';
 import { enabledEndpoints } from '../support/webhook-endpoints.ts';
-import { deliveryTask } from '../support/webhook-tasks.ts';
+import { memoryTasks, tasksOf } from '../support/webhook-tasks.ts';
 
 /*
  * What a dispatcher does with an endpoint that stops answering while a backlog of its tasks is due
@@ -20,44 +20,6 @@ const settings = {
   slowAttemptMs: 1_000,
   deferMs: 5_000,
 };
-
-function memoryTasks(count: number) {
-  const dueAt = new Map<string, number>();
-  const tasks: DeliveryTask[] = Array.from({ length: count }, (_, n) => deliveryTask(n, 'dead'));
-  for (const task of tasks) dueAt.set(task.key, 0);
-  const claimCalls: { keys: string[]; until: number[] }[] = [];
-  const rescheduled = new Map<string, number>();
-  const claimOne = (work: DueWork, until: number) => {
-    if (dueAt.get(work.key) !== work.dueAt) return false;
-    dueAt.set(work.key, until);
-    return true;
-  };
-  const store: TaskStore = {
-    async due(now, limit) {
-      const due = tasks.filter((task) => (dueAt.get(task.key) as number) <= now);
-      return {
-        works: due.slice(0, limit).map((task) => ({ ...task, dueAt: dueAt.get(task.key) as number })),
-        more: due.length > limit,
-      };
-    },
-    async claimAll(works, leaseUntil) {
-      const until = works.map((_, at) =>
-        typeof leaseUntil === 'number' ? leaseUntil : (leaseUntil[at] as number),
-      );
-      claimCalls.push({ keys: works.map((work) => work.key), until });
-      return works.map((work, at) => claimOne(work, until[at] as number));
-    },
-    async finish() {},
-    async reschedule(work, _lease, at) {
-      rescheduled.set(work.key, at);
-      dueAt.set(work.key, at);
-    },
-    async expandReplay() {
-      return true;
-    },
-  };
-  return { store, claimCalls, rescheduled };
-}
 
 /** A dispatcher whose every attempt hangs, at the clock `now()`; counts the attempts. */
 function hangingDispatcher(store: TaskStore, now: () => number) {
@@ -82,7 +44,7 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 10));
 describe('a dispatcher beside an endpoint that stops answering', () => {
   it('sheds the waits past its slow allowance and moves its due tasks deferMs on in one request', async () => {
     let now = 0;
-    const { store, claimCalls, rescheduled } = memoryTasks(10);
+    const { store, claimCalls, rescheduled } = memoryTasks(tasksOf('dead', 10));
     const { dispatcher, counted } = hangingDispatcher(store, () => now);
 
     // It answered so far: one poll claims its slots and its queue, 6 tasks, in one request.
@@ -108,7 +70,7 @@ describe('a dispatcher beside an endpoint that stops answering', () => {
 
   it('spreads a backlog: as many each deferMs as the endpoint may hold once slow, the last written once until its turn', async () => {
     let now = 0;
-    const { store, claimCalls } = memoryTasks(30);
+    const { store, claimCalls } = memoryTasks(tasksOf('dead', 30));
     const { dispatcher } = hangingDispatcher(store, () => now);
     await dispatcher.poll();
     await settle();

@@ -80,18 +80,18 @@ describe('endpoint slots', () => {
     expect(typeof (await waits[1])).toBe('function');
   });
 
-  it('knows no pace until perEndpoint holds are given back, then counts them over the time it has been busy', async () => {
+  it('knows no pace until it has held tasks for a second, then counts the holds given back over the last second', () => {
     let clock = 0;
     const slots = createEndpointSlots({ ...settings, now: () => clock });
     const holds = [slots.hold('a'), slots.hold('a'), slots.hold('a'), slots.hold('a')];
     clock = 100;
     (holds[0] as () => void)();
-    expect(slots.pace('a')).toBeUndefined();
     clock = 250;
     (holds[1] as () => void)();
-    // 2 given back in the 250 ms since its first hold: 8 a second.
-    expect(slots.pace('a')).toBe(8);
-    // Busy for over a second: the last second's count only (the one at 100 ms is out of it).
+    expect(slots.pace('a')).toBeUndefined();
+    clock = 1_000;
+    expect(slots.pace('a')).toBe(2);
+    // The one at 100 ms is out of the last second.
     clock = 1_200;
     (holds[2] as () => void)();
     expect(slots.pace('a')).toBe(2);
@@ -99,21 +99,5 @@ describe('endpoint slots', () => {
     (holds[3] as () => void)();
     slots.hold('a');
     expect(slots.pace('a')).toBeUndefined();
-  });
-
-  it('paces an endpoint at perEndpoint attempts of their mean length when that is more than it was given back', async () => {
-    let clock = 0;
-    const slots = createEndpointSlots({ ...settings, now: () => clock });
-    const holds = [slots.hold('a'), slots.hold('a'), slots.hold('a')];
-    // The claims took 900 ms before the attempts, of 100 ms each, began.
-    clock = 900;
-    const attempts = [await slotOf(slots.acquire('a')), await slotOf(slots.acquire('a'))];
-    clock = 1_000;
-    for (const [at, free] of attempts.entries()) {
-      free();
-      (holds[at] as () => void)();
-    }
-    // Counted, 2 in 1,000 ms; attempts of 100 ms, 2 at a time: 20 a second.
-    expect(slots.pace('a')).toBe(20);
   });
 });

@@ -24,10 +24,11 @@ export interface EndpointSlots {
   /** Resolves when a hold is next given back: the endpoint may take a task more. */
   released(): Promise<void>;
   /**
-   * Tasks per second the endpoint takes here: holds given back over the last second (over the
-   * time since it took its first, if shorter), or `perEndpoint` attempts of its mean length a
-   * second, whichever is more (the first counts the claims' round trips of a start too);
-   * `undefined` until `perEndpoint` holds have been given back.
+   * Tasks per second the endpoint takes here: holds given back over the last second; `undefined`
+   * until it has held tasks for a second without a break. Counted over less, a start's claims
+   * made it too low (the first holds wait for them); taken from its attempts' length instead, an
+   * endpoint answering in milliseconds seemed to take hundreds a second, where the dispatcher's
+   * own round trips pace it.
    */
   pace(endpointId: string): number | undefined;
 }
@@ -53,10 +54,7 @@ export function createEndpointSlots({
    * Since when each endpoint has held a task without a break, and when holds were given back within
    * the pace window, oldest first.
    */
-  const activity = new Map<
-    string,
-    { readonly since: number; readonly givenBack: number[]; attemptMs: number | undefined }
-  >();
+  const activity = new Map<string, { readonly since: number; readonly givenBack: number[] }>();
   let holdReleased: PromiseWithResolvers<void> | undefined;
 
   /** Runs an attempt in a slot until what is answered is called. */
@@ -66,12 +64,6 @@ export function createEndpointSlots({
     running.set(endpointId, slots.add(slot));
     return once(() => {
       slots.delete(slot);
-      const seen = activity.get(endpointId);
-      if (seen) {
-        // A moving mean: the endpoint's latest attempts count most.
-        const ms = now() - slot.since;
-        seen.attemptMs = seen.attemptMs === undefined ? ms : 0.8 * seen.attemptMs + 0.2 * ms;
-      }
       const next = waiting.get(endpointId)?.shift();
       if (waiting.get(endpointId)?.length === 0) waiting.delete(endpointId);
       if (next) next(true);
@@ -99,8 +91,7 @@ export function createEndpointSlots({
     slow,
     hold(endpointId) {
       holds.set(endpointId, (holds.get(endpointId) ?? 0) + 1);
-      if (!activity.has(endpointId))
-        activity.set(endpointId, { since: now(), givenBack: [], attemptMs: undefined });
+      if (!activity.has(endpointId)) activity.set(endpointId, { since: now(), givenBack: [] });
       return once(() => {
         const left = (holds.get(endpointId) ?? 1) - 1;
         if (left > 0) {
@@ -140,10 +131,8 @@ export function createEndpointSlots({
     },
     pace(endpointId) {
       const seen = activity.get(endpointId);
-      const count = recent(seen?.givenBack ?? []).length;
-      if (!seen || count < perEndpoint) return undefined;
-      const counted = (count * 1_000) / Math.max(1, Math.min(PACE_WINDOW_MS, now() - seen.since));
-      return Math.max(counted, (perEndpoint * 1_000) / Math.max(1, seen.attemptMs ?? PACE_WINDOW_MS));
+      if (!seen || now() - seen.since < PACE_WINDOW_MS) return undefined;
+      return Math.max(1, (recent(seen.givenBack).length * 1_000) / PACE_WINDOW_MS);
     },
   };
 }

@@ -96,6 +96,9 @@ export class IdempotencyKeyReuseError extends ClientError {}
 /** The wallet already has as many webhook endpoints as it may; nothing was registered. */
 export class WebhookEndpointLimitError extends ClientError {}
 
+/** A replay of the endpoint from later than asked is still being sent; nothing was started. */
+export class ReplayInProgressError extends ClientError {}
+
 /** The pet already lists as many photo URLs as a pet may; no image was stored. */
 export class PetPhotoLimitError extends ClientError {}
 

@@ -11,6 +11,7 @@ import {
   PetPhotoLimitError,
   PreconditionFailedError,
   RecipientLimitError,
+  ReplayInProgressError,
   TemporarilyUnavailableError,
   UnauthenticatedError,
   UnknownRecipientError,
@@ -39,6 +40,10 @@ export const errorMappings: ReadonlyArray<readonly [ErrorClass, ErrorMapping]> =
   [InsufficientScopeError, { status: 403, slug: 'insufficient-scope', title: 'Insufficient scope' }],
   [NotFoundError, { status: 404, slug: 'not-found', title: 'Not found' }],
   [AlreadyExistsError, { status: 409, slug: 'already-exists', title: 'Already exists' }],
+  [
+    ReplayInProgressError,
+    { status: 409, slug: 'replay-in-progress', title: 'A replay of this endpoint is in progress' },
+  ],
   [PreconditionFailedError, { status: 412, slug: 'precondition-failed', title: 'Precondition failed' }],
   [
     LookalikeAddressError,

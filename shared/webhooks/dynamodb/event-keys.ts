@@ -8,15 +8,16 @@
  *   while it is not done `dueShard` + `dueAt` (epoch ms) in the sparse `due` index that the
  *   dispatcher polls. A claim moves `dueAt` past the attempt's longest time (a lease): a dispatcher
  *   killed mid-attempt leaves the task due again when it lapses. Kept 30 days (TTL).
- * - `REPLAY#<endpointId>#<replayId>`: a replay being expanded into tasks: `since`, the `cursor` of
- *   the events already expanded, and the same `dueShard` + `dueAt` while not done.
+ * - `REPLAY#<endpointId>`: the endpoint's replay (one at a time), being expanded into tasks:
+ *   `replayId`, `since`, the `cursor` of the events already expanded, and the same `dueShard` +
+ *   `dueAt` while not done; `ended` once done, when the next replay may take its place.
  */
 import { createHash } from 'node:crypto';
 
 export const eventKey = (eventId: string) => `EVENT#${eventId}`;
 export const taskKey = (eventId: string, endpointId: string, origin: string) =>
   `TASK#${eventId}#${endpointId}#${origin}`;
-export const replayKey = (endpointId: string, replayId: string) => `REPLAY#${endpointId}#${replayId}`;
+export const replayKey = (endpointId: string) => `REPLAY#${endpointId}`;
 
 /** The origin of the task of an event as it happened (a replay's or redelivery's is a fresh id). */
 export const LIVE_ORIGIN = 'live';

@@ -5,10 +5,13 @@
  * killed and another took over) changes nothing.
  */
 import { randomUUID } from 'node:crypto';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { withRetries } from '../../dynamodb/retry.ts';
 import { eachLimited } from '../../util/each-limited.ts';
 import type { DeliveryTask, DueWork, ReplayTask, TaskEnd, TaskStore } from '../dispatch/ports.ts';
+import type { ReplayStart } from '../events/ports.ts';
 import { isWebhookEventType, type WebhookEventType } from '../model/event-types.ts';
 import { EVENT_RETENTION_MS, type WebhookEvent } from '../model/webhook-event.ts';
 import {
@@ -95,8 +98,8 @@ export function createTaskStore({
   /** Where a delivered task's end goes; shared with the delivery log's, so that they share requests. */
   readonly puts?: PutBatcher;
 }): TaskStore & {
-  /** A replay of the wallet's events since `since` to one endpoint, due now. */
-  startReplay(address: string, endpointId: string, since: string, now: number): Promise<string>;
+  /** A replay of the wallet's events since `since` to one endpoint, due now, or the one in progress. */
+  startReplay(address: string, endpointId: string, since: string, now: number): Promise<ReplayStart>;
   /** One more delivery of an event to one endpoint, due now, attempts counted from 1 again. */
   redeliver(event: WebhookEvent, endpointId: string, now: number): Promise<void>;
 } {
@@ -294,28 +297,40 @@ export function createTaskStore({
 
     async startReplay(address, endpointId, since, now) {
       const replayId = `rpl_${randomUUID()}`;
-      const pk = replayKey(endpointId, replayId);
+      const pk = replayKey(endpointId);
       const at = new Date(now).toISOString();
-      await withRetries(() =>
-        client.send(
-          new PutCommand({
-            TableName: tableName,
-            Item: {
-              pk,
-              kind: 'replay',
-              replayId,
-              address,
-              endpointId,
-              since,
-              createdAt: at,
-              dueShard: dueShardOf(pk),
-              dueAt: now,
-              expiresAt: expiresAfter(at, EVENT_RETENTION_MS),
-            },
-          }),
-        ),
-      );
-      return replayId;
+      try {
+        await withRetries(() =>
+          client.send(
+            new PutCommand({
+              TableName: tableName,
+              Item: {
+                pk,
+                kind: 'replay',
+                replayId,
+                address,
+                endpointId,
+                since,
+                createdAt: at,
+                dueShard: dueShardOf(pk),
+                dueAt: now,
+                expiresAt: expiresAfter(at, EVENT_RETENTION_MS),
+              },
+              // The endpoint's replay before this one must be done: one at a time.
+              ConditionExpression: 'attribute_not_exists(pk) OR attribute_exists(#ended)',
+              ExpressionAttributeNames: { '#ended': 'ended' },
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            }),
+          ),
+        );
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException) || !error.Item) throw error;
+        const running = unmarshall(error.Item);
+        // This request's own put, whose answer was lost and whose retry found it: started.
+        if (running.replayId === replayId) return { started: true, replayId, since };
+        return { started: false, replayId: String(running.replayId), since: String(running.since) };
+      }
+      return { started: true, replayId, since };
     },
 
     async redeliver(event, endpointId, now) {

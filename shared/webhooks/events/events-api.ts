@@ -3,7 +3,7 @@
  * to an endpoint, one event delivered again. For the wallet's owner only: another wallet's event
  * or endpoint is not found (404), never forbidden, so an id confirms nothing.
  */
-import { NotFoundError, ValidationError } from '../../errors.ts';
+import { NotFoundError, ReplayInProgressError, ValidationError } from '../../errors.ts';
 import type { Clock } from '../../wallet/model/ports.ts';
 import type { WebhookEventType } from '../model/event-types.ts';
 import { EVENT_ID, EVENT_RETENTION_MS, type WebhookEvent } from '../model/webhook-event.ts';
@@ -70,7 +70,17 @@ export function makeEventsApi({ events, endpoints, replays, clock }: EventsApiDe
         ]);
       }
       const from = new Date(at).toISOString();
-      return { replayId: await replays.startReplay(sub, endpointId, from, now), since: from };
+      // One replay per endpoint at a time: a request asked twice (a client's retry) or a click
+      // repeated sends nothing twice, and a wallet's 30 days go out once however often asked.
+      const replay = await replays.startReplay(sub, endpointId, from, now);
+      // One in progress since no later than asked sends all this one would have (what it has
+      // expanded went out already); one since later does not.
+      if (!replay.started && replay.since > from) {
+        throw new ReplayInProgressError(
+          `Replay ${replay.replayId} of this endpoint, of the events since ${replay.since}, is still being sent: ask again once it is done`,
+        );
+      }
+      return { replayId: replay.replayId, since: replay.since };
     },
 
     /** One event to one endpoint of the wallet again, whatever its earlier deliveries: 202. */

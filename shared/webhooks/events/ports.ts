@@ -68,8 +68,19 @@ export interface EndpointLookup {
   endpointTypes(address: string, endpointId: string): Promise<readonly WebhookEventType[] | undefined>;
 }
 
+/** A replay: the one just started, or the endpoint's one in progress. */
+export interface ReplayStart {
+  readonly started: boolean;
+  readonly replayId: string;
+  readonly since: string;
+}
+
 /** The delivery tasks replays and redeliveries make (implemented by ../dynamodb/task-store.ts). */
 export interface ReplayStore {
-  startReplay(address: string, endpointId: string, since: string, now: number): Promise<string>;
+  /**
+   * Starts a replay of the wallet's events since `since` to the endpoint, unless one of that
+   * endpoint is still being expanded: then that one, as it was started (`started: false`).
+   */
+  startReplay(address: string, endpointId: string, since: string, now: number): Promise<ReplayStart>;
   redeliver(event: WebhookEvent, endpointId: string, now: number): Promise<void>;
 }

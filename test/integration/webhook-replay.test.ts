@@ -1,0 +1,127 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createReplayWebhookHandler } from '#functions/replay-webhook/handler.ts';
+import { tables } from '#shared/dynamodb/tables.ts';
+import { createWebhookEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
+import { replayKey } from '#shared/webhooks/dynamodb/event-keys.ts';
+import { createTaskStore } from '#shared/webhooks/dynamodb/task-store.ts';
+import { createEndpointManagement } from '#shared/webhooks/endpoint-functions.ts';
+import { createEnvelopeSealer } from '#shared/webhooks/secrets/envelope.ts';
+import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrapper.ts';
+import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
+import { mentions, proxiedClient, startFaultProxy, storedItem } from '../support/faults.ts';
+
+/*
+ * Issue 46's replay, one at a time per endpoint: one request replays up to 30 days of a wallet's
+ * events, so a replay asked while one is still being sent must not send them all again, or a
+ * client retrying a lost answer, or a merchant clicking twice, would multiply the deliveries and
+ * fill the `due` index every dispatcher reads. The real handler on DynamoDB Local,
+ * through the fault proxy, and the dispatcher's expansion step. The endpoint is https to a name no
+ * test resolves: nothing is delivered.
+ */
+
+const proxy = await startFaultProxy();
+const client = proxiedClient(proxy);
+const tableName = process.env[tables.webhooks.envVar] as string;
+const sealer = createEnvelopeSealer(createStaticKeyWrapper(randomBytes(32).toString('base64')));
+const handler = createReplayWebhookHandler({ client, tableName });
+afterAll(() => client.destroy());
+
+const HOUR = 3_600_000;
+
+/** A wallet with one endpoint: its address and the endpoint's id. */
+async function merchant() {
+  const sub = uniqueSub('merchant');
+  const { endpoint } = await createEndpointManagement({
+    store: createWebhookEndpointStore({ client, tableName }),
+    mode: 'deployed',
+    sealer,
+  }).create({ address: sub, url: 'https://merchant.example.com/hooks' });
+  return { sub, endpointId: endpoint.id };
+}
+
+function replay(sub: string, endpointId: string, since: Date) {
+  return invoke(
+    handler,
+    apiEvent({
+      method: 'POST',
+      path: `/api/wallet/webhooks/${endpointId}/replay`,
+      resource: '/api/wallet/webhooks/{webhookId}/replay',
+      pathParameters: { webhookId: endpointId },
+      body: { since: since.toISOString() },
+      sub,
+      scopes: ['write:webhooks'],
+    }),
+  );
+}
+
+const storedReplay = (endpointId: string) => storedItem(tableName, { pk: replayKey(endpointId) });
+
+describe('POST /api/wallet/webhooks/{webhookId}/replay, one replay per endpoint at a time', () => {
+  it('asked again while one is being sent: answers that one when it covers the request, 409 when it does not, and starts nothing', async () => {
+    const { sub, endpointId } = await merchant();
+    const since = new Date(Date.now() - HOUR);
+    const first = await replay(sub, endpointId, since);
+    expect(first.statusCode, first.body).toBe(202);
+    const { replayId } = first.json as { replayId: string };
+
+    // The same request again (a retry after a lost answer), and one since later: covered.
+    for (const later of [since, new Date(since.getTime() + 600_000)]) {
+      const again = await replay(sub, endpointId, later);
+      expect(again.statusCode, again.body).toBe(202);
+      expect(again.json).toEqual({ replayId, since: since.toISOString() });
+    }
+    // Since earlier: the one in progress would not send the events before its own `since`.
+    const earlier = await replay(sub, endpointId, new Date(since.getTime() - 600_000));
+    expect(earlier.statusCode, earlier.body).toBe(409);
+    expect(earlier.contentType).toBe('application/problem+json');
+    expect(earlier.json).toMatchObject({ status: 409, type: expect.stringContaining('replay-in-progress') });
+    expect((earlier.json as { detail: string }).detail).toContain(replayId);
+
+    expect(await storedReplay(endpointId)).toMatchObject({ replayId, since: since.toISOString() });
+  });
+
+  it('starts the next replay once the one before is done', async () => {
+    const { sub, endpointId } = await merchant();
+    const first = await replay(sub, endpointId, new Date(Date.now() - HOUR));
+    expect(first.statusCode, first.body).toBe(202);
+    // The dispatcher's step, on this replay only (a dispatcher here would take other tests' tasks):
+    // claimed, then expanded; with no event to expand, done at its first step.
+    const tasks = createTaskStore({ client, tableName });
+    const item = (await storedReplay(endpointId)) as Record<string, unknown>;
+    const work = {
+      kind: 'replay' as const,
+      key: replayKey(endpointId),
+      address: sub,
+      endpointId,
+      replayId: String(item.replayId),
+      since: String(item.since),
+      dueAt: Number(item.dueAt),
+    };
+    const leaseUntil = Date.now() + 30_000;
+    expect(await tasks.claimAll([work], leaseUntil)).toEqual([true]);
+    expect(await tasks.expandReplay(work, leaseUntil, ['transfer.received'], 100)).toBe(true);
+    const earlier = new Date(Date.now() - 2 * HOUR);
+    const next = await replay(sub, endpointId, earlier);
+    expect(next.statusCode, next.body).toBe(202);
+    const { replayId } = next.json as { replayId: string };
+    expect(replayId).not.toBe((first.json as { replayId: string }).replayId);
+    expect(await storedReplay(endpointId)).toMatchObject({ replayId, since: earlier.toISOString() });
+    expect((await storedReplay(endpointId))?.ended).toBeUndefined();
+  });
+
+  it('counts its own put as started when DynamoDB applied it and its answer was lost', async () => {
+    const { sub, endpointId } = await merchant();
+    proxy.inject(
+      { kind: 'lose-response' },
+      { operation: 'PutItem', when: mentions(replayKey(endpointId)), times: 1 },
+    );
+    const started = await replay(sub, endpointId, new Date(Date.now() - HOUR));
+    expect(started.statusCode, started.body).toBe(202);
+    // The retry found the item its first try wrote: that replay, not another's in progress.
+    expect(proxy.requests('PutItem', mentions(replayKey(endpointId)))).toHaveLength(2);
+    expect(await storedReplay(endpointId)).toMatchObject({
+      replayId: (started.json as { replayId: string }).replayId,
+    });
+  });
+});

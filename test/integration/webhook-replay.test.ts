@@ -1,11 +1,13 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createReplayWebhookHandler } from '#functions/replay-webhook/handler.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { createWebhookEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
 import { replayKey } from '#shared/webhooks/dynamodb/event-keys.ts';
+import { createEventStore } from '#shared/webhooks/dynamodb/event-store.ts';
 import { createTaskStore } from '#shared/webhooks/dynamodb/task-store.ts';
 import { createEndpointManagement } from '#shared/webhooks/endpoint-functions.ts';
+import { eventIdOf } from '#shared/webhooks/model/webhook-event.ts';
 import { createEnvelopeSealer } from '#shared/webhooks/secrets/envelope.ts';
 import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrapper.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
@@ -57,6 +59,28 @@ function replay(sub: string, endpointId: string, since: Date) {
 
 const storedReplay = (endpointId: string) => storedItem(tableName, { pk: replayKey(endpointId) });
 
+/**
+ * The endpoint's replay claimed as the dispatcher claims it, to expand it as the dispatcher does:
+ * a dispatcher here would also take other tests' tasks.
+ */
+async function claimed(sub: string, endpointId: string) {
+  const tasks = createTaskStore({ client, tableName });
+  const item = (await storedReplay(endpointId)) as Record<string, unknown>;
+  const work = {
+    kind: 'replay' as const,
+    key: replayKey(endpointId),
+    address: sub,
+    endpointId,
+    replayId: String(item.replayId),
+    since: String(item.since),
+    ...(typeof item.cursor === 'string' ? { cursor: item.cursor } : {}),
+    dueAt: Number(item.dueAt),
+  };
+  const leaseUntil = Date.now() + 30_000;
+  expect(await tasks.claimAll([work], leaseUntil)).toEqual([true]);
+  return { tasks, work, leaseUntil };
+}
+
 describe('POST /api/wallet/webhooks/{webhookId}/replay, one replay per endpoint at a time', () => {
   it('asked again while one is being sent: answers that one when it covers the request, 409 when it does not, and starts nothing', async () => {
     const { sub, endpointId } = await merchant();
@@ -81,26 +105,41 @@ describe('POST /api/wallet/webhooks/{webhookId}/replay, one replay per endpoint 
     expect(await storedReplay(endpointId)).toMatchObject({ replayId, since: since.toISOString() });
   });
 
+  it('answers 409 when the one in progress has expanded past the time asked: those tasks may have ended while the endpoint was disabled', async () => {
+    const { sub, endpointId } = await merchant();
+    const timestamp = new Date(Date.now() - HOUR / 2).toISOString();
+    const event = {
+      id: eventIdOf('transfer.received', randomUUID()),
+      type: 'transfer.received' as const,
+      address: sub,
+      timestamp,
+      body: JSON.stringify({ type: 'transfer.received', timestamp, data: { address: sub } }),
+    };
+    expect(await createEventStore({ client, tableName }).recordAll([{ event, endpointIds: [] }])).toEqual([
+      'recorded',
+    ]);
+    const first = await replay(sub, endpointId, new Date(Date.now() - HOUR));
+    expect(first.statusCode, first.body).toBe(202);
+    const { replayId } = first.json as { replayId: string };
+    // One step of one event: expanded up to the event, and not done.
+    const { tasks, work, leaseUntil } = await claimed(sub, endpointId);
+    // No event type: no task for another test's dispatcher to send to a name on the Internet.
+    expect(await tasks.expandReplay(work, leaseUntil, [], 1)).toBe(false);
+
+    const beforeIt = await replay(sub, endpointId, new Date(Date.parse(timestamp) - 60_000));
+    expect(beforeIt.statusCode, beforeIt.body).toBe(409);
+    const afterIt = await replay(sub, endpointId, new Date(Date.parse(timestamp) + 1));
+    expect(afterIt.statusCode, afterIt.body).toBe(202);
+    expect((afterIt.json as { replayId: string }).replayId).toBe(replayId);
+  });
+
   it('starts the next replay once the one before is done', async () => {
     const { sub, endpointId } = await merchant();
     const first = await replay(sub, endpointId, new Date(Date.now() - HOUR));
     expect(first.statusCode, first.body).toBe(202);
-    // The dispatcher's step, on this replay only (a dispatcher here would take other tests' tasks):
-    // claimed, then expanded; with no event to expand, done at its first step.
-    const tasks = createTaskStore({ client, tableName });
-    const item = (await storedReplay(endpointId)) as Record<string, unknown>;
-    const work = {
-      kind: 'replay' as const,
-      key: replayKey(endpointId),
-      address: sub,
-      endpointId,
-      replayId: String(item.replayId),
-      since: String(item.since),
-      dueAt: Number(item.dueAt),
-    };
-    const leaseUntil = Date.now() + 30_000;
-    expect(await tasks.claimAll([work], leaseUntil)).toEqual([true]);
-    expect(await tasks.expandReplay(work, leaseUntil, ['transfer.received'], 100)).toBe(true);
+    // The dispatcher's step; with no event to expand, done at its first.
+    const { tasks, work, leaseUntil } = await claimed(sub, endpointId);
+    expect(await tasks.expandReplay(work, leaseUntil, [], 100)).toBe(true);
     const earlier = new Date(Date.now() - 2 * HOUR);
     const next = await replay(sub, endpointId, earlier);
     expect(next.statusCode, next.body).toBe(202);

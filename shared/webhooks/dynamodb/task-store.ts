@@ -328,7 +328,12 @@ export function createTaskStore({
         const running = unmarshall(error.Item);
         // This request's own put, whose answer was lost and whose retry found it: started.
         if (running.replayId === replayId) return { started: true, replayId, since };
-        return { started: false, replayId: String(running.replayId), since: String(running.since) };
+        return {
+          started: false,
+          replayId: String(running.replayId),
+          since: String(running.since),
+          expandedTo: typeof running.cursor === 'string' ? running.cursor : undefined,
+        };
       }
       return { started: true, replayId, since };
     },

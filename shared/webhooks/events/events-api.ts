@@ -73,9 +73,11 @@ export function makeEventsApi({ events, endpoints, replays, clock }: EventsApiDe
       // One replay per endpoint at a time: a request asked twice (a client's retry) or a click
       // repeated sends nothing twice, and a wallet's 30 days go out once however often asked.
       const replay = await replays.startReplay(sub, endpointId, from, now);
-      // One in progress since no later than asked sends all this one would have (what it has
-      // expanded went out already); one since later does not.
-      if (!replay.started && replay.since > from) {
+      // One in progress since no later than asked, which has expanded nothing from then on yet,
+      // sends all this one would, as the endpoint is now. One since later does not; nor does one
+      // that has expanded past `from`: those tasks may have ended while the endpoint was disabled.
+      const covered = replay.since <= from && (replay.expandedTo === undefined || replay.expandedTo < from);
+      if (!replay.started && !covered) {
         throw new ReplayInProgressError(
           `Replay ${replay.replayId} of this endpoint, of the events since ${replay.since}, is still being sent: ask again once it is done`,
         );

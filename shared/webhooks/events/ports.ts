@@ -73,6 +73,8 @@ export interface ReplayStart {
   readonly started: boolean;
   readonly replayId: string;
   readonly since: string;
+  /** The `eventKey` (`<timestamp>#<id>`) of the last event it has expanded into tasks, if any. */
+  readonly expandedTo?: string | undefined;
 }
 
 /** The delivery tasks replays and redeliveries make (implemented by ../dynamodb/task-store.ts). */

@@ -7,12 +7,12 @@ import { logger, publish, routeMetrics } from '#shared/observability/telemetry.t
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { systemClock } from '#shared/wallet/model/ports.ts';
 import { createHttpDeliver } from '#shared/webhooks/delivery/http-delivery.ts';
+import { runDispatcher } from '#shared/webhooks/dispatch/dispatch-loop.ts';
 import {
   DEFAULT_DISPATCHER_SETTINGS,
   type Dispatcher,
   type DispatchObservation,
   makeDispatcher,
-  runDispatcher,
 } from '#shared/webhooks/dispatch/dispatcher.ts';
 import { createDeliveryEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
 import { BACKGROUND_RETRIES, createEventStore } from '#shared/webhooks/dynamodb/event-store.ts';

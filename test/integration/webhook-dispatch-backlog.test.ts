@@ -5,7 +5,8 @@ import { createWebhookDispatcher } from '#functions/dispatch-webhooks/handler.ts
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { createTableInput, tables } from '#shared/dynamodb/tables.ts';
 import { createHttpDeliver } from '#shared/webhooks/delivery/http-delivery.ts';
-import { DEFAULT_DISPATCHER_SETTINGS, runDispatcher } from '#shared/webhooks/dispatch/dispatcher.ts';
+import { runDispatcher } from '#shared/webhooks/dispatch/dispatch-loop.ts';
+import { DEFAULT_DISPATCHER_SETTINGS } from '#shared/webhooks/dispatch/dispatcher.ts';
 import { createWebhookEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
 import { createEventStore } from '#shared/webhooks/dynamodb/event-store.ts';
 import { createEndpointManagement } from '#shared/webhooks/endpoint-functions.ts';

@@ -10,7 +10,7 @@ import { createDeriveEventsHandler } from '#functions/derive-events/handler.ts';
 import { createWebhookDispatcher } from '#functions/dispatch-webhooks/handler.ts';
 import { startStreamPoller } from '#infra/local/stream-poller.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { runDispatcher } from '#shared/webhooks/dispatch/dispatcher.ts';
+import { runDispatcher } from '#shared/webhooks/dispatch/dispatch-loop.ts';
 import { createWebhookEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
 import { eventKey, LIVE_ORIGIN, taskKey } from '#shared/webhooks/dynamodb/event-keys.ts';
 import { createEventStore } from '#shared/webhooks/dynamodb/event-store.ts';

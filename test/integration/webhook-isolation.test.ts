@@ -4,7 +4,7 @@ import { createWebhookDispatcher } from '#functions/dispatch-webhooks/handler.ts
 import { DynamoDbProxy } from '#infra/local/dynamodb-proxy.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { createHttpDeliver } from '#shared/webhooks/delivery/http-delivery.ts';
-import { runDispatcher } from '#shared/webhooks/dispatch/dispatcher.ts';
+import { runDispatcher } from '#shared/webhooks/dispatch/dispatch-loop.ts';
 import { createWebhookEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
 import { BACKGROUND_RETRIES, createEventStore } from '#shared/webhooks/dynamodb/event-store.ts';
 import { createEndpointManagement } from '#shared/webhooks/endpoint-functions.ts';

@@ -7,7 +7,7 @@
 import { createWebhookDispatcher } from '#functions/dispatch-webhooks/handler.ts';
 import { requireEnv } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { runDispatcher } from '#shared/webhooks/dispatch/dispatcher.ts';
+import { runDispatcher } from '#shared/webhooks/dispatch/dispatch-loop.ts';
 import { secretSealerFromEnv } from '#shared/webhooks/secrets/keeper.ts';
 
 const dispatcher = createWebhookDispatcher({

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type Dispatcher, runDispatcher } from '#shared/webhooks/dispatch/dispatcher.ts';
+import { runDispatcher } from '#shared/webhooks/dispatch/dispatch-loop.ts';
+import type { Dispatcher } from '#shared/webhooks/dispatch/dispatcher.ts';
 
 /** A dispatcher that finds nothing to start; `onPoll` runs inside each poll. */
 function idleDispatcher(onPoll: () => void): Dispatcher & { polls: number } {

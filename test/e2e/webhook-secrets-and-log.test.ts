@@ -12,12 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRunningStack } from '#infra/local/stack-record.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
-import { createHttpDeliver } from '#shared/webhooks/delivery/http-delivery.ts';
 import { createDeliveryEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
 import { endpointsKey } from '#shared/webhooks/dynamodb/keys.ts';
 import type { DeliveryAttempt } from '#shared/webhooks/model/ports.ts';
 import { secretSealerFromEnv } from '#shared/webhooks/secrets/keeper.ts';
 import { uniqueSub } from '../support/events.ts';
+import { loopbackDeliver } from '../support/webhook-receiver.ts';
 import { call, expectProblem, gateway, tokenFor } from './http.ts';
 
 const HOUR = 3_600_000;
@@ -71,7 +71,7 @@ async function deliverVia(store: ReturnType<typeof dispatcherStore>, sub: string
     id: `evt_${crypto.randomUUID()}`,
     body: JSON.stringify({ type: 'transfer.received', data: { id } }),
   };
-  const result = await createHttpDeliver({ mode: 'local' })(endpoint, message);
+  const result = await loopbackDeliver()(endpoint, message);
   expect(result.outcome).toBe('delivered');
   const got = received.find((r) => r.headers['webhook-id'] === message.id);
   if (!got) throw new Error('nothing received');

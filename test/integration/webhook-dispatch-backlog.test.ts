@@ -4,7 +4,6 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createWebhookDispatcher } from '#functions/dispatch-webhooks/handler.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { createTableInput, tables } from '#shared/dynamodb/tables.ts';
-import { createHttpDeliver } from '#shared/webhooks/delivery/http-delivery.ts';
 import { runDispatcher } from '#shared/webhooks/dispatch/dispatch-loop.ts';
 import { DEFAULT_DISPATCHER_SETTINGS } from '#shared/webhooks/dispatch/dispatcher.ts';
 import { createWebhookEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
@@ -14,7 +13,7 @@ import { eventIdOf } from '#shared/webhooks/model/webhook-event.ts';
 import { createEnvelopeSealer } from '#shared/webhooks/secrets/envelope.ts';
 import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrapper.ts';
 import { uniqueSub } from '../support/events.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { loopbackDeliver, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 /*
  * Issue 46, "≤ 1 s p99 into one merchant": a merchant paid many times at once has more deliveries
@@ -67,7 +66,7 @@ describe('a backlog of deliveries to one endpoint that answers', () => {
       ids.push(id);
     }
 
-    const deliver = createHttpDeliver({ mode: 'local' });
+    const deliver = loopbackDeliver();
     let atOnce = 0;
     let mostAtOnce = 0;
     const dispatcher = createWebhookDispatcher({

@@ -22,7 +22,7 @@ import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrap
 import { uniqueSub } from '../support/events.ts';
 import { eventually } from '../support/eventually.ts';
 import { firstDepositEntry } from '../support/ledger.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { loopbackDeliver, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 /*
  * The webhooks' faults on DynamoDB Local (issue 46, "Faults"): a dispatcher killed (SIGKILL) in
@@ -131,6 +131,7 @@ describe('webhook faults', () => {
       mode: 'local',
       schedule: [0, 1, 1, 1],
       leaseMs: LEASE_MS,
+      deliver: loopbackDeliver(),
     });
     const running = runDispatcher(dispatcher, { pollMs: 100, signal: stop.signal });
     try {

@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createWebhookDispatcher } from '#functions/dispatch-webhooks/handler.ts';
 import { DynamoDbProxy } from '#infra/local/dynamodb-proxy.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { createHttpDeliver } from '#shared/webhooks/delivery/http-delivery.ts';
 import { runDispatcher } from '#shared/webhooks/dispatch/dispatch-loop.ts';
 import { createWebhookEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
 import { BACKGROUND_RETRIES, createEventStore } from '#shared/webhooks/dynamodb/event-store.ts';
@@ -13,7 +12,7 @@ import { createEnvelopeSealer } from '#shared/webhooks/secrets/envelope.ts';
 import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrapper.ts';
 import { uniqueSub } from '../support/events.ts';
 import { eventually } from '../support/eventually.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { loopbackDeliver, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 /*
  * Issue 46, "One dead endpoint slows no other": a wallet with two endpoints, one that never
@@ -88,7 +87,7 @@ describe('a webhook endpoint that never answers', () => {
 
     const attemptsEnded: string[] = [];
     // A timeout far past what the live endpoint needs, so that "still hanging" is what it says.
-    const deliver = createHttpDeliver({ mode: 'local', timeoutMs: 60_000 });
+    const deliver = loopbackDeliver({ timeoutMs: 60_000 });
     const dispatcher = createWebhookDispatcher({
       client,
       tableName,
@@ -147,7 +146,7 @@ describe('a webhook endpoint that never answers', () => {
       sealer,
       mode: 'local',
       schedule: [0, 1],
-      deliver: createHttpDeliver({ mode: 'local', timeoutMs: 60_000 }),
+      deliver: loopbackDeliver({ timeoutMs: 60_000 }),
     });
     const stop = new AbortController();
     const running = runDispatcher(dispatcher, { pollMs: 100, signal: stop.signal });
@@ -200,7 +199,7 @@ describe('a webhook endpoint with a backlog, answering each request slowly but w
       sealer,
       mode: 'local',
       schedule: [0, 1],
-      deliver: createHttpDeliver({ mode: 'local' }),
+      deliver: loopbackDeliver(),
     });
     const stop = new AbortController();
     const running = runDispatcher(dispatcher, { pollMs: 100, signal: stop.signal });

@@ -9,6 +9,7 @@ import { requireEnv } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { runDispatcher } from '#shared/webhooks/dispatch/dispatch-loop.ts';
 import { secretSealerFromEnv } from '#shared/webhooks/secrets/keeper.ts';
+import { loopbackDeliver } from './webhook-receiver.ts';
 
 const dispatcher = createWebhookDispatcher({
   client: createDocumentClient({ endpoint: requireEnv('DYNAMODB_ENDPOINT') }),
@@ -17,6 +18,7 @@ const dispatcher = createWebhookDispatcher({
   mode: 'local',
   schedule: [0, 1, 1, 1],
   leaseMs: Number(requireEnv('WEBHOOK_LEASE_MS')),
+  deliver: loopbackDeliver(),
 });
 process.stdout.write('dispatching\n');
 await runDispatcher(dispatcher, { pollMs: 100 });

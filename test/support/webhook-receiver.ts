@@ -7,6 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { createHttpDeliver, type HttpDeliverOptions } from '#shared/webhooks/delivery/http-delivery.ts';
 
 export interface ReceivedEvent {
   readonly id: string;
@@ -156,3 +157,17 @@ export async function startWebhookReceiver(random: () => number = Math.random): 
   (receiver as { url: string }).url = `http://127.0.0.1:${port}/hooks`;
   return receiver;
 }
+
+/**
+ * The HTTP delivery of the tests' dispatchers: the real one, with a resolver that resolves no name.
+ * Receivers listen on 127.0.0.1, which needs none; a task another test made for a name (its
+ * endpoints are https to merchant.example.com) then fails before a DNS query leaves the machine.
+ */
+export const loopbackDeliver = (options: Pick<HttpDeliverOptions, 'timeoutMs'> = {}) =>
+  createHttpDeliver({
+    mode: 'local',
+    resolve: async (hostname) => {
+      throw new Error(`the tests resolve no name (${hostname}): receivers listen on 127.0.0.1`);
+    },
+    ...options,
+  });

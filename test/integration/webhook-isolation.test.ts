@@ -27,7 +27,7 @@ const client = createDocumentClient({ endpoint: env.DYNAMODB_ENDPOINT as string 
 const tableName = env.WEBHOOKS_TABLE_NAME as string;
 const sealer = createEnvelopeSealer(createStaticKeyWrapper(randomBytes(32).toString('base64')));
 const EVENTS = 30;
-const BACKLOG = 300;
+const BACKLOG = 400;
 
 let live: WebhookReceiver;
 let dead: WebhookReceiver;
@@ -208,8 +208,10 @@ describe('a webhook endpoint with a backlog, answering each request slowly but w
         (received) => others.every((event) => received.some((got) => got.id === event.id)),
         60_000,
       );
-      // Taken first, at 4 requests per 200 ms, the backlog held them for about 15 s.
-      expect(busy.received.length).toBeLessThan(BACKLOG / 4);
+      // Left due, the backlog let them through only once under a page (100), 32 more held: after
+      // 276 of it when measured. Moved on, after the endpoint's first busy second and a few
+      // polls: after 28 and 32; the bound leaves room for a loaded machine's slower polls.
+      expect(busy.received.length).toBeLessThan(BACKLOG / 3);
       // Moved on, not lost: every event of the backlog still arrives.
       await busy.until(
         (received) => backlog.every((event) => received.some((got) => got.id === event.id)),

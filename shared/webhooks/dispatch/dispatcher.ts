@@ -308,7 +308,7 @@ export function makeDispatcher({
       const busy = slots.full(work.endpointId);
       // Left as it is while nothing waits behind the page: moving it would be a write, for a hold
       // free in a moment. With more due than the page holds, an answering endpoint's backlog is
-      // moved on too, once its pace is known (its first attempts answered): left, it filled every
+      // moved on too, once its pace is known (after a second busy): left, it filled every
       // page and hid every other endpoint's tasks until it was under a page
       // (test/integration/webhook-isolation.test.ts). Anything busy is left while a deferral is
       // still being written: the first poll after it moves them.

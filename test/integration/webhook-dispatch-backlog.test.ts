@@ -1,7 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createWebhookDispatcher } from '#functions/dispatch-webhooks/handler.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { createTableInput, tables } from '#shared/dynamodb/tables.ts';
 import { runDispatcher } from '#shared/webhooks/dispatch/dispatch-loop.ts';
@@ -13,7 +12,12 @@ import { eventIdOf } from '#shared/webhooks/model/webhook-event.ts';
 import { createEnvelopeSealer } from '#shared/webhooks/secrets/envelope.ts';
 import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrapper.ts';
 import { uniqueSub } from '../support/events.ts';
-import { loopbackDeliver, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import {
+  loopbackDeliver,
+  loopbackDispatcher,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from '../support/webhook-receiver.ts';
 
 /*
  * Issue 46, "≤ 1 s p99 into one merchant": a merchant paid many times at once has more deliveries
@@ -69,12 +73,10 @@ describe('a backlog of deliveries to one endpoint that answers', () => {
     const deliver = loopbackDeliver();
     let atOnce = 0;
     let mostAtOnce = 0;
-    const dispatcher = createWebhookDispatcher({
+    const dispatcher = loopbackDispatcher({
       client,
       tableName,
       sealer,
-      mode: 'local',
-      schedule: [0, 1],
       deliver: async (target, message) => {
         mostAtOnce = Math.max(mostAtOnce, ++atOnce);
         try {

@@ -1,6 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createWebhookDispatcher } from '#functions/dispatch-webhooks/handler.ts';
 import { DynamoDbProxy } from '#infra/local/dynamodb-proxy.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { runDispatcher } from '#shared/webhooks/dispatch/dispatch-loop.ts';
@@ -12,7 +11,12 @@ import { createEnvelopeSealer } from '#shared/webhooks/secrets/envelope.ts';
 import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrapper.ts';
 import { uniqueSub } from '../support/events.ts';
 import { eventually } from '../support/eventually.ts';
-import { loopbackDeliver, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import {
+  loopbackDeliver,
+  loopbackDispatcher,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from '../support/webhook-receiver.ts';
 
 /*
  * Issue 46, "One dead endpoint slows no other": a wallet with two endpoints, one that never
@@ -88,12 +92,10 @@ describe('a webhook endpoint that never answers', () => {
     const attemptsEnded: string[] = [];
     // A timeout far past what the live endpoint needs, so that "still hanging" is what it says.
     const deliver = loopbackDeliver({ timeoutMs: 60_000 });
-    const dispatcher = createWebhookDispatcher({
+    const dispatcher = loopbackDispatcher({
       client,
       tableName,
       sealer,
-      mode: 'local',
-      schedule: [0, 1],
       deliver: async (target, message) => {
         const result = await deliver(target, message);
         attemptsEnded.push(target.endpointId);
@@ -140,12 +142,10 @@ describe('a webhook endpoint that never answers', () => {
     proxy.inject({ kind: 'hold', until }, { operation: 'TransactWriteItems', when: movesDeadOnly });
     // More of the dead endpoint's tasks than its slots and queue take at once (4 + 28).
     const first = await recordEvents(address, [deadId as string, liveId as string], 40);
-    const dispatcher = createWebhookDispatcher({
+    const dispatcher = loopbackDispatcher({
       client: dispatcherClient,
       tableName,
       sealer,
-      mode: 'local',
-      schedule: [0, 1],
       deliver: loopbackDeliver({ timeoutMs: 60_000 }),
     });
     const stop = new AbortController();
@@ -193,14 +193,7 @@ describe('a webhook endpoint with a backlog, answering each request slowly but w
     // Far more than a poll's page (100 due tasks, 25 of each `due` shard), and due before the other's.
     const backlog = await recordEvents(busyAddress, [busyId as string], BACKLOG);
     const others = await recordEvents(otherAddress, [otherId as string], 3);
-    const dispatcher = createWebhookDispatcher({
-      client,
-      tableName,
-      sealer,
-      mode: 'local',
-      schedule: [0, 1],
-      deliver: loopbackDeliver(),
-    });
+    const dispatcher = loopbackDispatcher({ client, tableName, sealer });
     const stop = new AbortController();
     const running = runDispatcher(dispatcher, { pollMs: 100, signal: stop.signal });
     try {

@@ -6,8 +6,12 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
+import { createWebhookDispatcher } from '#functions/dispatch-webhooks/handler.ts';
 import { createHttpDeliver, type HttpDeliverOptions } from '#shared/webhooks/delivery/http-delivery.ts';
+import type { Deliver } from '#shared/webhooks/model/delivery.ts';
+import type { SecretSealer } from '#shared/webhooks/secrets/envelope.ts';
 
 export interface ReceivedEvent {
   readonly id: string;
@@ -171,3 +175,14 @@ export const loopbackDeliver = (options: Pick<HttpDeliverOptions, 'timeoutMs'> =
     },
     ...options,
   });
+
+/**
+ * The real dispatcher as an integration test runs it: local destinations, a retry schedule of two
+ * attempts a second apart, delivering through `deliver` ({@link loopbackDeliver} unless given).
+ */
+export const loopbackDispatcher = (options: {
+  readonly client: DynamoDBDocumentClient;
+  readonly tableName: string;
+  readonly sealer: SecretSealer;
+  readonly deliver?: Deliver;
+}) => createWebhookDispatcher({ mode: 'local', schedule: [0, 1], deliver: loopbackDeliver(), ...options });

@@ -21,16 +21,20 @@ const settings = {
   deferMs: 5_000,
 };
 
-/** A dispatcher whose every attempt hangs, at the clock `now()`; counts the attempts. */
+/**
+ * A dispatcher whose first attempt answers at once and every later one hangs, at the clock
+ * `now()`; counts the attempts.
+ */
 function hangingDispatcher(store: TaskStore, now: () => number) {
   const counted = { attempts: 0 };
   const dispatcher = makeDispatcher({
     tasks: store,
     events: { event: async () => undefined },
     endpoints: enabledEndpoints(),
-    // Never answers: every attempt holds its slot.
     deliver: () => {
       counted.attempts++;
+      if (counted.attempts === 1)
+        return Promise.resolve<AttemptResult>({ outcome: 'delivered', durationMs: 0 });
       return new Promise<AttemptResult>(() => undefined);
     },
     clock: { now },
@@ -41,46 +45,56 @@ function hangingDispatcher(store: TaskStore, now: () => number) {
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 10));
 
+/**
+ * Two polls at 0: the first claims 4 (2 slots, and 2 waits for an endpoint not heard from), the
+ * first attempt answers at once, so the second claims up to its queue, 3 more.
+ */
+async function claimWhileItAnswers(dispatcher: ReturnType<typeof hangingDispatcher>['dispatcher']) {
+  expect(await dispatcher.poll()).toBe(4);
+  await settle();
+  expect(await dispatcher.poll()).toBe(3);
+  await settle();
+}
+
 describe('a dispatcher beside an endpoint that stops answering', () => {
   it('sheds the waits past its slow allowance and moves its due tasks deferMs on in one request', async () => {
     let now = 0;
-    const { store, claimCalls, rescheduled } = memoryTasks(tasksOf('dead', 10));
+    const { store, claimCalls, rescheduled } = memoryTasks(tasksOf('dead', 11));
     const { dispatcher, counted } = hangingDispatcher(store, () => now);
 
-    // It answered so far: one poll claims its slots and its queue, 6 tasks, in one request.
-    expect(await dispatcher.poll()).toBe(6);
-    await settle();
+    // It answered so far: its slots and its queue, 6 tasks, are claimed, a request a poll.
+    await claimWhileItAnswers(dispatcher);
     expect(claimCalls).toEqual([
-      { keys: [0, 1, 2, 3, 4, 5].map((n) => `TASK#${n}`), until: Array(6).fill(30_000) },
+      { keys: [0, 1, 2, 3].map((n) => `TASK#${n}`), until: Array(4).fill(30_000) },
+      { keys: [4, 5, 6].map((n) => `TASK#${n}`), until: Array(3).fill(30_000) },
     ]);
-    expect(counted.attempts).toBe(2);
+    expect(counted.attempts).toBe(3);
 
     // Its attempts have run a second: slow.
     now = 1_000;
     expect(await dispatcher.poll()).toBe(0);
     await settle();
     // The two newest waits past its allowance of 2 are shed and moved deferMs on, not attempted...
-    expect(Object.fromEntries(rescheduled)).toEqual({ 'TASK#4': 6_000, 'TASK#5': 6_000 });
+    expect(Object.fromEntries(rescheduled)).toEqual({ 'TASK#5': 6_000, 'TASK#6': 6_000 });
     // ...and its 4 tasks never taken are moved deferMs on too, all in one request.
-    expect(claimCalls.slice(1)).toEqual([
-      { keys: [6, 7, 8, 9].map((n) => `TASK#${n}`), until: Array(4).fill(6_000) },
+    expect(claimCalls.slice(2)).toEqual([
+      { keys: [7, 8, 9, 10].map((n) => `TASK#${n}`), until: Array(4).fill(6_000) },
     ]);
-    expect(counted.attempts).toBe(2);
+    expect(counted.attempts).toBe(3);
   });
 
   it('spreads a backlog: as many each deferMs as the endpoint may hold once slow, the last written once until its turn', async () => {
     let now = 0;
-    const { store, claimCalls } = memoryTasks(tasksOf('dead', 30));
+    const { store, claimCalls } = memoryTasks(tasksOf('dead', 31));
     const { dispatcher } = hangingDispatcher(store, () => now);
-    await dispatcher.poll();
-    await settle();
+    await claimWhileItAnswers(dispatcher);
     now = 1_000;
     await dispatcher.poll();
     await settle();
-    // 6 claimed at first (2 slots, 4 queued), 2 of them shed; the 24 never taken are deferred in
-    // one request, 4 (2 × perEndpoint) to each deferMs step, oldest first.
-    const [deferral] = claimCalls.slice(1);
-    expect(deferral?.keys).toEqual(Array.from({ length: 24 }, (_, n) => `TASK#${n + 6}`));
+    // 7 claimed at first (one answered, then 2 slots and 4 queued), 2 of them shed; the 24 never
+    // taken are deferred in one request, 4 (2 × perEndpoint) to each deferMs step, oldest first.
+    const [deferral] = claimCalls.slice(2);
+    expect(deferral?.keys).toEqual(Array.from({ length: 24 }, (_, n) => `TASK#${n + 7}`));
     expect(deferral?.until).toEqual(
       [6_000, 11_000, 16_000, 21_000, 26_000, 31_000].flatMap((at) => [at, at, at, at]),
     );
@@ -91,7 +105,7 @@ describe('a dispatcher beside an endpoint that stops answering', () => {
       await dispatcher.poll();
       await settle();
     }
-    const writesOfLast = claimCalls.filter((call) => call.keys.includes('TASK#29')).length;
+    const writesOfLast = claimCalls.filter((call) => call.keys.includes('TASK#30')).length;
     expect(writesOfLast).toBe(1);
   });
 });

@@ -1,13 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import { createEndpointSlots } from '#shared/webhooks/dispatch/endpoint-slots.ts';
 
-const settings = { perEndpoint: 2, queuedPerEndpoint: 3, slowAttemptMs: 1_000 };
+const settings = { perEndpoint: 2, queuedPerEndpoint: 3, slowAttemptMs: 1_000, slowInFlight: 100 };
 
 /** A slot that must have been given. */
 async function slotOf(wait: Promise<(() => void) | undefined>): Promise<() => void> {
   const free = await wait;
   if (!free) throw new Error('the wait was shed');
   return free;
+}
+
+/** Runs one attempt at the endpoint that takes `ms` on the clock `clock` moves. */
+async function attemptOf(
+  slots: ReturnType<typeof createEndpointSlots>,
+  endpointId: string,
+  clock: { now: number },
+  ms: number,
+) {
+  const free = await slotOf(slots.acquire(endpointId));
+  clock.now += ms;
+  free();
 }
 
 describe('endpoint slots', () => {
@@ -34,9 +46,15 @@ describe('endpoint slots', () => {
     expect(order).toEqual(['third', 'fourth']);
   });
 
-  it('is full at perEndpoint + queuedPerEndpoint holds, and a hold given back wakes whoever waits for one', async () => {
-    const slots = createEndpointSlots({ ...settings, now: () => 0 });
-    const holds = [slots.hold('a'), slots.hold('a'), slots.hold('a'), slots.hold('a')];
+  it('is full at 2 × perEndpoint holds until an attempt has ended, then at perEndpoint + queuedPerEndpoint while it answers fast; a hold given back wakes whoever waits for one', async () => {
+    const clock = { now: 0 };
+    const slots = createEndpointSlots({ ...settings, now: () => clock.now });
+    const holds = [slots.hold('a'), slots.hold('a'), slots.hold('a')];
+    expect(slots.full('a')).toBe(false);
+    holds.push(slots.hold('a'));
+    // Never heard from: it might hang, so it holds no more than a slow endpoint.
+    expect(slots.full('a')).toBe(true);
+    await attemptOf(slots, 'a', clock, 10);
     expect(slots.full('a')).toBe(false);
     holds.push(slots.hold('a'));
     expect(slots.full('a')).toBe(true);
@@ -47,29 +65,56 @@ describe('endpoint slots', () => {
     expect(slots.full('a')).toBe(false);
   });
 
-  it('calls an endpoint slow once one of its attempts has run slowAttemptMs', async () => {
-    let now = 0;
-    const slots = createEndpointSlots({ ...settings, now: () => now });
+  it('lets an endpoint that answers slowly hold the waits its slots start within slowAttemptMs', async () => {
+    const clock = { now: 0 };
+    const slots = createEndpointSlots({
+      ...settings,
+      perEndpoint: 4,
+      queuedPerEndpoint: 28,
+      now: () => clock.now,
+    });
+    const holdsUntilFull = (endpointId: string) => {
+      let held = 0;
+      for (; !slots.full(endpointId); held++) slots.hold(endpointId);
+      return held;
+    };
+    // Answering in 900 ms, 4 slots start 5 attempts within a second: 4 running and 5 waiting.
+    await attemptOf(slots, 'slowish', clock, 900);
+    expect(holdsUntilFull('slowish')).toBe(9);
+    // Answering in 10 ms, as many as its queue.
+    await attemptOf(slots, 'fast', clock, 10);
+    expect(holdsUntilFull('fast')).toBe(32);
+  });
+
+  it('calls an endpoint slow from when one of its attempts has run slowAttemptMs until one ends sooner', async () => {
+    const clock = { now: 0 };
+    const slots = createEndpointSlots({ ...settings, now: () => clock.now });
     const free = await slotOf(slots.acquire('a'));
-    now = 999;
+    clock.now = 999;
     expect(slots.slow('a')).toBe(false);
-    now = 1_000;
+    clock.now = 1_000;
     expect(slots.slow('a')).toBe(true);
     expect(slots.slow('b')).toBe(false);
+    // Ended (a timeout, say): still slow, so its next tasks are not taken as a fast endpoint's.
     free();
+    expect(slots.slow('a')).toBe(true);
+    await attemptOf(slots, 'a', clock, 1_000);
+    expect(slots.slow('a')).toBe(true);
+    await attemptOf(slots, 'a', clock, 999);
     expect(slots.slow('a')).toBe(false);
   });
 
   it('once slow, is full at twice perEndpoint holds and sheds the newest waits past perEndpoint', async () => {
-    let now = 0;
-    const slots = createEndpointSlots({ ...settings, now: () => now });
+    const clock = { now: 0 };
+    const slots = createEndpointSlots({ ...settings, now: () => clock.now });
+    await attemptOf(slots, 'a', clock, 0);
     for (let n = 0; n < 4; n++) slots.hold('a');
     const running = [await slotOf(slots.acquire('a')), await slotOf(slots.acquire('a'))];
     const waits = [slots.acquire('a'), slots.acquire('a'), slots.acquire('a')];
     // While it answers within slowAttemptMs, nothing is shed and there is room for a fifth hold.
     expect(slots.shed()).toBe(0);
     expect(slots.full('a')).toBe(false);
-    now = 1_000;
+    clock.now = 1_000;
     expect(slots.full('a')).toBe(true);
     expect(slots.shed()).toBe(1);
     expect(await waits[2]).toBeUndefined();
@@ -78,6 +123,48 @@ describe('endpoint slots', () => {
     running[1]?.();
     expect(typeof (await waits[0])).toBe('function');
     expect(typeof (await waits[1])).toBe('function');
+  });
+
+  it('lets the slow endpoints together hold slowInFlight at most, and sheds the newest waits of the longest queues past it', async () => {
+    const clock = { now: 0 };
+    const slots = createEndpointSlots({ ...settings, slowInFlight: 7, now: () => clock.now });
+    // Two endpoints hanging with 2 attempts and 2 waits each, one with 2 attempts and 1 wait: 11.
+    const waits = new Map<string, Promise<(() => void) | undefined>[]>();
+    for (const [endpointId, count] of [
+      ['a', 4],
+      ['b', 4],
+      ['c', 3],
+    ] as const) {
+      for (let n = 0; n < count; n++) slots.hold(endpointId);
+      waits.set(
+        endpointId,
+        Array.from({ length: count }, () => slots.acquire(endpointId)),
+      );
+    }
+    // Answering, they hold what they may.
+    expect(slots.shed()).toBe(0);
+    clock.now = 1_000;
+    // Slow, 11 of 7: the newest waits of the longest queues go, 4 of the 5 waits.
+    expect(slots.shed()).toBe(4);
+    const stateOf = (wait: Promise<(() => void) | undefined>) =>
+      Promise.race([
+        wait.then((free) => (free ? 'slot' : 'shed')),
+        new Promise((resolve) => setTimeout(() => resolve('waiting'), 10)),
+      ]);
+    const states = (endpointId: string) => Promise.all((waits.get(endpointId) ?? []).map(stateOf));
+    expect([await states('a'), await states('b'), await states('c')]).toEqual([
+      ['slot', 'slot', 'shed', 'shed'],
+      ['slot', 'slot', 'shed', 'shed'],
+      ['slot', 'slot', 'waiting'],
+    ]);
+    // Counted from the attempts and waits: the shed waits' holds, not yet given back, shed no more.
+    expect(slots.shed()).toBe(0);
+    // Their share taken, no slow endpoint may take a hold, however few it holds; an answering one may.
+    await attemptOf(slots, 'd', clock, 1_000);
+    expect(slots.slow('d')).toBe(true);
+    expect(slots.full('d')).toBe(true);
+    await attemptOf(slots, 'd', clock, 10);
+    expect(slots.full('d')).toBe(false);
   });
 
   it('knows no pace until it has held tasks for a second, then counts the holds given back over the last second', () => {

@@ -4,8 +4,9 @@
  * it due again on the schedule. State lives in the tasks, not here: a task is claimed with a lease
  * longer than an attempt can take, so a dispatcher killed mid-attempt loses nothing (the task is due
  * again when the lease lapses, and goes out with the same `webhook-id`). Per endpoint at most
- * `perEndpoint` attempts run at once in a dispatcher, and `queuedPerEndpoint` claimed tasks wait
- * for them while it answers, `perEndpoint` once it is slow (./endpoint-slots.ts). Further tasks of
+ * `perEndpoint` attempts run at once in a dispatcher, and as many claimed tasks wait for them as
+ * they start within a second, `queuedPerEndpoint` at most, `perEndpoint` once it is slow; the slow
+ * endpoints together hold at most `slowInFlight` (./endpoint-slots.ts). Further tasks of
  * an endpoint that answers stay due for the next poll, unless more is due than a poll reads: then
  * they are deferred to its pace, so that its backlog hides no other endpoint's tasks. Once one of
  * its attempts has run `slowAttemptMs`, they are deferred in any case, so a hanging endpoint holds
@@ -51,6 +52,12 @@ export interface DispatcherSettings {
   readonly deferMs: number;
   /** Attempts in flight from this dispatcher, all endpoints together. */
   readonly inFlight: number;
+  /**
+   * What the slow endpoints may hold of `inFlight` together (attempts and claimed waits): the rest
+   * is left to the endpoints that answer. Without it, eight endpoints that hang (4 attempts and 4
+   * waits each) held every hold, and no other merchant was told anything until they timed out.
+   */
+  readonly slowInFlight: number;
   /** How long a claim holds a task: past the longest attempt (its 15 s timeout) and its writes. */
   readonly leaseMs: number;
   /** How many due tasks one poll reads. */
@@ -66,6 +73,7 @@ export const DEFAULT_DISPATCHER_SETTINGS: DispatcherSettings = {
   slowAttemptMs: 1_000,
   deferMs: 5_000,
   inFlight: 64,
+  slowInFlight: 32,
   leaseMs: 30_000,
   pollBatch: 100,
   replayStep: 100,
@@ -264,8 +272,9 @@ export function makeDispatcher({
         return now + settings.deferMs * (1 + Math.floor(place / (2 * settings.perEndpoint)));
       }
       const step = 1_000 / (slots.pace(endpointId) ?? settings.perEndpoint);
-      const held = (settings.perEndpoint + settings.queuedPerEndpoint) * step;
-      const at = Math.ceil(Math.max(now + held, pacedUntil.get(endpointId) ?? 0) + step);
+      const at = Math.ceil(
+        Math.max(now + slots.held(endpointId) * step, pacedUntil.get(endpointId) ?? 0) + step,
+      );
       pacedUntil.set(endpointId, at);
       return at;
     });

@@ -1,17 +1,30 @@
 /**
  * How many deliveries a dispatcher runs at one endpoint: at most `perEndpoint` HTTP attempts at
  * once (slots, given in the order they were asked for), and claimed tasks more waiting for one
- * (holds count both): `queuedPerEndpoint` while the endpoint answers, `perEndpoint` once it is
- * slow. A task is claimed before it waits for its slot, so the slot lasts the HTTP attempt only:
- * an endpoint answering in milliseconds gets its events at the pace of its answers, not of
- * DynamoDB's round trips. When it turns slow, the tasks waiting past its allowance are shed (the
- * dispatcher moves them on), so that a hanging endpoint holds few claims for long.
+ * (holds count both): as many as its slots start within `slowAttemptMs` at the length its attempts
+ * have taken here, at most `queuedPerEndpoint` and at least `perEndpoint` (so `perEndpoint` until
+ * one of its attempts has ended here, and once it is slow). A task is claimed before it waits for
+ * its slot, so the slot lasts the HTTP attempt only: an endpoint answering in milliseconds gets
+ * its events at the pace of its answers, not of DynamoDB's round trips. An endpoint is slow from
+ * the moment one of its attempts has run `slowAttemptMs` until one ends sooner; the slow endpoints
+ * together hold at most `slowInFlight`. The waits past those allowances are shed (the dispatcher
+ * moves them on), so that hanging endpoints hold few claims, and never the whole dispatcher.
  */
 export interface EndpointSlots {
-  /** Whether the endpoint's holds are all taken: its next due task is not claimed now. */
+  /**
+   * Whether the endpoint's holds are all taken, or it is slow and the slow endpoints' share is:
+   * its next due task is not claimed now.
+   */
   full(endpointId: string): boolean;
-  /** Whether one of the endpoint's attempts has run for `slowAttemptMs` or more. */
+  /**
+   * Whether one of the endpoint's attempts is running, or the latest to end here ran, for
+   * `slowAttemptMs` or more. Judged from the attempts running only, a hanging endpoint was fast
+   * again each time its attempts timed out, and took a fast endpoint's holds until the next ones
+   * had run a second.
+   */
   slow(endpointId: string): boolean;
+  /** The endpoint's holds now: its attempts, and the claimed tasks waiting for them. */
+  held(endpointId: string): number;
   /** Takes a hold of the endpoint for a task about to be claimed; answers what gives it back (once). */
   hold(endpointId: string): () => void;
   /**
@@ -19,7 +32,11 @@ export interface EndpointSlots {
    * `undefined` when the wait was shed.
    */
   acquire(endpointId: string): Promise<(() => void) | undefined>;
-  /** Sheds the newest waits of every slow endpoint beyond `perEndpoint`; answers how many. */
+  /**
+   * Sheds the newest waits of every slow endpoint beyond `perEndpoint`, then, while the slow
+   * endpoints' attempts and waits are more than `slowInFlight`, the newest of the longest queue;
+   * answers how many.
+   */
   shed(): number;
   /** Resolves when a hold is next given back: the endpoint may take a task more. */
   released(): Promise<void>;
@@ -36,15 +53,20 @@ export interface EndpointSlots {
 /** The window `pace` counts over. */
 const PACE_WINDOW_MS = 1_000;
 
+/** Endpoints whose attempts' length is kept: the ones used least lately are forgotten first. */
+const ENDPOINTS_KEPT = 1_000;
+
 export function createEndpointSlots({
   perEndpoint,
   queuedPerEndpoint,
   slowAttemptMs,
+  slowInFlight,
   now,
 }: {
   readonly perEndpoint: number;
   readonly queuedPerEndpoint: number;
   readonly slowAttemptMs: number;
+  readonly slowInFlight: number;
   readonly now: () => number;
 }): EndpointSlots {
   const running = new Map<string, Set<{ readonly since: number }>>();
@@ -55,7 +77,17 @@ export function createEndpointSlots({
    * the pace window, oldest first.
    */
   const activity = new Map<string, { readonly since: number; readonly givenBack: number[] }>();
+  /** How long the endpoint's latest attempt to end here ran, and a running mean of them. */
+  const ended = new Map<string, { readonly latestMs: number; readonly typicalMs: number }>();
   let holdReleased: PromiseWithResolvers<void> | undefined;
+
+  function record(endpointId: string, tookMs: number): void {
+    const before = ended.get(endpointId);
+    ended.delete(endpointId);
+    if (ended.size >= ENDPOINTS_KEPT) ended.delete(ended.keys().next().value as string);
+    const typicalMs = before ? before.typicalMs + (tookMs - before.typicalMs) / 4 : tookMs;
+    ended.set(endpointId, { latestMs: tookMs, typicalMs });
+  }
 
   /** Runs an attempt in a slot until what is answered is called. */
   function take(endpointId: string): () => void {
@@ -64,6 +96,7 @@ export function createEndpointSlots({
     running.set(endpointId, slots.add(slot));
     return once(() => {
       slots.delete(slot);
+      record(endpointId, now() - slot.since);
       const next = waiting.get(endpointId)?.shift();
       if (waiting.get(endpointId)?.length === 0) waiting.delete(endpointId);
       if (next) next(true);
@@ -80,15 +113,41 @@ export function createEndpointSlots({
   }
 
   function slow(endpointId: string): boolean {
+    if ((ended.get(endpointId)?.latestMs ?? 0) >= slowAttemptMs) return true;
     const at = now();
     for (const slot of running.get(endpointId) ?? []) if (at - slot.since >= slowAttemptMs) return true;
     return false;
   }
 
+  /**
+   * Claimed tasks the endpoint may have waiting: what its slots start within `slowAttemptMs`.
+   * Counted from its attempts, not its pace, which is what it was given, not what it can take.
+   * An endpoint answering in a second held 28 waits, and two such with a backlog held every hold
+   * of the dispatcher; one never heard from might hang.
+   */
+  function waitsAllowed(endpointId: string): number {
+    const typicalMs = ended.get(endpointId)?.typicalMs;
+    if (typicalMs === undefined || slow(endpointId)) return perEndpoint;
+    const started = Math.ceil((perEndpoint * slowAttemptMs) / Math.max(1, typicalMs));
+    return Math.max(perEndpoint, Math.min(queuedPerEndpoint, started));
+  }
+
+  /** What `count` says of each slow endpoint among `endpointIds`, by endpoint. */
+  function slowLoad(endpointIds: Iterable<string>, count: (endpointId: string) => number) {
+    const load = new Map<string, number>();
+    for (const endpointId of endpointIds) if (slow(endpointId)) load.set(endpointId, count(endpointId));
+    return load;
+  }
+
+  const sum = (load: Map<string, number>) => [...load.values()].reduce((all, one) => all + one, 0);
+
   return {
-    full: (endpointId) =>
-      (holds.get(endpointId) ?? 0) >= perEndpoint + (slow(endpointId) ? perEndpoint : queuedPerEndpoint),
+    full(endpointId) {
+      if ((holds.get(endpointId) ?? 0) >= perEndpoint + waitsAllowed(endpointId)) return true;
+      return slow(endpointId) && sum(slowLoad(holds.keys(), (id) => holds.get(id) ?? 0)) >= slowInFlight;
+    },
     slow,
+    held: (endpointId) => holds.get(endpointId) ?? 0,
     hold(endpointId) {
       holds.set(endpointId, (holds.get(endpointId) ?? 0) + 1);
       if (!activity.has(endpointId)) activity.set(endpointId, { since: now(), givenBack: [] });
@@ -116,12 +175,28 @@ export function createEndpointSlots({
     },
     shed() {
       let shed = 0;
-      for (const [endpointId, queue] of waiting) {
-        if (queue.length <= perEndpoint || !slow(endpointId)) continue;
-        for (const give of queue.splice(perEndpoint)) {
-          give(false);
+      const give = (queue: Array<(taken: boolean) => void>, from: number) => {
+        for (const giveUp of queue.splice(from)) {
+          giveUp(false);
           shed++;
         }
+      };
+      for (const [endpointId, queue] of waiting)
+        if (queue.length > perEndpoint && slow(endpointId)) give(queue, perEndpoint);
+      // Counted from the attempts and waits, not the holds: a shed wait's hold is given back only
+      // once its task is moved on, and the next poll would shed more for it.
+      const load = slowLoad(
+        running.keys(),
+        (id) => (running.get(id)?.size ?? 0) + (waiting.get(id)?.length ?? 0),
+      );
+      for (let excess = sum(load) - slowInFlight; excess > 0; excess--) {
+        let longest: Array<(taken: boolean) => void> | undefined;
+        for (const endpointId of load.keys()) {
+          const queue = waiting.get(endpointId);
+          if (queue && queue.length > (longest?.length ?? 0)) longest = queue;
+        }
+        if (!longest) break;
+        give(longest, longest.length - 1);
       }
       return shed;
     },

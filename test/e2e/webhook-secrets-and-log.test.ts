@@ -17,7 +17,7 @@ import { endpointsKey } from '#shared/webhooks/dynamodb/keys.ts';
 import type { DeliveryAttempt } from '#shared/webhooks/model/ports.ts';
 import { secretSealerFromEnv } from '#shared/webhooks/secrets/keeper.ts';
 import { uniqueSub } from '../support/events.ts';
-import { loopbackDeliver } from '../support/webhook-receiver.ts';
+import { loopbackDeliver } from '../support/webhook-dispatcher.ts';
 import { call, expectProblem, gateway, tokenFor } from './http.ts';
 
 const HOUR = 3_600_000;

@@ -12,12 +12,8 @@ import { eventIdOf } from '#shared/webhooks/model/webhook-event.ts';
 import { createEnvelopeSealer } from '#shared/webhooks/secrets/envelope.ts';
 import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrapper.ts';
 import { uniqueSub } from '../support/events.ts';
-import {
-  loopbackDeliver,
-  loopbackDispatcher,
-  startWebhookReceiver,
-  type WebhookReceiver,
-} from '../support/webhook-receiver.ts';
+import { loopbackDeliver, loopbackDispatcher } from '../support/webhook-dispatcher.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 /*
  * Issue 46, "≤ 1 s p99 into one merchant": a merchant paid many times at once has more deliveries

@@ -22,7 +22,8 @@ import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrap
 import { uniqueSub } from '../support/events.ts';
 import { eventually } from '../support/eventually.ts';
 import { firstDepositEntry } from '../support/ledger.ts';
-import { loopbackDeliver, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { loopbackDeliver } from '../support/webhook-dispatcher.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 /*
  * The webhooks' faults on DynamoDB Local (issue 46, "Faults"): a dispatcher killed (SIGKILL) in

@@ -11,12 +11,8 @@ import { createEnvelopeSealer } from '#shared/webhooks/secrets/envelope.ts';
 import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrapper.ts';
 import { uniqueSub } from '../support/events.ts';
 import { eventually } from '../support/eventually.ts';
-import {
-  loopbackDeliver,
-  loopbackDispatcher,
-  startWebhookReceiver,
-  type WebhookReceiver,
-} from '../support/webhook-receiver.ts';
+import { loopbackDeliver, loopbackDispatcher } from '../support/webhook-dispatcher.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 /*
  * Issue 46, "One dead endpoint slows no other": a wallet with two endpoints, one that never

@@ -25,7 +25,8 @@ import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrap
 import { uniqueSub } from '../support/events.ts';
 import { proxiedClient, startFaultProxy } from '../support/faults.ts';
 import { firstDepositEntry } from '../support/ledger.ts';
-import { loopbackDeliver, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { loopbackDeliver } from '../support/webhook-dispatcher.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 /*
  * What the webhook workers ask of DynamoDB (issue 46, "≤ 1 s p99"): locally every request of theirs

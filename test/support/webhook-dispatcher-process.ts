@@ -9,7 +9,7 @@ import { requireEnv } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { runDispatcher } from '#shared/webhooks/dispatch/dispatch-loop.ts';
 import { secretSealerFromEnv } from '#shared/webhooks/secrets/keeper.ts';
-import { loopbackDeliver } from './webhook-receiver.ts';
+import { loopbackDeliver } from './webhook-dispatcher.ts';
 
 const dispatcher = createWebhookDispatcher({
   client: createDocumentClient({ endpoint: requireEnv('DYNAMODB_ENDPOINT') }),

@@ -4,7 +4,9 @@ import { createEndpointSlots } from '#shared/webhooks/dispatch/endpoint-slots.ts
 const settings = { perEndpoint: 2, queuedPerEndpoint: 3, slowAttemptMs: 1_000, slowInFlight: 100 };
 
 /** A slot that must have been given. */
-async function slotOf(wait: Promise<(() => void) | undefined>): Promise<() => void> {
+type Free = (attempted?: boolean) => void;
+
+async function slotOf(wait: Promise<Free | undefined>): Promise<Free> {
   const free = await wait;
   if (!free) throw new Error('the wait was shed');
   return free;
@@ -104,6 +106,16 @@ describe('endpoint slots', () => {
     expect(slots.slow('a')).toBe(false);
   });
 
+  it('forgets nothing of what the attempts took for a slot given back unused', async () => {
+    const clock = { now: 0 };
+    const slots = createEndpointSlots({ ...settings, now: () => clock.now });
+    await attemptOf(slots, 'a', clock, 1_000);
+    // A task that waited too long for its slot gives it back at once, having sent nothing: the
+    // endpoint is no faster for it.
+    (await slotOf(slots.acquire('a')))(false);
+    expect(slots.slow('a')).toBe(true);
+  });
+
   it('once slow, is full at twice perEndpoint holds and sheds the newest waits past perEndpoint', async () => {
     const clock = { now: 0 };
     const slots = createEndpointSlots({ ...settings, now: () => clock.now });
@@ -129,7 +141,7 @@ describe('endpoint slots', () => {
     const clock = { now: 0 };
     const slots = createEndpointSlots({ ...settings, slowInFlight: 7, now: () => clock.now });
     // Two endpoints hanging with 2 attempts and 2 waits each, one with 2 attempts and 1 wait: 11.
-    const waits = new Map<string, Promise<(() => void) | undefined>[]>();
+    const waits = new Map<string, Promise<Free | undefined>[]>();
     for (const [endpointId, count] of [
       ['a', 4],
       ['b', 4],
@@ -146,7 +158,7 @@ describe('endpoint slots', () => {
     clock.now = 1_000;
     // Slow, 11 of 7: the newest waits of the longest queues go, 4 of the 5 waits.
     expect(slots.shed()).toBe(4);
-    const stateOf = (wait: Promise<(() => void) | undefined>) =>
+    const stateOf = (wait: Promise<Free | undefined>) =>
       Promise.race([
         wait.then((free) => (free ? 'slot' : 'shed')),
         new Promise((resolve) => setTimeout(() => resolve('waiting'), 10)),

@@ -188,7 +188,7 @@ export function makeDispatcher({
     if (clock.now() > leaseUntil - settings.leaseMs / 2) {
       // Waited half its lease (the endpoint slowed down meanwhile): too little left for an attempt
       // and its records. Left claimed, it is due again when the lease lapses; nothing was sent.
-      free();
+      free(false);
       return;
     }
     const number = task.attempts + 1;

@@ -28,10 +28,10 @@ export interface EndpointSlots {
   /** Takes a hold of the endpoint for a task about to be claimed; answers what gives it back (once). */
   hold(endpointId: string): () => void;
   /**
-   * Waits for a slot of the endpoint; answers what gives it back (once), to the next task waiting;
-   * `undefined` when the wait was shed.
+   * Waits for a slot of the endpoint; answers what gives it back (once), to the next task waiting,
+   * with `false` when no attempt ran in it; `undefined` when the wait was shed.
    */
-  acquire(endpointId: string): Promise<(() => void) | undefined>;
+  acquire(endpointId: string): Promise<((attempted?: boolean) => void) | undefined>;
   /**
    * Sheds the newest waits of every slow endpoint beyond `perEndpoint`, then, while the slow
    * endpoints' attempts and waits are more than `slowInFlight`, the newest of the longest queue;
@@ -90,13 +90,14 @@ export function createEndpointSlots({
   }
 
   /** Runs an attempt in a slot until what is answered is called. */
-  function take(endpointId: string): () => void {
+  function take(endpointId: string): (attempted?: boolean) => void {
     const slot = { since: now() };
     const slots = running.get(endpointId) ?? new Set();
     running.set(endpointId, slots.add(slot));
-    return once(() => {
+    return once((attempted = true) => {
       slots.delete(slot);
-      record(endpointId, now() - slot.since);
+      // Given back unused at once, it would pass for an attempt answered in no time.
+      if (attempted) record(endpointId, now() - slot.since);
       const next = waiting.get(endpointId)?.shift();
       if (waiting.get(endpointId)?.length === 0) waiting.delete(endpointId);
       if (next) next(true);
@@ -212,11 +213,11 @@ export function createEndpointSlots({
   };
 }
 
-function once(run: () => void): () => void {
+function once<Args extends unknown[]>(run: (...args: Args) => void): (...args: Args) => void {
   let done = false;
-  return () => {
+  return (...args) => {
     if (done) return;
     done = true;
-    run();
+    run(...args);
   };
 }

@@ -19,7 +19,7 @@ describe('a dispatcher after a quiet second', () => {
   it('reads the endpoints of the tasks it claims while the claim is in flight, once per endpoint', async () => {
     const claim = Promise.withResolvers<readonly boolean[]>();
     const tasks: TaskStore = {
-      due: async () => ({ works: [task(1), task(2), task(3)], more: false }),
+      due: async () => ({ works: [task(1), task(2)], more: false }),
       claimAll: () => claim.promise,
       finish: async () => undefined,
       reschedule: async () => undefined,
@@ -46,10 +46,10 @@ describe('a dispatcher after a quiet second', () => {
     expect(reads).toEqual(['shop/hooks']);
     expect(delivered).toEqual([]);
 
-    claim.resolve([true, true, true]);
-    expect(await polled).toBe(3);
+    claim.resolve([true, true]);
+    expect(await polled).toBe(2);
     await dispatcher.drain();
-    expect(delivered.sort()).toEqual(['evt_1', 'evt_2', 'evt_3']);
+    expect(delivered.sort()).toEqual(['evt_1', 'evt_2']);
     expect(reads).toEqual(['shop/hooks']);
   });
 });

@@ -79,19 +79,29 @@ const hanging = (count: number, each: number) =>
   Array.from({ length: count }, (_, n) => tasksOf(`hangs-${n}`, each, n * each)).flat();
 
 describe("a dispatcher's attempts in flight, shared by every endpoint", () => {
-  it('takes another merchant’s task within about a second beside eight endpoints that hang, and again once their attempts time out', async () => {
+  it('takes another merchant’s task within about a second beside eight endpoints that stop answering, and again once their attempts time out', async () => {
     const dead = hanging(8, 10);
-    const other = deliveryTask(1_000, 'answers');
+    // Due once they have answered once and hold every hold.
+    const other = { ...deliveryTask(1_000, 'answers'), dueAt: 500 };
     // Their next events, due as their attempts time out, and another merchant's beside them.
     const next = hanging(8, 10).map((task, n) => ({ ...task, key: `NEXT#${n}`, dueAt: 15_000 }));
     const later = { ...deliveryTask(1_001, 'answers'), dueAt: 15_000 };
-    const { claimedAt, runUntil, timeOutHanging } = harness([...dead, other, ...next, later], (endpointId) =>
-      endpointId === 'answers' ? 10 : 'hangs',
+    // Each answers its first attempt, then hangs: known fast, each takes 32 (4 attempts, 28 waits).
+    const answered = new Set<string>();
+    const { claimedAt, runUntil, timeOutHanging } = harness(
+      [...dead, other, ...next, later],
+      (endpointId) => {
+        if (endpointId === 'answers' || !answered.has(endpointId)) {
+          answered.add(endpointId);
+          return 10;
+        }
+        return 'hangs';
+      },
     );
     await runUntil(14_900);
-    // Eight endpoints never heard from take 8 each, 64: every hold. Once they are slow, their
-    // share is half (32, their attempts), and the other's task is taken, at 1.1 s. Without the
-    // share it was not taken before their attempts timed out.
+    // Two of them take all 64 holds. Once they are slow, the slow share is half (32), and the
+    // other's task is taken, at 1.2 s. Without the share it was not taken before their attempts
+    // timed out.
     expect(claimedAt.get(other.key)).toBeLessThanOrEqual(1_500);
 
     timeOutHanging();
@@ -100,6 +110,19 @@ describe("a dispatcher's attempts in flight, shared by every endpoint", () => {
     // due. Judged slow from the attempts running only, they were fast again, took 8 each for
     // their next events and held it 1.1 s, until those attempts had run a second.
     expect((claimedAt.get(later.key) as number) - later.dueAt).toBeLessThanOrEqual(300);
+  });
+
+  it('takes another merchant’s task within about a second beside sixteen new endpoints that hang', async () => {
+    const dead = hanging(16, 10);
+    const other = deliveryTask(1_000, 'answers');
+    const { claimedAt, runUntil } = harness([...dead, other], (endpointId) =>
+      endpointId === 'answers' ? 10 : 'hangs',
+    );
+    await runUntil(5_000);
+    // An endpoint never heard from has one attempt at a time until one ends: sixteen that hang
+    // hold 16 attempts, and their waits are shed to the slow share once they are slow. With 4
+    // attempts each they held all 64 until their attempts timed out, and the other waited 15 s.
+    expect(claimedAt.get(other.key)).toBeLessThanOrEqual(1_500);
   });
 
   it('takes another merchant’s task at once beside two endpoints that answer in 900 ms with a backlog', async () => {

@@ -26,7 +26,10 @@ async function attemptOf(
 
 describe('endpoint slots', () => {
   it('runs at most perEndpoint attempts at an endpoint, and gives a freed slot to the task that waited longest', async () => {
-    const slots = createEndpointSlots({ ...settings, now: () => 0 });
+    const clock = { now: 0 };
+    const slots = createEndpointSlots({ ...settings, now: () => clock.now });
+    await attemptOf(slots, 'a', clock, 0);
+    await attemptOf(slots, 'b', clock, 0);
     const first = await slotOf(slots.acquire('a'));
     await slots.acquire('a');
     const order: string[] = [];
@@ -48,15 +51,27 @@ describe('endpoint slots', () => {
     expect(order).toEqual(['third', 'fourth']);
   });
 
-  it('is full at 2 × perEndpoint holds until an attempt has ended, then at perEndpoint + queuedPerEndpoint while it answers fast; a hold given back wakes whoever waits for one', async () => {
+  it('runs one attempt and holds one wait at an endpoint never heard from, and opens its other slots to the waits when that attempt ends', async () => {
     const clock = { now: 0 };
     const slots = createEndpointSlots({ ...settings, now: () => clock.now });
-    const holds = [slots.hold('a'), slots.hold('a'), slots.hold('a')];
+    slots.hold('a');
     expect(slots.full('a')).toBe(false);
-    holds.push(slots.hold('a'));
-    // Never heard from: it might hang, so it holds no more than a slow endpoint.
+    slots.hold('a');
+    // It might hang: one attempt, one wait.
     expect(slots.full('a')).toBe(true);
+    const first = await slotOf(slots.acquire('a'));
+    const waits = [slots.acquire('a'), slots.acquire('a')];
+    clock.now = 10;
+    first();
+    // Answered: both waits start, in its 2 slots.
+    expect((await Promise.all(waits)).every((free) => free !== undefined)).toBe(true);
+  });
+
+  it('is full at perEndpoint + queuedPerEndpoint holds while it answers fast; a hold given back wakes whoever waits for one', async () => {
+    const clock = { now: 0 };
+    const slots = createEndpointSlots({ ...settings, now: () => clock.now });
     await attemptOf(slots, 'a', clock, 10);
+    const holds = [slots.hold('a'), slots.hold('a'), slots.hold('a'), slots.hold('a')];
     expect(slots.full('a')).toBe(false);
     holds.push(slots.hold('a'));
     expect(slots.full('a')).toBe(true);
@@ -142,6 +157,7 @@ describe('endpoint slots', () => {
     const slots = createEndpointSlots({ ...settings, slowInFlight: 7, now: () => clock.now });
     // Two endpoints hanging with 2 attempts and 2 waits each, one with 2 attempts and 1 wait: 11.
     const waits = new Map<string, Promise<Free | undefined>[]>();
+    for (const endpointId of ['a', 'b', 'c']) await attemptOf(slots, endpointId, clock, 0);
     for (const [endpointId, count] of [
       ['a', 4],
       ['b', 4],

@@ -4,9 +4,10 @@
  * it due again on the schedule. State lives in the tasks, not here: a task is claimed with a lease
  * longer than an attempt can take, so a dispatcher killed mid-attempt loses nothing (the task is due
  * again when the lease lapses, and goes out with the same `webhook-id`). Per endpoint at most
- * `perEndpoint` attempts run at once in a dispatcher, and as many claimed tasks wait for them as
- * they start within a second, `queuedPerEndpoint` at most, `perEndpoint` once it is slow; the slow
- * endpoints together hold at most `slowInFlight` (./endpoint-slots.ts). Further tasks of
+ * `perEndpoint` attempts run at once in a dispatcher (one until it has answered here), and as many
+ * claimed tasks wait for them as they start within a second, `queuedPerEndpoint` at most,
+ * `perEndpoint` once it is slow; the slow endpoints together hold at most `slowInFlight`
+ * (./endpoint-slots.ts). Further tasks of
  * an endpoint that answers stay due for the next poll, unless more is due than a poll reads: then
  * they are deferred to its pace, so that its backlog hides no other endpoint's tasks. Once one of
  * its attempts has run `slowAttemptMs`, they are deferred in any case, so a hanging endpoint holds

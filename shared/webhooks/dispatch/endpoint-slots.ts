@@ -2,8 +2,8 @@
  * How many deliveries a dispatcher runs at one endpoint: at most `perEndpoint` HTTP attempts at
  * once (slots, given in the order they were asked for), and claimed tasks more waiting for one
  * (holds count both): as many as its slots start within `slowAttemptMs` at the length its attempts
- * have taken here, at most `queuedPerEndpoint` and at least `perEndpoint` (so `perEndpoint` until
- * one of its attempts has ended here, and once it is slow). A task is claimed before it waits for
+ * have taken here, at most `queuedPerEndpoint` and at least `perEndpoint` (that many once it is
+ * slow). Until one of its attempts has ended here, one attempt and one wait. A task is claimed before it waits for
  * its slot, so the slot lasts the HTTP attempt only: an endpoint answering in milliseconds gets
  * its events at the pace of its answers, not of DynamoDB's round trips. An endpoint is slow from
  * the moment one of its attempts has run `slowAttemptMs` until one ends sooner; the slow endpoints
@@ -98,11 +98,21 @@ export function createEndpointSlots({
       slots.delete(slot);
       // Given back unused at once, it would pass for an attempt answered in no time.
       if (attempted) record(endpointId, now() - slot.since);
-      const next = waiting.get(endpointId)?.shift();
-      if (waiting.get(endpointId)?.length === 0) waiting.delete(endpointId);
-      if (next) next(true);
-      else if (slots.size === 0) running.delete(endpointId);
+      // The first attempt to end opens the endpoint's other slots: as many waits start.
+      const queue = waiting.get(endpointId) ?? [];
+      while (queue.length > 0 && slots.size < slotsOf(endpointId)) queue.shift()?.(true);
+      if (queue.length === 0) waiting.delete(endpointId);
+      if (slots.size === 0) running.delete(endpointId);
     });
+  }
+
+  /**
+   * Attempts the endpoint may have at once: one until an attempt has ended here, so that endpoints
+   * never heard from that hang hold one attempt each, not `perEndpoint`: sixteen of them held
+   * every attempt of the dispatcher until their 15 s timeouts.
+   */
+  function slotsOf(endpointId: string): number {
+    return ended.has(endpointId) ? perEndpoint : 1;
   }
 
   /** The endpoint's holds given back within the window (the older ones dropped). */
@@ -124,11 +134,12 @@ export function createEndpointSlots({
    * Claimed tasks the endpoint may have waiting: what its slots start within `slowAttemptMs`.
    * Counted from its attempts, not its pace, which is what it was given, not what it can take.
    * An endpoint answering in a second held 28 waits, and two such with a backlog held every hold
-   * of the dispatcher; one never heard from might hang.
+   * of the dispatcher. One never heard from might hang: one wait, beside its one attempt.
    */
   function waitsAllowed(endpointId: string): number {
     const typicalMs = ended.get(endpointId)?.typicalMs;
-    if (typicalMs === undefined || slow(endpointId)) return perEndpoint;
+    if (typicalMs === undefined) return 1;
+    if (slow(endpointId)) return perEndpoint;
     const started = Math.ceil((perEndpoint * slowAttemptMs) / Math.max(1, typicalMs));
     return Math.max(perEndpoint, Math.min(queuedPerEndpoint, started));
   }
@@ -144,7 +155,7 @@ export function createEndpointSlots({
 
   return {
     full(endpointId) {
-      if ((holds.get(endpointId) ?? 0) >= perEndpoint + waitsAllowed(endpointId)) return true;
+      if ((holds.get(endpointId) ?? 0) >= slotsOf(endpointId) + waitsAllowed(endpointId)) return true;
       return slow(endpointId) && sum(slowLoad(holds.keys(), (id) => holds.get(id) ?? 0)) >= slowInFlight;
     },
     slow,
@@ -167,7 +178,8 @@ export function createEndpointSlots({
       });
     },
     acquire(endpointId) {
-      if ((running.get(endpointId)?.size ?? 0) < perEndpoint) return Promise.resolve(take(endpointId));
+      if ((running.get(endpointId)?.size ?? 0) < slotsOf(endpointId))
+        return Promise.resolve(take(endpointId));
       return new Promise((resolve) => {
         const queue = waiting.get(endpointId) ?? [];
         waiting.set(endpointId, queue);

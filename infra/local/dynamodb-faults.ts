@@ -19,6 +19,12 @@ export type Fault =
       readonly until: Promise<unknown>;
       readonly answered?: () => void;
     }
+  /**
+   * Admits the request past the conflict check (its items, and a transaction's token, in flight),
+   * then waits until `until` settles before DynamoDB gets it: a transaction DynamoDB is slow to
+   * run, as one queued behind others is. Without the conflict check, as `hold`.
+   */
+  | { readonly kind: 'hold-in-flight'; readonly until: Promise<unknown> }
   /** Resets the connection before forwarding: DynamoDB never sees the request. */
   | { readonly kind: 'reset' }
   /** Accepts the request and never answers (until the proxy closes). */

@@ -260,6 +260,7 @@ export class DynamoDbProxy {
       if (isConflictAnswer(decision)) return answerError(res, decision.status, decision.type, decision.body);
       admission = decision;
     }
+    if (fault?.kind === 'hold-in-flight') await fault.until.catch(() => undefined);
     const { 'content-length': _, ...headers } = req.headers;
     let answer: UpstreamAnswer;
     // Queued for DynamoDB Local after the conflict check: the items stay in flight meanwhile, as

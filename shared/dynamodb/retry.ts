@@ -107,6 +107,14 @@ const unavailable = (cause?: unknown) =>
  * the function's timeout, but a route makes several calls one after another, and a DynamoDB that
  * stalls on each would otherwise keep the function past its timeout, which API Gateway answers
  * 502 with no Retry-After.
+ *
+ * A transaction answered `TransactionInProgressException` is our own earlier try, sent again with
+ * its token after the request timeout while DynamoDB still runs it: not a fault, and quick tries
+ * only meet it again. Those answers do not use up the attempts; the call tries again every
+ * `maxDelayMs` for as long as its worst case (`worstCaseCallMs`) allows, as DynamoDB's guidance
+ * (keep retrying for at least 5 s after the first try) asks. Three quick tries answered so gave a
+ * payment a 503 of our own making whenever DynamoDB Local queued its transaction past 2 s
+ * (test/integration/wallet-slow-transaction.test.ts).
  */
 export async function withRetries<T>(
   operation: () => Promise<T>,
@@ -115,17 +123,25 @@ export async function withRetries<T>(
   const deadline = requestDeadline();
   const lastStart =
     deadline === undefined ? Number.POSITIVE_INFINITY : deadline - ANSWER_MARGIN_MS - REQUEST_TIMEOUT_MS;
+  // No try starts that could end past the call's worst case: the policy's tries never do, the
+  // waits for a transaction in progress stop there.
+  const lastCallStart = Date.now() + worstCaseCallMs(policy) - REQUEST_TIMEOUT_MS;
   let failure: unknown;
-  for (let attempt = 1; ; attempt++) {
-    if (Date.now() > lastStart) throw unavailable(failure);
+  for (let failures = 0; ; ) {
+    if (Date.now() > Math.min(lastStart, lastCallStart)) throw unavailable(failure);
     try {
       return await operation();
     } catch (error) {
       if (!isRetryable(error)) throw error;
-      if (attempt >= policy.attempts) throw unavailable(error);
       failure = error;
+      const waiting = (error as Error).name === 'TransactionInProgressException';
+      if (!waiting && ++failures >= policy.attempts) throw unavailable(error);
       addMetric('DynamoDbRetries', 1);
-      await sleep(Math.random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt));
+      await sleep(
+        waiting
+          ? policy.maxDelayMs
+          : Math.random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** failures),
+      );
     }
   }
 }

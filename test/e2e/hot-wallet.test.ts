@@ -61,7 +61,8 @@ describe('a wallet many pay at once', () => {
     const subs = Array.from({ length: CLIENTS }, () => uniqueSub('payer'));
     await fund(subs, 10_00);
     const payers = await Promise.all(subs.map((sub) => tokenFor('read:wallet write:wallet', { sub })));
-    const statuses: number[] = [];
+    /** Each answer's status, with the problem's detail when it is not 200: what went wrong, if anything. */
+    const statuses: (number | string)[] = [];
     let paidCents = 0;
     const payRound = (payments: number) =>
       inParallel(CLIENTS, CLIENTS, async (i) => {
@@ -71,7 +72,8 @@ describe('a wallet many pay at once', () => {
             json: { toAddress: merchant, amount: 1 },
             headers: { 'idempotency-key': randomUUID() },
           });
-          statuses.push(response.status);
+          const problem = response.json as { detail?: string } | undefined;
+          statuses.push(response.status === 200 ? 200 : `${response.status} ${problem?.detail ?? ''}`);
           if (response.status === 200) paidCents += 100;
         }
       });

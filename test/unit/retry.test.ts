@@ -2,10 +2,11 @@ import {
   ConditionalCheckFailedException,
   TransactionCanceledException,
   TransactionConflictException,
+  TransactionInProgressException,
 } from '@aws-sdk/client-dynamodb';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { REQUEST_TIMEOUT_MS } from '#shared/dynamodb/client.ts';
-import { isRetryable, withRetries } from '#shared/dynamodb/retry.ts';
+import { isRetryable, withRetries, worstCaseCallMs } from '#shared/dynamodb/retry.ts';
 import { TemporarilyUnavailableError } from '#shared/errors.ts';
 import { ANSWER_MARGIN_MS, answeringBy } from '#shared/request-deadline.ts';
 
@@ -79,6 +80,32 @@ describe('the retry policy and transaction conflicts', () => {
     }, fast);
     await expect(attempt).rejects.toBeInstanceOf(TemporarilyUnavailableError);
     expect(calls).toBe(3);
+  });
+
+  it('waits for its own transaction in progress past its attempts, within its worst case, then answers 503', async () => {
+    vi.useFakeTimers();
+    try {
+      const policy = { attempts: 3, baseDelayMs: 25, maxDelayMs: 250 };
+      const started = Date.now();
+      const tries: number[] = [];
+      const attempt = withRetries(async () => {
+        tries.push(Date.now() - started);
+        throw new TransactionInProgressException({
+          $metadata,
+          message: 'Transaction with the given request token is already in progress.',
+        });
+      }, policy);
+      const ended = expect(attempt).rejects.toBeInstanceOf(TemporarilyUnavailableError);
+      await vi.advanceTimersByTimeAsync(worstCaseCallMs(policy));
+      await ended;
+      // Every maxDelayMs while a try could still end within the call's worst case: more than its
+      // 3 attempts (three quick tries were a 503 while DynamoDB still ran the first), and none
+      // starting later than a request timeout before that worst case.
+      expect(tries.length).toBeGreaterThan(policy.attempts + 10);
+      expect(Math.max(...tries)).toBeLessThanOrEqual(worstCaseCallMs(policy) - REQUEST_TIMEOUT_MS);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("starts no try, first or later, that could end past the request's deadline, and answers 503 instead", async () => {

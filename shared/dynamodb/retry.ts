@@ -123,18 +123,21 @@ export async function withRetries<T>(
   const deadline = requestDeadline();
   const lastStart =
     deadline === undefined ? Number.POSITIVE_INFINITY : deadline - ANSWER_MARGIN_MS - REQUEST_TIMEOUT_MS;
-  // No try starts that could end past the call's worst case: the policy's tries never do, the
-  // waits for a transaction in progress stop there.
+  // Once the call has waited for a transaction in progress, no try starts that could end past its
+  // worst case. The policy's own tries stay within it, give or take a timeout's few milliseconds,
+  // so they are not held to it: a third try is not lost to those.
   const lastCallStart = Date.now() + worstCaseCallMs(policy) - REQUEST_TIMEOUT_MS;
+  let waited = false;
   let failure: unknown;
   for (let failures = 0; ; ) {
-    if (Date.now() > Math.min(lastStart, lastCallStart)) throw unavailable(failure);
+    if (Date.now() > lastStart || (waited && Date.now() > lastCallStart)) throw unavailable(failure);
     try {
       return await operation();
     } catch (error) {
       if (!isRetryable(error)) throw error;
       failure = error;
       const waiting = (error as Error).name === 'TransactionInProgressException';
+      waited ||= waiting;
       if (!waiting && ++failures >= policy.attempts) throw unavailable(error);
       addMetric('DynamoDbRetries', 1);
       await sleep(

@@ -21,11 +21,7 @@ type Answer = number | 'hangs';
 function harness(tasks: readonly DeliveryTask[], answerOf: (endpointId: string) => Answer) {
   const clock = { now: 0 };
   const { store, claimCalls } = memoryTasks(tasks);
-  const attempts: {
-    readonly endpointId: string;
-    readonly until: number;
-    readonly answer: (result: AttemptResult) => void;
-  }[] = [];
+  const attempts: { readonly until: number; readonly answer: (result: AttemptResult) => void }[] = [];
   const dispatcher = makeDispatcher({
     tasks: store,
     events: { event: async () => undefined },
@@ -34,7 +30,6 @@ function harness(tasks: readonly DeliveryTask[], answerOf: (endpointId: string) 
       new Promise<AttemptResult>((answer) => {
         const after = answerOf(target.endpointId);
         attempts.push({
-          endpointId: target.endpointId,
           until: after === 'hangs' ? Number.POSITIVE_INFINITY : clock.now + after,
           answer,
         });

@@ -3,12 +3,13 @@
  * once (slots, given in the order they were asked for), and claimed tasks more waiting for one
  * (holds count both): as many as its slots start within `slowAttemptMs` at the length its attempts
  * have taken here, at most `queuedPerEndpoint` and at least `perEndpoint` (that many once it is
- * slow). Until one of its attempts has ended here, one attempt and one wait. A task is claimed before it waits for
- * its slot, so the slot lasts the HTTP attempt only: an endpoint answering in milliseconds gets
- * its events at the pace of its answers, not of DynamoDB's round trips. An endpoint is slow from
- * the moment one of its attempts has run `slowAttemptMs` until one ends sooner; the slow endpoints
- * together hold at most `slowInFlight`. The waits past those allowances are shed (the dispatcher
- * moves them on), so that hanging endpoints hold few claims, and never the whole dispatcher.
+ * slow). Until one of its attempts has ended here, one attempt and one wait. A task is claimed
+ * before it waits for its slot, so the slot lasts the HTTP attempt only: an endpoint answering in
+ * milliseconds gets its events at the pace of its answers, not of DynamoDB's round trips. An
+ * endpoint is slow from the moment one of its attempts has run `slowAttemptMs` until one ends
+ * sooner; the slow endpoints together hold at most `slowInFlight`. The waits past those allowances
+ * are shed (the dispatcher moves them on), so that hanging endpoints hold few claims, and never the
+ * whole dispatcher.
  */
 export interface EndpointSlots {
   /**

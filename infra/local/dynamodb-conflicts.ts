@@ -122,8 +122,10 @@ export class ConflictTracker {
     const known = request.items.filter((item): item is ItemRef => item !== undefined);
     const ids = known.map(itemId);
     if (request.kind === 'transaction') {
+      // Not a touch: the items are held once, by the token's transaction, counted when it ends. A
+      // caller waiting for it asks again every 250 ms, which on a loaded machine was most of the
+      // "failed" touches the hot-wallet budgets count, while contending with nothing.
       if (request.token !== undefined && this.#tokens.has(request.token)) {
-        this.count(request, false);
         return {
           status: 400,
           type: 'TransactionInProgressException',

@@ -198,6 +198,8 @@ describe('conflict mode: transactions', () => {
     expect(error.name).toBe('TransactionInProgressException');
     expect(isRetryable(error)).toBe(true);
     await first.release();
+    // The answer names the transaction in flight, which holds the item once and is counted once.
+    expect(proxy.touches(table, key.plain)).toEqual({ writes: 1, failed: 0 });
   });
 
   it('lets transactions on different items run together', async () => {

@@ -6,8 +6,8 @@
  * again when the lease lapses, and goes out with the same `webhook-id`). Per endpoint at most
  * `perEndpoint` attempts run at once in a dispatcher (one until it has answered here), and as many
  * claimed tasks wait for them as they start within a second, `queuedPerEndpoint` at most,
- * `perEndpoint` once it is slow; the slow endpoints together hold at most `slowInFlight`
- * (./endpoint-slots.ts). Further tasks of
+ * `perEndpoint` once it is slow; the slow endpoints together take at most `slowInFlight`, beside
+ * the `inFlight` of all (./endpoint-slots.ts). Further tasks of
  * an endpoint that answers stay due for the next poll, unless more is due than a poll reads: then
  * they are deferred to its pace, so that its backlog hides no other endpoint's tasks. Once one of
  * its attempts has run `slowAttemptMs`, they are deferred in any case, so a hanging endpoint holds
@@ -51,12 +51,18 @@ export interface DispatcherSettings {
    * loses little. A backlog is spread over as many steps of it as it needs (`deferredUntil`).
    */
   readonly deferMs: number;
-  /** Attempts in flight from this dispatcher, all endpoints together. */
+  /**
+   * Holds (attempts, and claimed tasks waiting for one) in flight from this dispatcher, all
+   * endpoints together, besides the slow endpoints' share (`slowInFlight`).
+   */
   readonly inFlight: number;
   /**
-   * What the slow endpoints may hold of `inFlight` together (attempts and claimed waits): the rest
-   * is left to the endpoints that answer. Without it, eight endpoints that hang (4 attempts and 4
-   * waits each) held every hold, and no other merchant was told anything until they timed out.
+   * What the slow endpoints may hold together (attempts and claimed waits), counted beside
+   * `inFlight`: the endpoints that answer keep at least `inFlight - slowInFlight` of it, and all of
+   * it once the slow ones are within their share. Without a share, eight endpoints that hang (4
+   * attempts and 4 waits each) held every hold, and no other merchant was told anything until they
+   * timed out; counted within `inFlight`, sixteen that had answered once and then hung did (their
+   * attempts cannot be shed).
    */
   readonly slowInFlight: number;
   /** How long a claim holds a task: past the longest attempt (its 15 s timeout) and its writes. */
@@ -314,7 +320,11 @@ export function makeDispatcher({
     const deferred: DueWork[] = [];
     for (const work of due) {
       if (mine.has(work.key)) continue;
-      if (inFlight.size + taken.length >= settings.inFlight) break;
+      // The slow endpoints' holds, up to their share, come beside `inFlight`: their attempts run
+      // until they time out and cannot be shed, and sixteen endpoints that answered once and then
+      // hung held all 64 for 15 s (test/unit/webhook-dispatcher-shared-cap.test.ts).
+      const room = settings.inFlight + Math.min(settings.slowInFlight, slots.slowHeld());
+      if (inFlight.size + taken.length >= room) break;
       const busy = slots.full(work.endpointId);
       // Left as it is while nothing waits behind the page: moving it would be a write, for a hold
       // free in a moment. With more due than the page holds, an answering endpoint's backlog is

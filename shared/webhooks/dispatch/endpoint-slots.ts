@@ -26,6 +26,8 @@ export interface EndpointSlots {
   slow(endpointId: string): boolean;
   /** The endpoint's holds now: its attempts, and the claimed tasks waiting for them. */
   held(endpointId: string): number;
+  /** The slow endpoints' holds now, all together. */
+  slowHeld(): number;
   /** Takes a hold of the endpoint for a task about to be claimed; answers what gives it back (once). */
   hold(endpointId: string): () => void;
   /**
@@ -154,13 +156,16 @@ export function createEndpointSlots({
 
   const sum = (load: Map<string, number>) => [...load.values()].reduce((all, one) => all + one, 0);
 
+  const slowHeld = () => sum(slowLoad(holds.keys(), (id) => holds.get(id) ?? 0));
+
   return {
     full(endpointId) {
       if ((holds.get(endpointId) ?? 0) >= slotsOf(endpointId) + waitsAllowed(endpointId)) return true;
-      return slow(endpointId) && sum(slowLoad(holds.keys(), (id) => holds.get(id) ?? 0)) >= slowInFlight;
+      return slow(endpointId) && slowHeld() >= slowInFlight;
     },
     slow,
     held: (endpointId) => holds.get(endpointId) ?? 0,
+    slowHeld,
     hold(endpointId) {
       holds.set(endpointId, (holds.get(endpointId) ?? 0) + 1);
       if (!activity.has(endpointId)) activity.set(endpointId, { since: now(), givenBack: [] });

@@ -215,6 +215,33 @@ describe('a delivery attempt', () => {
     expect(result.statusCode).toBeUndefined();
   });
 
+  it("asks an endpoint beside sixteen of another endpoint's attempts still waiting on the same host", async () => {
+    // A platform many merchants receive on: one host, many endpoints. The dispatcher's caps bound
+    // the attempts per endpoint; a socket pool per host (16, as first built) kept the others
+    // queued behind those, and the wait ran down their own timeout. The receiver answers the
+    // sixteen only once it has been asked by the other endpoint.
+    const held: ServerResponse[] = [];
+    const rx = await receiver((req, res) => {
+      if (req.url?.startsWith('/slow')) {
+        held.push(res);
+        return;
+      }
+      res.writeHead(204).end();
+      for (const waiting of held.splice(0)) waiting.writeHead(204).end();
+    });
+    const deliver = createHttpDeliver({ mode: 'local', timeoutMs: 1_000 });
+    const target = (path: string) => ({
+      endpointId: path,
+      url: `http://127.0.0.1:${rx.port}${path}`,
+      secrets: [newSigningSecret()],
+    });
+    const slow = Array.from({ length: 16 }, (_, n) => deliver(target(`/slow/${n % 4}`), message()));
+    while (held.length < 16) await new Promise((r) => setTimeout(r, 5));
+    expect(await deliver(target('/other'), message())).toMatchObject({ outcome: 'delivered' });
+    // With one pool of 16, the other was asked only once these had timed out.
+    for (const result of await Promise.all(slow)) expect(result).toMatchObject({ outcome: 'delivered' });
+  });
+
   it('reports a refused connection as a connection failure', async () => {
     const rx = await receiver((_req, res) => res.end());
     const url = rx.url;

@@ -133,10 +133,13 @@ export function createHttpDeliver(options: HttpDeliverOptions): Deliver {
   const maxAnswerBytes = options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
   const now = options.now ?? Date.now;
   const lookup = checkedLookup(resolve, mode);
-  // Kept-alive connections were checked when they were made; a new one is checked again.
+  // Kept-alive connections were checked when they were made; a new one is checked again. No
+  // sockets cap per host: the dispatcher's caps per endpoint and in all bound the connections,
+  // and one per host (16, as first built) queued every endpoint of a host behind another's
+  // hanging attempts, the wait counted in their own timeout.
   const agents = {
-    'http:': new http.Agent({ keepAlive: true, lookup, maxSockets: 16 }),
-    'https:': new https.Agent({ keepAlive: true, lookup, maxSockets: 16 }),
+    'http:': new http.Agent({ keepAlive: true, lookup }),
+    'https:': new https.Agent({ keepAlive: true, lookup }),
   };
 
   return async (target: DeliveryTarget, message: WebhookMessage): Promise<AttemptResult> => {

@@ -27,13 +27,16 @@ export const EVENT_DERIVER_STREAM: CreditPosterStreamSettings = {
 export const WEBHOOK_DISPATCHER = {
   /** The schedule invokes it every minute; each invocation polls until shortly before its timeout. */
   scheduleMinutes: 1,
-  /** One invocation: its minute of polling, then the attempts in flight (15 s) and their records. */
-  functionTimeoutSeconds: 85,
+  /**
+   * One invocation: its minute of polling, then one lease (30 s), which holds the last claimed
+   * task's wait for a slot, its attempt (15 s) and its records.
+   */
+  functionTimeoutSeconds: 90,
   /** Locally, invocations of a few seconds one after another: `npm start` stops within that. */
   localInvocationSeconds: 5,
   /**
    * The most dispatchers that run at once, reserved as the function's concurrency: a tick's
-   * invocation and the one before it, still ending its attempts (85 s over a 60 s tick). A late or
+   * invocation and the one before it, still ending its attempts (90 s over a 60 s tick). A late or
    * queued invocation waits for one of them instead of making a third, and none is retried
    * (`retryAttempts: 0`: the next tick is a minute away). With each dispatcher's cap of
    * `DEFAULT_DISPATCHER_SETTINGS.perEndpoint` (4), an endpoint has at most 8 attempts in flight.

@@ -28,12 +28,6 @@ import { secretSealerFromEnv } from '#shared/webhooks/secrets/keeper.ts';
 /** How often an idle dispatcher reads the due tasks: a first attempt goes out within about this. */
 export const DISPATCH_POLL_MS = 250;
 
-/**
- * How long before its timeout an invocation stops claiming: an attempt claimed then still ends
- * (15 s) and records its outcome within the function's time.
- */
-const STOP_CLAIMING_BEFORE_MS = 25_000;
-
 export interface DispatcherDependencies {
   readonly client: DynamoDBDocumentClient;
   readonly tableName: string;
@@ -108,22 +102,24 @@ export function createWebhookDispatcher(deps: DispatcherDependencies): Dispatche
   };
 }
 
+const leaseMs = Number(optionalEnv('WEBHOOK_LEASE_MS') ?? DEFAULT_DISPATCHER_SETTINGS.leaseMs);
+
 const dispatcher = createWebhookDispatcher({
   client: createDocumentClient({ tracing: await tracingFromEnvironment() }),
   tableName: requireEnv(tables.webhooks.envVar),
   sealer: secretSealerFromEnv(),
   mode: destinationModeFromEnv(),
   schedule: retryScheduleFrom(process.env),
-  ...(optionalEnv('WEBHOOK_LEASE_MS') === undefined
-    ? {}
-    : { leaseMs: Number(optionalEnv('WEBHOOK_LEASE_MS')) }),
+  leaseMs,
 });
 
 const invocationMetrics = routeMetrics('dispatch-webhooks');
 
 /**
- * The dispatcher, invoked every minute by a schedule: polls the due tasks until shortly before its
- * timeout, so that one invocation follows the other (docs/decisions/webhooks.md, "Dispatching").
+ * The dispatcher, invoked every minute by a schedule: polls the due tasks until one lease before its
+ * timeout, so that one invocation follows the other (docs/decisions/webhooks.md, "Dispatching"). A
+ * task claimed last waits, is attempted and recorded within its lease (`DispatcherSettings.leaseMs`),
+ * so within the function's time.
  */
 export async function handler(
   _event: unknown,
@@ -131,7 +127,7 @@ export async function handler(
 ): Promise<void> {
   await runDispatcher(dispatcher, {
     pollMs: DISPATCH_POLL_MS,
-    until: Date.now() + context.getRemainingTimeInMillis() - STOP_CLAIMING_BEFORE_MS,
+    until: Date.now() + context.getRemainingTimeInMillis() - leaseMs,
     onError: (error) => logger.error('Polling the due tasks failed', { errorName: (error as Error).name }),
   });
   // Once per invocation (a minute): the alarm on undelivered events reads its maximum.

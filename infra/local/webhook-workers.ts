@@ -16,6 +16,7 @@ import {
   WEBHOOK_DISPATCHER_NAME,
 } from '#infra/webhook-settings.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
+import { DEFAULT_DISPATCHER_SETTINGS } from '#shared/webhooks/dispatch/dispatcher.ts';
 import { EVENT_SOURCE_FILTER } from '#shared/webhooks/dynamodb/ledger-facts.ts';
 import { loadHandler, withOwnEnvironment } from './invoke.ts';
 import {
@@ -63,9 +64,11 @@ export async function startWebhookWorkers(options: WebhookWorkersOptions): Promi
     filter: EVENT_SOURCE_FILTER,
     log: (line) => log(line.replace('stream poller', 'event deriver')),
   });
-  // The handler stops claiming 25 s before its time ends: each local invocation runs a few seconds.
+  // The handler stops claiming one lease before its time ends: each local invocation claims for a
+  // few seconds.
+  const leaseMs = Number(options.dispatcherEnv.WEBHOOK_LEASE_MS ?? DEFAULT_DISPATCHER_SETTINGS.leaseMs);
   const context = {
-    getRemainingTimeInMillis: () => 25_000 + WEBHOOK_DISPATCHER.localInvocationSeconds * 1000,
+    getRemainingTimeInMillis: () => leaseMs + WEBHOOK_DISPATCHER.localInvocationSeconds * 1000,
   };
   const dispatching = startDispatcherSchedule(() => dispatch({}, context), {
     everyMs: WEBHOOK_DISPATCHER.localInvocationSeconds * 1000,

@@ -65,7 +65,10 @@ export interface DispatcherSettings {
    * attempts cannot be shed).
    */
   readonly slowInFlight: number;
-  /** How long a claim holds a task: past the longest attempt (its 15 s timeout) and its writes. */
+  /**
+   * How long a claim holds a task: a third to wait for a slot, then the longest attempt (its 15 s
+   * timeout) and its writes. A task that waited longer is left for the lease to lapse.
+   */
   readonly leaseMs: number;
   /** How many due tasks one poll reads. */
   readonly pollBatch: number;
@@ -192,9 +195,11 @@ export function makeDispatcher({
       await tasks.reschedule(task, leaseUntil, clock.now() + settings.deferMs);
       return;
     }
-    if (clock.now() > leaseUntil - settings.leaseMs / 2) {
-      // Waited half its lease (the endpoint slowed down meanwhile): too little left for an attempt
-      // and its records. Left claimed, it is due again when the lease lapses; nothing was sent.
+    if (clock.now() >= leaseUntil - (settings.leaseMs * 2) / 3) {
+      // Waited a third of its lease (the endpoint slowed down meanwhile): the rest is the attempt's
+      // (15 s of 30) and its records'. After half, as first built, an attempt could end with the
+      // lease, its records refused and the task taken again by another dispatcher at once. Left
+      // claimed, it is due again when the lease lapses; nothing was sent.
       free(false);
       return;
     }

@@ -47,10 +47,12 @@ function capacityUnits(name: string): { wru: number; rru: number } {
   // The event (consistent), the endpoint set (consistent), the task.
   if (name === 'redeliver-event') return { wru: 1, rru: 2 };
   const calls = DYNAMODB_CALLS[name] ?? [];
-  // Otherwise items under 1 KB: a write 1 WRU, a consistent read 1 RRU, a Query of a page (under
-  // 4 KB, eventually consistent) 1 RRU.
+  // Otherwise items under 1 KB: a write 1 WRU, a transaction of one item (a wallet's endpoint set)
+  // 2 WRU, a consistent read 1 RRU, a Query of a page (under 4 KB, eventually consistent) 1 RRU.
   return {
-    wru: calls.filter((c) => c === 'PutItem' || c === 'UpdateItem' || c === 'DeleteItem').length,
+    wru:
+      calls.filter((c) => c === 'PutItem' || c === 'UpdateItem' || c === 'DeleteItem').length +
+      2 * calls.filter((c) => c === 'TransactWriteItems').length,
     rru: calls.filter((c) => c === 'GetItem' || c === 'Query').length,
   };
 }

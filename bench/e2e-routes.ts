@@ -38,9 +38,11 @@ export const WITHOUT_END_TO_END: Readonly<Record<string, string>> = {
     'a wallet holds at most 10 endpoints, so thousands of registrations need thousands of wallets and tokens; merchants register once',
   'list-webhooks': 'back-office route (reserved concurrency: none), one GetItem as get-pet',
   'get-webhook': 'back-office route, one GetItem as get-pet',
-  'update-webhook': 'back-office route, a GetItem and a conditional PutItem as update-pet',
+  'update-webhook':
+    'back-office route, a GetItem and a conditional write (a transaction of one item) as update-pet',
   'delete-webhook': 'each request needs an endpoint of its own (see create-webhook)',
-  'rotate-webhook-secret': 'back-office route, a GetItem and a conditional PutItem as update-pet',
+  'rotate-webhook-secret':
+    'back-office route, a GetItem and a conditional write (a transaction of one item) as update-pet',
   'list-webhook-deliveries': 'back-office route, a GetItem and one Query of an index',
   'replay-webhook':
     'each replay sets the local dispatcher expanding and delivering, which would run beside the measurement',

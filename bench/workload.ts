@@ -295,14 +295,15 @@ export const DYNAMODB_CALLS: Readonly<Record<string, readonly DynamoDBOperation[
   'list-transfers': ['Query', 'BatchGetItem'],
   // The movement and its credit's state, in one read.
   'get-transfer': ['BatchGetItem'],
-  // The wallet's endpoint set, then its write under its version (a secret is sealed between them:
-  // deployed, one KMS GenerateDataKey, which is no DynamoDB call).
-  'create-webhook': ['GetItem', 'PutItem'],
+  // The wallet's endpoint set, then its write under its version, a transaction of the one item for
+  // its idempotency token (a secret is sealed between them: deployed, one KMS GenerateDataKey,
+  // which is no DynamoDB call).
+  'create-webhook': ['GetItem', 'TransactWriteItems'],
   'list-webhooks': ['GetItem'],
   'get-webhook': ['GetItem'],
-  'update-webhook': ['GetItem', 'PutItem'],
-  'delete-webhook': ['GetItem', 'PutItem'],
-  'rotate-webhook-secret': ['GetItem', 'PutItem'],
+  'update-webhook': ['GetItem', 'TransactWriteItems'],
+  'delete-webhook': ['GetItem', 'TransactWriteItems'],
+  'rotate-webhook-secret': ['GetItem', 'TransactWriteItems'],
   // The endpoint set (is it the caller's?), then a page of its delivery log.
   'list-webhook-deliveries': ['GetItem', 'Query'],
   // The endpoint set, then the replay's task.

@@ -39,8 +39,12 @@ export type Fault =
   | { readonly kind: 'transaction-throttled' }
   /** Answers a BatchGetItem with no item and every key unprocessed, as DynamoDB under throttling may. */
   | { readonly kind: 'unprocessed' }
-  /** Forwards, lets DynamoDB apply it, then resets the connection: the answer is lost. */
-  | { readonly kind: 'lose-response' }
+  /**
+   * Forwards, lets DynamoDB apply it, then resets the connection: the answer is lost. With `until`,
+   * the reset waits for it (`answered` is called when DynamoDB has answered): the client's retry
+   * then comes after what the test wrote meanwhile.
+   */
+  | { readonly kind: 'lose-response'; readonly until?: Promise<unknown>; readonly answered?: () => void }
   /** Forwards `rewrite(body)` instead of the body received (a request DynamoDB sees differently). */
   | {
       readonly kind: 'rewrite';

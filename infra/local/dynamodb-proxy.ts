@@ -276,9 +276,9 @@ export class DynamoDbProxy {
       freeSlot?.();
     }
     admission?.release({ applied: answer.status === 200 });
-    if (fault?.kind === 'hold-answer') {
+    if (fault?.kind === 'hold-answer' || fault?.kind === 'lose-response') {
       fault.answered?.();
-      await fault.until.catch(() => undefined);
+      await fault.until?.catch(() => undefined);
     }
     if (fault?.kind === 'lose-response') {
       // DynamoDB has applied the request; its answer never reaches the client.

@@ -100,14 +100,14 @@ async function benchRequest(dir: keyof typeof handlers) {
 }
 
 describe("the webhook routes' round trips for the bench's requests, each exactly covered by its route's grant", () => {
-  it('register, change, delete, rotate: a read of the endpoint set, then its write under its version', async () => {
+  it('register, change, delete, rotate: a read of the endpoint set, then its write under its version, in a transaction for its token', async () => {
     for (const dir of [
       'create-webhook',
       'update-webhook',
       'delete-webhook',
       'rotate-webhook-secret',
     ] as const) {
-      expect(await benchRequest(dir)).toEqual(['GetItem', 'PutItem']);
+      expect(await benchRequest(dir)).toEqual(['GetItem', 'TransactWriteItems']);
     }
   });
 

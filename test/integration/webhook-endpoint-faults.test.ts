@@ -3,14 +3,20 @@
  * write whose answer was lost counts once, DynamoDB down is a 503 that wrote nothing, and owners
  * racing on one wallet's endpoint set all get their answer, never a 503 of our own making.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createCreateWebhookHandler } from '#functions/create-webhook/handler.ts';
 import { createDeleteWebhookHandler } from '#functions/delete-webhook/handler.ts';
 import { createListWebhooksHandler } from '#functions/list-webhooks/handler.ts';
+import { createRotateWebhookSecretHandler } from '#functions/rotate-webhook-secret/handler.ts';
 import { createUpdateWebhookHandler } from '#functions/update-webhook/handler.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
-import { createWebhookEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
+import { systemClock } from '#shared/wallet/model/ports.ts';
+import {
+  createDeliveryEndpointStore,
+  createWebhookEndpointStore,
+} from '#shared/webhooks/dynamodb/endpoint-store.ts';
 import { endpointsKey } from '#shared/webhooks/dynamodb/keys.ts';
 import { createEnvelopeSealer } from '#shared/webhooks/secrets/envelope.ts';
 import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrapper.ts';
@@ -26,6 +32,20 @@ const create = createCreateWebhookHandler(deps);
 const list = createListWebhooksHandler(deps);
 const update = createUpdateWebhookHandler(deps);
 const remove = createDeleteWebhookHandler(deps);
+const rotate = createRotateWebhookSecretHandler(deps);
+const deliveries = createDeliveryEndpointStore({
+  client: createDocumentClient(),
+  tableName,
+  sealer,
+  clock: systemClock,
+});
+/** The owner's other requests, straight to DynamoDB Local: past the proxy's faults. */
+const direct = {
+  update: createUpdateWebhookHandler({
+    ...deps,
+    store: createWebhookEndpointStore({ client: createDocumentClient(), tableName }),
+  }),
+};
 
 const SCOPES = ['read:webhooks', 'write:webhooks'];
 const register = (sub: string, url = 'https://merchant.example.com/hooks') =>
@@ -38,11 +58,11 @@ const listOf = async (sub: string) =>
     id: string;
     description: string;
   }[];
-const onEndpoint = (sub: string, id: string, method: string, body?: unknown) =>
+const onEndpoint = (sub: string, id: string, method: string, body?: unknown, suffix = '') =>
   apiEvent({
     method,
-    path: `/api/wallet/webhooks/${id}`,
-    resource: '/api/wallet/webhooks/{webhookId}',
+    path: `/api/wallet/webhooks/${id}${suffix}`,
+    resource: `/api/wallet/webhooks/{webhookId}${suffix}`,
     pathParameters: { webhookId: id },
     sub,
     scopes: SCOPES,
@@ -66,6 +86,55 @@ describe('the endpoint functions under faults', () => {
     proxy.inject({ kind: 'lose-response' }, { operation: 'PutItem', when: mentions(sub), times: 1 });
     expect((await invoke(remove, onEndpoint(sub, id, 'DELETE'))).statusCode).toBe(204);
     expect(await stored(sub)).toEqual([]);
+  });
+
+  it('apply a change once when its answer was lost and another change of the set came before the retry', async () => {
+    const sub = uniqueSub('lost-between');
+    const [first, second] = [(await register(sub)).json, (await register(sub)).json];
+    for (let n = 2; n < 9; n++) await register(sub, `https://m.example.com/${n}`);
+    /**
+     * The next write of the set is applied, then, before its answer is lost, the owner changes
+     * another endpoint (a direct client: past the proxy): the retry finds that change stored.
+     */
+    const loseNextWriteAfterAnotherChange = () => {
+      const changed = Promise.withResolvers<void>();
+      proxy.inject(
+        {
+          kind: 'lose-response',
+          until: changed.promise,
+          answered: () =>
+            void invoke(
+              direct.update,
+              onEndpoint(sub, second.id, 'PATCH', { description: randomUUID() }),
+            ).then((answer) => {
+              expect(answer.statusCode).toBe(200);
+              changed.resolve();
+            }),
+        },
+        // The write of the set, not its read: only writes carry its version.
+        { when: (request) => mentions(sub)(request) && request.body.includes('version'), times: 1 },
+      );
+    };
+
+    // The tenth endpoint: registered once and answered 201, not also refused by the bound.
+    loseNextWriteAfterAnotherChange();
+    const tenth = await register(sub, 'https://m.example.com/tenth');
+    expect(tenth.statusCode).toBe(201);
+    const ids = (await stored(sub)).map((e) => e.id);
+    expect(ids.filter((id) => id === tenth.json.id)).toHaveLength(1);
+    expect(ids).toHaveLength(10);
+
+    // A rotation: the previous secret still signs beside the new one, not the new one twice.
+    loseNextWriteAfterAnotherChange();
+    const rotated = await invoke(rotate, onEndpoint(sub, first.id, 'POST', undefined, '/rotate-secret'));
+    expect(rotated.statusCode).toBe(200);
+    const signing = (await deliveries.endpointOf(sub, first.id))?.secrets;
+    expect(new Set(signing)).toEqual(new Set([first.secret, rotated.json.secret]));
+
+    // A deletion: 204 for the endpoint it deleted, not 404.
+    loseNextWriteAfterAnotherChange();
+    expect((await invoke(remove, onEndpoint(sub, first.id, 'DELETE'))).statusCode).toBe(204);
+    expect((await stored(sub)).map((e) => e.id)).not.toContain(first.id);
   });
 
   it('answer 503 with Retry-After when DynamoDB keeps failing, having written nothing', async () => {

@@ -2,10 +2,14 @@
  * The webhooks table as the endpoint use cases (../endpoints/ports.ts `WebhookEndpointStore`) and
  * the dispatcher (../model/ports.ts `DeliveryEndpointStore`) use it. Layout in ./keys.ts.
  */
-import { isDeepStrictEqual } from 'node:util';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  TransactWriteCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { withRetries, worstCaseCallMs } from '../../dynamodb/retry.ts';
 import { InvalidParameterError } from '../../errors.ts';
 import { decodeJsonCursor, encodeJsonCursor } from '../../util/json-cursor.ts';
@@ -90,36 +94,48 @@ export function createWebhookEndpointStore({ client, tableName }: WebhookTableAc
     },
 
     /**
-     * A write whose answer was lost is retried by {@link withRetries}; the retry then fails its
-     * condition on the very item it wrote, which counts as written (as in the pets repository).
+     * One TransactWriteItems of the one item, for its ClientRequestToken: a try whose answer was
+     * lost (it was applied) and the retry by {@link withRetries} are one write, and the retry
+     * answers success whatever was written between (DynamoDB keeps a token 10 minutes). As first
+     * built, a put's condition told an applied write only by the item being as it wrote it: with
+     * another write between (the owner's, the dispatcher's health), the retry was refused and the
+     * change read and applied again: an endpoint listed twice, a tenth stored behind a 422, a
+     * rotation that dropped the previous secret, a deletion answered 404. A transaction costs 2
+     * write units where a put costs 1, for writes as rare as an owner's changes. Refused by its
+     * condition or a conflict with another write of the set: `false`, the caller reads again.
      */
     async writeEndpoints(set) {
-      const item = {
-        pk: endpointsKey(set.address),
-        address: set.address,
-        version: set.version + 1,
-        endpoints: set.endpoints,
-      };
-      try {
-        await withRetries(() =>
-          client.send(
-            new PutCommand({
+      const input = {
+        ClientRequestToken: randomUUID(),
+        TransactItems: [
+          {
+            Put: {
               TableName: tableName,
-              Item: item,
+              Item: {
+                pk: endpointsKey(set.address),
+                address: set.address,
+                version: set.version + 1,
+                endpoints: set.endpoints,
+              },
               ConditionExpression: set.version === 0 ? 'attribute_not_exists(pk)' : 'version = :v',
               ...(set.version === 0 ? {} : { ExpressionAttributeValues: { ':v': set.version } }),
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-            }),
-          ),
-        );
-        return true;
-      } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
-        return (
-          error.Item !== undefined &&
-          isDeepStrictEqual(unmarshall(error.Item), JSON.parse(JSON.stringify(item)))
-        );
-      }
+            },
+          },
+        ],
+      };
+      return withRetries(async () => {
+        try {
+          await client.send(new TransactWriteCommand(input));
+          return true;
+        } catch (error) {
+          if (error instanceof TransactionCanceledException) {
+            const codes = error.CancellationReasons?.map((reason) => reason.Code) ?? [];
+            if (codes.includes('ConditionalCheckFailed') || codes.includes('TransactionConflict'))
+              return false;
+          }
+          throw error;
+        }
+      });
     },
 
     async listAttempts(endpointId, { limit, cursor }): Promise<AttemptPage> {

@@ -175,6 +175,30 @@ describe('storing events', () => {
     }
   });
 
+  it("records events whose bodies together pass a transaction's 4 MB, in transactions under it", async () => {
+    // The largest metadata a send takes: 20 keys of 40 characters and values of 500, each a control
+    // character (JSON writes it as 6 bytes): about 65 KB a body. A wallet with no endpoint has an
+    // event a transaction action, and 100 such events came to over 4 MB, which DynamoDB refuses
+    // whole (ValidationException): every event of the batch failed, the stream gave it again, and
+    // its retries ran out, other wallets' events with it.
+    const address = uniqueSub('wallet');
+    const events = Array.from({ length: 100 }, () => eventOf(address, '\u0001'.repeat(20 * (40 + 500))));
+
+    let outcomes: readonly unknown[] = [];
+    const sent = await requestsDuring(async () => {
+      outcomes = await createEventStore({ client, tableName }).recordAll(
+        events.map((event) => ({ event, endpointIds: [] })),
+      );
+    });
+
+    expect(outcomes).toEqual(events.map(() => 'recorded'));
+    // On the wire too, which counts each body's escapes once more than DynamoDB does.
+    const transactions = sent.filter((request) => request.operation === 'TransactWriteItems');
+    expect(Math.max(...transactions.map((request) => Buffer.byteLength(request.body)))).toBeLessThan(
+      4 * 1024 * 1024,
+    );
+  });
+
   it('counts a commit whose answer was lost as recorded: its retry is the same commit', async () => {
     const { address, endpointIds } = await merchantWith(1);
     const events = Array.from({ length: 3 }, () => eventOf(address));

@@ -64,9 +64,11 @@ export function eventOfItem(item: Record<string, unknown> | undefined): WebhookE
 /**
  * The longest body a task carries (UTF-8 bytes): with it the task item stays within one write unit
  * (1 KB), so its three writes cost what they cost without it, and the dispatcher need not read the
- * event. A longer body (a payment's metadata can make it ~12 KB) is read from the event instead.
+ * event. A longer body (a payment's metadata can make it about 65 KB) is read from the event instead.
  */
 export const CARRIED_BODY_MAX_BYTES = 600;
+
+const carriesBody = (event: WebhookEvent) => Buffer.byteLength(event.body) <= CARRIED_BODY_MAX_BYTES;
 
 /** A delivery task of an event, due at `dueAt`: the item the dispatcher polls for. */
 export function taskItem(
@@ -86,9 +88,7 @@ export function taskItem(
     address: event.address,
     endpointId,
     trigger,
-    ...(Buffer.byteLength(event.body) <= CARRIED_BODY_MAX_BYTES
-      ? { timestamp: event.timestamp, body: event.body }
-      : {}),
+    ...(carriesBody(event) ? { timestamp: event.timestamp, body: event.body } : {}),
     attempts: 0,
     createdAt: now,
     dueShard: dueShardOf(pk),
@@ -116,23 +116,46 @@ export const ACTIONS_PER_TRANSACTION = 100;
 /** How many transactions one `recordAll` has in flight. */
 const TRANSACTIONS_AT_ONCE = 4;
 
+/** DynamoDB's most for one TransactWriteItems: a larger one is refused whole (ValidationException). */
+const TRANSACTION_MAX_BYTES = 4 * 1024 * 1024;
+
+/** More than an action's keys and attributes other than the body take. */
+const ACTION_BYTES_BESIDE_BODY = 1_024;
+
+/**
+ * What an event and its tasks weigh in a transaction, counted high: the body as the request's JSON
+ * writes it (escapes included), in the event and in each task that carries it.
+ */
+function bytesOf({ event, endpointIds }: EventToRecord): number {
+  const body = Buffer.byteLength(JSON.stringify(event.body));
+  const carried = carriesBody(event) ? body : 0;
+  return body + endpointIds.length * carried + (1 + endpointIds.length) * ACTION_BYTES_BESIDE_BODY;
+}
+
 /**
  * Events in groups of whole events (an event and its tasks), each group at most a transaction's
- * actions. An event with more tasks than that cannot be (an endpoint set holds ten).
+ * actions and bytes. An event with more tasks than that cannot be (an endpoint set holds ten), nor
+ * one that large (a body of the largest metadata is about 65 KB). Counted by actions only, 100
+ * such events came to over 4 MB, and the whole batch failed at every delivery of the stream.
  */
 function transactionsOf(entries: readonly EventToRecord[]): number[][] {
   const groups: number[][] = [];
   let group: number[] = [];
   let actions = 0;
+  let bytes = 0;
   entries.forEach((entry, index) => {
     const size = 1 + entry.endpointIds.length;
-    if (actions + size > ACTIONS_PER_TRANSACTION && group.length > 0) {
+    const weight = bytesOf(entry);
+    const full = actions + size > ACTIONS_PER_TRANSACTION || bytes + weight > TRANSACTION_MAX_BYTES;
+    if (full && group.length > 0) {
       groups.push(group);
       group = [];
       actions = 0;
+      bytes = 0;
     }
     group.push(index);
     actions += size;
+    bytes += weight;
   });
   if (group.length > 0) groups.push(group);
   return groups;

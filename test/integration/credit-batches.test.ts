@@ -38,7 +38,7 @@ async function entriesOfShop(hot: HotLedger) {
   const byKey = await entryItemsByKey(client, hot.tableName, hot.shop);
   return [...byKey.values()]
     .flat()
-    .map((item) => item as { seq: number; transferId: string; balanceAfter: number })
+    .map((item) => item as { seq: number; transferId: string; balanceAfter: number; postedAt: string })
     .sort((a, b) => a.seq - b.seq);
 }
 
@@ -136,8 +136,9 @@ describe('credits to a hot wallet posted on two levels', () => {
     const credits = await payShop(hot, [4, 5, 6]);
     const stopped = { batchId: randomUUID(), address: hot.shop, credits: credits.slice(0, 2) };
     const fresh = { batchId: randomUUID(), address: hot.shop, credits: credits.slice(2) };
+    const stoppedAt = new Date(Date.now() - SWEEP_AFTER_MS - 1_000).toISOString();
     for (const [each, postedAt] of [
-      [stopped, new Date(Date.now() - SWEEP_AFTER_MS - 1_000)],
+      [stopped, new Date(stoppedAt)],
       [fresh, new Date()],
     ] as const) {
       await hot.wallets.credits.batch(each, postedAt.toISOString());
@@ -151,10 +152,13 @@ describe('credits to a hot wallet posted on two levels', () => {
     const [swept, left] = await hot.wallets.credits.readBatches([stopped.batchId, fresh.batchId]);
     expect(swept?.completedAt).toBeDefined();
     expect(left?.completedAt).toBeUndefined();
-    expect((await entriesOfShop(hot)).map((e) => [e.seq, e.balanceAfter])).toEqual([
-      [1, 4],
-      [2, 9],
+    expect((await entriesOfShop(hot)).map((e) => [e.seq, e.balanceAfter, e.postedAt])).toEqual([
+      [1, 4, stoppedAt],
+      [2, 9, stoppedAt],
     ]);
+    // Dated at the posting (above), when the money became the shop's, as a one-level posting's
+    // entries are: their transfer.completed events carry that time. Dated at the completion, as
+    // first built, they were a minute late or more (the sweep's wait).
     // Completed once: the next run finds nothing due, and the poster's delivery of its credits posts nothing.
     expect(await sweep()).toMatchObject({ found: 0, completed: 0 });
     const post = makePostCredits({ ledger: hot.wallets.credits, clock: systemClock });

@@ -33,7 +33,8 @@ export function batchItem(batch: CreditBatch, batchedAt: string): Record<string,
 
 /**
  * The entries `credits` give the wallet at `address` posted after `before` (its balance and seq):
- * consecutive seqs, each with its exact running balance, dated `postedAt` (when they are written).
+ * consecutive seqs, each with its exact running balance, dated `postedAt` (when the money became the
+ * wallet's: the posting, whichever step writes them).
  * A one-level posting writes them in its transaction; a batch's completion writes its own, and
  * the ledger audit derives those of a batch posted and not yet completed.
  */

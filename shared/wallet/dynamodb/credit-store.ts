@@ -203,13 +203,16 @@ export function createCreditStore(access: WalletTableAccess): CreditStore & Batc
         true,
       ),
     };
-    entriesOfBatch(batch, posting, completedAt).forEach((entry, i) => {
+    // Dated at the posting, when the money became the wallet's, as a one-level posting's entries
+    // are: the completion may be the sweep's, a minute or more later, and a credit's entry dates
+    // its transfer.completed event.
+    entriesOfBatch(batch, posting, posting.postedAt).forEach((entry, i) => {
       items[`entry${i}`] = ledger.entryPut(entry, true);
       items[`credit${i}`] = update(
         creditKey(entry.transferId),
         'SET postedSeq = :seq, postedAt = :at',
         'batchId = :batch AND attribute_not_exists(postedSeq)',
-        { ':seq': entry.seq, ':at': completedAt, ':batch': batch.batchId },
+        { ':seq': entry.seq, ':at': posting.postedAt, ':batch': batch.batchId },
       );
     });
     const result = await ledger.commit(items, randomUUID());

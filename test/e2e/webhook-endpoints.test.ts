@@ -242,6 +242,14 @@ describe('GET /api/wallet/webhooks/{webhookId}/deliveries', () => {
       await call('GET', `/api/wallet/webhooks/${id}/deliveries?cursor=bm90LWEtY3Vyc29y`, { token }),
       400,
     );
+    // Its own endpoint, and a position no attempt has (DynamoDB refused the empty one: a 500).
+    for (const position of ['', 'not-an-attempt', '2026-01-01T00:00:00.000Z#evt_x#0001']) {
+      const cursor = Buffer.from(JSON.stringify([id, position])).toString('base64url');
+      expectProblem(
+        await call('GET', `/api/wallet/webhooks/${id}/deliveries?cursor=${cursor}`, { token }),
+        400,
+      );
+    }
     expectProblem(await call('GET', `/api/wallet/webhooks/${id}/deliveries?limit=0`, { token }), 400);
     expectProblem(await call('GET', `/api/wallet/webhooks/${id}/deliveries?limit=101`, { token }), 400);
   });

@@ -15,6 +15,7 @@ import { tables } from '#shared/dynamodb/tables.ts';
 import { createDeliveryEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
 import { endpointsKey } from '#shared/webhooks/dynamodb/keys.ts';
 import type { DeliveryAttempt } from '#shared/webhooks/model/ports.ts';
+import { eventIdOf } from '#shared/webhooks/model/webhook-event.ts';
 import { secretSealerFromEnv } from '#shared/webhooks/secrets/keeper.ts';
 import { uniqueSub } from '../support/events.ts';
 import { loopbackDeliver } from '../support/webhook-dispatcher.ts';
@@ -172,7 +173,7 @@ describe('the delivery log', () => {
   ): DeliveryAttempt => ({
     address: sub,
     endpointId,
-    eventId: `evt_${n}`,
+    eventId: eventIdOf('transfer.received', `${endpointId}#${n}`),
     eventType: 'transfer.received',
     attempt: 1,
     attemptedAt: new Date(Date.parse('2026-05-01T00:00:00Z') + n * 1000).toISOString(),
@@ -201,7 +202,7 @@ describe('the delivery log', () => {
       seen.push(...body.items.map((i) => i.eventId));
       cursor = body.nextCursor;
     } while (cursor);
-    expect(seen).toEqual(['evt_5', 'evt_4', 'evt_3', 'evt_2', 'evt_1']);
+    expect(seen).toEqual([5, 4, 3, 2, 1].map((n) => attempt(sub, id, n).eventId));
 
     const other = await merchantWithEndpoint();
     const first = (await call('GET', `/api/wallet/webhooks/${id}/deliveries?limit=1`, { token })).json as {

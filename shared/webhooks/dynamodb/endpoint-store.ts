@@ -25,6 +25,7 @@ import type {
 import type { SecretSealer } from '../secrets/envelope.ts';
 import { BACKGROUND_RETRIES } from './event-store.ts';
 import {
+  ATTEMPT_KEY,
   ATTEMPT_RETENTION_SECONDS,
   attemptItemKey,
   attemptKeyOf,
@@ -56,7 +57,10 @@ const encodeCursor = (endpointId: string, attemptKey: string): string =>
 function decodeCursor(endpointId: string, cursor: string): Record<string, string> {
   const decoded = decodeJsonCursor(cursor, { maxLength: MAX_CURSOR_LENGTH, length: 2 });
   const [owner, attemptKey] = decoded ?? [];
-  if (owner !== endpointId || typeof attemptKey !== 'string') throw new InvalidDeliveryCursorError();
+  // A position this store wrote, as the events' cursor is checked: DynamoDB refuses some others
+  // (an empty key) with a ValidationException, which was a 500.
+  if (owner !== endpointId || typeof attemptKey !== 'string' || !ATTEMPT_KEY.test(attemptKey))
+    throw new InvalidDeliveryCursorError();
   return { pk: attemptItemKey(endpointId, attemptKey), deliveriesOf: endpointId, attemptKey };
 }
 

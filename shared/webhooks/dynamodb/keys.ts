@@ -19,5 +19,8 @@ export const ATTEMPT_RETENTION_SECONDS = 30 * 24 * 60 * 60;
 export const attemptKeyOf = (attemptedAt: string, eventId: string, attempt: number) =>
   `${attemptedAt}#${eventId}#${String(attempt).padStart(4, '0')}`;
 
+/** An `attemptKeyOf` as this store writes them (the time as `toISOString` writes it). */
+export const ATTEMPT_KEY = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z#evt_[A-Za-z0-9_-]{22}#\d{4,}$/;
+
 export const attemptItemKey = (endpointId: string, attemptKey: string) =>
   `ATTEMPT#${endpointId}#${attemptKey}`;

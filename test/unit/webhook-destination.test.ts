@@ -129,5 +129,11 @@ describe('the URL of an endpoint', () => {
     const long = `https://merchant.example.com/${'a'.repeat(2048)}`;
     expect(refusal(long, 'deployed')).toBe('too-long');
     expect(refusal(long.slice(0, 2048), 'deployed')).toBeUndefined();
+    // Counted in characters, as the schema and the OpenAPI document count them: 2,048 of them that
+    // JavaScript holds as 2 units each were refused as too long.
+    const wide = `https://merchant.example.com/${'😀'.repeat(2048 - 29)}`;
+    expect([...wide]).toHaveLength(2048);
+    expect(refusal(wide, 'deployed')).toBeUndefined();
+    expect(refusal(`${wide}a`, 'deployed')).toBe('too-long');
   });
 });

@@ -65,7 +65,8 @@ function isLocalhostName(host: string): boolean {
  * (`2130706433`, `0x7f.1`, `127.1`) into dotted quads, so they are judged as what they are.
  */
 export function checkEndpointUrl(raw: string, mode: DestinationMode): URL {
-  if (raw.length > ENDPOINT_LIMITS.urlLength) {
+  // In characters (code points), as the schema's maxLength and the OpenAPI document count them.
+  if (raw.length > ENDPOINT_LIMITS.urlLength && [...raw].length > ENDPOINT_LIMITS.urlLength) {
     throw new DestinationRefusedError('too-long', `must be at most ${ENDPOINT_LIMITS.urlLength} characters`);
   }
   let url: URL;

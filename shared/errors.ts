@@ -99,6 +99,9 @@ export class WebhookEndpointLimitError extends ClientError {}
 /** A replay of the endpoint from later than asked is still being sent; nothing was started. */
 export class ReplayInProgressError extends ClientError {}
 
+/** The webhook endpoint is disabled, so nothing would reach it; nothing was started. */
+export class EndpointDisabledError extends ClientError {}
+
 /** The pet already lists as many photo URLs as a pet may; no image was stored. */
 export class PetPhotoLimitError extends ClientError {}
 

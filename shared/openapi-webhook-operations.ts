@@ -210,7 +210,7 @@ export const webhookOperationContracts: Record<WebhookOperationId, OperationCont
       status: 202,
       schema: 'WebhookReplayAccepted',
       description:
-        'Every event of your wallet since `since` (at most 30 days ago) that the endpoint takes goes to it again, each with its own id and a new schedule of attempts; the deliveries follow within seconds. A disabled endpoint receives them once enabled again, by a new replay. An endpoint has one replay at a time: while one since no later than `since`, and not yet sent that far, is being sent, the answer is that replay (its `replayId` and `since`) and nothing more is sent; while another is, the answer is a 409 replay-in-progress',
+        'Every event of your wallet since `since` (at most 30 days ago) that the endpoint takes goes to it again, each with its own id and a new schedule of attempts; the deliveries follow within seconds. A disabled endpoint is sent nothing: enable it first (a 409 endpoint-disabled until then). An endpoint has one replay at a time: while one since no later than `since`, and not yet sent that far, is being sent, the answer is that replay (its `replayId` and `since`) and nothing more is sent; while another is, the answer is a 409 replay-in-progress',
       example: { replayId: 'rpl_5f0c2b1e-8a7d-4c3b-9e6f-1a2b3c4d5e6f', since: '2026-01-01T00:00:00.000Z' },
     },
     problems: [
@@ -219,6 +219,7 @@ export const webhookOperationContracts: Record<WebhookOperationId, OperationCont
       'validation-failed',
       'not-found',
       'replay-in-progress',
+      'endpoint-disabled',
       'temporarily-unavailable',
     ],
     parameters: [WEBHOOK_ID_PARAMETER],
@@ -261,7 +262,7 @@ export const webhookOperationContracts: Record<WebhookOperationId, OperationCont
       status: 202,
       schema: 'WebhookRedeliveryAccepted',
       description:
-        'The event goes to the endpoint again, with the same `webhook-id`, on a new schedule of attempts, whatever its earlier deliveries; an endpoint that is not yours is a 422 naming `webhookId`',
+        'The event goes to the endpoint again, with the same `webhook-id`, on a new schedule of attempts, whatever its earlier deliveries; an endpoint that is not yours is a 422 naming `webhookId`, a disabled one a 409 endpoint-disabled (enable it first)',
       example: { eventId: EVENT_EXAMPLE.id, webhookId: WEBHOOK_EXAMPLE.id },
     },
     problems: [
@@ -269,6 +270,7 @@ export const webhookOperationContracts: Record<WebhookOperationId, OperationCont
       'unsupported-media-type',
       'validation-failed',
       'not-found',
+      'endpoint-disabled',
       'temporarily-unavailable',
     ],
     parameters: [EVENT_ID_PARAMETER],

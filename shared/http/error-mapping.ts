@@ -1,5 +1,6 @@
 import {
   AlreadyExistsError,
+  EndpointDisabledError,
   IdempotencyKeyReuseError,
   InsufficientFundsError,
   InsufficientScopeError,
@@ -43,6 +44,10 @@ export const errorMappings: ReadonlyArray<readonly [ErrorClass, ErrorMapping]> =
   [
     ReplayInProgressError,
     { status: 409, slug: 'replay-in-progress', title: 'A replay of this endpoint is in progress' },
+  ],
+  [
+    EndpointDisabledError,
+    { status: 409, slug: 'endpoint-disabled', title: 'The webhook endpoint is disabled' },
   ],
   [PreconditionFailedError, { status: 412, slug: 'precondition-failed', title: 'Precondition failed' }],
   [

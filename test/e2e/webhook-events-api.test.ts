@@ -156,6 +156,22 @@ describe('replay and redelivery', () => {
     } finally {
       receiver.answer = undefined;
     }
+    // Disabled, it is sent nothing: a replay or a redelivery is refused until it is enabled, not
+    // accepted to do nothing (as first built).
+    const missed = (await eventsListed(shop.token, 6))[0] as { id: string };
+    for (const refused of [
+      await call('POST', `/api/wallet/webhooks/${endpoint.id}/replay`, {
+        token: shop.token,
+        json: { since },
+      }),
+      await call('POST', `/api/wallet/events/${missed.id}/redeliver`, {
+        token: shop.token,
+        json: { webhookId: endpoint.id },
+      }),
+    ]) {
+      expectProblem(refused, 409);
+      expect(refused.json).toMatchObject({ type: expect.stringMatching(/endpoint-disabled$/) });
+    }
     const enabled = await call('PATCH', `/api/wallet/webhooks/${endpoint.id}`, {
       token: shop.token,
       body: JSON.stringify({ status: 'enabled' }),

@@ -36,13 +36,13 @@ export function createSubscriberStore(access: EventTableAccess): SubscriberStore
   };
 }
 
-/** Whether the wallet has the endpoint, and the types it takes: one read of the endpoint set. */
+/** Whether the wallet has the endpoint, and whether it is enabled: one read of the endpoint set. */
 export function createEndpointLookup(access: EventTableAccess): EndpointLookup {
   const endpoints = createWebhookEndpointStore(access);
   return {
-    async endpointTypes(address, endpointId) {
+    async endpointStatus(address, endpointId) {
       const set = await endpoints.readEndpoints(address);
-      return set.endpoints.find((endpoint) => endpoint.id === endpointId)?.eventTypes;
+      return set.endpoints.find((endpoint) => endpoint.id === endpointId)?.status;
     },
   };
 }

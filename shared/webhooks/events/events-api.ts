@@ -3,7 +3,12 @@
  * to an endpoint, one event delivered again. For the wallet's owner only: another wallet's event
  * or endpoint is not found (404), never forbidden, so an id confirms nothing.
  */
-import { NotFoundError, ReplayInProgressError, ValidationError } from '../../errors.ts';
+import {
+  EndpointDisabledError,
+  NotFoundError,
+  ReplayInProgressError,
+  ValidationError,
+} from '../../errors.ts';
 import type { Clock } from '../../wallet/model/ports.ts';
 import type { WebhookEventType } from '../model/event-types.ts';
 import { EVENT_ID, EVENT_RETENTION_MS, type WebhookEvent } from '../model/webhook-event.ts';
@@ -30,14 +35,23 @@ export function makeEventsApi({ events, endpoints, replays, clock }: EventsApiDe
     return event;
   }
 
-  async function ownEndpoint(sub: string, endpointId: string, pointer?: string) {
-    const types = await endpoints.endpointTypes(sub, endpointId);
-    if (!types) {
+  /**
+   * The caller's endpoint, enabled: a 404 (in the path) or 422 (named in a body) for anyone
+   * else's or an unknown one, a 409 for a disabled one. A disabled endpoint is sent nothing, so a
+   * replay or redelivery to it was a 202 that did nothing.
+   */
+  async function enabledEndpoint(sub: string, endpointId: string, pointer?: string): Promise<void> {
+    const status = await endpoints.endpointStatus(sub, endpointId);
+    if (!status) {
       // Named in a body, an unknown endpoint is a bad value there; in the path, a resource not found.
       if (pointer) throw new ValidationError([{ pointer, detail: NO_ENDPOINT }]);
       throw new NotFoundError(NO_ENDPOINT);
     }
-    return types;
+    if (status === 'disabled') {
+      throw new EndpointDisabledError(
+        'The webhook endpoint is disabled and is sent nothing: enable it (PATCH its status to enabled), then ask again',
+      );
+    }
   }
 
   return {
@@ -56,7 +70,7 @@ export function makeEventsApi({ events, endpoints, replays, clock }: EventsApiDe
       endpointId: string,
       since: string,
     ): Promise<{ replayId: string; since: string }> {
-      await ownEndpoint(sub, endpointId);
+      await enabledEndpoint(sub, endpointId);
       const at = RFC3339.test(since) ? Date.parse(since) : Number.NaN;
       const now = clock.now();
       if (!Number.isFinite(at)) {
@@ -88,7 +102,7 @@ export function makeEventsApi({ events, endpoints, replays, clock }: EventsApiDe
     /** One event to one endpoint of the wallet again, whatever its earlier deliveries: 202. */
     async redeliver(sub: string, eventId: string, endpointId: string): Promise<void> {
       const event = await ownEvent(sub, eventId);
-      await ownEndpoint(sub, endpointId, '/webhookId');
+      await enabledEndpoint(sub, endpointId, '/webhookId');
       await replays.redeliver(event, endpointId, clock.now());
     },
   };

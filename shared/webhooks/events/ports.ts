@@ -1,4 +1,5 @@
 import type { Matching } from '../../wallet/model/matching.ts';
+import type { EndpointStatus } from '../model/endpoint.ts';
 import type { WebhookEventType } from '../model/event-types.ts';
 import type { WebhookEvent } from '../model/webhook-event.ts';
 
@@ -63,9 +64,9 @@ export interface EventReader {
   event(eventId: string): Promise<WebhookEvent | undefined>;
 }
 
-/** Whether an endpoint of the wallet exists, and what it takes (replay, redelivery): no secret. */
+/** Whether an endpoint of the wallet exists, and whether it is enabled (replay, redelivery): no secret. */
 export interface EndpointLookup {
-  endpointTypes(address: string, endpointId: string): Promise<readonly WebhookEventType[] | undefined>;
+  endpointStatus(address: string, endpointId: string): Promise<EndpointStatus | undefined>;
 }
 
 /** A replay: the one just started, or the endpoint's one in progress. */

@@ -123,8 +123,8 @@ export class ConflictTracker {
     const ids = known.map(itemId);
     if (request.kind === 'transaction') {
       // Not a touch: the items are held once, by the token's transaction, counted when it ends. A
-      // caller waiting for it asks again every 250 ms, which on a loaded machine was most of the
-      // "failed" touches the hot-wallet budgets count, while contending with nothing.
+      // caller waiting for it asks again every 250 ms: counted, those asks added "failed" touches
+      // to the hot-wallet budgets on a loaded machine while contending with nothing.
       if (request.token !== undefined && this.#tokens.has(request.token)) {
         return {
           status: 400,

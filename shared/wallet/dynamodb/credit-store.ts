@@ -203,9 +203,8 @@ export function createCreditStore(access: WalletTableAccess): CreditStore & Batc
         true,
       ),
     };
-    // Dated at the posting, when the money became the wallet's, as a one-level posting's entries
-    // are: the completion may be the sweep's, a minute or more later, and a credit's entry dates
-    // its transfer.completed event.
+    // Dated at the posting, when the money became the wallet's (a completion may be the sweep's, a
+    // minute later): a credit's entry dates its transfer.completed event.
     entriesOfBatch(batch, posting, posting.postedAt).forEach((entry, i) => {
       items[`entry${i}`] = ledger.entryPut(entry, true);
       items[`credit${i}`] = update(

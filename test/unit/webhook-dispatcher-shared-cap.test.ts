@@ -71,6 +71,18 @@ function harness(tasks: readonly DeliveryTask[], answerOf: (endpointId: string) 
   return { clock, claimedAt, runUntil, timeOutHanging };
 }
 
+/** The endpoint `answers` answers every attempt in 10 ms; every other answers its first, then hangs. */
+function answerOnceThenHang(): (endpointId: string) => Answer {
+  const answered = new Set<string>();
+  return (endpointId) => {
+    if (endpointId === 'answers' || !answered.has(endpointId)) {
+      answered.add(endpointId);
+      return 10;
+    }
+    return 'hangs';
+  };
+}
+
 const hanging = (count: number, each: number) =>
   Array.from({ length: count }, (_, n) => tasksOf(`hangs-${n}`, each, n * each)).flat();
 
@@ -83,16 +95,9 @@ describe("a dispatcher's attempts in flight, shared by every endpoint", () => {
     const next = hanging(8, 10).map((task, n) => ({ ...task, key: `NEXT#${n}`, dueAt: 15_000 }));
     const later = { ...deliveryTask(1_001, 'answers'), dueAt: 15_000 };
     // Each answers its first attempt, then hangs: known fast, each takes 32 (4 attempts, 28 waits).
-    const answered = new Set<string>();
     const { claimedAt, runUntil, timeOutHanging } = harness(
       [...dead, other, ...next, later],
-      (endpointId) => {
-        if (endpointId === 'answers' || !answered.has(endpointId)) {
-          answered.add(endpointId);
-          return 10;
-        }
-        return 'hangs';
-      },
+      answerOnceThenHang(),
     );
     await runUntil(14_900);
     // Two of them take all 64 holds. Once they are slow, they are held to the slow share (32), and
@@ -127,14 +132,7 @@ describe("a dispatcher's attempts in flight, shared by every endpoint", () => {
     // down at once).
     const dead = hanging(16, 5);
     const other = { ...deliveryTask(1_000, 'answers'), dueAt: 500 };
-    const answered = new Set<string>();
-    const { claimedAt, runUntil } = harness([...dead, other], (endpointId) => {
-      if (endpointId === 'answers' || !answered.has(endpointId)) {
-        answered.add(endpointId);
-        return 10;
-      }
-      return 'hangs';
-    });
+    const { claimedAt, runUntil } = harness([...dead, other], answerOnceThenHang());
     await runUntil(5_000);
     // Once slow, their attempts fill the slow share beside the 64 of the endpoints that answer.
     // Counted within the 64, as first built, they held every one of them for 15 s.

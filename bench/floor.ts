@@ -8,7 +8,6 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   BatchGetCommand,
   GetCommand,
-  PutCommand,
   QueryCommand,
   TransactWriteCommand,
   UpdateCommand,
@@ -85,7 +84,8 @@ export function floorOperations(
         }),
       );
     },
-    // The pet's revision, read strongly consistent, then the body's pet put conditional on it.
+    // The pet's revision, read strongly consistent, then the body's pet put conditional on it, in
+    // a transaction for its token (tags unchanged: no entry changes).
     'update-pet': async (caller) => {
       const pet = caller.body === undefined ? fullPet(caller.petId) : (JSON.parse(caller.body) as Pet);
       const { Item } = await client.send(
@@ -93,12 +93,18 @@ export function floorOperations(
       );
       if (Item === undefined) throw new Error(`No pet ${pet.id} to update`);
       await client.send(
-        new PutCommand({
-          TableName: petsTable,
-          Item: petItem(pet),
-          ConditionExpression: 'revision = :revision',
-          ExpressionAttributeValues: { ':revision': Item.revision },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        new TransactWriteCommand({
+          ClientRequestToken: randomUUID(),
+          TransactItems: [
+            {
+              Put: {
+                TableName: petsTable,
+                Item: petItem(pet),
+                ConditionExpression: 'revision = :revision',
+                ExpressionAttributeValues: { ':revision': Item.revision },
+              },
+            },
+          ],
         }),
       );
     },

@@ -272,18 +272,19 @@ export const DYNAMODB_CALLS: Readonly<Record<string, readonly DynamoDBOperation[
   authorizer: [],
   // A pet with tags: the pet and an entry per tag name, in one transaction.
   'add-pet': ['TransactWriteItems'],
-  // The pet and its revision, then the write conditional on it (tags unchanged: a single Put).
-  'update-pet': ['GetItem', 'PutItem'],
+  // The pet and its revision, then the write conditional on it: a transaction whatever the tags,
+  // for its ClientRequestToken (shared/pets/pet-repository.ts).
+  'update-pet': ['GetItem', 'TransactWriteItems'],
   // A page the first shard of the status fills: one Query of it, then the pets in one read.
   'find-pets-by-status': ['Query', 'BatchGetItem'],
   // A page the first tag fills: one Query of it, then the pets in one read.
   'find-pets-by-tags': ['Query', 'BatchGetItem'],
   'get-pet': ['GetItem'],
-  'update-pet-with-form': ['GetItem', 'PutItem'],
+  'update-pet-with-form': ['GetItem', 'TransactWriteItems'],
   // The pet, then its delete with its tag entries' in one transaction.
   'delete-pet': ['GetItem', 'TransactWriteItems'],
   // The pet, then its conditional write with the new URL (the object goes to S3 between them).
-  'upload-pet-image': ['GetItem', 'PutItem'],
+  'upload-pet-image': ['GetItem', 'TransactWriteItems'],
   // S3 alone: the URL names the object.
   'get-pet-image': [],
   // The wallet and its hot marker, in one read.

@@ -1,17 +1,7 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import {
-  ConditionalCheckFailedException,
-  TransactionCanceledException,
-  TransactionConflictException,
-} from '@aws-sdk/client-dynamodb';
-import {
-  DeleteCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  TransactWriteCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { withRetries } from '../dynamodb/retry.ts';
 import { TemporarilyUnavailableError } from '../errors.ts';
@@ -59,7 +49,7 @@ function atRevision(revision: string) {
 
 /**
  * How a conditional write ended when it did not apply: its condition failed (`stored`: the item as
- * it then was, if any), or another transaction had the item in flight (`conflict`). Either way an
+ * it then was, if any), or another transaction had the item in flight. Either way an
  * answer, not a fault: the use case reads the pet again and decides.
  */
 type Outcome =
@@ -67,11 +57,6 @@ type Outcome =
   | { readonly written: false; readonly stored?: Record<string, unknown> };
 
 function lost(error: unknown): Outcome | undefined {
-  if (error instanceof ConditionalCheckFailedException) {
-    return { written: false, ...(error.Item ? { stored: unmarshall(error.Item) } : {}) };
-  }
-  // A single write on an item that a transaction has in flight.
-  if (error instanceof TransactionConflictException) return { written: false };
   if (!(error instanceof TransactionCanceledException)) return undefined;
   const reasons = error.CancellationReasons ?? [];
   const codes = reasons.map((reason) => reason.Code);
@@ -86,15 +71,19 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /**
  * The pets table: one item per pet, its attributes the pet's members, its `revision` and its
  * `statusShard` (the `status` index); and one tag entry per distinct tag name of a pet (the `tags`
- * index), written and removed in the same transaction as the pet (shared/pets/pet-index.ts). A pet
- * without tags to index is written with a single request. It stores pets as they are; what a pet
- * may hold is the edge's business (the JSON Schema).
+ * index), written and removed in the same transaction as the pet (shared/pets/pet-index.ts). It
+ * stores pets as they are; what a pet may hold is the edge's business (the JSON Schema).
  */
 export function createPetRepository({ client, tableName }: PetTable): PetRepository {
   /**
-   * The pet's write and its tag entries' puts and deletes, in one request: a transaction, or a
-   * single write when no entry changes. Passing faults are retried by {@link withRetries}; a failed
-   * condition or a transaction conflict comes back as an outcome, not retried here.
+   * The pet's write and its tag entries' puts and deletes, in one TransactWriteItems for its
+   * ClientRequestToken, a pet without tags to change included: a try whose answer was lost (it was
+   * applied) and the retry by {@link withRetries} are one write, and the retry answers success
+   * whatever was written between (DynamoDB keeps a token 10 minutes). As single writes, a retry
+   * told its own applied write only by the item being as it wrote it: a delete answered 404, and,
+   * with another client's change between, an add 409 and a change 412 or applied twice. A
+   * transaction costs 2 write units where a single write costs 1. A failed condition or a
+   * transaction conflict comes back as an outcome, not retried here.
    */
   async function write(
     pet: { readonly Put: object } | { readonly Delete: object },
@@ -102,23 +91,19 @@ export function createPetRepository({ client, tableName }: PetTable): PetReposit
     deleteTags: readonly string[],
     petId: number,
   ): Promise<Outcome> {
-    const single = putTags.length === 0 && deleteTags.length === 0;
-    const command = single
-      ? 'Put' in pet
-        ? new PutCommand(pet.Put as never)
-        : new DeleteCommand(pet.Delete as never)
-      : new TransactWriteCommand({
-          TransactItems: [
-            pet as never,
-            ...putTags.map((tag) => ({ Put: { TableName: tableName, Item: tagEntry(petId, tag) } })),
-            ...deleteTags.map((tag) => ({
-              Delete: { TableName: tableName, Key: { id: tagEntryId(petId, tag) } },
-            })),
-          ],
-        });
+    const command = new TransactWriteCommand({
+      ClientRequestToken: randomUUID(),
+      TransactItems: [
+        pet as never,
+        ...putTags.map((tag) => ({ Put: { TableName: tableName, Item: tagEntry(petId, tag) } })),
+        ...deleteTags.map((tag) => ({
+          Delete: { TableName: tableName, Key: { id: tagEntryId(petId, tag) } },
+        })),
+      ],
+    });
     return withRetries(async () => {
       try {
-        await client.send(command as never);
+        await client.send(command);
         return { written: true };
       } catch (error) {
         const outcome = lost(error);
@@ -130,12 +115,10 @@ export function createPetRepository({ client, tableName }: PetTable): PetReposit
 
   return {
     /**
-     * A write whose answer was lost (a timeout after DynamoDB applied it) is retried by
-     * {@link withRetries}, and the retry then finds the pet in place. The condition's failure
-     * returns what is stored, and the very same pet counts as stored, with the revision it has:
-     * without that check the retry (ours, or a client's whose answer was lost) would answer 409 for
-     * a pet it created, or store a second copy under a new id. A conflict with another transaction
-     * (an add of the same id in flight) is tried again.
+     * The condition's failure returns what is stored, and the very same pet counts as stored, with
+     * the revision it has: a client's retry of an add whose answer it lost is answered as the add
+     * was, not 409. A conflict with another transaction (an add of the same id in flight) is tried
+     * again.
      */
     async insert(pet: Pet): Promise<string | undefined> {
       const revision = newRevision();
@@ -173,10 +156,6 @@ export function createPetRepository({ client, tableName }: PetTable): PetReposit
       return Item === undefined ? undefined : storedPetOf(Item);
     },
 
-    /**
-     * A failed condition whose stored item has the new revision is this very write, applied by an
-     * attempt whose answer was lost: written, not lost to another.
-     */
     async replace(current: StoredPet, pet: Pet): Promise<string | undefined> {
       const revision = newRevision();
       const before = new Set(tagNamesOf(current.pet));
@@ -187,14 +166,13 @@ export function createPetRepository({ client, tableName }: PetTable): PetReposit
             TableName: tableName,
             Item: itemOf(pet, revision),
             ...atRevision(current.revision),
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           },
         },
         after.filter((tag) => !before.has(tag)),
         [...before].filter((tag) => !after.includes(tag)),
         pet.id,
       );
-      return outcome.written || outcome.stored?.revision === revision ? revision : undefined;
+      return outcome.written ? revision : undefined;
     },
 
     async remove(current: StoredPet): Promise<boolean> {

@@ -74,13 +74,13 @@ describe("the pet catalog's round trips for the bench's requests, each covered b
   it('update a pet, its tags unchanged: a read, then one conditional write', async () => {
     // The grant's DeleteItem is for tags a change removes, which this one does not.
     const sent = await benchRequest('update-pet', await storedPet(), { part: true });
-    expect(sent).toEqual(['GetItem', 'PutItem']);
+    expect(sent).toEqual(['GetItem', 'TransactWriteItems']);
     expect(sent).toEqual(DYNAMODB_CALLS['update-pet']);
   });
 
   it('rename a pet with the form: a read, then one conditional write', async () => {
     const sent = await benchRequest('update-pet-with-form', await storedPet());
-    expect(sent).toEqual(['GetItem', 'PutItem']);
+    expect(sent).toEqual(['GetItem', 'TransactWriteItems']);
     expect(sent).toEqual(DYNAMODB_CALLS['update-pet-with-form']);
   });
 

@@ -28,10 +28,16 @@ export interface EventsApiDependencies {
 }
 
 export function makeEventsApi({ events, endpoints, replays, clock }: EventsApiDependencies) {
-  /** The caller's event, or a 404 for anyone else's, an unknown or a malformed id. */
+  /**
+   * Whether an event is within the 30 days kept. DynamoDB's TTL deletes an expired item only
+   * within a few days of its `expiresAt`, so what is stored is no answer by itself.
+   */
+  const kept = (event: WebhookEvent) => Date.parse(event.timestamp) >= clock.now() - EVENT_RETENTION_MS;
+
+  /** The caller's event, or a 404 for anyone else's, an unknown, a malformed or an expired id. */
   async function ownEvent(sub: string, eventId: string): Promise<WebhookEvent> {
     const event = EVENT_ID.test(eventId) ? await events.event(eventId) : undefined;
-    if (!event || event.address !== sub) throw new NotFoundError(NO_EVENT);
+    if (!event || event.address !== sub || !kept(event)) throw new NotFoundError(NO_EVENT);
     return event;
   }
 
@@ -55,11 +61,14 @@ export function makeEventsApi({ events, endpoints, replays, clock }: EventsApiDe
   }
 
   return {
-    list(
+    /** Newest first, so the first expired event ends the list: every later one is older. */
+    async list(
       sub: string,
       options: { limit: number; type?: WebhookEventType | undefined; cursor?: string | undefined },
     ): Promise<EventPage> {
-      return events.page(sub, options);
+      const page = await events.page(sub, options);
+      const items = page.items.filter(kept);
+      return items.length < page.items.length ? { items } : page;
     },
 
     get: ownEvent,

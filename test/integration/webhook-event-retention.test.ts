@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { createGetEventHandler } from '#functions/get-event/handler.ts';
+import { createListEventsHandler } from '#functions/list-events/handler.ts';
+import { createRedeliverEventHandler } from '#functions/redeliver-event/handler.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { tables } from '#shared/dynamodb/tables.ts';
+import { createEventStore } from '#shared/webhooks/dynamodb/event-store.ts';
+import { EVENT_RETENTION_MS, eventIdOf } from '#shared/webhooks/model/webhook-event.ts';
+import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
+
+/*
+ * The events API answers a wallet's events of the last 30 days, and no older, though DynamoDB's
+ * TTL deletes an expired item only within a few days of its `expiresAt` (DynamoDB Local never
+ * does): the readers must not show what the TTL has yet to delete.
+ */
+const client = createDocumentClient();
+const tableName = process.env[tables.webhooks.envVar] as string;
+const deps = { client, tableName };
+const listEvents = createListEventsHandler(deps);
+const getEvent = createGetEventHandler(deps);
+const redeliver = createRedeliverEventHandler(deps);
+const SCOPES = ['read:webhooks', 'write:webhooks'];
+const DAY_MS = 86_400_000;
+
+/** A wallet's events `agesMs` old, stored as the deriver stores them (their `expiresAt` with them). */
+async function eventsAged(sub: string, agesMs: readonly number[]) {
+  const events = agesMs.map((age) => {
+    const timestamp = new Date(Date.now() - age).toISOString();
+    return {
+      id: eventIdOf('transfer.received', randomUUID()),
+      type: 'transfer.received' as const,
+      address: sub,
+      timestamp,
+      body: JSON.stringify({ type: 'transfer.received', timestamp, data: { address: sub } }),
+    };
+  });
+  await createEventStore(deps).recordAll(events.map((event) => ({ event, endpointIds: [] })));
+  return events.map((event) => event.id);
+}
+
+const list = (sub: string, query: string) =>
+  invoke(listEvents, apiEvent({ path: '/api/wallet/events', query, sub, scopes: SCOPES }));
+
+describe('the events API past 30 days, before the TTL deletes', () => {
+  it('lists only the events of the last 30 days, and ends its pages there', async () => {
+    const sub = uniqueSub('retention');
+    const [fresh, old] = await eventsAged(sub, [0, 29 * DAY_MS, EVENT_RETENTION_MS + DAY_MS]);
+    const all = await list(sub, 'limit=100');
+    expect(all.statusCode).toBe(200);
+    expect(all.json.items.map((event: { id: string }) => event.id)).toEqual([fresh, old]);
+    expect(all.json.nextCursor).toBeUndefined();
+    // A page at a time: the page that reaches the expired event is the last.
+    const first = await list(sub, 'limit=1');
+    const second = await list(sub, `limit=1&cursor=${encodeURIComponent(first.json.nextCursor)}`);
+    expect(second.json.items.map((event: { id: string }) => event.id)).toEqual([old]);
+    const third = second.json.nextCursor
+      ? (await list(sub, `limit=1&cursor=${encodeURIComponent(second.json.nextCursor)}`)).json
+      : { items: [] };
+    expect([...third.items, ...(third.nextCursor ? ['a cursor past the last event'] : [])]).toEqual([]);
+  });
+
+  it('answers 404 for an event past 30 days, read or redelivered', async () => {
+    const sub = uniqueSub('retention');
+    const [expired] = await eventsAged(sub, [EVENT_RETENTION_MS + 60_000]);
+    const read = await invoke(
+      getEvent,
+      apiEvent({
+        path: `/api/wallet/events/${expired}`,
+        resource: '/api/wallet/events/{eventId}',
+        pathParameters: { eventId: String(expired) },
+        sub,
+        scopes: SCOPES,
+      }),
+    );
+    expect(read.statusCode).toBe(404);
+    const again = await invoke(
+      redeliver,
+      apiEvent({
+        method: 'POST',
+        path: `/api/wallet/events/${expired}/redeliver`,
+        resource: '/api/wallet/events/{eventId}/redeliver',
+        pathParameters: { eventId: String(expired) },
+        body: { webhookId: `wh_${'a'.repeat(22)}` },
+        sub,
+        scopes: SCOPES,
+      }),
+    );
+    expect(again.statusCode).toBe(404);
+  });
+});

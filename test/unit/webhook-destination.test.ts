@@ -28,6 +28,8 @@ const REFUSED: Record<string, readonly string[]> = {
   broadcast: ['255.255.255.255'],
   'IPv6 forms carrying an IPv4 address': ['64:ff9b::a00:1', '2002:a00:1::1', '2001::1'],
   reserved: ['192.0.2.1', '198.18.0.1', '240.0.0.1'],
+  // IPv4-compatible IPv6 (::/96, RFC 4291 2.5.5.1, deprecated), which ipaddr.js calls unicast.
+  'IPv4-compatible IPv6': ['::a9fe:a9fe', '::7f00:1', '::a00:1', '::8.8.8.8', '::127.0.0.1'],
 };
 
 describe('the addresses a webhook may reach', () => {
@@ -110,6 +112,13 @@ describe('the URL of an endpoint', () => {
     'https://0xa9fea9fe/',
   ])('refuses the literal address of %s at registration', (url) => {
     expect(refusal(url, 'deployed')).toBe('forbidden-address');
+  });
+
+  it('refuses an IPv4-compatible literal, as the URL parser writes it, deployed and locally', () => {
+    for (const mode of ['deployed', 'local'] as const) {
+      expect(() => checkEndpointUrl('https://[::169.254.169.254]/', mode)).toThrow(DestinationRefusedError);
+      expect(() => checkEndpointUrl('https://[::7f00:1]/', mode)).toThrow(DestinationRefusedError);
+    }
   });
 
   it('refuses a private literal locally too, over https', () => {

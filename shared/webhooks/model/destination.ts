@@ -3,7 +3,7 @@
  * ipaddr.js's (a maintained list of the IANA special-purpose registries), not ours: an address
  * passes only when ipaddr.js names its range `unicast`, so loopback, RFC 1918, link-local
  * (169.254.169.254 included), CGNAT, multicast, unspecified, reserved, IPv6 unique-local and
- * link-local, and the IPv6 forms that carry an IPv4 address (mapped, NAT64, 6to4, Teredo) are all
+ * link-local, and the IPv6 forms that carry an IPv4 address (mapped, compatible, NAT64, 6to4, Teredo) are all
  * refused, and a range ipaddr.js learns later is refused until it says otherwise. The same rule runs
  * at registration (a literal address) and on every resolved address at connect time
  * (shared/webhooks/delivery/http-delivery.ts), so DNS rebinding gains nothing.
@@ -35,11 +35,32 @@ export class DestinationRefusedError extends Error {
   }
 }
 
-/** The range ipaddr.js gives an address, IPv4-mapped IPv6 judged as the IPv4 address it carries. */
+/**
+ * The range ipaddr.js gives an address, IPv4-mapped IPv6 judged as the IPv4 address it carries.
+ * One range is ours: IPv4-compatible IPv6 (`::a.b.c.d`, ::/96, RFC 4291 §2.5.5.1, deprecated)
+ * carries an IPv4 address too, yet ipaddr.js 2.x has no range for it and calls it `unicast`
+ * (`https://[::169.254.169.254]/` passed); `::` and `::1` keep theirs.
+ */
 export function rangeOf(address: string): string | undefined {
   if (!ipaddr.isValid(address)) return undefined;
-  return ipaddr.process(address).range();
+  // ipaddr.js reads the dotted tail of `::a.b.c.d` as IPv4-mapped (`::ffff:a.b.c.d`); the URL
+  // standard's parser writes any IPv6 text in hex, as it writes an endpoint's host.
+  const parsed = ipaddr.parse(address.includes(':') && address.includes('.') ? hexIpv6(address) : address);
+  if (
+    parsed.kind() === 'ipv6' &&
+    parsed
+      .toByteArray()
+      .slice(0, 12)
+      .every((byte) => byte === 0)
+  ) {
+    const range = parsed.range();
+    return range === 'unspecified' || range === 'loopback' ? range : 'ipv4Compatible';
+  }
+  return ipaddr.process(parsed.toString()).range();
 }
+
+/** An IPv6 address as the URL standard writes it: in hex, the shortest form. */
+const hexIpv6 = (address: string): string => new URL(`http://[${address}]/`).hostname.slice(1, -1);
 
 /** Whether a request may connect to `address` (an IP literal) in `mode`. */
 export function isAllowedAddress(address: string, mode: DestinationMode): boolean {

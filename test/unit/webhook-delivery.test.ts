@@ -7,7 +7,7 @@
  */
 import type { LookupAddress } from 'node:dns';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkedLookup, createHttpDeliver, type Resolver } from '#shared/webhooks/delivery/http-delivery.ts';
@@ -45,6 +45,21 @@ async function receiver(answer: (req: IncomingMessage, res: ServerResponse, body
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   return { port, received, connections: () => connections, url: `http://127.0.0.1:${port}/hooks` };
+}
+
+/**
+ * A receiver on 127.0.0.1 that answers with raw bytes, `onRequest(socket)` once the request's first
+ * bytes arrive: for answers no HTTP server library writes.
+ */
+async function rawReceiver(onRequest: (socket: Socket) => void): Promise<string> {
+  const server = createNetServer((socket) => {
+    socket.once('data', () => onRequest(socket));
+    socket.on('error', () => {});
+    socket.unref();
+  });
+  servers.push(server as unknown as Server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
 }
 
 const message = (
@@ -200,6 +215,39 @@ describe('a delivery attempt', () => {
     );
     expect(result).toMatchObject({ outcome: 'delivered', statusCode: 200 });
     expect(await closed).toBe(true);
+    expect(wrote).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it('ends an attempt answered 101 Switching Protocols as a failure, within the timeout', async () => {
+    const url = await rawReceiver((socket) =>
+      socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n'),
+    );
+    const attempt = createHttpDeliver({ mode: 'local', timeoutMs: 300 })(
+      { endpointId: 'e', url, secrets: [newSigningSecret()] },
+      message(),
+    );
+    const late = new Promise((resolve) => setTimeout(() => resolve('still pending'), 3_000));
+    expect(await Promise.race([attempt, late])).toMatchObject({ outcome: 'retry' });
+  });
+
+  it('reads at most a few KB of informational (1xx) answers too, and hangs up on the rest', async () => {
+    let wrote = 0;
+    const url = await rawReceiver((socket) => {
+      const hint = Buffer.from(`HTTP/1.1 103 Early Hints\r\nLink: <${'x'.repeat(1000)}>\r\n\r\n`);
+      const more = () => {
+        while (!socket.destroyed && wrote < 64 * 1024 * 1024) {
+          wrote += hint.length;
+          if (!socket.write(hint)) return void socket.once('drain', more);
+        }
+      };
+      more();
+    });
+    // A timeout far off: the attempt must end on the limit (a connection failure), not on it.
+    const result = await createHttpDeliver({ mode: 'local', timeoutMs: 15_000 })(
+      { endpointId: 'e', url, secrets: [newSigningSecret()] },
+      message(),
+    );
+    expect(result).toMatchObject({ outcome: 'retry', errorClass: 'connection' });
     expect(wrote).toBeLessThan(64 * 1024 * 1024);
   });
 

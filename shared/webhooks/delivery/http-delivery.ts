@@ -38,6 +38,9 @@ export const DELIVERY_TIMEOUT_MS = 15_000;
 /** How much of an answer is read: enough to drain a short body, never a large one. */
 export const MAX_ANSWER_BYTES = 4096;
 
+/** The most an answer's status line and headers may take (Node's default is 16 KB). */
+const MAX_HEADER_BYTES = 8192;
+
 /** Resolves a host name to every address it has now; `dns.lookup` unless a test injects one. */
 export type Resolver = (hostname: string) => Promise<readonly LookupAddress[]>;
 
@@ -63,6 +66,9 @@ const REFUSED_ADDRESS = 'EWEBHOOKADDRESS';
 class AttemptTimeout extends Error {
   readonly code = 'EWEBHOOKTIMEOUT';
 }
+
+/** An answer that is no answer: the connection closed first, or 1xx lines past the limit (`connection`). */
+class BrokenAnswer extends Error {}
 
 /**
  * A `lookup` for the agents: resolves with `resolve`, and fails the connection when any address
@@ -199,7 +205,15 @@ interface Answer {
   readonly retryAfter: string | undefined;
 }
 
-/** One POST: resolves with the status once at most `maxAnswerBytes` of the answer are read. */
+/**
+ * One POST: resolves with the status once at most `maxAnswerBytes` of the answer are read, and
+ * settles once, whatever the receiver does, by the timeout at the latest. Counted on the socket,
+ * the bytes read include the status lines and headers of informational (1xx) answers, which a
+ * receiver could otherwise send without end until the timeout. A `101 Switching Protocols` is a
+ * failed attempt: Node's client destroys the socket of an upgrade no one listens for, with neither
+ * a response nor an error, and an attempt waiting for those never ended, holding its endpoint's
+ * slot and the dispatcher's drain for good.
+ */
 function post(
   url: URL,
   body: Buffer,
@@ -209,16 +223,37 @@ function post(
 ): Promise<Answer> {
   const client = url.protocol === 'https:' ? https : http;
   return new Promise<Answer>((resolve, reject) => {
-    const request = client.request(url, { method: 'POST', headers, agent });
-    const timer = setTimeout(
-      () => request.destroy(new AttemptTimeout('The attempt timed out')),
-      limits.timeoutMs,
-    );
-    const finish = (outcome: () => void) => {
+    const request = client.request(url, { method: 'POST', headers, agent, maxHeaderSize: MAX_HEADER_BYTES });
+    let settled = false;
+    const settle = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       outcome();
     };
-    request.on('error', (error) => finish(() => reject(error)));
+    const fail = (error: Error) => {
+      settle(() => reject(error));
+      request.destroy();
+    };
+    const timer = setTimeout(() => fail(new AttemptTimeout('The attempt timed out')), limits.timeoutMs);
+    /** Bytes read on the socket for this request (a kept-alive socket has read earlier answers). */
+    let readOnSocket = () => 0;
+    request.on('socket', (socket) => {
+      const before = socket.bytesRead;
+      readOnSocket = () => socket.bytesRead - before;
+    });
+    const tooMuch = () => readOnSocket() > limits.maxAnswerBytes + MAX_HEADER_BYTES;
+    request.on('information', () => {
+      if (tooMuch()) fail(new BrokenAnswer('Informational answers past the limit'));
+    });
+    request.on('upgrade', (response, socket) => {
+      socket.destroy();
+      settle(() => resolve({ statusCode: response.statusCode ?? 101, retryAfter: undefined }));
+    });
+    request.on('error', (error) => settle(() => reject(error)));
+    request.on('close', () =>
+      settle(() => reject(new BrokenAnswer('The connection closed without an answer'))),
+    );
     request.on('response', (response) => {
       const answer = {
         statusCode: response.statusCode ?? 0,
@@ -230,12 +265,12 @@ function post(
         // Enough read: the rest is not waited for, and the connection is not reused.
         if (read >= limits.maxAnswerBytes) {
           response.destroy();
-          finish(() => resolve(answer));
+          settle(() => resolve(answer));
         }
       });
-      response.on('end', () => finish(() => resolve(answer)));
-      response.on('error', () => finish(() => resolve(answer)));
-      response.on('close', () => finish(() => resolve(answer)));
+      response.on('end', () => settle(() => resolve(answer)));
+      response.on('error', () => settle(() => resolve(answer)));
+      response.on('close', () => settle(() => resolve(answer)));
     });
     request.end(body);
   });

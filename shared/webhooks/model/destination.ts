@@ -3,10 +3,11 @@
  * ipaddr.js's (a maintained list of the IANA special-purpose registries), not ours: an address
  * passes only when ipaddr.js names its range `unicast`, so loopback, RFC 1918, link-local
  * (169.254.169.254 included), CGNAT, multicast, unspecified, reserved, IPv6 unique-local and
- * link-local, and the IPv6 forms that carry an IPv4 address (mapped, compatible, NAT64, 6to4, Teredo) are all
- * refused, and a range ipaddr.js learns later is refused until it says otherwise. The same rule runs
- * at registration (a literal address) and on every resolved address at connect time
- * (shared/webhooks/delivery/http-delivery.ts), so DNS rebinding gains nothing.
+ * link-local, and the IPv6 forms that carry an IPv4 address (mapped, NAT64, 6to4, Teredo, and
+ * compatible by a rule of ours) are all refused, and a range ipaddr.js learns later is refused until
+ * it says otherwise. The same rule runs at registration (a literal address) and on every resolved
+ * address at connect time (shared/webhooks/delivery/http-delivery.ts), so DNS rebinding gains
+ * nothing.
  */
 import ipaddr from 'ipaddr.js';
 import { ENDPOINT_LIMITS } from './endpoint.ts';
@@ -59,8 +60,14 @@ export function rangeOf(address: string): string | undefined {
   return ipaddr.process(parsed.toString()).range();
 }
 
-/** An IPv6 address as the URL standard writes it: in hex, the shortest form. */
-const hexIpv6 = (address: string): string => new URL(`http://[${address}]/`).hostname.slice(1, -1);
+/** An IPv6 address as the URL standard writes it (in hex, the shortest form); what it refuses, as is. */
+function hexIpv6(address: string): string {
+  try {
+    return new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  } catch {
+    return address;
+  }
+}
 
 /** Whether a request may connect to `address` (an IP literal) in `mode`. */
 export function isAllowedAddress(address: string, mode: DestinationMode): boolean {

@@ -73,7 +73,7 @@ export const routes = [
     functionDir: 'update-pet',
     scopes: ['write:pets'],
     // GetItem reads the pet and its revision; the pet's conditional Put, with the Puts and Deletes
-    // of the tag entries that changed, is one TransactWriteItems (or a PutItem alone).
+    // of the tag entries that changed, is one TransactWriteItems (always: for its token).
     data: { table: 'pets', actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'] },
     summary: 'Update an existing pet',
   },

@@ -15,11 +15,8 @@ const addPet = createAddPet({ client });
 const getPet = createGetPet({ client });
 const updatePet = createUpdatePet({ client });
 const deletePet = createDeletePet({ client });
-/** The same functions past the proxy: another client's changes, which no fault touches. */
-const direct = {
-  add: createAddPet({ client: createDocumentClient() }),
-  update: createUpdatePet({ client: createDocumentClient() }),
-};
+/** The same function past the proxy: another client's change, which no fault touches. */
+const directUpdate = createUpdatePet({ client: createDocumentClient() });
 
 const write = { method: 'POST', path: '/api/v3/pet', scopes: ['write:pets'] };
 const uniqueId = () => 2 ** 52 + randomInt(2 ** 47);
@@ -154,7 +151,7 @@ describe('change and delete pet under faults beneath the SDK', () => {
 
   it('answers 200, not 409, to an add whose answer was lost after another client changed the pet', async () => {
     const pet = { id: uniqueId(), name: 'added', photoUrls: [] };
-    loseNextWriteAfterAnotherChange(pet.id, () => update(direct.update, { ...pet, name: 'renamed' }));
+    loseNextWriteAfterAnotherChange(pet.id, () => update(directUpdate, { ...pet, name: 'renamed' }));
     const response = await add(pet);
     expect(response.statusCode).toBe(200);
     expect(await stored(pet.id)).toMatchObject({ name: 'renamed' });
@@ -163,7 +160,7 @@ describe('change and delete pet under faults beneath the SDK', () => {
   it('answers 200, not 412, to a change whose answer was lost after another client changed the pet, and applies it once', async () => {
     const pet = { id: uniqueId(), name: 'first', photoUrls: [] };
     const added = await add(pet);
-    loseNextWriteAfterAnotherChange(pet.id, () => update(direct.update, { ...pet, name: 'third' }));
+    loseNextWriteAfterAnotherChange(pet.id, () => update(directUpdate, { ...pet, name: 'third' }));
     const response = await update(updatePet, { ...pet, name: 'second' }, String(added.headers?.etag));
     expect(response.statusCode).toBe(200);
     // The other client's change came after this one: it stays, not overwritten by a second try.

@@ -59,7 +59,7 @@ export interface LedgerAuditProps {
  * numbers, a Distributed Map runs a child Lambda per segment (Scan only; it leaves its partial in
  * the partials bucket), and the reducer Lambda (Scan and BatchGetItem; it reads and removes the
  * partials) decides. A break fails the reducer: its Errors alarm (ledger-audit-failed) is today's,
- * runbook and all (docs/operations.md, "The ledger audit alarm"); an execution that fails or times
+ * runbook and all (docs/operations.md, "ledger-audit-failed"); an execution that fails or times
  * out for any other reason (a child failing past its retries) has an alarm of its own.
  * Why: docs/decisions/segmented-audit.md.
  */
@@ -138,14 +138,14 @@ export class LedgerAudit extends Construct {
     this.alarm = this.#alarm(
       'Breaks',
       'ledger-audit-failed',
-      'The scheduled ledger audit failed: a double-entry invariant is broken, or the audit could not read the table. Its reducer\'s log names every break; follow the runbook (docs/operations.md) "The ledger audit alarm".',
+      'The scheduled ledger audit failed: a double-entry invariant is broken, or the audit could not read the table. Its reducer\'s log names every break; follow the runbook (docs/operations.md) "ledger-audit-failed".',
       this.function.function.metricErrors({ period: Duration.days(1) }),
       props,
     );
     this.executionsAlarm = this.#alarm(
       'Executions',
       'ledger-audit-execution-failed',
-      'A run of the ledger audit\'s state machine failed, timed out or was aborted (a child failing past its retries, say): the books went unproven today. Its execution names the failed state; follow the runbook (docs/operations.md) "The ledger audit alarm".',
+      'A run of the ledger audit\'s state machine failed, timed out or was aborted (a child failing past its retries, say): the books went unproven today. Its execution names the failed state; follow the runbook (docs/operations.md) "ledger-audit-execution-failed".',
       this.stateMachine.metricFailed({ period: Duration.days(1) }),
       props,
     );

@@ -42,10 +42,14 @@ export interface ServiceMonitoringProps {
   readonly tables: Readonly<Record<TableName, ITable>>;
   /** Receives every alarm's ALARM and OK transitions. */
   readonly alarmTopic: ITopic;
-  /** The synthetic probe, whose ProbeSuccess metric must keep arriving. */
-  readonly probe: ProjectFunction;
   /** The credit poster: how far behind the stream it is, and the batches it gave up on. */
   readonly creditPoster: CreditPoster;
+  /**
+   * The functions no route calls (the poster, the probe, the webhook and audit workers), by their
+   * name in alarm names: each gets a throttles alarm and its lines on the dashboard, as the routes'
+   * functions do. Their own constructs alarm on what a throttle leads to (lag, silence, a failed run).
+   */
+  readonly workers: ReadonlyMap<string, ProjectFunction>;
 }
 
 /** The credit poster's name in alarm names and the dashboard. */
@@ -141,7 +145,7 @@ export class ServiceMonitoring extends Construct {
     const everyFunction: [string, ProjectFunction][] = [
       [AUTHORIZER_ROUTE, props.authorizer],
       ...[...props.functions].map(([operationId, fn]): [string, ProjectFunction] => [operationId, fn]),
-      [CREDIT_POSTER_SUBJECT, props.creditPoster.function],
+      ...props.workers,
     ];
     for (const [name, fn] of everyFunction) {
       this.#alarm(`${name}Throttles`, {

@@ -78,7 +78,7 @@ export class WebhookEvents extends Construct {
     this.failureQueue = streamFailureQueue(
       this,
       settings,
-      "This queue is itself the deriver's on-failure destination: an operator re-drives the batches it names from the stream (README runbook); a dead-letter queue behind it would never receive anything.",
+      "This queue is itself the deriver's on-failure destination: an operator re-drives the batches it names from the stream (runbook, docs/operations.md); a dead-letter queue behind it would never receive anything.",
     );
     this.deriver.function.addEventSource(
       streamEventSource(props.walletsTable, settings, this.failureQueue, EVENT_SOURCE_FILTER),
@@ -159,14 +159,14 @@ export class WebhookEvents extends Construct {
       emf('WebhookFailures', 'dispatch-webhooks', 'Sum'),
       100,
       3,
-      'Webhook attempts failed (100+ in each of 15 minutes): merchants’ endpoints down or refusing. Each is retried on the schedule; see the deliveries log of the endpoints named in the dispatcher log (README runbook).',
+      'Webhook attempts failed (100+ in each of three 5-minute periods in a row): merchants’ endpoints down or refusing. Each is retried on the schedule; see the deliveries log of the endpoints named in the dispatcher log. runbook (docs/operations.md): "the webhook alarms".',
     );
     alarm(
       'oldest-undelivered',
       emf('OldestDueTaskAgeMs', 'dispatch-webhooks', 'Maximum'),
       60_000,
       2,
-      'A webhook delivery has waited past its due time for a minute or more, twice in a row: the dispatcher is not running, or is behind (README runbook).',
+      'A webhook delivery has waited past its due time for a minute or more, in two 5-minute periods in a row: the dispatcher is not running, or is behind. runbook (docs/operations.md): "the webhook lag alarms".',
     );
     alarm(
       'deriver-behind',
@@ -176,21 +176,21 @@ export class WebhookEvents extends Construct {
       }) as Metric,
       60_000,
       3,
-      'The event deriver is a minute or more behind the wallets table stream: events (and their deliveries) are late (README runbook).',
+      'The event deriver is a minute or more behind the wallets table stream, 3 minutes in a row: events (and their deliveries) are late. runbook (docs/operations.md): "the webhook lag alarms".',
     );
     alarm(
       'deriver-failed-batches',
       this.failureQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5) }) as Metric,
       1,
       1,
-      'The deriver gave up on stream records (poison or too old): their events are missing until re-driven (README runbook).',
+      'The deriver gave up on stream records (poison or too old): their events are missing until re-driven. runbook (docs/operations.md): "the webhook lag alarms".',
     );
     alarm(
       'endpoints-disabled',
       emf('WebhookEndpointsDisabled', 'dispatch-webhooks', 'Sum'),
       1,
       1,
-      'An endpoint was disabled by the dispatcher (410 Gone, or failing for 5 days): its owner sees it in its status; missed events can be replayed.',
+      'An endpoint was disabled by the dispatcher (410 Gone, or failing for 5 days): its owner sees it in its status; missed events can be replayed. runbook (docs/operations.md): "the webhook alarms".',
     );
   }
 }

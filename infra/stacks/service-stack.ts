@@ -31,7 +31,7 @@ import { CreditPoster } from '#infra/constructs/credit-poster.ts';
 import { addHttpEdges } from '#infra/constructs/http-edges.ts';
 import { LedgerAudit } from '#infra/constructs/ledger-audit.ts';
 import { ProjectFunction } from '#infra/constructs/project-function.ts';
-import { ServiceMonitoring } from '#infra/constructs/service-monitoring.ts';
+import { CREDIT_POSTER_SUBJECT, ServiceMonitoring } from '#infra/constructs/service-monitoring.ts';
 import { SyntheticProbe } from '#infra/constructs/synthetic-probe.ts';
 import { WebhookEvents } from '#infra/constructs/webhook-events.ts';
 import { CREDIT_POSTER_NAME } from '#infra/credit-poster-settings.ts';
@@ -311,6 +311,13 @@ export class ServiceStack extends Stack {
       logLevel: props.logLevel,
     });
 
+    this.ledgerAudit = new LedgerAudit(this, 'LedgerAudit', {
+      stageName: props.stageName,
+      walletsTable: props.tables.wallets,
+      alarmTopic: props.alarmTopic,
+      logRetention: props.logRetention,
+      logLevel: props.logLevel,
+    });
     this.monitoring = new ServiceMonitoring(this, 'Monitoring', {
       stageName: props.stageName,
       api: this.api,
@@ -320,15 +327,16 @@ export class ServiceStack extends Stack {
       methods: this.methods,
       tables: props.tables,
       alarmTopic: props.alarmTopic,
-      probe: this.probe.function,
       creditPoster: this.creditPoster,
-    });
-    this.ledgerAudit = new LedgerAudit(this, 'LedgerAudit', {
-      stageName: props.stageName,
-      walletsTable: props.tables.wallets,
-      alarmTopic: props.alarmTopic,
-      logRetention: props.logRetention,
-      logLevel: props.logLevel,
+      workers: new Map([
+        [CREDIT_POSTER_SUBJECT, this.creditPoster.function],
+        ['probe', this.probe.function],
+        ['webhookDeriver', this.webhookEvents.deriver],
+        ['webhookDispatcher', this.webhookEvents.dispatcher],
+        ['batchSweep', this.batchSweep.function],
+        ['ledgerAudit', this.ledgerAudit.function],
+        ['ledgerAuditSegment', this.ledgerAudit.segmentFunction],
+      ]),
     });
     this.monitoring.dashboard.addWidgets(
       new AlarmStatusWidget({

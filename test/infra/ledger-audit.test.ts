@@ -105,7 +105,7 @@ describe('the deployed ledger audit', () => {
     expect(JSON.stringify(breaks?.Dimensions)).toContain(
       logicalId(built.service, built.service.ledgerAudit.function.function),
     );
-    expect(breaks?.AlarmDescription).toContain('The ledger audit alarm');
+    expect(breaks?.AlarmDescription).toContain('runbook (docs/operations.md) "ledger-audit-failed"');
     const executions = alarms.find((a) => String(a?.AlarmName).endsWith('-ledger-audit-execution-failed'));
     expect(executions?.Namespace).toBe('AWS/States');
     expect(executions?.MetricName).toBe('ExecutionsFailed');

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ServiceApp } from '#infra/app.ts';
@@ -23,6 +24,7 @@ interface MetricDataQuery {
 }
 interface AlarmProps {
   AlarmName: string;
+  AlarmDescription?: string;
   AlarmActions: unknown[];
   OKActions: unknown[];
   Threshold: number;
@@ -114,7 +116,15 @@ describe('alarms', () => {
       ]),
       'ledger-audit-failed',
       'ledger-audit-execution-failed',
-      'creditPoster-throttles',
+      ...[
+        'creditPoster',
+        'probe',
+        'webhookDeriver',
+        'webhookDispatcher',
+        'batchSweep',
+        'ledgerAudit',
+        'ledgerAuditSegment',
+      ].map((worker) => `${worker}-throttles`),
       'creditPoster-iterator-age',
       'creditPoster-failed-batches',
       'webhooks-delivery-failures',
@@ -147,6 +157,35 @@ describe('alarms', () => {
       expect((props.Metrics ?? []).filter((q) => q.MetricStat).length, props.AlarmName).toBeLessThanOrEqual(
         10,
       );
+    }
+  });
+
+  it('each have a row of the runbook (docs/operations.md), which their descriptions point to by name', () => {
+    const runbook = readFileSync('docs/operations.md', 'utf8');
+    const section = runbook.slice(
+      runbook.indexOf('## Runbook'),
+      runbook.indexOf('\n## ', runbook.indexOf('## Runbook') + 1),
+    );
+    // The first cell of each row names its alarms, literally or with a <route>, <fn> or <table> placeholder.
+    const rowNames = section
+      .split('\n')
+      .filter((line) => line.startsWith('| `'))
+      .flatMap((line) => [...(line.split(' | ')[0] ?? '').matchAll(/`([^`]+)`/g)].map((m) => m[1] as string));
+    const patterns = rowNames.map(
+      (name) => new RegExp(`^${name.replace(/-/g, '\\-').replace(/<(route|fn|table)>/g, '[A-Za-z]+')}$`),
+    );
+    for (const { AlarmName, AlarmDescription } of alarms()) {
+      const name = AlarmName.replace('wallet-catalog-dev-', '');
+      expect(
+        patterns.some((pattern) => pattern.test(name)),
+        `${name} has no runbook row`,
+      ).toBe(true);
+      const description = AlarmDescription ?? '';
+      if (!/runbook/i.test(description)) continue;
+      expect(description, name).toContain('runbook (docs/operations.md)');
+      for (const [, row] of description.matchAll(/runbook \(docs\/operations\.md\):? "([^"]+)"/g)) {
+        expect(section.toLowerCase(), `${name} points to "${row}"`).toContain((row as string).toLowerCase());
+      }
     }
   });
 
@@ -212,25 +251,37 @@ describe('alarms', () => {
     });
   });
 
-  it('throttles: Lambda Throttles of every function, on the first throttle in 5 minutes', () => {
-    const functions = [
-      ['authorizer', built.service.authorizerFunction],
-      ...built.service.functions.entries(),
-    ] as const;
-    for (const [name, fn] of functions) {
-      const props = alarm(`${name}-throttles`);
-      expect(props).toMatchObject({
+  it('throttles: Lambda Throttles of every function of the stack, route or worker, on the first throttle in 5 minutes', () => {
+    const throttleAlarms = alarms().filter((a) => a.MetricName === 'Throttles');
+    const functionIds = Object.keys(service.findResources('AWS::Lambda::Function'));
+    expect(functionIds.length).toBeGreaterThan(routeTable.length + 1);
+    for (const id of functionIds) {
+      const watching = throttleAlarms.filter(
+        (a) => (dimensions(a.Dimensions).FunctionName as { Ref?: string } | undefined)?.Ref === id,
+      );
+      expect(watching, id).toHaveLength(1);
+      expect(watching[0]).toMatchObject({
+        AlarmName: expect.stringMatching(/^wallet-catalog-dev-[A-Za-z]+-throttles$/),
         Namespace: 'AWS/Lambda',
-        MetricName: 'Throttles',
         Statistic: 'Sum',
         Period: 300,
         Threshold: 1,
         EvaluationPeriods: 1,
       });
-      expect(dimensions(props.Dimensions)).toEqual({
-        FunctionName: { Ref: logicalId(built.service, fn.function) },
-      });
     }
+    expect(throttleAlarms).toHaveLength(functionIds.length);
+    expect(alarm('authorizer-throttles').Dimensions).toEqual([
+      {
+        Name: 'FunctionName',
+        Value: { Ref: logicalId(built.service, built.service.authorizerFunction.function) },
+      },
+    ]);
+    expect(alarm('webhookDispatcher-throttles').Dimensions).toEqual([
+      {
+        Name: 'FunctionName',
+        Value: { Ref: logicalId(built.service, built.service.webhookEvents.dispatcher.function) },
+      },
+    ]);
   });
 
   it("throttles: API Gateway's own 429s, counted from the access log by stage", () => {

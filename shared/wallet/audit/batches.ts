@@ -121,7 +121,7 @@ export class PostedBatches {
         broken(
           'batch-uncompleted',
           batchKey(batch.batchId),
-          `posted into ${batch.address}'s wallet at ${batch.posting?.postedAt} and not completed since: the sweep could not write its entries; see the sweep's log (README runbook)`,
+          `posted into ${batch.address}'s wallet at ${batch.posting?.postedAt} and not completed since: the sweep could not write its entries; see the sweep's log (runbook, docs/operations.md)`,
         );
       }
     }

@@ -105,17 +105,22 @@ describe('credits to a hot wallet posted on two levels', () => {
     const hot = await createHotLedger(1);
     const history = createHistoryStore({ client, tableName: hot.tableName });
     const list = makeListTransfers({ history });
-    const [credit] = await payShop(hot, [9]);
+    const payer = hot.payers[0] as string;
+    const idempotencyKey = randomUUID();
+    const transferId = await hot.pay(payer, 9, { idempotencyKey });
+    const [credit] = (await hot.wallets.credits.read(hot.shop, [transferId])).credits;
     if (!credit) throw new Error('no credit');
     const status = async () => ({
       lookup: (await history.movement(credit.transferId))?.status,
-      payer: (await list({ sub: hot.payers[0] as string, limit: 10 })).items[0]?.status,
+      payer: (await list({ sub: payer, limit: 10 })).items[0]?.status,
+      // The same request again: its key's answer, with the status the transfer has now.
+      replay: (await hot.send(payer, 9, { idempotencyKey })).status,
     });
-    expect(await status()).toEqual({ lookup: 'pending', payer: 'pending' });
+    expect(await status()).toEqual({ lookup: 'pending', payer: 'pending', replay: 'pending' });
     const batch = { batchId: randomUUID(), address: hot.shop, credits: [credit] };
     await hot.wallets.credits.batch(batch, new Date().toISOString());
     // Batched, not posted: still in transit.
-    expect(await status()).toEqual({ lookup: 'pending', payer: 'pending' });
+    expect(await status()).toEqual({ lookup: 'pending', payer: 'pending', replay: 'pending' });
     const { wallet } = await hot.wallets.credits.read(hot.shop, []);
     const posted = await hot.wallets.credits.postBatches({
       address: hot.shop,
@@ -128,7 +133,8 @@ describe('credits to a hot wallet posted on two levels', () => {
     const [stored] = await hot.wallets.credits.readBatches([batch.batchId]);
     expect(stored?.completedAt).toBeUndefined();
     expect(await hot.wallets.readWallet(hot.shop)).toMatchObject({ balanceMinor: 9n, pendingMinor: 0n });
-    expect(await status()).toEqual({ lookup: 'completed', payer: 'completed' });
+    // Every reader says so alike: a replay of the payment's key said pending until the completion.
+    expect(await status()).toEqual({ lookup: 'completed', payer: 'completed', replay: 'completed' });
   });
 
   it('has the sweep complete a batch whose poster stopped after posting it, and leave one a poster may still complete', async () => {

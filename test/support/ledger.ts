@@ -11,7 +11,7 @@ import { makeHotWalletRouter } from '#shared/wallet/hot-wallet/router.ts';
 import { walletAccount } from '#shared/wallet/model/accounts.ts';
 import { systemClock } from '#shared/wallet/model/ports.ts';
 import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
-import { makeSendMoney } from '#shared/wallet/send/send-money.ts';
+import { makeSendMoney, type SendMoneyResult } from '#shared/wallet/send/send-money.ts';
 import { invoke, sendEvent, uniqueSub } from './events.ts';
 import { createLedgerTable, fund, ledgerOf, type TestLedger } from './wallet.ts';
 
@@ -87,9 +87,17 @@ export interface HotLedger {
   /** Funded with {@link PAYER_MINOR} each. */
   readonly payers: readonly string[];
   /** Pays `amountMinor` from `payer` to `to` (the shop by default), dated `at` (now): the transfer id. */
-  pay(payer: string, amountMinor: number, options?: { to?: string; at?: Date }): Promise<string>;
+  pay(payer: string, amountMinor: number, options?: PayOptions): Promise<string>;
+  /** The same payment, answered in full: a replay of its key answers the status it has now. */
+  send(payer: string, amountMinor: number, options?: PayOptions): Promise<SendMoneyResult>;
   /** Posts these credits to the shop as the credit poster does, dated `at` (now): how many it posted. */
   post(transferIds: readonly string[], at?: Date): Promise<number>;
+}
+
+interface PayOptions {
+  readonly to?: string;
+  readonly at?: Date;
+  readonly idempotencyKey?: string;
 }
 
 export const PAYER_MINOR = 10_000;
@@ -127,28 +135,36 @@ export async function createHotLedger(
   await wallets.hotMarker.markHot(shop, Date.now() + 3_600_000);
   const settings = loadWalletSettings();
   const clockAt = (at?: Date) => (at ? { now: () => at.getTime() } : systemClock);
+  async function send(
+    payer: string,
+    amountMinor: number,
+    { to = shop, at, idempotencyKey }: PayOptions = {},
+  ): Promise<SendMoneyResult> {
+    const clock = clockAt(at);
+    const sendMoney = makeSendMoney({
+      transfers: moving.transfers,
+      router: makeHotWalletRouter({ claims: moving.claims, marker: moving.hotMarker, clock }),
+      clock,
+      ids: { next: () => randomUUID() },
+      settings,
+    });
+    return sendMoney({
+      sub: payer,
+      toAddress: to,
+      amountMinor,
+      idempotencyKey,
+      answerBy: Date.now() + sendFunctionMs(),
+    });
+  }
   return {
     tableName,
     wallets,
     shop,
     payers: funded,
-    async pay(payer, amountMinor, { to = shop, at } = {}) {
-      const clock = clockAt(at);
-      const send = makeSendMoney({
-        transfers: moving.transfers,
-        router: makeHotWalletRouter({ claims: moving.claims, marker: moving.hotMarker, clock }),
-        clock,
-        ids: { next: () => randomUUID() },
-        settings,
-      });
-      const { transfer } = await send({
-        sub: payer,
-        toAddress: to,
-        amountMinor,
-        answerBy: Date.now() + sendFunctionMs(),
-      });
-      return transfer.transferId;
+    async pay(payer, amountMinor, options) {
+      return (await send(payer, amountMinor, options)).transfer.transferId;
     },
+    send,
     async post(transferIds, at) {
       const post = makePostCredits({ ledger: moving.credits, clock: clockAt(at) });
       // The credits as the stream would announce them: as the payers' transactions wrote them.

@@ -5,8 +5,8 @@ import { walletAccount } from '../model/accounts.ts';
 import type { EntryRecord } from '../model/entry.ts';
 import type { Matching } from '../model/matching.ts';
 import { readItems } from './consistent-read.ts';
+import { stillInTransit } from './credits-in-transit.ts';
 import {
-  batchKey,
   creditKey,
   entryOfItem,
   HISTORY_INDEX,
@@ -77,36 +77,6 @@ export function createHistoryStore(access: WalletTableAccess): HistoryStore {
   }
 
   /**
-   * Which of these transfers' credits (`found`, by key) are still in transit: one missing, or not
-   * posted and in no batch a posting has taken into its wallet. Between a batch's posting and its
-   * completion its credits are not marked posted yet, but their money is the recipient's, which
-   * it may spend: completed. One more BatchGetItem, only when an unposted credit is in a batch.
-   */
-  async function stillInTransit(
-    transferIds: readonly string[],
-    found: ReadonlyMap<string, Record<string, unknown>>,
-  ): Promise<Set<string>> {
-    const batchOf = (id: string) => {
-      const credit = found.get(creditKey(id));
-      return credit?.postedSeq === undefined && typeof credit?.batchId === 'string'
-        ? credit.batchId
-        : undefined;
-    };
-    const batchKeys = transferIds.flatMap((id) => {
-      const batchId = batchOf(id);
-      return batchId === undefined ? [] : [batchKey(batchId)];
-    });
-    const batches = batchKeys.length > 0 ? await readItems(access, batchKeys) : new Map();
-    return new Set(
-      transferIds.filter((id) => {
-        if (found.get(creditKey(id))?.postedSeq !== undefined) return false;
-        const batchId = batchOf(id);
-        return batchId === undefined || batches.get(batchKey(batchId))?.firstSeq === undefined;
-      }),
-    );
-  }
-
-  /**
    * One movement by id and its credit's state, strongly consistent: ONE BatchGetItem (and one for
    * its credit's batch between a posting and its completion).
    */
@@ -114,7 +84,8 @@ export function createHistoryStore(access: WalletTableAccess): HistoryStore {
     const found = await readItems(access, [transferKey(transferId), creditKey(transferId)]);
     const item = found.get(transferKey(transferId));
     if (!item) return undefined;
-    const inTransit = item.via === 'clearing' && (await stillInTransit([transferId], found)).has(transferId);
+    const inTransit =
+      item.via === 'clearing' && (await stillInTransit(access, [transferId], found)).has(transferId);
     return {
       ...(item as unknown as MovementRecord),
       transferKind: (item.transferKind as 'deposit' | undefined) ?? 'transfer',
@@ -128,7 +99,7 @@ export function createHistoryStore(access: WalletTableAccess): HistoryStore {
    */
   async function creditsInTransit(transferIds: readonly string[]): Promise<Set<string>> {
     if (transferIds.length === 0) return new Set();
-    return stillInTransit(transferIds, await readItems(access, transferIds.map(creditKey)));
+    return stillInTransit(access, transferIds, await readItems(access, transferIds.map(creditKey)));
   }
 
   /**

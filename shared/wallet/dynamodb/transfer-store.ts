@@ -7,6 +7,7 @@ import { CLEARING_ACCOUNT, walletAccount } from '../model/accounts.ts';
 import type { TransferRecord } from '../model/transfer.ts';
 import type { TransferCommit, TransferPlan, TransferState, TransferStore } from '../send/ports.ts';
 import { readItems } from './consistent-read.ts';
+import { stillInTransit } from './credits-in-transit.ts';
 import { creditKey, idempotencyKey, inboundKey, pendingShardKey, transferKey, walletKey } from './keys.ts';
 import { createLedgerCommit, sideEntry, stateOf } from './ledger-commit.ts';
 import type { WalletTableAccess } from './table-access.ts';
@@ -161,10 +162,14 @@ export function createTransferStore(access: WalletTableAccess): TransferStore {
     }
   }
 
-  /** Whether the credit of a transfer through the clearing account has been posted: ONE BatchGetItem of its credit. */
+  /**
+   * Whether the money of a transfer through the clearing account is the recipient's, as the
+   * history and a lookup say: ONE BatchGetItem of its credit, and one of its batch while a posting
+   * has taken it and not completed it yet.
+   */
   async function creditPosted(transferId: string): Promise<boolean> {
     const found = await readItems(access, [creditKey(transferId)]);
-    return found.get(creditKey(transferId))?.postedSeq !== undefined;
+    return !(await stillInTransit(access, [transferId], found)).has(transferId);
   }
 
   return {

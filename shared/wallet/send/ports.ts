@@ -62,6 +62,10 @@ export interface TransferStore {
   commit(plan: TransferPlan): Promise<TransferCommit>;
   /** The longest a commit can take before it answers or fails (every retry included). */
   readonly longestCommitMs: number;
+  /**
+   * Whether the money of a transfer through the clearing account is the recipient's (its status
+   * `completed`, as the history and a lookup answer it), for a replayed key's answer.
+   */
   creditPosted(transferId: string): Promise<boolean>;
   /** Opens the payer's wallet; a lookalike address stays without one, and is refused all the same. */
   openWallet(address: string, openedAt: string): Promise<unknown>;

@@ -43,6 +43,19 @@ function algorithmsOf(jwk: Jwk): Algorithm[] {
           : [];
   return jwk.alg === undefined ? byType : byType.filter((algorithm) => algorithm === jwk.alg);
 }
+/** JWE key management algorithms (RFC 7518 §4.1, RFC 8037): a key published for one encrypts. */
+const ENCRYPTION_ALGORITHM = /^(RSA1_5|RSA-OAEP(-\d+)?|A\d+(GCM)?KW|dir|ECDH-ES(\+A\d+KW)?|PBES2-.+)$/;
+
+/**
+ * A key the provider publishes for encryption (Keycloak publishes one beside its signing keys):
+ * no token it issues is signed with it, so a token naming it is the token's fault, not the
+ * provider's. Anyone can name one, and the provider's faults raise an alarm.
+ */
+function isEncryptionKey(jwk: Jwk): boolean {
+  if (jwk.use !== undefined && jwk.use !== 'sig') return true;
+  return typeof jwk.alg === 'string' && ENCRYPTION_ALGORITHM.test(jwk.alg);
+}
+
 const EC_ALGORITHMS: Record<string, Algorithm[]> = {
   'P-256': ['ES256'],
   'P-384': ['ES384'],
@@ -78,6 +91,12 @@ export function createAccessTokenVerifier(
   function verifierFor(jwk: JwkWithKid): (token: string) => Claims {
     let verify = verifiers.get(jwk);
     if (verify === undefined) {
+      if (isEncryptionKey(jwk)) {
+        throw new TokenRejected(
+          'unknown-kid',
+          `The token names ${jwk.kid}, an encryption key, not a signing key`,
+        );
+      }
       assertIsSignatureJwk(jwk);
       const algorithms = algorithmsOf(jwk);
       // fast-jwt would take an empty list as "whatever the key allows".
@@ -144,11 +163,13 @@ export function createAccessTokenVerifier(
   }
 
   /**
-   * The token is meant for this API: `aud` names it (RFC 9068). Amazon Cognito access tokens carry
-   * no `aud`; they name the app client in `client_id`, which then must be the configured audience.
+   * The token is meant for this API: `aud` names it (RFC 9068 §4). Amazon Cognito access tokens
+   * carry no `aud` (nor `typ`); they name the app client in `client_id`, which then must be the
+   * configured audience, on a stage set for them (`auth:requireAtJwtTyp` false). A stage that
+   * demands RFC 9068 tokens demands their `aud` too.
    */
   function isForUs(payload: { aud?: unknown; client_id?: unknown }): boolean {
-    if (payload.aud === undefined) return payload.client_id === audience;
+    if (payload.aud === undefined) return !requireAtJwtTyp && payload.client_id === audience;
     return Array.isArray(payload.aud) ? payload.aud.includes(audience) : payload.aud === audience;
   }
 

@@ -7,6 +7,18 @@ const metrics = routeMetrics(AUTHORIZER_ROUTE);
 
 /** Stays well inside the authorizer's own timeout, so a hung identity provider costs a 401, not a 500. */
 const JWKS_TIMEOUT_MS = 3_000;
+/**
+ * The most of a JWKS read. Providers publish a few KB (tens with certificate chains); a body past
+ * this is no JWKS of theirs, and reading it whole could exhaust the function's memory, so the
+ * fetch fails instead, as any other failed fetch does.
+ */
+export const JWKS_MAX_BYTES = 256 * 1024;
+/**
+ * How long after a failed fetch the next may start. Meanwhile a token that needs one fails at
+ * once, as the last fetch did: a provider that is down or hanging costs one fetch per container
+ * every few seconds, not one (of up to {@link JWKS_TIMEOUT_MS}) per token, whatever `kid`s arrive.
+ */
+export const JWKS_FETCH_BACKOFF_MS = 5_000;
 /** How old the JWKS may grow before the next token refreshes it. */
 export const JWKS_MAX_AGE_MS = 10 * 60_000;
 /** How long a failed refresh waits before the next try (one fetch, not one per request). */
@@ -28,7 +40,7 @@ const fetcher = {
     try {
       const response = await fetch(uri, { signal: AbortSignal.timeout(JWKS_TIMEOUT_MS), redirect: 'error' });
       if (!response.ok) throw new FetchError(uri, `status code is ${response.status}, expected 200`);
-      return await response.arrayBuffer();
+      return await bodyOfAtMost(uri, response, JWKS_MAX_BYTES);
     } catch (error) {
       if (error instanceof FetchError) throw error;
       // fetch says only "fetch failed"; what failed (ECONNREFUSED, a timeout, …) is in its cause.
@@ -37,6 +49,24 @@ const fetcher = {
     }
   },
 };
+
+/** The body of `response`, read until it passes `limit` bytes at most: then a {@link FetchError}. */
+async function bodyOfAtMost(uri: string, response: Response, limit: number): Promise<ArrayBuffer> {
+  const tooLarge = () => new FetchError(uri, `the response is larger than ${limit} bytes`);
+  if (Number(response.headers.get('content-length')) > limit) {
+    await response.body?.cancel();
+    throw tooLarge();
+  }
+  const body = new Uint8Array(limit);
+  let length = 0;
+  // Leaving the loop by a throw cancels the stream: the rest is never read.
+  for await (const chunk of response.body ?? []) {
+    if (length + chunk.byteLength > limit) throw tooLarge();
+    body.set(chunk, length);
+    length += chunk.byteLength;
+  }
+  return body.buffer.slice(0, length);
+}
 
 /** The keys held are older than {@link JWKS_MAX_STALENESS_MS}, and no refresh is due yet to replace them. */
 export class JwksStaleError extends Error {}
@@ -61,6 +91,8 @@ export class ExpiringJwksCache extends SimpleJwksCache {
   #refreshAt = 0;
   /** When a JWKS was last fetched: what the keys held were confirmed at. */
   #confirmedAt = Number.NEGATIVE_INFINITY;
+  /** Before this, no fetch starts: the last one failed ({@link JWKS_FETCH_BACKOFF_MS}). */
+  #nextFetchAt = Number.NEGATIVE_INFINITY;
   readonly #now: () => number;
 
   constructor(props: ConstructorParameters<typeof SimpleJwksCache>[0] & { readonly now?: () => number }) {
@@ -69,7 +101,16 @@ export class ExpiringJwksCache extends SimpleJwksCache {
   }
 
   override async getJwks(uri: string): Promise<Jwks> {
-    const jwks = await super.getJwks(uri);
+    if (this.#now() < this.#nextFetchAt) {
+      throw new FetchError(uri, `the last fetch failed less than ${JWKS_FETCH_BACKOFF_MS} ms ago`);
+    }
+    let jwks: Jwks;
+    try {
+      jwks = await super.getJwks(uri);
+    } catch (error) {
+      this.#nextFetchAt = this.#now() + JWKS_FETCH_BACKOFF_MS;
+      throw error;
+    }
     const now = this.#now();
     this.#confirmedAt = now;
     this.#refreshAt = now + JWKS_MAX_AGE_MS;

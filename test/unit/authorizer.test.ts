@@ -19,7 +19,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAccessTokenVerifier } from '#functions/authorizer/access-token.ts';
 import { createAuthorizer } from '#functions/authorizer/authorizer.ts';
-import { createJwksCache } from '#functions/authorizer/jwks-cache.ts';
+import { createJwksCache, JWKS_MAX_BYTES } from '#functions/authorizer/jwks-cache.ts';
 import { loadAuthorizerSettings } from '#functions/authorizer/settings.ts';
 import { type AuthSettings, authorizerEnvironment, defaultTokenRules } from '#infra/environment.ts';
 import {
@@ -56,6 +56,9 @@ let issuer: string;
 let stateDir: string;
 let handler: Handler;
 let keys: Record<'es256' | 'rs256' | 'ps256' | 'eddsa', TestKey>;
+/** What the identity provider publishes: the test keys', the local issuer's and an encryption key. */
+let jwks: JSONWebKeySet;
+let encryptionKey: TestKey;
 
 beforeAll(async () => {
   keys = {
@@ -66,8 +69,14 @@ beforeAll(async () => {
   };
   stateDir = await mkdtemp(join(tmpdir(), 'authorizer-test-'));
   const local = await loadOrCreateLocalKeys(stateDir);
-  const jwks: JSONWebKeySet = {
-    keys: [...(await Promise.all(Object.values(keys).map(publicJwk))), ...local.publicJwks.keys],
+  encryptionKey = await testKey('enc-1', 'RS256');
+  jwks = {
+    keys: [
+      ...(await Promise.all(Object.values(keys).map(publicJwk))),
+      ...local.publicJwks.keys,
+      // An encryption key beside the signing keys, as Keycloak publishes one.
+      { ...(await exportJWK(encryptionKey.publicKey)), kid: encryptionKey.kid, alg: 'RSA-OAEP', use: 'enc' },
+    ],
   };
   // The issuer is the JWKS server's own base URL, exactly as for the local gateway.
   jwksServer = await startJwksServer(() => ({ status: 200, body: JSON.stringify(jwks) }));
@@ -133,6 +142,10 @@ describe('the authorizer rejects with Unauthorized', () => {
 
   it('a token without aud', async () => {
     await expectUnauthorized(await bearer({ aud: undefined }));
+  });
+
+  it('a typed access token without aud, its client_id the audience: RFC 9068 §4 requires aud', async () => {
+    await expectUnauthorized(await bearer({ aud: undefined, client_id: LOCAL_AUDIENCE }));
   });
 
   it('a token without aud whose client_id is another app client', async () => {
@@ -330,6 +343,41 @@ describe('the authorizer rejects with Unauthorized when the JWKS cannot be fetch
     }
   });
 
+  it.each([
+    ['with its Content-Length', true],
+    ['streamed, without one', false],
+  ])('because the identity provider answers a body larger than any JWKS (%s)', async (_label, declared) => {
+    const text = JSON.stringify(jwks);
+    // The keys, padded with whitespace to the limit: a JWKS still, and the most that is read.
+    const atLimit = text + ' '.repeat(JWKS_MAX_BYTES - Buffer.byteLength(text));
+    const token = await bearer();
+    for (const [body, accepted] of [
+      [atLimit, true],
+      [`${atLimit} `, false],
+      [atLimit.repeat(40), false],
+    ] as const) {
+      const provider = await startJwksServer(() => ({ status: 200, body, contentLength: declared }));
+      try {
+        const fresh = await loadHandlerFor(provider.url);
+        const lines = await linesWrittenBy(() => fresh(tokenEvent(token)).catch((error: Error) => error));
+        if (accepted) {
+          expect(logLines(lines)).toEqual([]);
+          continue;
+        }
+        expect(logLines(lines)).toEqual([
+          expect.objectContaining({
+            level: 'ERROR',
+            reason: 'jwks-fetch',
+            detail: expect.stringContaining('larger'),
+          }),
+        ]);
+        await expect(fresh(tokenEvent(token))).rejects.toThrow(/^Unauthorized$/);
+      } finally {
+        await provider.close();
+      }
+    }
+  });
+
   it('because nothing listens at the JWKS URL', async () => {
     const gone = await startJwksServer(() => ({ status: 200, body: '{"keys":[]}' }));
     await gone.close();
@@ -344,6 +392,7 @@ describe('the authorizer logs each rejection once, by kind', () => {
     ['another issuer', () => bearer({ iss: 'https://evil.example' }), 'issuer'],
     ['an unknown kid', async () => bearer({}, await testKey('never-published', 'ES256')), 'unknown-kid'],
     ['a forged signature', async () => bearer({}, await testKey(keys.es256.kid, 'ES256')), 'signature'],
+    ['the kid of an encryption key, signed with it', () => bearer({}, encryptionKey), 'unknown-kid'],
     ['another audience', () => bearer({ aud: 'another-api' }), 'audience'],
     ['no token', async () => undefined, 'no-bearer-token'],
   ])('%s: a WARN counted as AuthRejections', async (_label, authorization, reason) => {
@@ -468,11 +517,12 @@ describe('the authorizer accepts a valid token', () => {
     expect(result.principalId).toBe(`signed-${name}`);
   });
 
-  it('from Amazon Cognito: no aud, the configured audience in client_id', async () => {
-    const result = await handler(
-      tokenEvent(await bearer({ aud: undefined, client_id: LOCAL_AUDIENCE, sub: 'c' })),
-    );
-    expect(result.principalId).toBe('c');
+  it('from Amazon Cognito: no aud, the configured audience in client_id, where the stage takes untyped tokens', async () => {
+    const lenient = await loadHandlerFor(jwksServer.url, { requireAtJwtTyp: false });
+    const cognito = await bearer({ aud: undefined, client_id: LOCAL_AUDIENCE, sub: 'c' }, undefined, {
+      typ: undefined,
+    });
+    expect((await lenient(tokenEvent(cognito))).principalId).toBe('c');
   });
 
   it('with principalId and context taken from the token', async () => {
@@ -697,10 +747,14 @@ interface JwksServer {
   close(): Promise<void>;
 }
 
-async function startJwksServer(answer: () => { status: number; body: string }): Promise<JwksServer> {
+/** An identity provider on loopback; its answers go out chunked unless they declare their length. */
+async function startJwksServer(
+  answer: () => { status: number; body: string; contentLength?: boolean },
+): Promise<JwksServer> {
   const server: Server = createServer((request, response) => {
-    const { status, body } = request.url === JWKS_PATH ? answer() : { status: 404, body: '' };
-    response.writeHead(status, { 'content-type': 'application/json' }).end(body);
+    const { status, body, contentLength } = request.url === JWKS_PATH ? answer() : { status: 404, body: '' };
+    const length = contentLength ? { 'content-length': Buffer.byteLength(body) } : {};
+    response.writeHead(status, { 'content-type': 'application/json', ...length }).end(body);
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');

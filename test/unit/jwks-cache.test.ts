@@ -5,7 +5,7 @@ import { type CryptoKey, exportJWK, generateKeyPair, type JWK, SignJWT } from 'j
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAccessTokenVerifier } from '#functions/authorizer/access-token.ts';
 import { createAuthorizer } from '#functions/authorizer/authorizer.ts';
-import { createJwksCache } from '#functions/authorizer/jwks-cache.ts';
+import { createJwksCache, JWKS_FETCH_BACKOFF_MS } from '#functions/authorizer/jwks-cache.ts';
 import { loadAuthorizerSettings } from '#functions/authorizer/settings.ts';
 import { authorizerEnvironment } from '#infra/environment.ts';
 import { JWKS_PATH, LOCAL_AUDIENCE, localIssuerUrl } from '#infra/local/issuer.ts';
@@ -176,5 +176,46 @@ describe('a key the identity provider withdraws', () => {
     clock.now += 31_000;
     expect((await authorize(keptToken)).principalId).toBe('kept');
     await expect(authorize(droppedToken)).rejects.toThrow(/^Unauthorized$/);
+  });
+});
+
+describe('an identity provider that fails', () => {
+  it('is asked at most once per back-off by a cold container, whatever the tokens', async () => {
+    const key = await newKey('known');
+    const provider = await startProvider([key]);
+    provider.answer = { status: 503, keys: [] };
+    const clock = { now: 1_000_000_000_000 };
+    const authorize = authorizerOn(provider, clock);
+    const strangers = await Promise.all(['s1', 's2', 's3'].map(newKey));
+    const tokens = [key, ...strangers, key].map((each, i) => tokenOf(provider, each, `caller-${i}`));
+    for (const token of tokens) await expect(authorize(await token)).rejects.toThrow(/^Unauthorized$/);
+    expect(provider.fetches).toBe(1);
+
+    // Back, but the back-off has a millisecond to run: still refused, without a fetch.
+    provider.answer = { status: 200, keys: [key] };
+    clock.now += JWKS_FETCH_BACKOFF_MS - 1;
+    await expect(authorize(await tokenOf(provider, key, 'early'))).rejects.toThrow(/^Unauthorized$/);
+    expect(provider.fetches).toBe(1);
+    clock.now += 1;
+    expect((await authorize(await tokenOf(provider, key, 'back'))).principalId).toBe('back');
+    expect(provider.fetches).toBe(2);
+  });
+
+  it('is asked at most once per back-off for unknown kids, while the keys held stay in use', async () => {
+    const key = await newKey('held');
+    const provider = await startProvider([key]);
+    const clock = { now: 1_000_000_000_000 };
+    const authorize = authorizerOn(provider, clock);
+    expect((await authorize(await tokenOf(provider, key, 'first'))).principalId).toBe('first');
+    expect(provider.fetches).toBe(1);
+
+    provider.answer = { status: 503, keys: [] };
+    for (const kid of ['u1', 'u2', 'u3', 'u4']) {
+      await expect(authorize(await tokenOf(provider, await newKey(kid), kid))).rejects.toThrow(
+        /^Unauthorized$/,
+      );
+      expect((await authorize(await tokenOf(provider, key, kid))).principalId).toBe(kid);
+    }
+    expect(provider.fetches).toBe(2);
   });
 });

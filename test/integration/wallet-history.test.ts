@@ -169,6 +169,9 @@ describe('GET /api/wallet/transfers', () => {
     const forge = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
     const refused = [
       forge([seq - 1, transferId, tag]),
+      // Above the newest entry: a position no page gave, which the index lacks for good.
+      forge([seq + 1, transferId, tag]),
+      forge([seq + 100, randomUUID(), tag]),
       forge([seq, randomUUID(), tag]),
       forge([seq, transferId, 'x'.repeat(16)]),
       `${cursor}A`,

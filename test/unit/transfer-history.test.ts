@@ -47,6 +47,10 @@ function historyOf(
         pending: atOrBelow === undefined ? (inTransit.credits ?? []).slice(0, limit) : [],
       };
     },
+    // The table's own copy, which has every entry, lagging or not.
+    async entryAt(address: string, seq: number) {
+      return entries.find((e) => e.account === walletAccount(address) && e.seq === seq);
+    },
     async creditsInTransit(ids: readonly string[]) {
       if (ids.length > 0) creditReads.push([...ids]);
       return new Set(ids.filter((id) => inTransit.payments?.includes(id)));
@@ -139,6 +143,19 @@ describe('list transfers (use case)', () => {
       cursor: encodeCursor('alice', { seq: 4, transferId: 't4' }),
     });
     expect(fine.items.map((i) => i.transferId)).toEqual(['t3', 't2']);
+  });
+
+  it('refuses a cursor at a position no page gave, which the index lacks because it never was', async () => {
+    const { list } = historyOf(5);
+    for (const forged of [
+      { seq: 6, transferId: 't5' },
+      { seq: 6, transferId: 't6' },
+      { seq: 99, transferId: 't99' },
+    ]) {
+      await expect(list({ sub: 'alice', limit: 2, cursor: encodeCursor('alice', forged) })).rejects.toThrow(
+        InvalidParameterError,
+      );
+    }
   });
 });
 

@@ -8,6 +8,7 @@ import { readItems } from './consistent-read.ts';
 import { stillInTransit } from './credits-in-transit.ts';
 import {
   creditKey,
+  entryKey,
   entryOfItem,
   HISTORY_INDEX,
   HISTORY_SHARD_INDEX,
@@ -120,5 +121,12 @@ export function createHistoryStore(access: WalletTableAccess): HistoryStore {
     return found;
   }
 
-  return { page, movement, creditsInTransit, matching };
+  /** The account's entry numbered `seq`: ONE BatchGetItem, strongly consistent. */
+  async function entryAt(address: string, seq: number): Promise<EntryRecord | undefined> {
+    const key = entryKey(walletAccount(address), seq);
+    const item = (await readItems(access, [key])).get(key);
+    return item && entryOfItem(item);
+  }
+
+  return { page, entryAt, movement, creditsInTransit, matching };
 }

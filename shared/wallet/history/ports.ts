@@ -41,6 +41,11 @@ export interface HistoryStore {
     limit: number,
     atOrBelow?: number,
   ): Promise<{ entries: EntryRecord[]; pending: PendingCredit[] }>;
+  /**
+   * The account's entry numbered `seq`, strongly consistent: whether a cursor's entry, which the
+   * index has not shown, is really there.
+   */
+  entryAt(address: string, seq: number): Promise<Pick<EntryRecord, 'transferId'> | undefined>;
   /** One movement by id and its credit's state, strongly consistent. */
   movement(transferId: string): Promise<MovementRecord | undefined>;
   /** Which of these transfers' credits are still in transit. */

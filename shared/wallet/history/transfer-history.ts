@@ -49,12 +49,14 @@ export interface TransferPage {
  * shown: movements arriving meanwhile go on top, never into a page still to come, and there is
  * more exactly when that entry's number is above 1. A cursor names that entry (number and
  * transfer id): the query starts AT it, and an entry there of another transfer (an edited cursor)
- * is refused. A page ends early at a number the index does not have yet (below).
+ * is refused; when the index has none there, ONE strongly consistent read of the entry tells a
+ * replica behind from a position no page gave. A page ends early at a number the index does not
+ * have yet (below).
  */
 export function makeListTransfers({
   history,
 }: {
-  history: Pick<HistoryStore, 'page' | 'creditsInTransit' | 'matching'>;
+  history: Pick<HistoryStore, 'page' | 'entryAt' | 'creditsInTransit' | 'matching'>;
 }) {
   return async ({ sub, limit, cursor }: ListTransfersCommand): Promise<TransferPage> => {
     let rows: EntryRecord[];
@@ -72,7 +74,10 @@ export function makeListTransfers({
         rows = rows.slice(1);
       } else {
         // Not there: an index replica that has not caught up with the one the previous page was
-        // read from (its reads are eventually consistent). The page goes on below it all the same.
+        // read from (its reads are eventually consistent), and the page goes on below it all the
+        // same; or a position no page gave (edited), which the table itself tells.
+        if ((await history.entryAt(sub, above.seq))?.transferId !== above.transferId)
+          throw new InvalidCursorError();
         rows = rows.slice(0, limit);
       }
     }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { expect, inject } from 'vitest';
+import { expect } from 'vitest';
 import { readRunningStack } from '#infra/local/stack-record.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { makeRecordDeposit } from '#shared/wallet/deposit/record-deposit.ts';
@@ -10,13 +10,13 @@ import { gateway } from './http.ts';
 
 /**
  * Funds wallets as `wallet:fund` does (its repository), in the stack's table, a few at a time. Straight
- * to DynamoDB Local, as the workers' other seeding: through the stack's conflict proxy, deposits
+ * to the stack's DynamoDB Local, as the tests' other seeding: through the stack's conflict proxy, deposits
  * that all write the issuance account are what contends, not what the test is about.
  */
 export async function fund(addresses: readonly string[], amountMinor: number): Promise<void> {
   const stack = await readRunningStack(gateway.port, gateway.stateDir);
   if (!stack) throw new Error('The e2e stack is not running');
-  const client = createDocumentClient({ endpoint: inject('env').DYNAMODB_ENDPOINT as string });
+  const client = createDocumentClient({ endpoint: stack.dynamodbLocalEndpoint });
   try {
     const recordDeposit = makeRecordDeposit({
       deposits: createDepositStore({ client, tableName: stack.env.WALLETS_TABLE_NAME as string }),
@@ -46,7 +46,7 @@ export async function fund(addresses: readonly string[], amountMinor: number): P
 export async function markHot(address: string, forMs: number): Promise<void> {
   const stack = await readRunningStack(gateway.port, gateway.stateDir);
   if (!stack) throw new Error('The e2e stack is not running');
-  const client = createDocumentClient({ endpoint: inject('env').DYNAMODB_ENDPOINT as string });
+  const client = createDocumentClient({ endpoint: stack.dynamodbLocalEndpoint });
   try {
     const until = Date.now() + forMs;
     const marker = createHotMarkerStore({ client, tableName: stack.env.WALLETS_TABLE_NAME as string });

@@ -5,9 +5,12 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { defaultCallerRateLimit } from '#infra/environment.ts';
 import { freePort } from '#infra/local/dynamodb-local.ts';
+import { readRunningStack } from '#infra/local/stack-record.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { routes, SCOPES } from '#shared/routes.ts';
 import { uniqueSub } from '../support/events.ts';
 import { call, expectProblem, gateway, tokenFor, uniquePetId } from './http.ts';
@@ -280,5 +283,26 @@ describe('the local identity provider', () => {
     const { keys } = result.json as { keys: Array<Record<string, unknown>> };
     expect(keys).toEqual([expect.objectContaining({ kty: 'EC', alg: 'ES256', use: 'sig' })]);
     expect(keys[0]).not.toHaveProperty('d');
+  });
+});
+
+describe("the suite's stack", () => {
+  it('keeps its tables on a DynamoDB Local of its own, apart from the load of the integration tests', async () => {
+    // One DynamoDB Local serves every request through one SQLite thread: shared, the stack's
+    // payments waited behind the integration tests' requests and ran out of time (503).
+    const stack = await readRunningStack(gateway.port, gateway.stateDir);
+    if (!stack) throw new Error('The e2e stack is not running');
+    const workers = inject('env').DYNAMODB_ENDPOINT as string;
+    expect(stack.dynamodbLocalEndpoint).not.toBe(workers);
+    const tablesAt = async (endpoint: string) => {
+      const client = createDocumentClient({ endpoint });
+      try {
+        return (await client.send(new ListTablesCommand({}))).TableNames ?? [];
+      } finally {
+        client.destroy();
+      }
+    };
+    expect(await tablesAt(stack.dynamodbLocalEndpoint)).toContain(stack.env.WALLETS_TABLE_NAME);
+    expect(await tablesAt(workers)).not.toContain(stack.env.WALLETS_TABLE_NAME);
   });
 });

@@ -38,14 +38,21 @@ export const E2E_WEBHOOK_RETRY_SCHEDULE = '0,0.5,1,2,2,3,3,4,5,5';
 const E2E_ALLOWED_ORIGIN = 'https://app.example.com';
 
 /**
- * One DynamoDB Local and one local S3 (s3rver) for the whole run; tests isolate their data by unique keys. The local
- * gateway of the end-to-end tests uses it too, with tables of its own, and a throw-away state
+ * One DynamoDB Local and one local S3 (s3rver) for the whole run's workers; tests isolate their data by
+ * unique keys. The local gateway of the end-to-end tests has a DynamoDB Local of its own: one
+ * serves every request through a single SQLite thread, so with the integration tests' load beside
+ * them the gateway's functions waited seconds in that queue (a payment's 2 s attempts ran out:
+ * 503), as they never wait on DynamoDB for other tenants' work. It shares the S3, and has a throw-away state
  * directory so that the run neither reads nor overwrites the developer's issuer keys.
  * `bundled`: the gateway runs the synthesized bundles (the `bundled` project, see vitest.config.ts).
  */
 export async function setupWithGateway(project: TestProject, bundled?: BundledOptions) {
   // Java ends with this process even when a run is killed outright (Ctrl+C twice, a closed pipe).
   const dynamo = await startDynamoDbLocal();
+  const stackDynamo = await startDynamoDbLocal().catch(async (error: unknown) => {
+    await dynamo.stop();
+    throw error;
+  });
   // The local S3 of the image functions, in a temporary directory removed at stop.
   const s3 = await startS3Local();
   const stateDir = await mkdtemp(join(tmpdir(), 'wallet-catalog-e2e-'));
@@ -57,6 +64,7 @@ export async function setupWithGateway(project: TestProject, bundled?: BundledOp
       );
     }
     await gateway?.stop();
+    await stackDynamo.stop();
     await dynamo.stop();
     await s3.stop();
     await rm(stateDir, { recursive: true, force: true });
@@ -79,10 +87,11 @@ export async function setupWithGateway(project: TestProject, bundled?: BundledOp
     gateway = await startLocalStack({
       port: 0,
       stateDir,
-      dynamodbEndpoint: dynamo.endpoint,
+      dynamodbEndpoint: stackDynamo.endpoint,
       s3Endpoint: s3.endpoint,
       // Its functions meet DynamoDB's transaction conflicts, as on AWS and as under `npm start`;
-      // the workers' own reads and seeding (env above) go to DynamoDB Local directly.
+      // the tests' own reads and seeding of its tables go to its DynamoDB Local directly (the
+      // stack record's `dynamodbLocalEndpoint`).
       conflicts: true,
       tablePrefix: `e2e-${process.pid}${bundled ? '-bundled' : ''}`,
       // CORS on, for one origin, so that the suite sees its headers; off is the default of a stage.

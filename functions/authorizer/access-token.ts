@@ -52,7 +52,8 @@ const ENCRYPTION_ALGORITHM = /^(RSA1_5|RSA-OAEP(-\d+)?|A\d+(GCM)?KW|dir|ECDH-ES(
  * provider's. Anyone can name one, and the provider's faults raise an alarm.
  */
 function isEncryptionKey(jwk: Jwk): boolean {
-  if (jwk.use !== undefined && jwk.use !== 'sig') return true;
+  // RFC 7517 §4.2 defines `sig` and `enc`: any other value is the provider's mistake, which pages.
+  if (jwk.use === 'enc') return true;
   return typeof jwk.alg === 'string' && ENCRYPTION_ALGORITHM.test(jwk.alg);
 }
 

@@ -73,8 +73,9 @@ export class JwksStaleError extends Error {}
 
 /**
  * The JWKS as aws-jwt-verify caches it (fetched on first use, again for an unknown `kid`, at most
- * once per 10 s per kid), but also refreshed once it is {@link JWKS_MAX_AGE_MS} old: the library
- * alone would trust a withdrawn key for as long as the Lambda environment lives.
+ * once per 10 s after a JWKS without it, whichever kids arrive), but also refreshed once it is
+ * {@link JWKS_MAX_AGE_MS} old: the library alone would trust a withdrawn key for as long as the
+ * Lambda environment lives.
  *
  * A key the identity provider withdraws is refused by the authorizer at the latest
  * {@link JWKS_MAX_AGE_MS} (10 min) after it left the JWKS while the provider answers, and

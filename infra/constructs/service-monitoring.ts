@@ -52,6 +52,13 @@ export interface ServiceMonitoringProps {
   readonly workers: ReadonlyMap<string, ProjectFunction>;
 }
 
+/** What contends in each table's transactions: the conflicts alarm's hint (and its runbook row's). */
+const CONFLICTING_WRITES: Readonly<Record<TableName, string>> = {
+  wallets: 'payments to or from the same wallets; for sendMoney, its log names the address',
+  pets: 'writes to the same pet',
+  webhooks: "changes to one merchant's endpoints",
+};
+
 /** The credit poster's name in alarm names and the dashboard. */
 export const CREDIT_POSTER_SUBJECT = 'creditPoster';
 
@@ -347,7 +354,7 @@ export class ServiceMonitoring extends Construct {
         kind: 'transaction-conflicts',
         metric: table.metric('TransactionConflict', { statistic: 'Sum', period: conflicts.period }),
         threshold: conflicts,
-        description: `Transactions on the ${name} table conflicted with concurrent ones (20+ in 5 minutes, in 2 of 3 periods): many concurrent transfers on the same wallets. The functions retry; if 5xx or retry alarms follow, find the hot address in the sendMoney log.`,
+        description: `Transactions on the ${name} table conflicted with concurrent ones (20+ in 5 minutes, in 2 of 3 periods): many concurrent writes of the same items (${CONFLICTING_WRITES[name]}). The functions retry; if 5xx or retry alarms follow, find the hot key in the log of the route the retry alarm names. runbook (docs/operations.md): "<table>-table-transaction-conflicts".`,
       });
     }
   }

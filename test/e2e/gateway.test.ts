@@ -5,7 +5,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { defaultCallerRateLimit } from '#infra/environment.ts';
 import { freePort } from '#infra/local/dynamodb-local.ts';
@@ -294,15 +294,21 @@ describe("the suite's stack", () => {
     if (!stack) throw new Error('The e2e stack is not running');
     const workers = inject('env').DYNAMODB_ENDPOINT as string;
     expect(stack.dynamodbLocalEndpoint).not.toBe(workers);
-    const tablesAt = async (endpoint: string) => {
+    const tableAt = async (endpoint: string) => {
       const client = createDocumentClient({ endpoint });
       try {
-        return (await client.send(new ListTablesCommand({}))).TableNames ?? [];
+        const { Table } = await client.send(
+          new DescribeTableCommand({ TableName: stack.env.WALLETS_TABLE_NAME }),
+        );
+        return Table?.TableName;
+      } catch (error) {
+        if ((error as Error).name === 'ResourceNotFoundException') return undefined;
+        throw error;
       } finally {
         client.destroy();
       }
     };
-    expect(await tablesAt(stack.dynamodbLocalEndpoint)).toContain(stack.env.WALLETS_TABLE_NAME);
-    expect(await tablesAt(workers)).not.toContain(stack.env.WALLETS_TABLE_NAME);
+    expect(await tableAt(stack.dynamodbLocalEndpoint)).toBe(stack.env.WALLETS_TABLE_NAME);
+    expect(await tableAt(workers)).toBeUndefined();
   });
 });

@@ -160,7 +160,7 @@ describe('alarms', () => {
     }
   });
 
-  it('each have a row of the runbook (docs/operations.md), which their descriptions point to by name', () => {
+  it('each have a row of the runbook (docs/operations.md); a description that points there names the file and a row it has', () => {
     const runbook = readFileSync('docs/operations.md', 'utf8');
     const section = runbook.slice(
       runbook.indexOf('## Runbook'),

@@ -4,7 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { defaultServiceSettings, walletEnvironment } from '#infra/environment.ts';
-import { ensureTables, LOCAL_AWS_ENV, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
+import {
+  type DynamoDbLocal,
+  ensureTables,
+  LOCAL_AWS_ENV,
+  startDynamoDbLocal,
+} from '#infra/local/dynamodb-local.ts';
 import { startLocalStack } from '#infra/local/gateway.ts';
 import type { BundledOptions } from '#infra/local/invoke/bundled-functions.ts';
 import { startS3Local } from '#infra/local/s3-local.ts';
@@ -47,15 +52,9 @@ const E2E_ALLOWED_ORIGIN = 'https://app.example.com';
  * `bundled`: the gateway runs the synthesized bundles (the `bundled` project, see vitest.config.ts).
  */
 export async function setupWithGateway(project: TestProject, bundled?: BundledOptions) {
-  // Java ends with this process even when a run is killed outright (Ctrl+C twice, a closed pipe).
-  const dynamo = await startDynamoDbLocal();
-  const stackDynamo = await startDynamoDbLocal().catch(async (error: unknown) => {
-    await dynamo.stop();
-    throw error;
-  });
-  // The local S3 of the image functions, in a temporary directory removed at stop.
-  const s3 = await startS3Local();
-  const stateDir = await mkdtemp(join(tmpdir(), 'wallet-catalog-e2e-'));
+  /** What has started so far, stopped at the end (or on a failed start) whatever else fails. */
+  const started: (() => Promise<unknown>)[] = [];
+  let gateway: Awaited<ReturnType<typeof startLocalStack>> | undefined;
   const stop = async () => {
     if (gateway?.mode === 'bundled') {
       const stats = Object.entries(gateway.functionStats()).filter(([, figures]) => figures.invocations > 0);
@@ -63,14 +62,25 @@ export async function setupWithGateway(project: TestProject, bundled?: BundledOp
         `Bundled gateway, invocations/cold starts: ${stats.map(([name, figures]) => `${name} ${figures.invocations}/${figures.coldStarts}`).join(', ')}`,
       );
     }
-    await gateway?.stop();
-    await stackDynamo.stop();
-    await dynamo.stop();
-    await s3.stop();
-    await rm(stateDir, { recursive: true, force: true });
+    try {
+      await gateway?.stop();
+    } finally {
+      await Promise.allSettled(started.map((stopOne) => stopOne()));
+    }
   };
-  let gateway: Awaited<ReturnType<typeof startLocalStack>> | undefined;
   try {
+    // Java ends with this process even when a run is killed outright (Ctrl+C twice, a closed pipe).
+    const locals = await Promise.allSettled([startDynamoDbLocal(), startDynamoDbLocal()]);
+    for (const local of locals) if (local.status === 'fulfilled') started.push(() => local.value.stop());
+    const [dynamo, stackDynamo] = locals.map((local) => {
+      if (local.status === 'rejected') throw local.reason;
+      return local.value;
+    }) as [DynamoDbLocal, DynamoDbLocal];
+    // The local S3 of the image functions, in a temporary directory removed at stop.
+    const s3 = await startS3Local();
+    started.push(() => s3.stop());
+    const stateDir = await mkdtemp(join(tmpdir(), 'wallet-catalog-e2e-'));
+    started.push(() => rm(stateDir, { recursive: true, force: true }));
     const tableEnv = await ensureTables(dynamo.endpoint, `test-${process.pid}`);
     const env: Record<string, string> = {
       ...LOCAL_AWS_ENV,

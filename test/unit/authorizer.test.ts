@@ -362,6 +362,7 @@ describe('the authorizer rejects with Unauthorized when the JWKS cannot be fetch
         const lines = await linesWrittenBy(() => fresh(tokenEvent(token)).catch((error: Error) => error));
         if (accepted) {
           expect(logLines(lines)).toEqual([]);
+          expect((await fresh(tokenEvent(token))).principalId).toBeDefined();
           continue;
         }
         expect(logLines(lines)).toEqual([

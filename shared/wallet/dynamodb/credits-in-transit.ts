@@ -1,3 +1,4 @@
+import type { RetryPolicy } from '../../dynamodb/retry.ts';
 import { readItems } from './consistent-read.ts';
 import { batchKey, creditKey } from './keys.ts';
 import type { WalletTableAccess } from './table-access.ts';
@@ -14,6 +15,8 @@ export async function stillInTransit(
   access: WalletTableAccess,
   transferIds: readonly string[],
   found: ReadonlyMap<string, Record<string, unknown>>,
+  /** The batches' read's retries: fewer where a request's time is counted (a replay's). */
+  batchReadPolicy?: RetryPolicy,
 ): Promise<Set<string>> {
   const batchOf = (id: string) => {
     const credit = found.get(creditKey(id));
@@ -25,7 +28,8 @@ export async function stillInTransit(
     const batchId = batchOf(id);
     return batchId === undefined ? [] : [batchKey(batchId)];
   });
-  const batches = batchKeys.length > 0 ? await readItems(access, batchKeys) : new Map();
+  const batches =
+    batchKeys.length > 0 ? await readItems(access, batchKeys, { policy: batchReadPolicy }) : new Map();
   return new Set(
     transferIds.filter((id) => {
       if (found.get(creditKey(id))?.postedSeq !== undefined) return false;

@@ -164,12 +164,13 @@ export function createTransferStore(access: WalletTableAccess): TransferStore {
 
   /**
    * Whether the money of a transfer through the clearing account is the recipient's, as the
-   * history and a lookup say: ONE BatchGetItem of its credit, and one of its batch while a posting
-   * has taken it and not completed it yet.
+   * history and a lookup say: ONE BatchGetItem of its credit, and one of its batch, tried once,
+   * while a posting has taken it and not completed it yet. Both fit the time a replay keeps for
+   * them, {@link longestCommitMs} (a call and a call tried once).
    */
   async function creditPosted(transferId: string): Promise<boolean> {
     const found = await readItems(access, [creditKey(transferId)]);
-    return !(await stillInTransit(access, [transferId], found)).has(transferId);
+    return !(await stillInTransit(access, [transferId], found, SETTLING_READ)).has(transferId);
   }
 
   return {

@@ -34,7 +34,8 @@ export function encodeCursor(address: string, position: HistoryPosition): string
 /**
  * The position a cursor names, if it is a well-formed cursor of `address`; otherwise an
  * {@link InvalidCursorError}. Whether that position holds that transfer is checked by the page's
- * own query (see `makeListTransfers`): an edited cursor naming another transfer fails there.
+ * own query, or a read of the entry where the index has yet to show it (see `makeListTransfers`):
+ * an edited cursor naming another transfer or a position that never was fails there.
  */
 export function decodeCursor(address: string, cursor: string): HistoryPosition {
   const decoded = decodeJsonCursor(cursor, { maxLength: MAX_CURSOR_LENGTH, length: 3 });

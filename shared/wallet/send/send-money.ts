@@ -187,9 +187,10 @@ function answersToKeys(transfers: Pick<TransferStore, 'creditPosted'>) {
   }
 
   /**
-   * The status a transfer has now: one read of its credit, for a transfer through the clearing
-   * account. Past the deadline that read could outlast the request: busy instead, which the client
-   * retries with its key (a key is what led here) and is answered in full.
+   * The status a transfer has now: a read of its credit (and of its batch, while a posting has
+   * taken it and not completed it), for a transfer through the clearing account. Past the deadline
+   * those reads could outlast the request: busy instead, which the client retries with its key (a
+   * key is what led here) and is answered in full.
    */
   async function statusOf(transfer: TransferRecord, deadline: number): Promise<TransferStatus> {
     if (transfer.via !== 'clearing') return 'completed';

@@ -7,7 +7,7 @@
 import { BINARY_MEDIA_TYPES } from './http/binary-media.ts';
 import { MAX_IF_MATCH_LENGTH } from './http/preconditions.ts';
 import { type OperationContract, pageParameters } from './openapi-contract.ts';
-import { IMAGE_MEDIA_TYPES, MAX_IMAGE_BYTES } from './pets/image-type.ts';
+import { IMAGE_MEDIA_TYPES, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE } from './pets/image-type.ts';
 import { MAX_CURSOR_LENGTH } from './pets/pet-cursor.ts';
 import { MAX_QUERY_TAGS, PET_STATUSES } from './pets/pet-http.ts';
 import { MAX_ADDITIONAL_METADATA_LENGTH } from './pets/pet-image-http.ts';
@@ -201,7 +201,7 @@ export const petOperationContracts: Record<PetOperationId, OperationContract> &
     tag: 'pet',
     requestBytes: {
       mediaTypes: ['application/octet-stream', ...IMAGE_MEDIA_TYPES],
-      description: `The image's bytes: PNG, JPEG, GIF or WebP, judged by the bytes themselves (their signature), whatever the Content-Type; at most 4 MiB (${MAX_IMAGE_BYTES} bytes: its base64 must fit Lambda's 6 MB invocation payload). Content-Type must be a binary media type of this API (${BINARY_MEDIA_TYPES.join(', ')}), or the bytes would arrive as text: 415`,
+      description: `The image's bytes: PNG, JPEG, GIF or WebP, judged by the bytes themselves (their signature), whatever the Content-Type; at most 4 MiB (${MAX_IMAGE_BYTES} bytes: its base64 must fit Lambda's 6 MB invocation payload), and at most ${MAX_IMAGE_SIDE} pixels a side and ${MAX_IMAGE_PIXELS} in all by its header (413). Content-Type must be a binary media type of this API (${BINARY_MEDIA_TYPES.join(', ')}), or the bytes would arrive as text: 415`,
     },
     success: {
       status: 200,
@@ -215,7 +215,7 @@ export const petOperationContracts: Record<PetOperationId, OperationContract> &
           "Stored image/png of 5120 bytes at https://api.example.com/prod/api/v3/pet/10/images/Q2hlY2tvdXRJbWFnZTAxMA, now the last of the pet's photoUrls",
       },
     },
-    // 413 the image over 4 MiB (the gateway's own 413 is added per route); 415 no image; 422 the
+    // 413 the image over 4 MiB or its pixel bounds (the gateway's own 413 is added per route); 415 no image; 422 the
     // pet already lists 20 photos. Nothing is stored on any of them.
     problems: [
       'malformed-body',

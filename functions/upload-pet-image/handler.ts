@@ -7,7 +7,7 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { safeIntegerParameter, textParameter } from '#shared/http/parameters.ts';
 import { etagOf } from '#shared/http/preconditions.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
-import { imageTypeOf } from '#shared/pets/image-recognition.ts';
+import { recogniseImage } from '#shared/pets/image-recognition.ts';
 import { expectedOf } from '#shared/pets/pet-http.ts';
 import { imageUrl, MAX_ADDITIONAL_METADATA_LENGTH } from '#shared/pets/pet-image-http.ts';
 import { createPetImageStore } from '#shared/pets/pet-image-store.ts';
@@ -31,7 +31,7 @@ export function createUploadPetImageHandler({ client, s3 }: UploadPetImageAdapte
   const upload = makeUploadPetImage({
     pets: createPetRepository({ client, tableName: requireEnv(tables.pets.envVar) }),
     images: createPetImageStore({ client: s3, bucketName: requireEnv(buckets.images.envVar) }),
-    recognise: imageTypeOf,
+    recognise: recogniseImage,
   });
   return httpHandler<Buffer>({
     operationId: 'uploadFile',

@@ -2,7 +2,7 @@ import { GIF } from 'image-size/types/gif';
 import { JPG } from 'image-size/types/jpg';
 import { PNG } from 'image-size/types/png';
 import { WEBP } from 'image-size/types/webp';
-import type { ImageMediaType } from './image-type.ts';
+import type { IMAGE_MEDIA_TYPES, ImageMediaType } from './image-type.ts';
 
 /**
  * What an uploaded image is, judged by its bytes (its magic number), never by the Content-Type the
@@ -22,17 +22,25 @@ const FORMATS: readonly (readonly [typeof PNG, ImageMediaType])[] = [
   [WEBP, 'image/webp'],
 ];
 
+/** An image as its header describes it. */
+export interface RecognisedImage {
+  readonly mediaType: ImageMediaType;
+  readonly width: number;
+  readonly height: number;
+}
+
 /**
- * The media type of `bytes` if they are one of {@link IMAGE_MEDIA_TYPES}, else `undefined`: also
- * when the signature is right but the header after it is cut short or broken (`image-size` then
- * throws, as for a format it does not know).
+ * What `bytes` are if they are one of {@link IMAGE_MEDIA_TYPES}, with the dimensions their header
+ * declares, else `undefined`: also when the signature is right but the header after it is cut
+ * short, broken (`image-size` then throws, as for a format it does not know) or declares no pixel.
  */
-export function imageTypeOf(bytes: Uint8Array): ImageMediaType | undefined {
+export function recogniseImage(bytes: Uint8Array): RecognisedImage | undefined {
   for (const [format, mediaType] of FORMATS) {
     try {
       if (!format.validate(bytes)) continue;
-      format.calculate(bytes);
-      return mediaType;
+      const { width, height } = format.calculate(bytes);
+      if (!(width > 0 && height > 0)) return undefined;
+      return { mediaType, width, height };
     } catch {
       return undefined;
     }

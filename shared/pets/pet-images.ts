@@ -8,7 +8,14 @@ import {
   UnsupportedMediaTypeError,
 } from '../errors.ts';
 import { petSchema } from '../schemas/pet.ts';
-import { IMAGE_MEDIA_TYPES, type ImageMediaType, MAX_IMAGE_BYTES } from './image-type.ts';
+import type { RecognisedImage } from './image-recognition.ts';
+import {
+  IMAGE_MEDIA_TYPES,
+  type ImageMediaType,
+  MAX_IMAGE_BYTES,
+  MAX_IMAGE_PIXELS,
+  MAX_IMAGE_SIDE,
+} from './image-type.ts';
 import type { Pet } from './pet.ts';
 import { changePet, type Expected, holds } from './pet-changes.ts';
 import type { PetRepository, StoredPet } from './pets.ts';
@@ -58,10 +65,10 @@ export interface UploadPetImageDependencies {
   readonly pets: PetRepository;
   readonly images: Pick<PetImageStore, 'put'>;
   /**
-   * What image `bytes` are, by their bytes: `imageTypeOf` of `image-recognition.ts`, handed over by
-   * the upload's composition root so that the reading function does not carry its parser.
+   * What image `bytes` are, by their bytes: `recogniseImage` of `image-recognition.ts`, handed over
+   * by the upload's composition root so that the reading function does not carry its parser.
    */
-  readonly recognise: (bytes: Uint8Array) => ImageMediaType | undefined;
+  readonly recognise: (bytes: Uint8Array) => RecognisedImage | undefined;
   /** Draws a new image id ({@link newImageId}). */
   readonly imageIds?: () => string;
 }
@@ -69,7 +76,7 @@ export interface UploadPetImageDependencies {
 /**
  * Stores an image of a pet and appends its URL to the pet's `photoUrls`. Everything that can be
  * refused is refused before a byte is stored: the body (not empty, at most {@link MAX_IMAGE_BYTES},
- * an image by its bytes), the pet (there, at the revision `If-Match` names, with room for another
+ * an image by its bytes, of at most {@link MAX_IMAGE_PIXELS}), the pet (there, at the revision `If-Match` names, with room for another
  * photo). Then the image goes to the store under a new id, and its URL onto the pet by the same
  * conditional write as every change of a pet (`changePet`): a pet deleted or filled up in between
  * is refused as above, and the image stored for it is then an orphan nobody was given the URL of
@@ -90,10 +97,16 @@ export const makeUploadPetImage =
         `An image may have at most 4 MiB (${MAX_IMAGE_BYTES} bytes), so that its base64 fits Lambda's 6 MB invocation payload; this one has ${bytes.length}`,
       );
     }
-    const mediaType = recognise(bytes);
-    if (mediaType === undefined) {
+    const image = recognise(bytes);
+    if (image === undefined) {
       throw new UnsupportedMediaTypeError(
         `The body is not an image of a type this API takes (${IMAGE_MEDIA_TYPES.join(', ')}), judged by its bytes whatever its Content-Type`,
+      );
+    }
+    const { mediaType, width, height } = image;
+    if (width > MAX_IMAGE_SIDE || height > MAX_IMAGE_SIDE || width * height > MAX_IMAGE_PIXELS) {
+      throw new PayloadTooLargeError(
+        `An image may have at most ${MAX_IMAGE_SIDE} pixels a side and ${MAX_IMAGE_PIXELS} in all, which is what every client showing it decodes; this one declares ${width} × ${height}`,
       );
     }
     const read = await pets.find(petId);

@@ -1,9 +1,14 @@
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { localS3ClientConfig } from '#infra/local/s3-local.ts';
-import { IMAGE_MEDIA_TYPES, MAX_IMAGE_BYTES } from '#shared/pets/image-type.ts';
+import {
+  IMAGE_MEDIA_TYPES,
+  MAX_IMAGE_BYTES,
+  MAX_IMAGE_PIXELS,
+  MAX_IMAGE_SIDE,
+} from '#shared/pets/image-type.ts';
 import { buckets, S3_ENDPOINT_ENV } from '#shared/s3/buckets.ts';
-import { pngOfSize, TINY_IMAGES } from '../support/images.ts';
+import { pngDeclaring, pngOfSize, TINY_IMAGES } from '../support/images.ts';
 import { type CallResult, call, expectProblem, gateway, tokenFor, uniquePetId } from './http.ts';
 
 /**
@@ -134,6 +139,25 @@ describe('an upload refused, with nothing stored', () => {
     expect(problem.detail).toMatch(/at most 4 MiB \(4194304 bytes\)/);
     expect(await photoUrlsOf(token, id)).toEqual([]);
     expect(await storedKeys(id)).toEqual([]);
+  });
+
+  it('answers 413 to an image whose header declares more pixels than a client should decode', async () => {
+    const token = await writer();
+    const { id } = await addPet(token);
+    for (const [width, height] of [
+      [MAX_IMAGE_SIDE + 1, 1],
+      [1, MAX_IMAGE_SIDE + 1],
+      [MAX_IMAGE_SIDE, Math.floor(MAX_IMAGE_PIXELS / MAX_IMAGE_SIDE) + 1],
+      [100_000, 100_000],
+    ] as const) {
+      const problem = expectProblem(await upload(token, id, pngDeclaring(width, height)), 413);
+      expect(problem.detail).toContain(`declares ${width} × ${height}`);
+    }
+    expect(await photoUrlsOf(token, id)).toEqual([]);
+    expect(await storedKeys(id)).toEqual([]);
+    // At the bounds: taken.
+    const side = Math.floor(MAX_IMAGE_PIXELS / MAX_IMAGE_SIDE);
+    expect((await upload(token, id, pngDeclaring(MAX_IMAGE_SIDE, side))).status).toBe(200);
   });
 
   it('answers 415 to text sent as image/png', async () => {

@@ -21,3 +21,12 @@ export function pngOfSize(size: number): Uint8Array {
   bytes.set(TINY_IMAGES['image/png']);
   return bytes;
 }
+
+/** The one-pixel PNG with its header declaring `width` × `height` pixels: what a decompression bomb's header says. */
+export function pngDeclaring(width: number, height: number): Uint8Array {
+  const bytes = TINY_IMAGES['image/png'].slice();
+  const header = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  header.setUint32(16, width);
+  header.setUint32(20, height);
+  return bytes;
+}

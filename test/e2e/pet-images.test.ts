@@ -82,6 +82,12 @@ describe('uploading an image of a pet', () => {
       expect(image.status).toBe(200);
       expect(image.headers.get('content-type')).toBe(mediaType);
       expect(image.headers.get('x-content-type-options')).toBe('nosniff');
+      // Read as a document, it may do nothing; saved, it is named as the image it is.
+      expect(image.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
+      const imageId = url.slice(url.lastIndexOf('/') + 1);
+      expect(image.headers.get('content-disposition')).toBe(
+        `inline; filename="${imageId}.${mediaType.slice('image/'.length).replace('jpeg', 'jpg')}"`,
+      );
       expect(Buffer.from(image.bytes).equals(Buffer.from(TINY_IMAGES[mediaType]))).toBe(true);
     }
     expect(await storedKeys(id)).toHaveLength(IMAGE_MEDIA_TYPES.length);

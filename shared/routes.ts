@@ -33,9 +33,11 @@ export interface Route {
   /**
    * The S3 actions the function may take on the images bucket (`shared/s3/buckets.ts`), on objects
    * under its one prefix only: a function's second grant, beside its table's, and the only one of
-   * a function without a table.
+   * a function without a table. `s3:ListBucket`, on the bucket itself, is there for one reason: a
+   * read of a missing key is 404 `NoSuchKey` only to a caller that may list the bucket, and 403
+   * `AccessDenied` to any other, which nothing could tell from a real denial.
    */
-  readonly images?: { readonly actions: readonly ('s3:PutObject' | 's3:GetObject')[] };
+  readonly images?: { readonly actions: readonly ('s3:PutObject' | 's3:GetObject' | 's3:ListBucket')[] };
   readonly summary: string;
   /**
    * `seal`: the function seals webhook signing secrets: it may generate data keys under the secrets'
@@ -148,8 +150,9 @@ export const routes = [
     path: '/api/v3/pet/{petId}/images/{imageId}',
     functionDir: 'get-pet-image',
     scopes: ['read:pets'],
-    // The image's object alone: the URL a pet lists is its key.
-    images: { actions: ['s3:GetObject'] },
+    // The image's object, whose key the URL a pet lists gives; and the bucket's listing, only so
+    // that S3 answers a key nobody was given 404, not 403 (the function never lists).
+    images: { actions: ['s3:GetObject', 's3:ListBucket'] },
     summary: 'An image of a pet, as uploaded, with its media type',
   },
   {

@@ -152,7 +152,8 @@ export class ProjectFunction extends Construct {
 
   /**
    * Grants the function the given S3 actions on the objects under `prefix` of the bucket named
-   * `bucketName` and nothing else (no listing, no other prefix): the images grant its route names.
+   * `bucketName` and nothing else (no other prefix), `s3:ListBucket` on the bucket itself when it
+   * is one of them (see `Route.images`): the images grant its route names.
    * A second call is refused, as for {@link grantData}. The ARN is made in the function's own stack
    * from the bucket's fixed name (`imagesBucketName`), so that the acknowledged finding on its
    * wildcard reads the same before synthesis and after.
@@ -168,11 +169,19 @@ export class ProjectFunction extends Construct {
       resource: bucketName,
       resourceName: `${prefix}*`,
     });
+    const onBucket = actions.filter((action) => action === 's3:ListBucket');
+    const onObjects = actions.filter((action) => action !== 's3:ListBucket');
+    if (onObjects.length === 0)
+      throw new Error(`${this.node.path}: an images grant needs an action on objects`);
     this.#imagesGrant = Grant.addToPrincipal({
       grantee: this.function,
-      actions: [...actions],
+      actions: onObjects,
       resourceArns: [objects],
     });
+    if (onBucket.length > 0) {
+      const bucket = stack.formatArn({ service: 's3', region: '', account: '', resource: bucketName });
+      Grant.addToPrincipal({ grantee: this.function, actions: onBucket, resourceArns: [bucket] });
+    }
     const role = this.function.role;
     if (role) {
       // As cdk-nag renders the ARN: pseudo parameters unless the stack's env is explicit.
@@ -184,7 +193,7 @@ export class ProjectFunction extends Construct {
       Validations.of(role).acknowledge({
         id: `AwsSolutions-IAM5[Resource::${rendered}]`,
         reason:
-          'Image keys are drawn per upload (pets/<petId>/<imageId>), so the grant names the one prefix the service writes under: objects below it only, never the bucket (no listing) nor another prefix.',
+          'Image keys are drawn per upload (pets/<petId>/<imageId>), so the grant names the one prefix the service writes under: objects below it only, never another prefix.',
       });
     }
     return this.#imagesGrant;

@@ -128,7 +128,7 @@ describe('the images bucket', () => {
 });
 
 describe('the image functions', () => {
-  it('gives each function exactly its route-table S3 action, on the images prefix only, and no other function any', () => {
+  it('gives each function exactly its route-table S3 actions, on the images prefix only (listing on the bucket), and no other function any', () => {
     for (const route of routeTable) {
       const s3 = statementsOf(route.operationId).filter((s) =>
         [s.Action].flat().some((action) => action.startsWith('s3:')),
@@ -137,23 +137,36 @@ describe('the image functions', () => {
         expect(s3, route.operationId).toEqual([]);
         continue;
       }
-      expect(s3, route.operationId).toHaveLength(1);
-      const [grant] = s3 as [Statement];
-      expect([grant.Action].flat(), route.operationId).toEqual([...route.images.actions]);
-      expect(grant.Effect).toBe('Allow');
-      expect(grant.Condition).toBeUndefined();
-      // `arn:…:s3:::<the bucket's name>/pets/*`: objects under the prefix, never the bucket itself
-      // (no listing), named as the stateful stack names the bucket.
-      expect(grant.Resource, route.operationId).toEqual({
+      const listing = route.images.actions.filter((action) => action === 's3:ListBucket');
+      expect(s3, route.operationId).toHaveLength(listing.length > 0 ? 2 : 1);
+      const [objects, bucket] = s3 as [Statement, Statement | undefined];
+      expect([objects.Action].flat(), route.operationId).toEqual(
+        route.images.actions.filter((action) => action !== 's3:ListBucket'),
+      );
+      for (const grant of s3) {
+        expect(grant.Effect).toBe('Allow');
+        expect(grant.Condition).toBeUndefined();
+      }
+      // `arn:…:s3:::<the bucket's name>/pets/*`: objects under the prefix, named as the stateful
+      // stack names the bucket.
+      expect(objects.Resource, route.operationId).toEqual({
         'Fn::Join': [
           '',
           ['arn:', { Ref: 'AWS::Partition' }, ...bucketNameParts(), `/${buckets.images.prefix}*`],
         ],
       });
+      if (bucket === undefined) continue;
+      // The bucket itself, for ListBucket alone: S3 answers a missing key 404 only to a caller that may list.
+      expect([bucket.Action].flat()).toEqual(['s3:ListBucket']);
+      expect(bucket.Resource, route.operationId).toEqual({
+        'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ...bucketNameParts()]],
+      });
     }
     expect(routeTable.find((r) => r.operationId === 'uploadFile')?.images?.actions).toEqual(['s3:PutObject']);
+    // Reading an image: its object, and the listing that makes a key nobody was given a 404, not a 403.
     expect(routeTable.find((r) => r.operationId === 'getPetImage')?.images?.actions).toEqual([
       's3:GetObject',
+      's3:ListBucket',
     ]);
   });
 

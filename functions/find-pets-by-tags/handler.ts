@@ -5,7 +5,7 @@ import { tables } from '#shared/dynamodb/tables.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { makeFindPetsByTags } from '#shared/pets/find-pets.ts';
-import { cursorOf, limitOf, pageAnswer, tagsOf } from '#shared/pets/pet-http.ts';
+import { cursorOf, limitOf, PAGE_ANSWER_BOUND, pageAnswer, tagsOf } from '#shared/pets/pet-http.ts';
 import { createPetIndex } from '#shared/pets/pet-search-repository.ts';
 
 /** What this function runs on: the DynamoDB client (a fault proxy's, in the fault tests). */
@@ -20,6 +20,7 @@ export interface FindPetsByTagsAdapters {
 export function createFindPetsByTagsHandler({ client }: FindPetsByTagsAdapters) {
   const findPetsByTags = makeFindPetsByTags({
     index: createPetIndex({ client, tableName: requireEnv(tables.pets.envVar) }),
+    bound: PAGE_ANSWER_BOUND,
   });
   return httpHandler({
     operationId: 'findPetsByTags',

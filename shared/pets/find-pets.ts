@@ -20,6 +20,16 @@ export interface PetIndex {
   read(ids: readonly number[]): Promise<ReadonlyMap<number, StoredPet>>;
 }
 
+/**
+ * How much of an answer a page may fill, besides `limit`: the bytes each pet takes in it, and the
+ * most a page's pets may take in all. A page ends early, before the pet that would pass the bound
+ * (never before its first), and the next page starts there.
+ */
+export interface AnswerBound {
+  readonly bytesOf: (stored: StoredPet) => number;
+  readonly maxBytes: number;
+}
+
 /** A page of a search: at most `limit` pets, and the cursor of the next page when there may be one. */
 export interface PetPage {
   readonly pets: readonly StoredPet[];
@@ -43,10 +53,13 @@ export interface FindPetsByTagsCommand {
  * Reads the parts of a search in turn (the shards of a status, the tags of a query), each from
  * where the previous page stopped, with one Query per part read and never more than `limit` ids in
  * all, then the pets themselves in one consistent read. A page ends when it is full or the parts
- * are done; a part that may hold more is where the next page starts.
+ * are done; a part that may hold more is where the next page starts. It also ends before a pet
+ * that would take the answer past `bound`: `limit` counts pets, whose size the schema bounds only
+ * one by one (a page of 100 pets of the largest could outgrow Lambda's 6 MB answer).
  */
 async function page(
   index: PetIndex,
+  bound: AnswerBound | undefined,
   search: string,
   parts: number,
   ids: (part: number, after: number | undefined, limit: number) => Promise<IdPage>,
@@ -75,19 +88,36 @@ async function page(
   const pets = await index.read(found.map((entry) => entry.id));
   // The indexes follow the table within milliseconds, not at once: a pet the index places here but
   // which no longer belongs (its status or tags just changed, or it is gone) is left out.
-  const kept = found.flatMap(({ id, part }) => {
+  const kept: StoredPet[] = [];
+  let bytes = 0;
+  for (const [i, { id, part }] of found.entries()) {
     const stored = pets.get(id);
-    return stored !== undefined && keep(stored.pet, part) ? [stored] : [];
-  });
+    if (stored === undefined || !keep(stored.pet, part)) continue;
+    bytes += bound?.bytesOf(stored) ?? 0;
+    const before = found[i - 1];
+    if (bound !== undefined && bytes > bound.maxBytes && before !== undefined && kept.length > 0) {
+      // The next page starts at this pet: after the id read before it, in that id's part.
+      next = { part: before.part, after: before.id };
+      break;
+    }
+    kept.push(stored);
+  }
   return { pets: kept, ...(next === undefined ? {} : { next: encodeCursor(search, next) }) };
+}
+
+export interface SearchDependencies {
+  readonly index: PetIndex;
+  /** The bytes a page may fill (the HTTP answer's: `pet-http.ts`); none in the use case's unit tests. */
+  readonly bound?: AnswerBound;
 }
 
 /** Pets with a status, a page at a time, over the status's shards (pet-index.ts). */
 export const makeFindPetsByStatus =
-  ({ index }: { readonly index: PetIndex }) =>
+  ({ index, bound }: SearchDependencies) =>
   ({ status, limit, cursor }: FindPetsByStatusCommand): Promise<PetPage> =>
     page(
       index,
+      bound,
       `status:${status}`,
       STATUS_SHARDS,
       (shard, after, count) => index.statusIds(status, shard, after, count),
@@ -101,12 +131,13 @@ export const makeFindPetsByStatus =
  * of them led to it.
  */
 export const makeFindPetsByTags =
-  ({ index }: { readonly index: PetIndex }) =>
+  ({ index, bound }: SearchDependencies) =>
   ({ tags, limit, cursor }: FindPetsByTagsCommand): Promise<PetPage> => {
     const sorted = [...new Set(tags)].sort();
     if (sorted.length === 0) return Promise.resolve({ pets: [] });
     return page(
       index,
+      bound,
       `tags:${JSON.stringify(sorted)}`,
       sorted.length,
       (part, after, count) => index.tagIds(sorted[part] as string, after, count),

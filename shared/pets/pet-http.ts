@@ -3,6 +3,7 @@ import type { HttpRequest, HttpResult } from '../http/handler.ts';
 import { enumParameter, pageLimitParameter, textParameter } from '../http/parameters.ts';
 import { etagOf, ifMatchOf } from '../http/preconditions.ts';
 import { petSchema, tagSchema } from '../schemas/pet.ts';
+import type { AnswerBound } from './find-pets.ts';
 import type { Pet } from './pet.ts';
 import type { Expected } from './pet-changes.ts';
 import { MAX_CURSOR_LENGTH } from './pet-cursor.ts';
@@ -59,6 +60,22 @@ export function tagsOf(request: HttpRequest<unknown>): string[] {
   const { minLength: min, maxLength: max } = tagSchema.properties.name;
   return tags.map((tag) => textParameter('each of tags', tag, { min, max }));
 }
+
+/**
+ * The most a page of pets may take of the function's answer, as Lambda counts it: 4 MB of the
+ * 6 MB (6,291,456 bytes) a synchronous answer may have, leaving room for its headers and `Link`.
+ */
+export const MAX_PAGE_ANSWER_BYTES = 4_000_000;
+
+/**
+ * The bytes a pet takes in a page's answer: its representation as JSON, written again as the JSON
+ * string Lambda's answer carries the body in (a control character, 1 byte in the pet, is 7 there).
+ */
+export const answerBytesOf = (stored: StoredPet): number =>
+  Buffer.byteLength(JSON.stringify(JSON.stringify(petRepresentation(stored.pet)))) - 1;
+
+/** The bound of a search page's answer, for the search functions' composition roots. */
+export const PAGE_ANSWER_BOUND: AnswerBound = { bytesOf: answerBytesOf, maxBytes: MAX_PAGE_ANSWER_BYTES };
 
 /**
  * A page of pets, and the next page's address in `Link` (RFC 8288) when there may be one: the

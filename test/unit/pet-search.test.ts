@@ -91,6 +91,43 @@ describe('find pets (use cases, over the indexes in memory)', () => {
     );
   });
 
+  it('with a bound on the bytes of a page: the pages still cover the search exactly, each within the bound or of one pet', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        storeArbitrary,
+        fc.array(fc.constantFrom(...TAGS, 'z'), { maxLength: 5 }),
+        fc.constantFrom(...STATUSES),
+        fc.integer({ min: 1, max: 7 }),
+        fc.integer({ min: 1, max: 12 }),
+        async (pets, tags, status, limit, maxBytes) => {
+          const { index } = inMemoryPets(pets);
+          // A pet's size, 1 to 5 "bytes" by its id: pages end at different places than `limit` says.
+          const bytesOf = ({ pet }: { pet: Pet }) => 1 + (Math.abs(pet.id) % 5);
+          const bound = { bytesOf, maxBytes };
+          const check = (page: { pets: readonly { pet: Pet }[] }) => {
+            expect(page.pets.length).toBeLessThanOrEqual(limit);
+            const bytes = page.pets.reduce((sum, stored) => sum + bytesOf(stored), 0);
+            if (page.pets.length > 1) expect(bytes).toBeLessThanOrEqual(maxBytes);
+            return page;
+          };
+          const byTags = makeFindPetsByTags({ index, bound });
+          const byStatus = makeFindPetsByStatus({ index, bound });
+          const tagged = await allPages(async (cursor) =>
+            check(await byTags({ tags, limit, ...(cursor === undefined ? {} : { cursor }) })),
+          );
+          expect(ids(tagged)).toEqual(
+            ids(pets.filter((pet) => pet.tags?.some((tag) => tags.includes(tag.name as string)))),
+          );
+          const withStatus = await allPages(async (cursor) =>
+            check(await byStatus({ status, limit, ...(cursor === undefined ? {} : { cursor }) })),
+          );
+          expect(ids(withStatus)).toEqual(ids(pets.filter((pet) => pet.status === status)));
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
   it('reads at most limit index items per page in all, and asks no Query for none', async () => {
     const pets = Array.from(
       { length: 300 },

@@ -6,6 +6,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { TemporarilyUnavailableError } from '../errors.ts';
+import { ANSWER_MARGIN_MS, requestDeadline } from '../request-deadline.ts';
 import { buckets } from '../s3/buckets.ts';
 import { IMAGE_MEDIA_TYPES, type ImageMediaType } from './image-type.ts';
 import type { PetImage, PetImageStore } from './pet-images.ts';
@@ -39,6 +40,17 @@ function unavailable(error: unknown): unknown {
     : error;
 }
 
+/**
+ * What ends an S3 call, its tries included, in time to answer the request: the SDK's 3 tries of
+ * up to 5 s each (`shared/s3/client.ts`) would outlast the function's 10 s, and a stalled S3 would
+ * be the gateway's 504 instead of our 503. Outside a request, none.
+ */
+function beforeDeadline(): { abortSignal?: AbortSignal } {
+  const deadline = requestDeadline();
+  if (deadline === undefined) return {};
+  return { abortSignal: AbortSignal.timeout(Math.max(1, deadline - ANSWER_MARGIN_MS - Date.now())) };
+}
+
 /** The pets' images in S3: one object per image, its media type as the object's Content-Type. */
 export function createPetImageStore({ client, bucketName }: PetImageBucket): PetImageStore {
   return {
@@ -55,6 +67,7 @@ export function createPetImageStore({ client, bucketName }: PetImageBucket): Pet
               ? {}
               : { Metadata: { [METADATA_KEY]: Buffer.from(additionalMetadata).toString('base64url') } }),
           }),
+          beforeDeadline(),
         );
       } catch (error) {
         throw unavailable(error);
@@ -65,7 +78,7 @@ export function createPetImageStore({ client, bucketName }: PetImageBucket): Pet
       const key = imageKey(petId, imageId);
       let answer: GetObjectCommandOutput;
       try {
-        answer = await client.send(new GetObjectCommand({ Bucket: bucketName, Key: key }));
+        answer = await client.send(new GetObjectCommand({ Bucket: bucketName, Key: key }), beforeDeadline());
       } catch (error) {
         if (error instanceof NoSuchKey) return undefined;
         throw unavailable(error);

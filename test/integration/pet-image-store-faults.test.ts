@@ -1,0 +1,65 @@
+import { once } from 'node:events';
+import { createServer, type Socket } from 'node:net';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createGetPetImageHandler } from '#functions/get-pet-image/handler.ts';
+import { TemporarilyUnavailableError } from '#shared/errors.ts';
+import { createPetImageStore } from '#shared/pets/pet-image-store.ts';
+import { newImageId } from '#shared/pets/pet-images.ts';
+import { answeringBy } from '#shared/request-deadline.ts';
+import { createS3Client } from '#shared/s3/client.ts';
+import { apiEvent, invoke, lambdaContext } from '../support/events.ts';
+import { TINY_IMAGES } from '../support/images.ts';
+
+/*
+ * S3 that takes the connection and never answers, on loopback: the image functions answer 503 with
+ * Retry-After before their timeout, as for DynamoDB, not the gateway's 504 after it. The SDK's three
+ * tries of 5 s each took 15 s, past the functions' 10 s.
+ */
+const sockets = new Set<Socket>();
+const silent = createServer((socket) => {
+  sockets.add(socket);
+  socket.on('close', () => sockets.delete(socket));
+});
+silent.listen(0, '127.0.0.1');
+await once(silent, 'listening');
+const address = silent.address();
+if (address === null || typeof address === 'string') throw new Error('no port');
+const s3 = createS3Client({ endpoint: `http://127.0.0.1:${address.port}` });
+afterAll(() => {
+  s3.destroy();
+  for (const socket of sockets) socket.destroy();
+  silent.close();
+});
+const bucketName = 'images-of-a-stalled-s3';
+
+describe('the image functions against an S3 that never answers', () => {
+  it('answer a read 503 with Retry-After before the function times out', async () => {
+    const read = createGetPetImageHandler({ s3 });
+    const context = lambdaContext('getPetImage', 4_000);
+    const response = await invoke(
+      read,
+      apiEvent({
+        method: 'GET',
+        path: `/api/v3/pet/7/images/${newImageId()}`,
+        resource: '/api/v3/pet/{petId}/images/{imageId}',
+        pathParameters: { petId: '7', imageId: newImageId() },
+        scopes: ['read:pets'],
+        headers: { accept: 'image/*' },
+      }),
+      context,
+    );
+    expect(response.statusCode).toBe(503);
+    expect(response.headers?.['retry-after']).toMatch(/^\d+$/);
+    expect(context.getRemainingTimeInMillis()).toBeGreaterThan(0);
+  });
+
+  it('end a store within the request, unavailable, however many tries the SDK had left', async () => {
+    const store = createPetImageStore({ client: s3, bucketName });
+    const deadline = Date.now() + 3_000;
+    const put = answeringBy(deadline, () =>
+      store.put(7, newImageId(), { bytes: TINY_IMAGES['image/png'], mediaType: 'image/png' }, undefined),
+    );
+    await expect(put).rejects.toBeInstanceOf(TemporarilyUnavailableError);
+    expect(Date.now()).toBeLessThan(deadline);
+  });
+});

@@ -18,6 +18,15 @@ export const int64Schema = {
   maximum: MAX_SAFE_ID,
 } as const;
 
+/**
+ * Text without control characters (C0, DEL, C1), bidirectional embeddings, overrides and isolates
+ * (U+202A–U+202E, U+2066–U+2069), or lone UTF-16 surrogates (ajv compiles patterns with the `u`
+ * flag, so a pair is one code point and only a lone half matches the range): they forge lines in
+ * logs and terminals, make text display as other text, and a lone surrogate is no Unicode at all.
+ */
+export const PRINTABLE_TEXT_PATTERN =
+  '^[^\\u0000-\\u001F\\u007F-\\u009F\\u202A-\\u202E\\u2066-\\u2069\\uD800-\\uDFFF]*$';
+
 /** RFC 9457 problem details, with the request id and, for validation failures, the violations found. */
 export const problemSchema = {
   $id: 'Problem',

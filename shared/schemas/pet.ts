@@ -1,10 +1,15 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { int64Schema } from './common.ts';
+import { int64Schema, PRINTABLE_TEXT_PATTERN } from './common.ts';
 
-const nameSchema = { type: 'string', minLength: 1, maxLength: 200 } as const;
+const nameSchema = { type: 'string', minLength: 1, maxLength: 200, pattern: PRINTABLE_TEXT_PATTERN } as const;
 
 /** A tag's or a category's name: what `findByTags` takes as a tag, and an index key of its own. */
-const partNameSchema = { type: 'string', minLength: 1, maxLength: 256 } as const;
+const partNameSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 256,
+  pattern: PRINTABLE_TEXT_PATTERN,
+} as const;
 
 /** Swagger Petstore v3 `Category`. */
 export const categorySchema = {
@@ -35,7 +40,7 @@ export const petSchema = {
     photoUrls: {
       type: 'array',
       maxItems: 20,
-      items: { type: 'string', minLength: 1, maxLength: 2048 },
+      items: { type: 'string', minLength: 1, maxLength: 2048, pattern: PRINTABLE_TEXT_PATTERN },
     },
     tags: { type: 'array', maxItems: 20, items: tagSchema },
     status: {

@@ -31,6 +31,39 @@ describe('the OpenAPI document and the server agree', () => {
     }
   });
 
+  it('refuse control characters, bidirectional overrides and lone surrogates in every text of a pet, and take other Unicode', () => {
+    const documentPet = byDocument('/components/schemas/Pet');
+    const at = (text: string) => [
+      { name: text, photoUrls: [] },
+      { name: 'rex', photoUrls: [`https://example.com/${text}`] },
+      { name: 'rex', photoUrls: [], tags: [{ name: text }] },
+      { name: 'rex', photoUrls: [], category: { name: text } },
+    ];
+    for (const bad of [
+      '\u0000',
+      '\u0007',
+      'a\nb',
+      '\u001b[31m',
+      '\u007f',
+      '\u0085',
+      'abc\u202eexe.gpj',
+      '\u2066x',
+      '\ud800',
+      'a\udfffb',
+    ]) {
+      for (const pet of at(bad)) {
+        expect(validatePet(pet), `server, ${JSON.stringify(pet)}`).toBe(false);
+        expect(documentPet(pet), `document, ${JSON.stringify(pet)}`).toBe(false);
+      }
+    }
+    for (const good of ['Rex', 'café', 'café', '🐕‍🦺', 'ポチ', 'a b\u00a0c', '\u{1F600}']) {
+      for (const pet of at(good)) {
+        expect(validatePet(pet), `server, ${JSON.stringify(pet)}`).toBe(true);
+        expect(documentPet(pet), `document, ${JSON.stringify(pet)}`).toBe(true);
+      }
+    }
+  });
+
   it('accept the same Idempotency-Keys: what the pattern allows the server accepts, what it refuses the pattern refuses', () => {
     const send = at(['paths', '/api/wallet/send', 'post']) as {
       parameters: { name: string; schema: Json }[];

@@ -5,6 +5,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { ENDPOINT_LIMITS } from '../webhooks/model/endpoint.ts';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/model/event-types.ts';
+import { PRINTABLE_TEXT_PATTERN } from './common.ts';
 
 const endpointUrlSchema = {
   type: 'string',
@@ -25,11 +26,11 @@ const eventTypesSchema = {
     'The events sent to the endpoint (a type named twice counts once); every type when left out at registration',
 } as const;
 
-/** Free text for its owner; no control characters, which would forge lines in a log or a terminal. */
+/** Free text for its owner; printable (`PRINTABLE_TEXT_PATTERN`), as a pet's texts are. */
 const descriptionSchema = {
   type: 'string',
   maxLength: ENDPOINT_LIMITS.descriptionLength,
-  pattern: '^[^\\u0000-\\u001F\\u007F]*$',
+  pattern: PRINTABLE_TEXT_PATTERN,
 } as const;
 
 const endpointStatusSchema = {

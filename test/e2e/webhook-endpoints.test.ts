@@ -108,6 +108,8 @@ describe('POST /api/wallet/webhooks', () => {
       [{ url: base + 'a'.repeat(2049 - base.length) }, '/url'],
       [{ url: base, description: 'd'.repeat(257) }, '/description'],
       [{ url: base, description: 'line\nbreak' }, '/description'],
+      [{ url: base, description: 'invoice\u202Efdp.exe' }, '/description'],
+      [{ url: base, description: 'next line\u0085' }, '/description'],
       [{ url: base, eventTypes: ['transfer.refunded'] }, '/eventTypes/0'],
       [{ url: base, eventTypes: [] }, '/eventTypes'],
       [{ url: base, eventTypes: [...ALL_TYPES, 'transfer.sent'] }, '/eventTypes'],

@@ -8,6 +8,7 @@ import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { makeUpdatePetWithForm } from '#shared/pets/pet-changes.ts';
 import { expectedOf, petAnswer, statusOf } from '#shared/pets/pet-http.ts';
 import { createPetRepository } from '#shared/pets/pet-repository.ts';
+import { PRINTABLE_TEXT } from '#shared/schemas/common.ts';
 import { petSchema } from '#shared/schemas/pet.ts';
 
 /** What this function runs on: the DynamoDB client (a fault proxy's, in the fault tests). */
@@ -32,7 +33,9 @@ export function createUpdatePetWithFormHandler({ client }: UpdatePetWithFormAdap
       return petAnswer(
         await updatePetWithForm({
           id,
-          ...(name === undefined ? {} : { name: textParameter('name', name, { min, max }) }),
+          ...(name === undefined
+            ? {}
+            : { name: textParameter('name', name, { min, max, pattern: PRINTABLE_TEXT }) }),
           ...(status === undefined ? {} : { status: statusOf(status) }),
           expected: expectedOf(request),
         }),

@@ -15,6 +15,7 @@ import { makeUploadPetImage } from '#shared/pets/pet-images.ts';
 import { createPetRepository } from '#shared/pets/pet-repository.ts';
 import { buckets } from '#shared/s3/buckets.ts';
 import { createS3Client } from '#shared/s3/client.ts';
+import { PRINTABLE_TEXT } from '#shared/schemas/common.ts';
 
 /** What this function runs on: the DynamoDB client (a fault proxy's, in the fault tests) and the S3 client. */
 export interface UploadPetImageAdapters {
@@ -42,7 +43,11 @@ export function createUploadPetImageHandler({ client, s3 }: UploadPetImageAdapte
       const additionalMetadata =
         metadata === undefined
           ? undefined
-          : textParameter('additionalMetadata', metadata, { min: 0, max: MAX_ADDITIONAL_METADATA_LENGTH });
+          : textParameter('additionalMetadata', metadata, {
+              min: 0,
+              max: MAX_ADDITIONAL_METADATA_LENGTH,
+              pattern: PRINTABLE_TEXT,
+            });
       const baseUrl = request.baseUrl();
       const uploaded = await upload({
         petId,

@@ -156,7 +156,8 @@ export class ProjectFunction extends Construct {
    * is one of them (see `Route.images`): the images grant its route names.
    * A second call is refused, as for {@link grantData}. The ARN is made in the function's own stack
    * from the bucket's fixed name (`imagesBucketName`), so that the acknowledged finding on its
-   * wildcard reads the same before synthesis and after.
+   * wildcard reads the same before synthesis and after. Answers the grant on the objects; the
+   * listing's, when made, stays with the role.
    */
   grantImages(bucketName: string, actions: readonly string[], prefix: string): Grant {
     if (this.#imagesGrant) throw new Error(`${this.node.path} already has its images grant`);

@@ -42,11 +42,20 @@ export const pageLimitParameter = (raw: string | undefined): number =>
  * A text parameter of `min` to `max` characters, counted in Unicode code points as the JSON
  * Schemas count them; an {@link InvalidParameterError} naming it otherwise.
  */
-export function textParameter(name: string, raw: string, { min, max }: { min: number; max: number }): string {
+export function textParameter(
+  name: string,
+  raw: string,
+  { min, max, pattern }: { min: number; max: number; pattern?: RegExp },
+): string {
   let length = 0;
   for (const _ of raw) if (++length > max) break;
   if (length < min || length > max) {
     throw new InvalidParameterError(`${name} must be ${min} to ${max} characters long`);
+  }
+  if (pattern !== undefined && !pattern.test(raw)) {
+    throw new InvalidParameterError(
+      `${name} must be printable text: no control characters, bidirectional overrides or lone surrogates`,
+    );
   }
   return raw;
 }

@@ -2,7 +2,7 @@ import { GIF } from 'image-size/types/gif';
 import { JPG } from 'image-size/types/jpg';
 import { PNG } from 'image-size/types/png';
 import { WEBP } from 'image-size/types/webp';
-import type { IMAGE_MEDIA_TYPES, ImageMediaType } from './image-type.ts';
+import type { ImageMediaType } from './image-type.ts';
 
 /**
  * What an uploaded image is, judged by its bytes (its magic number), never by the Content-Type the

@@ -2,6 +2,7 @@ import { InvalidParameterError } from '../errors.ts';
 import type { HttpRequest, HttpResult } from '../http/handler.ts';
 import { enumParameter, pageLimitParameter, textParameter } from '../http/parameters.ts';
 import { etagOf, ifMatchOf } from '../http/preconditions.ts';
+import { PRINTABLE_TEXT } from '../schemas/common.ts';
 import { petSchema, tagSchema } from '../schemas/pet.ts';
 import type { AnswerBound } from './find-pets.ts';
 import type { Pet } from './pet.ts';
@@ -58,7 +59,7 @@ export function tagsOf(request: HttpRequest<unknown>): string[] {
     throw new InvalidParameterError(`tags may name at most ${MAX_QUERY_TAGS} tags (one parameter each)`);
   }
   const { minLength: min, maxLength: max } = tagSchema.properties.name;
-  return tags.map((tag) => textParameter('each of tags', tag, { min, max }));
+  return tags.map((tag) => textParameter('each of tags', tag, { min, max, pattern: PRINTABLE_TEXT }));
 }
 
 /**
@@ -69,7 +70,7 @@ export const MAX_PAGE_ANSWER_BYTES = 4_000_000;
 
 /**
  * The bytes a pet takes in a page's answer: its representation as JSON, written again as the JSON
- * string Lambda's answer carries the body in (a control character, 1 byte in the pet, is 7 there).
+ * string Lambda's answer carries the body in (a quotation mark, 1 byte in the pet, is 4 there).
  */
 export const answerBytesOf = (stored: StoredPet): number =>
   Buffer.byteLength(JSON.stringify(JSON.stringify(petRepresentation(stored.pet)))) - 1;

@@ -7,7 +7,10 @@ export interface BucketDefinition {
   /** The environment variable holding the bucket's physical name. */
   readonly envVar: string;
   readonly description: string;
-  /** The one key prefix the service writes under; a function's grant names it, never the whole bucket. */
+  /**
+   * The one key prefix the service writes under; a function's grant on objects names it, never the
+   * whole bucket (the read function's `s3:ListBucket` is on the bucket: `Route.images` says why).
+   */
   readonly prefix: string;
 }
 

@@ -20,12 +20,17 @@ export const int64Schema = {
 
 /**
  * Text without control characters (C0, DEL, C1), bidirectional embeddings, overrides and isolates
- * (U+202A–U+202E, U+2066–U+2069), or lone UTF-16 surrogates (ajv compiles patterns with the `u`
- * flag, so a pair is one code point and only a lone half matches the range): they forge lines in
- * logs and terminals, make text display as other text, and a lone surrogate is no Unicode at all.
+ * (U+202A–U+202E, U+2066–U+2069), or lone UTF-16 surrogates: they forge lines in logs and
+ * terminals, make text display as other text, and a lone surrogate is no Unicode at all. Written
+ * to mean the same with the `u` flag (ajv's: a pair is one code point, matched by the first
+ * branch) and without it (Swagger UI's and most readers': a pair is two code units, matched by the
+ * second), so that no reader of the document refuses an emoji the server takes.
  */
 export const PRINTABLE_TEXT_PATTERN =
-  '^[^\\u0000-\\u001F\\u007F-\\u009F\\u202A-\\u202E\\u2066-\\u2069\\uD800-\\uDFFF]*$';
+  '^(?:[^\\u0000-\\u001F\\u007F-\\u009F\\u202A-\\u202E\\u2066-\\u2069\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])*$';
+
+/** {@link PRINTABLE_TEXT_PATTERN} as the server checks it outside a schema (a query parameter). */
+export const PRINTABLE_TEXT = new RegExp(PRINTABLE_TEXT_PATTERN, 'u');
 
 /** RFC 9457 problem details, with the request id and, for validation failures, the violations found. */
 export const problemSchema = {

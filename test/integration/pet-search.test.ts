@@ -219,6 +219,9 @@ describe('search parameters', () => {
     ['findByTags', Array.from({ length: 21 }, (_, i) => `tags=t${i}`).join('&'), 'tags'],
     ['findByTags', `tags=${'t'.repeat(257)}`, 'tags'],
     ['findByTags', 'tags=', 'tags'],
+    // No tag can hold them (the schema refuses them), as the document says of the parameter.
+    ['findByTags', 'tags=%0A', 'tags'],
+    ['findByTags', 'tags=a%E2%80%AEb', 'tags'],
   ] as const)('%s?%s is a 400 naming %s', async (which, query, named) => {
     const answer = await find(which, query);
     expect(answer.statusCode).toBe(400);

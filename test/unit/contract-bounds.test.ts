@@ -17,6 +17,8 @@ const at = <T>(path: readonly string[]): T =>
 const reader = new Ajv({ strict: false, allErrors: true, formats: { int64: true, 'date-time': true } });
 reader.addSchema(document, 'doc');
 const byDocument = (pointer: string) => reader.compile({ $ref: `doc#${pointer}` });
+/** The document's schema at a JSON pointer into it. */
+const documentSchemaOf = (pointer: string) => at<unknown>(pointer.split('/').slice(1));
 
 describe('the OpenAPI document and the server agree', () => {
   it('count string lengths alike, in code points: 200 emoji are a valid pet name on both sides, 201 on neither', () => {
@@ -55,6 +57,17 @@ describe('the OpenAPI document and the server agree', () => {
         expect(validatePet(pet), `server, ${JSON.stringify(pet)}`).toBe(false);
         expect(documentPet(pet), `document, ${JSON.stringify(pet)}`).toBe(false);
       }
+    }
+    // A reader without the `u` flag (Swagger UI's `new RegExp(pattern)`) reads the pattern alike.
+    const schemaPattern = (
+      documentSchemaOf('/components/schemas/Pet') as { properties: { name: { pattern: string } } }
+    ).properties.name.pattern;
+    const flagless = new RegExp(schemaPattern);
+    for (const bad of ['\u0000', '\u0085', 'abc\u202eexe.gpj', '\ud800', 'a\udfffb', '\udc00\ud800']) {
+      expect(flagless.test(bad), JSON.stringify(bad)).toBe(false);
+    }
+    for (const good of ['Rex', 'café', '🐕‍🦺', 'ポチ', '\u{1F600}', '\u{10FFFD}']) {
+      expect(flagless.test(good), JSON.stringify(good)).toBe(true);
     }
     for (const good of ['Rex', 'café', 'café', '🐕‍🦺', 'ポチ', 'a b\u00a0c', '\u{1F600}']) {
       for (const pet of at(good)) {

@@ -13,7 +13,7 @@ import { MAX_QUERY_TAGS, PET_STATUSES } from './pets/pet-http.ts';
 import { MAX_ADDITIONAL_METADATA_LENGTH } from './pets/pet-image-http.ts';
 import { MAX_PHOTO_URLS } from './pets/pet-images.ts';
 import type { OperationId } from './routes.ts';
-import { int64Schema } from './schemas/common.ts';
+import { int64Schema, PRINTABLE_TEXT_PATTERN } from './schemas/common.ts';
 import { petSchema, tagSchema } from './schemas/pet.ts';
 
 type PetOperationId =
@@ -233,7 +233,11 @@ export const petOperationContracts: Record<PetOperationId, OperationContract> &
         name: 'additionalMetadata',
         in: 'query',
         required: false,
-        schema: { type: 'string', maxLength: MAX_ADDITIONAL_METADATA_LENGTH },
+        schema: {
+          type: 'string',
+          maxLength: MAX_ADDITIONAL_METADATA_LENGTH,
+          pattern: PRINTABLE_TEXT_PATTERN,
+        },
         description: 'Kept with the image (not shown by the API)',
         example: 'front view',
       },

@@ -42,7 +42,11 @@ export interface HttpRequest<TBody> {
   /** Every value a header was sent with, one per header line, whatever case each line's name had. */
   headerValues(lowerCaseName: string): readonly string[];
   readonly pathParameters: Readonly<Record<string, string | undefined>>;
-  /** The query string's parameters (the last value of a repeated one, as API Gateway gives it). */
+  /**
+   * The query string's parameters, each given once: reading one the client repeated is a 400
+   * (`?status=bogus&status=sold` would otherwise be `sold`, API Gateway's last value, the first
+   * unread). A parameter that may be repeated is read with {@link queryValues}.
+   */
   readonly query: Readonly<Record<string, string | undefined>>;
   /** Every value of a query parameter, in the order sent (`?tags=a&tags=b`), as API Gateway lists them. */
   queryValues(name: string): readonly string[];
@@ -121,6 +125,23 @@ function withoutPrototype(
   map: Readonly<Record<string, string | undefined>> | null,
 ): Readonly<Record<string, string | undefined>> {
   return Object.assign(Object.create(null), map);
+}
+
+/** The query's parameters as {@link HttpRequest.query} reads them: a repeated one throws when read. */
+function singleValuedQuery(event: Event): Readonly<Record<string, string | undefined>> {
+  const query = withoutPrototype(event.queryStringParameters);
+  for (const [name, values] of Object.entries(event.multiValueQueryStringParameters ?? {})) {
+    if (values === undefined || values.length < 2 || !Object.hasOwn(query, name)) continue;
+    Object.defineProperty(query, name, {
+      enumerable: true,
+      get() {
+        throw new InvalidParameterError(
+          `${name} may be given once; the query gives it ${values.length} times`,
+        );
+      },
+    });
+  }
+  return query;
 }
 
 /**
@@ -313,7 +334,7 @@ export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody
         header: (name) => headerOf(event.headers, name),
         headerValues: (name) => headerValuesOf(event, name),
         pathParameters: withoutPrototype(event.pathParameters),
-        query: withoutPrototype(event.queryStringParameters),
+        query: singleValuedQuery(event),
         queryValues: (name) => {
           const multi = event.multiValueQueryStringParameters;
           const values = multi && Object.hasOwn(multi, name) ? multi[name] : undefined;

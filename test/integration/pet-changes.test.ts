@@ -176,6 +176,8 @@ describe('POST /api/v3/pet/{petId} (form)', () => {
     // What the schema refuses in a body's name, the query's name may not bring in either.
     ['name=%1B%5B31mred', 'name'],
     ['name=max%E2%80%AEgpj', 'name'],
+    ['name=max&name=rex', 'name'],
+    ['status=sold&status=pending', 'status'],
   ])('answers 400 for %s, and changes nothing', async (query, named) => {
     const id = uniqueId();
     await add({ id, name: 'rex', photoUrls: [], status: 'available' });

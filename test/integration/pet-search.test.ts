@@ -222,6 +222,9 @@ describe('search parameters', () => {
     // No tag can hold them (the schema refuses them), as the document says of the parameter.
     ['findByTags', 'tags=%0A', 'tags'],
     ['findByTags', 'tags=a%E2%80%AEb', 'tags'],
+    // A parameter given twice: neither value is taken (API Gateway's last would win unseen).
+    ['findByStatus', 'status=bogus&status=sold', 'status'],
+    ['findByStatus', 'status=sold&limit=5&limit=100', 'limit'],
   ] as const)('%s?%s is a 400 naming %s', async (which, query, named) => {
     const answer = await find(which, query);
     expect(answer.statusCode).toBe(400);

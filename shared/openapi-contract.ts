@@ -28,6 +28,11 @@ export interface OperationContract {
   readonly requestExample?: unknown;
   /** A body of bytes instead of JSON (an upload): the media types it is taken with, and what it must be. */
   readonly requestBytes?: { readonly mediaTypes: readonly string[]; readonly description: string };
+  /** An optional form body (`application/x-www-form-urlencoded`): its fields' schemas, and what it is. */
+  readonly requestForm?: {
+    readonly properties: Readonly<Record<string, object>>;
+    readonly description: string;
+  };
   readonly success: {
     readonly status: number;
     readonly schema?: SchemaName;

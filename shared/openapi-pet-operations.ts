@@ -5,6 +5,7 @@
  */
 
 import { BINARY_MEDIA_TYPES } from './http/binary-media.ts';
+import { FORM_MAX_BYTES } from './http/form-body.ts';
 import { MAX_IF_MATCH_LENGTH } from './http/preconditions.ts';
 import { type OperationContract, pageParameters } from './openapi-contract.ts';
 import { IMAGE_MEDIA_TYPES, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE } from './pets/image-type.ts';
@@ -126,7 +127,22 @@ export const petOperationContracts: Record<PetOperationId, OperationContract> &
     success: petAnswer(
       'The pet as stored now, and its new ETag; as it was when neither name nor status is given',
     ),
-    problems: ['invalid-parameter', 'not-found', 'precondition-failed', 'temporarily-unavailable'],
+    problems: [
+      'invalid-parameter',
+      'malformed-body',
+      'unsupported-media-type',
+      'payload-too-large',
+      'not-found',
+      'precondition-failed',
+      'temporarily-unavailable',
+    ],
+    requestForm: {
+      description: `name and status as a form (Swagger 2.0's formData), instead of in the query: at most ${FORM_MAX_BYTES} bytes, UTF-8, each field once, and not also in the query`,
+      properties: {
+        name: petSchema.properties.name,
+        status: { type: 'string', enum: PET_STATUSES },
+      },
+    },
     parameters: [
       petIdParameter,
       {

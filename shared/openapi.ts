@@ -1,4 +1,5 @@
 import { errorMappings, internalErrorMapping } from './http/error-mapping.ts';
+import { FORM_MEDIA_TYPE } from './http/form-body.ts';
 import { gatewayResponses } from './http/gateway-responses.ts';
 import { METHOD_NOT_ALLOWED } from './http/method-not-allowed.ts';
 import { problemType } from './http/problem.ts';
@@ -217,6 +218,23 @@ function operation(route: Route) {
                 { schema: { type: 'string', format: 'binary' } },
               ]),
             ),
+          },
+        }
+      : {}),
+    ...(contract.requestForm
+      ? {
+          requestBody: {
+            required: false,
+            description: contract.requestForm.description,
+            content: {
+              [FORM_MEDIA_TYPE]: {
+                schema: {
+                  type: 'object',
+                  properties: contract.requestForm.properties,
+                  additionalProperties: false,
+                },
+              },
+            },
           },
         }
       : {}),

@@ -2,6 +2,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { requireEnv } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
+import { type FormFields, queryOrForm } from '#shared/http/form-body.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { safeIntegerParameter, textParameter } from '#shared/http/parameters.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
@@ -17,19 +18,22 @@ export interface UpdatePetWithFormAdapters {
 }
 
 /**
- * The composition root of `POST /api/v3/pet/{petId}` (Petstore `updatePetWithForm`): the query's
- * `name` and/or `status` set on the stored pet; 200 with it and its ETag.
+ * The composition root of `POST /api/v3/pet/{petId}` (Petstore `updatePetWithForm`): `name` and/or
+ * `status`, from the query (Petstore v3) or a form body (Swagger 2.0's `formData`, HTML forms), set
+ * on the stored pet; 200 with it and its ETag.
  */
 export function createUpdatePetWithFormHandler({ client }: UpdatePetWithFormAdapters) {
   const updatePetWithForm = makeUpdatePetWithForm({
     pets: createPetRepository({ client, tableName: requireEnv(tables.pets.envVar) }),
   });
   const { minLength: min, maxLength: max } = petSchema.properties.name;
-  return httpHandler({
+  return httpHandler<FormFields>({
     operationId: 'updatePetWithForm',
+    form: ['name', 'status'],
     run: async (request) => {
       const id = safeIntegerParameter('petId', request.pathParameters.petId);
-      const { name, status } = request.query;
+      const name = queryOrForm('name', request.query.name, request.body);
+      const status = queryOrForm('status', request.query.status, request.body);
       return petAnswer(
         await updatePetWithForm({
           id,

@@ -18,6 +18,7 @@ import type { OperationId } from '../routes.ts';
 import { matchesMediaType } from './binary-media.ts';
 import { canonicalPath } from './canonical-path.ts';
 import { corsMiddleware, corsOriginsFromEnv } from './cors.ts';
+import { parseForm } from './form-body.ts';
 import { jsonResponse } from './problem.ts';
 import { problemErrorHandler } from './problem-middleware.ts';
 import { toViolations } from './validation.ts';
@@ -80,7 +81,14 @@ const RAW_BODY = Symbol('rawBody');
 const PRINCIPAL = Symbol('principal');
 /** The body's bytes, on routes that take bytes ({@link bytesBody}). */
 const BYTES = Symbol('bytes');
-type ParsedEvent = Event & { [RAW_BODY]?: string | null; [PRINCIPAL]?: Principal; [BYTES]?: Buffer };
+/** The form's fields, on the route that takes a form ({@link formBody}). */
+const FORM = Symbol('form');
+type ParsedEvent = Event & {
+  [RAW_BODY]?: string | null;
+  [PRINCIPAL]?: Principal;
+  [BYTES]?: Buffer;
+  [FORM]?: Readonly<Record<string, string | undefined>>;
+};
 
 /**
  * A request header by its lower-case name, whatever case the client spelled it in (API Gateway
@@ -241,6 +249,17 @@ const bytesBody = (): Middleware => ({
   },
 });
 
+/** The body as a form's fields (shared/http/form-body.ts), on an operation that may take one. */
+const formBody = (fields: readonly string[]): Middleware => ({
+  before: ({ event }) => {
+    const text =
+      event.isBase64Encoded && typeof event.body === 'string'
+        ? Buffer.from(event.body, 'base64').toString('utf8')
+        : event.body;
+    (event as ParsedEvent)[FORM] = parseForm(text, headerOf(event.headers, 'content-type'), fields);
+  },
+});
+
 /**
  * The API's base URL as the client addressed it: API Gateway's `requestContext.path` is the path
  * as sent (stage or custom domain base path first), `path` the route's part of it; the scheme is
@@ -303,6 +322,8 @@ export interface HttpHandlerOptions<TBody> {
   readonly body?: ValidateFunction;
   /** The body as bytes (a `Buffer`), for an operation that takes an upload instead of JSON. */
   readonly bytes?: true;
+  /** The fields a form body may give, for an operation that takes one; the body is then those fields. */
+  readonly form?: readonly string[];
   /** The use case: gets a validated request, returns a result or throws a typed error. */
   readonly run: (request: HttpRequest<TBody>) => Promise<HttpResult>;
 }
@@ -321,6 +342,7 @@ export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody
   if (scopes) middlewares.push(requireScopes(scopes));
   if (options.body) middlewares.push(jsonBody(options.body));
   if (options.bytes) middlewares.push(bytesBody());
+  if (options.form) middlewares.push(formBody(options.form));
 
   // No early-timeout timer: a function about to time out is answered by the gateway's DEFAULT_5XX
   // problem all the same.
@@ -329,7 +351,7 @@ export function httpHandler<TBody = undefined>(options: HttpHandlerOptions<TBody
     .handler(async (event: ParsedEvent, context: Context) => {
       const result = await options.run({
         principal: event[PRINCIPAL] ?? ANONYMOUS,
-        body: (options.bytes ? event[BYTES] : event.body) as TBody,
+        body: (options.bytes ? event[BYTES] : options.form ? event[FORM] : event.body) as TBody,
         rawBody: event[RAW_BODY] ?? null,
         header: (name) => headerOf(event.headers, name),
         headerValues: (name) => headerValuesOf(event, name),

@@ -32,7 +32,7 @@ const put = (body: unknown, headers: Record<string, string> = {}) =>
 const onPet = (
   method: string,
   petId: string,
-  options: { query?: string; headers?: Record<string, string> } = {},
+  options: { query?: string; headers?: Record<string, string>; rawBody?: string } = {},
 ) =>
   apiEvent({
     method,
@@ -44,6 +44,20 @@ const onPet = (
   });
 const form = (id: number | string, query: string, headers: Record<string, string> = {}) =>
   invoke(updatePetWithForm, onPet('POST', String(id), { query, headers }));
+const formBody = (
+  id: number,
+  rawBody: string,
+  contentType = 'application/x-www-form-urlencoded',
+  query?: string,
+) =>
+  invoke(
+    updatePetWithForm,
+    onPet('POST', String(id), {
+      rawBody,
+      headers: { 'Content-Type': contentType },
+      ...(query === undefined ? {} : { query }),
+    }),
+  );
 const remove = (id: number | string, headers: Record<string, string> = {}) =>
   invoke(deletePet, onPet('DELETE', String(id), { headers }));
 const read = (id: number) => invoke(getPet, onPet('GET', String(id)));
@@ -184,6 +198,65 @@ describe('POST /api/v3/pet/{petId} (form)', () => {
     const result = await form(id, query);
     expect(result.statusCode).toBe(400);
     expect(result.json.detail).toContain(named);
+    expect(await stored(id)).toMatchObject({ name: 'rex', status: 'available' });
+  });
+
+  it.each([
+    'application/x-www-form-urlencoded',
+    'Application/X-WWW-Form-Urlencoded; charset=UTF-8',
+    'application/x-www-form-urlencoded;charset="utf-8"',
+  ])(
+    'sets the name and the status from a form body sent as %s, decoding + and percent-escapes',
+    async (type) => {
+      const id = uniqueId();
+      await add({ id, name: 'rex', photoUrls: ['p'], status: 'available' });
+      const result = await formBody(id, 'name=Max+%C3%A9l%C3%A8ve+%F0%9F%90%95&status=pending', type);
+      expect(result.statusCode).toBe(200);
+      expect(result.json).toMatchObject({ id, name: 'Max élève 🐕', status: 'pending' });
+      expect(await stored(id)).toMatchObject({ name: 'Max élève 🐕', status: 'pending' });
+    },
+  );
+
+  it('takes the name from the query and the status from the form, and an empty form as no field', async () => {
+    const id = uniqueId();
+    await add({ id, name: 'rex', photoUrls: [], status: 'available' });
+    expect((await formBody(id, 'status=sold', undefined, 'name=max')).json).toMatchObject({
+      name: 'max',
+      status: 'sold',
+    });
+    expect((await formBody(id, '')).json).toMatchObject({ name: 'max', status: 'sold' });
+  });
+
+  it.each([
+    // A body the function would otherwise ignore, answering 200 with nothing changed.
+    [415, 'unsupported-media-type', '{"name":"max"}', 'application/json'],
+    [415, 'unsupported-media-type', 'name=max', 'application/x-www-form-urlencoded; charset=ISO-8859-1'],
+    [415, 'unsupported-media-type', 'name=max', 'text/plain'],
+    [413, 'payload-too-large', `name=${'%41'.repeat(1366)}`, undefined],
+    [400, 'malformed-body', 'name=50%', undefined],
+    [400, 'malformed-body', 'name=%C3', undefined],
+    [400, 'malformed-body', 'name=%ED%A0%80', undefined],
+    [400, 'invalid-parameter', 'nmae=max', undefined],
+    [400, 'invalid-parameter', 'name=max&name=rex', undefined],
+    [400, 'invalid-parameter', 'name=', undefined],
+    [400, 'invalid-parameter', 'status=lost', undefined],
+    [400, 'invalid-parameter', 'name=max%1B%5B31m', undefined],
+  ])('answers %i %s for the form %s (%s), and changes nothing', async (status, slug, body, type) => {
+    const id = uniqueId();
+    await add({ id, name: 'rex', photoUrls: [], status: 'available' });
+    const result = await formBody(id, body, type);
+    expect(result.statusCode).toBe(status);
+    expect(result.headers?.['content-type']).toBe('application/problem+json');
+    expect(result.json.type).toMatch(new RegExp(`:${slug}$`));
+    expect(await stored(id)).toMatchObject({ name: 'rex', status: 'available' });
+  });
+
+  it('answers 400 naming a field given both in the query and in the form, and changes nothing', async () => {
+    const id = uniqueId();
+    await add({ id, name: 'rex', photoUrls: [], status: 'available' });
+    const result = await formBody(id, 'name=max', undefined, 'name=bob');
+    expect(result.statusCode).toBe(400);
+    expect(result.json.detail).toContain('name');
     expect(await stored(id)).toMatchObject({ name: 'rex', status: 'available' });
   });
 

@@ -207,7 +207,7 @@ export const petOperationContracts: Record<PetOperationId, OperationContract> &
         required: false,
         explode: true,
         schema: { type: 'array', maxItems: MAX_QUERY_TAGS, items: tagSchema.properties.name },
-        description: `Tag names, the parameter repeated for each (\`?tags=a&tags=b\`), at most ${MAX_QUERY_TAGS}`,
+        description: `Tag names, the parameter repeated for each (\`?tags=a&tags=b\`), at most ${MAX_QUERY_TAGS}; matched in Unicode normalization form C (a combining accent finds the precomposed one, and the reverse)`,
         example: ['friendly'],
       },
       ...pageOfPets,

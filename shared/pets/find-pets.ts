@@ -1,6 +1,6 @@
 import type { Pet } from './pet.ts';
 import { decodeCursor, encodeCursor, type PagePosition } from './pet-cursor.ts';
-import { STATUS_SHARDS, tagNamesOf } from './pet-index.ts';
+import { indexedTagName, STATUS_SHARDS, tagNamesOf } from './pet-index.ts';
 import type { StoredPet } from './pets.ts';
 
 /** Pet ids of one key of an index, in id order, after a position: what a search pages through. */
@@ -133,7 +133,7 @@ export const makeFindPetsByStatus =
 export const makeFindPetsByTags =
   ({ index, bound }: SearchDependencies) =>
   ({ tags, limit, cursor }: FindPetsByTagsCommand): Promise<PetPage> => {
-    const sorted = [...new Set(tags)].sort();
+    const sorted = [...new Set(tags.map(indexedTagName))].sort();
     if (sorted.length === 0) return Promise.resolve({ pets: [] });
     return page(
       index,

@@ -1,6 +1,7 @@
 import { NotFoundError, PreconditionFailedError, TemporarilyUnavailableError } from '../errors.ts';
 import { ANSWER_MARGIN_MS, requestDeadline } from '../request-deadline.ts';
 import type { Pet } from './pet.ts';
+import { assertIndexableTags } from './pet-index.ts';
 import type { PetRepository, StoredPet } from './pets.ts';
 
 /**
@@ -83,11 +84,13 @@ export async function changePet<T>(
 /** Replaces a stored pet; {@link NotFoundError} when there is none, {@link PreconditionFailedError} per `If-Match`. */
 export const makeUpdatePet =
   ({ pets }: { readonly pets: PetRepository }) =>
-  ({ pet, expected }: UpdatePetCommand): Promise<StoredPet> =>
-    changePet(pets, pet.id, expected, async (current) => {
+  async ({ pet, expected }: UpdatePetCommand): Promise<StoredPet> => {
+    assertIndexableTags(pet);
+    return changePet(pets, pet.id, expected, async (current) => {
       const revision = await pets.replace(current, pet);
       return revision === undefined ? undefined : { pet, revision };
     });
+  };
 
 /**
  * Sets a stored pet's name and/or status, keeping the rest. Neither given leaves the pet as it is

@@ -8,6 +8,7 @@ import type { AnswerBound } from './find-pets.ts';
 import type { Pet } from './pet.ts';
 import type { Expected } from './pet-changes.ts';
 import { MAX_CURSOR_LENGTH } from './pet-cursor.ts';
+import { isIndexableTagName } from './pet-index.ts';
 import { petRepresentation } from './pet-representation.ts';
 import type { StoredPet } from './pets.ts';
 
@@ -59,7 +60,15 @@ export function tagsOf(request: HttpRequest<unknown>): string[] {
     throw new InvalidParameterError(`tags may name at most ${MAX_QUERY_TAGS} tags (one parameter each)`);
   }
   const { minLength: min, maxLength: max } = tagSchema.properties.name;
-  return tags.map((tag) => textParameter('each of tags', tag, { min, max, pattern: PRINTABLE_TEXT }));
+  return tags.map((tag) => {
+    textParameter('each of tags', tag, { min, max, pattern: PRINTABLE_TEXT });
+    if (!isIndexableTagName(tag)) {
+      throw new InvalidParameterError(
+        `each of tags must be at most ${max} characters in Unicode normalization form C, as a pet's tags are`,
+      );
+    }
+    return tag;
+  });
 }
 
 /**

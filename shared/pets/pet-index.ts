@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
+import { ValidationError } from '../errors.ts';
+import { tagSchema } from '../schemas/pet.ts';
 import type { Pet } from './pet.ts';
 
 /**
@@ -32,10 +34,45 @@ export const statusShardKey = (status: string, shard: number): string => `${stat
 export const statusShardOf = (pet: Pick<Pet, 'id' | 'status'>): string | undefined =>
   pet.status === undefined ? undefined : statusShardKey(pet.status, shardOf(pet.id));
 
-/** The distinct tag names of a pet, which its tag entries index (a tag without a name has none). */
+/**
+ * A tag name as the index keys it and a search matches it: in Unicode normalization form C, so
+ * that `Café` typed with a combining accent (NFD, as macOS file names and some keyboards give it)
+ * and with the precomposed `é` are one tag, as they look and as a user means them. The pet keeps
+ * its tags as sent.
+ */
+export const indexedTagName = (name: string): string => name.normalize('NFC');
+
+/**
+ * Whether a tag name is as long, indexed, as the schema lets it be sent (256 code points, at most
+ * 1 KB of UTF-8 under DynamoDB's 2 KB index key). Normalising can lengthen a name: a few code points
+ * (musical symbols such as U+1D160) are excluded from composition and become three, so 256 of them
+ * would make a key of 3 KB, which DynamoDB refuses.
+ */
+export const isIndexableTagName = (name: string): boolean => {
+  let length = 0;
+  for (const _ of indexedTagName(name)) if (++length > tagSchema.properties.name.maxLength) return false;
+  return true;
+};
+
+/** Refuses (422) a pet with a tag name too long once indexed ({@link isIndexableTagName}). */
+export function assertIndexableTags(pet: Pick<Pet, 'tags'>): void {
+  const violations = (pet.tags ?? []).flatMap((tag, index) =>
+    tag.name === undefined || isIndexableTagName(tag.name)
+      ? []
+      : [
+          {
+            pointer: `/tags/${index}/name`,
+            detail: `must be at most ${tagSchema.properties.name.maxLength} characters in Unicode normalization form C`,
+          },
+        ],
+  );
+  if (violations.length > 0) throw new ValidationError(violations);
+}
+
+/** The distinct tag names of a pet as indexed, which its tag entries index (a tag without a name has none). */
 export function tagNamesOf(pet: Pick<Pet, 'tags'>): string[] {
   const names = new Set<string>();
-  for (const tag of pet.tags ?? []) if (tag.name !== undefined) names.add(tag.name);
+  for (const tag of pet.tags ?? []) if (tag.name !== undefined) names.add(indexedTagName(tag.name));
   return [...names];
 }
 

@@ -1,5 +1,6 @@
 import { AlreadyExistsError, NotFoundError } from '../errors.ts';
 import type { Pet, PetInput } from './pet.ts';
+import { assertIndexableTags } from './pet-index.ts';
 
 /**
  * A pet as stored: the pet and its revision, which changes with every write of it and is never
@@ -53,6 +54,7 @@ const ID_ATTEMPTS = 3;
 export const makeAddPet =
   ({ pets, ids }: AddPetDependencies) =>
   async (command: AddPetCommand): Promise<StoredPet> => {
+    assertIndexableTags(command);
     if (command.id !== undefined) {
       const pet = { ...command, id: command.id };
       const revision = await pets.insert(pet);

@@ -210,6 +210,60 @@ describe('a page of the largest pets the schema takes', () => {
   });
 });
 
+describe('tags in Unicode normalization form C', () => {
+  const addTagged = (id: number, tags: string[]) =>
+    invoke(
+      handlers.add,
+      apiEvent({
+        method: 'POST',
+        path: '/api/v3/pet',
+        scopes: write,
+        body: { id, name: 'c', photoUrls: [], tags: tags.map((name) => ({ name })) },
+      }),
+    );
+
+  it('finds a pet tagged café with a combining accent by café precomposed, and the reverse, each pet once', async () => {
+    const label = randomInt(2 ** 47);
+    const decomposed = `cafe\u0301-${label}`;
+    const precomposed = `caf\u00e9-${label}`;
+    const [a, b, both] = [uniqueId(), uniqueId(), uniqueId()];
+    expect((await addTagged(a, [decomposed])).statusCode).toBe(200);
+    expect((await addTagged(b, [precomposed])).statusCode).toBe(200);
+    expect((await addTagged(both, [decomposed, precomposed])).statusCode).toBe(200);
+    for (const query of [precomposed, decomposed]) {
+      const pets = await allPages('findByTags', `tags=${encodeURIComponent(query)}`, 2);
+      expect(pets.map((pet) => pet.id).sort()).toEqual([a, b, both].sort());
+    }
+    // The pet keeps its tags as sent.
+    expect((await invoke(handlers.get, onPet('GET', a))).json.tags).toEqual([{ name: decomposed }]);
+  });
+
+  it('refuses a tag name normalization makes longer than 256 characters: 422 on a pet, 400 in a search', async () => {
+    // U+1D160 is excluded from composition: NFC writes it as three code points.
+    const long = '\u{1D160}'.repeat(100);
+    const id = uniqueId();
+    const added = await addTagged(id, ['fine', long]);
+    expect(added.statusCode).toBe(422);
+    expect(added.json.errors).toEqual([expect.objectContaining({ pointer: '/tags/1/name' })]);
+    expect((await invoke(handlers.get, onPet('GET', id))).statusCode).toBe(404);
+    expect((await addTagged(id, ['fine'])).statusCode).toBe(200);
+    const put = await invoke(
+      handlers.put,
+      apiEvent({
+        method: 'PUT',
+        path: '/api/v3/pet',
+        scopes: write,
+        body: { id, name: 'c', photoUrls: [], tags: [{ name: long }] },
+      }),
+    );
+    expect(put.statusCode).toBe(422);
+    expect((await invoke(handlers.get, onPet('GET', id))).json.tags).toEqual([{ name: 'fine' }]);
+    const search = await find('findByTags', `tags=${encodeURIComponent(long)}`);
+    expect(search.statusCode).toBe(400);
+    expect(search.json.detail).toContain('tags');
+  });
+});
+
 describe('search parameters', () => {
   it.each([
     ['findByStatus', 'status=lost', 'status'],

@@ -2,9 +2,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { localResources } from '#infra/local/invoke/local-resources.ts';
+import { localResources, resolveEnvironment } from '#infra/local/invoke/local-resources.ts';
 import type { TemplateFunction } from '#infra/local/invoke/template.ts';
 import { type RunningStack, stackRecordPath } from '#infra/local/stack-record.ts';
+import { loadOrCreateWebhookSecretsKey } from '#infra/local/webhook-secrets-key.ts';
+import { DESTINATION_MODE_ENV } from '#shared/webhooks/model/destination-mode.ts';
+import { KMS_KEY_ENV, STATIC_KEY_ENV } from '#shared/webhooks/secrets/keeper.ts';
 
 // What `npm run invoke` runs a function against: the running local stack, or what the one call
 // needs, started for it (test/infra/invoke-template.test.ts reads the functions from a template).
@@ -77,6 +80,33 @@ describe('what npm run invoke runs a function against', () => {
       expect(local.source).toMatch(
         /^No local stack is running \(`npm start`\), so this call gets a DynamoDB Local of its own, in memory with empty tables: it sees none of your data/,
       );
+    } finally {
+      await local.close();
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('what npm run invoke gives a webhook function with no stack running', () => {
+  /** rotateWebhookSecret as the template describes it: its secrets sealed with a KMS key AWS names at deploy time. */
+  const rotateSecret: TemplateFunction = {
+    ...getBalance,
+    logicalId: 'rotateWebhookSecretFunction',
+    name: 'rotateWebhookSecret',
+    environment: { [KMS_KEY_ENV]: { Ref: 'WebhookSecretsKey' }, STAGE: 'dev' },
+  };
+
+  it("is the local stack's key for the signing secrets and loopback destinations, as npm start gives them", async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'invoke-resources-'));
+    const local = await localResources(rotateSecret, { port: undefined, stateDir });
+    try {
+      const env = resolveEnvironment(rotateSecret, local.env);
+      expect(env).toMatchObject({
+        [STATIC_KEY_ENV]: await loadOrCreateWebhookSecretsKey(stateDir),
+        [DESTINATION_MODE_ENV]: 'local',
+      });
+      expect(env).not.toHaveProperty(KMS_KEY_ENV);
+      expect(local.source).toContain('webhook signing secrets');
     } finally {
       await local.close();
       rmSync(stateDir, { recursive: true, force: true });

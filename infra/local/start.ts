@@ -16,6 +16,7 @@ import { type CallerRateLimit, defaultCallerRateLimit } from '#infra/environment
 import { optionalEnv } from '#shared/config.ts';
 import { SCOPES } from '#shared/routes.ts';
 import { type AccessLogEntry, formatAccessLog } from './access-log.ts';
+import { PortInUseError } from './dynamodb-local.ts';
 import { TOUCHES_PATH } from './dynamodb-proxy.ts';
 import { type LocalStack, startLocalStack } from './gateway.ts';
 import type { FunctionStats } from './invoke/bundled-functions.ts';
@@ -111,6 +112,8 @@ if (!values.bundled && (values.stage !== undefined || values.synth)) {
 let stack: LocalStack | undefined;
 let starting = true;
 let stopping = false;
+/** The exit code of the first stop asked for, kept for a stop asked for while starting. */
+let stopCode = 0;
 
 /** Stops what was started, Java included, then exits. */
 async function shutdown(code: number): Promise<void> {
@@ -139,6 +142,7 @@ function requestStop(reason: string, code: number): void {
     process.exit(code || 1);
   }
   stopping = true;
+  stopCode = code;
   stopRequestedAt = performance.now();
   process.stderr.write(`\n${reason}: stopping the local stack…\n`);
   // While starting there is nothing to stop yet; the start below stops what it made.
@@ -201,7 +205,8 @@ try {
   });
 } catch (error) {
   // Ctrl+C reaches Java too, which then fails the start: that is the stop that was asked for.
-  if (stopping) process.exit(0);
+  if (stopping) process.exit(stopCode);
+  if (error instanceof PortInUseError) fail(error.message, 1);
   if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
     const running = await readRunningStack(port, stateDir).catch(() => undefined);
     fail(
@@ -215,7 +220,8 @@ try {
 }
 
 starting = false;
-if (stopping) await shutdown(0);
+// DynamoDB Local that died while the rest started is still a failure (1), Ctrl+C still not (0).
+if (stopping) await shutdown(stopCode);
 
 const envPrefix = [
   ...(process.env.PORT ? [`PORT=${port}`] : []),

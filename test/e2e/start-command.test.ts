@@ -6,9 +6,10 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
 import type { TouchReportEntry } from '#infra/local/dynamodb-conflicts.ts';
-import { freePort } from '#infra/local/dynamodb-local.ts';
+import { freePort, localClient, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
 import { TOUCHES_PATH } from '#infra/local/dynamodb-proxy.ts';
 import { signLocalToken } from '#infra/local/issuer.ts';
 import { readRunningStack, stackRecordPath } from '#infra/local/stack-record.ts';
@@ -302,6 +303,42 @@ describe('npm start', () => {
       'the gateway and DynamoDB Local stopped',
     );
     expect(existsSync(stackRecordPath(stateDir, port))).toBe(false);
+  });
+
+  it('exits 1 naming the port when --dynamodb-port is another DynamoDB Local, and creates nothing in it', {
+    timeout: 90_000,
+  }, async () => {
+    const other = await startDynamoDbLocal();
+    try {
+      const dynamodbPort = new URL(other.endpoint).port;
+      const stateDir = await mkdtemp(join(tmpdir(), 'start-command-'));
+      tempDirs.push(stateDir);
+      const { DYNAMODB_LOCAL_PATH: _, ...env } = process.env;
+      const child = spawn(process.execPath, ['infra/local/start.ts', '--dynamodb-port', dynamodbPort], {
+        cwd: repoRoot,
+        env: { ...env, PORT: String(await freePort()), LOCAL_STATE_DIR: stateDir },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      started.push(child);
+      let output = '';
+      child.stdout?.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+      });
+      child.stderr?.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+      });
+      const [code] = await once(child, 'exit');
+      expect(code, output).toBe(1);
+      expect(output).toContain(`Port ${dynamodbPort} is in use`);
+      const client = localClient(other.endpoint);
+      try {
+        expect((await client.send(new ListTablesCommand({}))).TableNames).toEqual([]);
+      } finally {
+        client.destroy();
+      }
+    } finally {
+      await other.stop();
+    }
   });
 
   it('says so and exits 1 when DynamoDB Local dies under it', { timeout: 90_000 }, async () => {

@@ -3,6 +3,7 @@ import { requireEnv } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import { idempotencyKeyOf } from '#shared/http/idempotency-key.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { petAnswer } from '#shared/pets/pet-http.ts';
 import { createPetIds } from '#shared/pets/pet-id.ts';
@@ -15,7 +16,13 @@ export interface AddPetAdapters {
   readonly client: DynamoDBDocumentClient;
 }
 
-/** The composition root of `POST /api/v3/pet` (Petstore `addPet`): 200 with the stored pet and its ETag. */
+/** Marks the answer of an add its Idempotency-Key had already made. */
+const REPLAYED = { 'idempotent-replayed': 'true' } as const;
+
+/**
+ * The composition root of `POST /api/v3/pet` (Petstore `addPet`): 200 with the stored pet and its
+ * ETag; with an Idempotency-Key used before by the caller, the pet that add added, marked replayed.
+ */
 export function createAddPetHandler({ client }: AddPetAdapters) {
   const addPet = makeAddPet({
     pets: createPetRepository({ client, tableName: requireEnv(tables.pets.envVar) }),
@@ -24,7 +31,15 @@ export function createAddPetHandler({ client }: AddPetAdapters) {
   return httpHandler<AddPetCommand>({
     operationId: 'addPet',
     body: validatePet,
-    run: async ({ body }) => petAnswer(await addPet(body)),
+    run: async (request) => {
+      const key = idempotencyKeyOf(request.headerValues('idempotency-key'));
+      const added = await addPet(
+        request.body,
+        key === undefined ? undefined : { owner: request.principal.sub, key },
+      );
+      const answer = petAnswer(added);
+      return added.replayed ? { ...answer, headers: { ...answer.headers, ...REPLAYED } } : answer;
+    },
   });
 }
 

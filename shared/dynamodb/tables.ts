@@ -56,8 +56,10 @@ export const tables: Readonly<Record<TableName, TableDefinition>> = {
         projection: 'KEYS_ONLY',
       },
     ],
+    // Only the records of adds' Idempotency-Keys carry `expiresAt`.
+    timeToLiveAttribute: 'expiresAt',
     description:
-      'One item per pet, keyed by its int64 id (index status); one tag entry per tag name of a pet, keyed by a 38-digit id (index tags)',
+      "One item per pet, keyed by its int64 id (index status); one tag entry per tag name of a pet, keyed by a 38-digit id (index tags); one record per add's Idempotency-Key, keyed by a 38-digit id from 2e37 (TTL)",
   },
   wallets: {
     envVar: 'WALLETS_TABLE_NAME',

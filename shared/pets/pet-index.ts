@@ -5,7 +5,7 @@ import { tagSchema } from '../schemas/pet.ts';
 import type { Pet } from './pet.ts';
 
 /**
- * How the pets table indexes its pets (docs/decisions/pet-indexes.md): one item per pet keyed by
+ * How the pets table indexes its pets (docs/decisions/pet-search.md): one item per pet keyed by
  * `id`, which carries `statusShard` for the `status` index, and one tag entry per distinct tag
  * name of a pet, written in the same transaction as the pet, for the `tags` index.
  */
@@ -88,6 +88,21 @@ export function tagEntryId(petId: number, tag: string): NumberValue {
   const digest = createHash('sha256').update(`${petId}\u0000${tag}`).digest();
   const hash = BigInt(`0x${digest.subarray(0, 15).toString('hex')}`);
   return NumberValue.from((ENTRY_ID_BASE + hash).toString());
+}
+
+/**
+ * The record of an add's Idempotency-Key takes an id of 38 digits from 2·10^37 up: above every tag
+ * entry's (10^37 plus at most 2^120, about 1.3·10^36), out of reach of pets and of the API alike.
+ * A 120-bit hash of the caller and the key, so the caller's next request with the key finds it.
+ */
+const KEY_ENTRY_ID_BASE = 2n * 10n ** 37n;
+
+export function keyEntryId(owner: string, key: string): NumberValue {
+  const digest = createHash('sha256')
+    .update(JSON.stringify([owner, key]))
+    .digest();
+  const hash = BigInt(`0x${digest.subarray(0, 15).toString('hex')}`);
+  return NumberValue.from((KEY_ENTRY_ID_BASE + hash).toString());
 }
 
 /** The item of a pet's tag entry. */

@@ -6,9 +6,9 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { withRetries } from '../dynamodb/retry.ts';
 import { TemporarilyUnavailableError } from '../errors.ts';
 import { ANSWER_MARGIN_MS, requestDeadline } from '../request-deadline.ts';
-import type { Pet } from './pet.ts';
-import { statusShardOf, tagEntry, tagEntryId, tagNamesOf } from './pet-index.ts';
-import type { PetRepository, StoredPet } from './pets.ts';
+import type { Pet, PetInput } from './pet.ts';
+import { keyEntryId, statusShardOf, tagEntry, tagEntryId, tagNamesOf } from './pet-index.ts';
+import type { AddKey, Inserted, KeyUse, PetRepository, StoredPet } from './pets.ts';
 
 export interface PetTable {
   readonly client: DynamoDBDocumentClient;
@@ -54,15 +54,59 @@ function atRevision(revision: string) {
  */
 type Outcome =
   | { readonly written: true }
-  | { readonly written: false; readonly stored?: Record<string, unknown> };
+  | {
+      readonly written: false;
+      readonly stored?: Record<string, unknown>;
+      /** The add's key record as stored, when that record's condition failed (a key used before). */
+      readonly keyRecord?: Record<string, unknown>;
+    };
 
-function lost(error: unknown): Outcome | undefined {
+function lost(error: unknown, keyed: boolean): Outcome | undefined {
   if (!(error instanceof TransactionCanceledException)) return undefined;
   const reasons = error.CancellationReasons ?? [];
   const codes = reasons.map((reason) => reason.Code);
   if (!codes.includes('ConditionalCheckFailed') && !codes.includes('TransactionConflict')) return undefined;
   const item = reasons[0]?.Code === 'ConditionalCheckFailed' ? reasons[0].Item : undefined;
-  return { written: false, ...(item ? { stored: unmarshall(item) } : {}) };
+  // The key record is the transaction's last item.
+  const last = reasons.at(-1);
+  const keyRecord = keyed && last?.Code === 'ConditionalCheckFailed' ? last.Item : undefined;
+  return {
+    written: false,
+    ...(item ? { stored: unmarshall(item) } : {}),
+    ...(keyRecord ? { keyRecord: unmarshall(keyRecord) } : {}),
+  };
+}
+
+/**
+ * The record of an add's Idempotency-Key, beside the pet in the same transaction: the request as
+ * sent, and what it added. A record past its `expiresAt` (DynamoDB's TTL deletes it within days)
+ * counts as absent and is written over.
+ */
+function keyRecordPut(tableName: string, key: AddKey, petId: number, revision: string) {
+  return {
+    Put: {
+      TableName: tableName,
+      Item: {
+        id: keyEntryId(key.owner, key.key),
+        request: key.request,
+        addedPetId: petId,
+        revision,
+        expiresAt: key.expiresAt,
+      },
+      ConditionExpression: 'attribute_not_exists(id) OR expiresAt < :now',
+      ExpressionAttributeValues: { ':now': Math.floor(Date.now() / 1000) },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    },
+  };
+}
+
+/** What a key's record says its first add was. */
+function keyUseOf(record: Record<string, unknown>): KeyUse {
+  const request = record.request as PetInput;
+  return {
+    request,
+    added: { pet: { ...request, id: Number(record.addedPetId) }, revision: String(record.revision) },
+  };
 }
 
 /** Pauses before trying a write that met another in flight again. */
@@ -90,6 +134,7 @@ export function createPetRepository({ client, tableName }: PetTable): PetReposit
     putTags: readonly string[],
     deleteTags: readonly string[],
     petId: number,
+    keyRecord?: { readonly Put: object },
   ): Promise<Outcome> {
     const command = new TransactWriteCommand({
       ClientRequestToken: randomUUID(),
@@ -99,6 +144,7 @@ export function createPetRepository({ client, tableName }: PetTable): PetReposit
         ...deleteTags.map((tag) => ({
           Delete: { TableName: tableName, Key: { id: tagEntryId(petId, tag) } },
         })),
+        ...(keyRecord ? [keyRecord as never] : []),
       ],
     });
     return withRetries(async () => {
@@ -106,7 +152,7 @@ export function createPetRepository({ client, tableName }: PetTable): PetReposit
         await client.send(command);
         return { written: true };
       } catch (error) {
-        const outcome = lost(error);
+        const outcome = lost(error, keyRecord !== undefined);
         if (outcome === undefined) throw error;
         return outcome;
       }
@@ -120,7 +166,7 @@ export function createPetRepository({ client, tableName }: PetTable): PetReposit
      * was, not 409. A conflict with another transaction (an add of the same id in flight) is tried
      * again.
      */
-    async insert(pet: Pet): Promise<string | undefined> {
+    async insert(pet: Pet, key?: AddKey): Promise<Inserted> {
       const revision = newRevision();
       const item = itemOf(pet, revision);
       const put = {
@@ -133,12 +179,19 @@ export function createPetRepository({ client, tableName }: PetTable): PetReposit
       };
       const deadline = requestDeadline();
       for (let round = 1; ; round++) {
-        const outcome = await write(put, tagNamesOf(pet), [], pet.id);
-        if (outcome.written) return revision;
+        const outcome = await write(
+          put,
+          tagNamesOf(pet),
+          [],
+          pet.id,
+          key === undefined ? undefined : keyRecordPut(tableName, key, pet.id, revision),
+        );
+        if (outcome.written) return { revision };
+        if (outcome.keyRecord !== undefined) return { keyUsed: keyUseOf(outcome.keyRecord) };
         if (outcome.stored !== undefined) {
           // Deep equality ignores the order of members, which DynamoDB does not keep.
           const found = storedPetOf(outcome.stored);
-          return isDeepStrictEqual(found.pet, pet) ? found.revision : undefined;
+          return isDeepStrictEqual(found.pet, pet) ? { revision: found.revision } : {};
         }
         const pause = Math.random() * Math.min(400, 5 * 2 ** round);
         if (round >= 50 || (deadline !== undefined && Date.now() + pause > deadline - 2 * ANSWER_MARGIN_MS)) {

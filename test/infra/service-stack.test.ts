@@ -388,12 +388,12 @@ describe('tables', () => {
     }
   });
 
-  it('expires wallet idempotency records by TTL, and nothing in the pets table', () => {
+  it("expires wallet idempotency records and the records of adds' keys by TTL", () => {
     const props = (name: TableName) =>
       stateful.toJSON().Resources[logicalId(built.stateful, built.stateful.tables[name])].Properties;
     expect(props('wallets').TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
     expect(props('wallets').KeySchema).toEqual([{ AttributeName: 'pk', KeyType: 'HASH' }]);
-    expect(props('pets').TimeToLiveSpecification).toBeUndefined();
+    expect(props('pets').TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
     expect(props('pets').KeySchema).toEqual([{ AttributeName: 'id', KeyType: 'HASH' }]);
     expect(
       props('pets').GlobalSecondaryIndexes.map((index: { Projection: unknown }) => index.Projection),

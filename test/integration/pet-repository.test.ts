@@ -4,7 +4,7 @@ import { requireEnv } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import type { Pet } from '#shared/pets/pet.ts';
-import { statusShardOf, tagEntryId } from '#shared/pets/pet-index.ts';
+import { keyEntryId, statusShardOf, tagEntryId } from '#shared/pets/pet-index.ts';
 import { createPetRepository } from '#shared/pets/pet-repository.ts';
 import { createPetIndex } from '#shared/pets/pet-search-repository.ts';
 import { storedItem } from '../support/faults.ts';
@@ -27,7 +27,7 @@ describe('pet repository on DynamoDB Local', () => {
       photoUrls: ['a', 'b'],
       tags: [{ id: 2, name: 't' }],
     };
-    const revision = await pets.insert(pet);
+    const { revision } = await pets.insert(pet);
     expect(revision).toEqual(expect.any(String));
     await expect(pets.find(pet.id)).resolves.toEqual({ pet, revision });
   });
@@ -38,16 +38,16 @@ describe('pet repository on DynamoDB Local', () => {
 
   it('refuses a different pet under a taken id and keeps the first', async () => {
     const first: Pet = { id: uniqueId(), name: 'first', photoUrls: [] };
-    const revision = await pets.insert(first);
-    await expect(pets.insert({ ...first, name: 'second' })).resolves.toBeUndefined();
+    const { revision } = await pets.insert(first);
+    await expect(pets.insert({ ...first, name: 'second' })).resolves.toEqual({});
     await expect(pets.find(first.id)).resolves.toEqual({ pet: first, revision });
   });
 
   it('counts the very same pet again as stored, whatever the order of its members, with its revision', async () => {
     const pet: Pet = { id: uniqueId(), name: 'same', photoUrls: ['p'], status: 'sold' };
-    const revision = await pets.insert(pet);
+    const { revision } = await pets.insert(pet);
     const reordered: Pet = { status: 'sold', photoUrls: ['p'], name: 'same', id: pet.id };
-    await expect(pets.insert(reordered)).resolves.toBe(revision);
+    await expect(pets.insert(reordered)).resolves.toEqual({ revision });
   });
 
   it('writes a tag entry per distinct tag name and a status shard with the pet', async () => {
@@ -69,7 +69,7 @@ describe('pet repository on DynamoDB Local', () => {
   it('replaces a pet at its revision, moving its tag entries, and refuses a stale revision', async () => {
     const [kept, dropped, added] = [uniqueTag('kept'), uniqueTag('dropped'), uniqueTag('added')];
     const pet: Pet = { id: uniqueId(), name: 'v1', photoUrls: [], tags: [{ name: kept }, { name: dropped }] };
-    const first = { pet, revision: (await pets.insert(pet)) as string };
+    const first = { pet, revision: (await pets.insert(pet)).revision as string };
     const changed: Pet = { ...pet, name: 'v2', tags: [{ name: kept }, { name: added }] };
     const second = await pets.replace(first, changed);
     expect(second).toEqual(expect.any(String));
@@ -87,7 +87,7 @@ describe('pet repository on DynamoDB Local', () => {
   it('removes a pet with its tag entries', async () => {
     const tag = uniqueTag('gone');
     const pet: Pet = { id: uniqueId(), name: 'gone', photoUrls: [], tags: [{ name: tag }] };
-    const revision = (await pets.insert(pet)) as string;
+    const revision = (await pets.insert(pet)).revision as string;
     await expect(pets.remove({ pet, revision })).resolves.toBe(true);
     await expect(pets.find(pet.id)).resolves.toBeUndefined();
     expect(await entry(pet.id, tag)).toBeUndefined();
@@ -102,5 +102,38 @@ describe('pet repository on DynamoDB Local', () => {
     const revision = await pets.replace(legacy, { ...pet, name: 'new' });
     expect(revision).toEqual(expect.any(String));
     await expect(pets.replace(legacy, { ...pet, name: 'again' })).resolves.toBeUndefined();
+  });
+});
+
+describe("pet repository: an add's Idempotency-Key record", () => {
+  const keyOf = (expiresAt: number, name: string) => ({
+    owner: `owner-${randomInt(2 ** 47)}`,
+    key: 'k',
+    request: { name, photoUrls: [] },
+    expiresAt,
+  });
+
+  it('is found by the next insert with the key, which writes nothing', async () => {
+    const key = keyOf(Math.floor(Date.now() / 1000) + 60, 'first');
+    const first = { id: uniqueId(), name: 'first', photoUrls: [] };
+    const { revision } = await pets.insert(first, key);
+    const second = { id: uniqueId(), name: 'second', photoUrls: [] };
+    await expect(
+      pets.insert(second, { ...key, request: { name: 'second', photoUrls: [] } }),
+    ).resolves.toEqual({
+      keyUsed: { request: { name: 'first', photoUrls: [] }, added: { pet: first, revision } },
+    });
+    expect(await storedItem(tableName, { id: second.id })).toBeUndefined();
+  });
+
+  it('counts as none once past its expiry, before DynamoDB TTL has deleted it', async () => {
+    const expired = keyOf(Math.floor(Date.now() / 1000) - 1, 'first');
+    await pets.insert({ id: uniqueId(), name: 'first', photoUrls: [] }, expired);
+    const second = { id: uniqueId(), name: 'second', photoUrls: [] };
+    const inserted = await pets.insert(second, { ...expired, expiresAt: Math.floor(Date.now() / 1000) + 60 });
+    expect(inserted.revision).toEqual(expect.any(String));
+    expect(await storedItem(tableName, { id: keyEntryId(expired.owner, expired.key) })).toMatchObject({
+      addedPetId: second.id,
+    });
   });
 });

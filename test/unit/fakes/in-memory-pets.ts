@@ -1,7 +1,7 @@
 import type { IdPage, PetIndex } from '#shared/pets/find-pets.ts';
 import type { Pet } from '#shared/pets/pet.ts';
 import { shardOf, tagNamesOf } from '#shared/pets/pet-index.ts';
-import type { PetRepository, StoredPet } from '#shared/pets/pets.ts';
+import type { KeyUse, PetRepository, StoredPet } from '#shared/pets/pets.ts';
 
 /**
  * The pets table as a map: what the use cases need of a repository and of the indexes, and
@@ -15,14 +15,21 @@ export function inMemoryPets(initial: readonly Pet[] = []) {
     initial.map((pet) => [pet.id, { pet, revision: nextRevision() }]),
   );
   const hooks: { beforeWrite?: (id: number) => void } = {};
+  /** Add keys by `[owner, key]`, never expiring. */
+  const keys = new Map<string, KeyUse>();
   let queries = 0;
 
   const repository: PetRepository = {
-    insert: async (pet) => {
-      if (stored.has(pet.id)) return undefined;
+    insert: async (pet, key) => {
+      const used = key === undefined ? undefined : keys.get(JSON.stringify([key.owner, key.key]));
+      if (used !== undefined) return { keyUsed: used };
+      if (stored.has(pet.id)) return {};
       const revision = nextRevision();
       stored.set(pet.id, { pet, revision });
-      return revision;
+      if (key !== undefined) {
+        keys.set(JSON.stringify([key.owner, key.key]), { request: key.request, added: { pet, revision } });
+      }
+      return { revision };
     },
     find: async (id) => stored.get(id),
     replace: async (current, pet) => {

@@ -1,7 +1,16 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  ConditionalCheckFailedException,
+  TransactionCanceledException,
+  TransactionConflictException,
+} from '@aws-sdk/client-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { withRetries } from '../dynamodb/retry.ts';
 import { TemporarilyUnavailableError } from '../errors.ts';
@@ -95,7 +104,7 @@ function keyRecordPut(tableName: string, key: AddKey, petId: number, revision: s
       },
       ConditionExpression: 'attribute_not_exists(id) OR expiresAt < :now',
       ExpressionAttributeValues: { ':now': Math.floor(Date.now() / 1000) },
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
     },
   };
 }
@@ -159,6 +168,28 @@ export function createPetRepository({ client, tableName }: PetTable): PetReposit
     });
   }
 
+  /**
+   * Writes an add's key record alone: `undefined` once written, the key's first use when it was
+   * used before, or `conflict` when another add's transaction had the record in flight (the
+   * caller tries again, as for its own transaction).
+   */
+  async function recordKey({
+    Put,
+  }: ReturnType<typeof keyRecordPut>): Promise<Inserted | 'conflict' | undefined> {
+    return withRetries(async () => {
+      try {
+        await client.send(new PutCommand(Put));
+        return undefined;
+      } catch (error) {
+        if (error instanceof ConditionalCheckFailedException && error.Item !== undefined) {
+          return { keyUsed: keyUseOf(unmarshall(error.Item)) };
+        }
+        if (error instanceof TransactionConflictException) return 'conflict';
+        throw error;
+      }
+    });
+  }
+
   return {
     /**
      * The condition's failure returns what is stored, and the very same pet counts as stored, with
@@ -191,7 +222,12 @@ export function createPetRepository({ client, tableName }: PetTable): PetReposit
         if (outcome.stored !== undefined) {
           // Deep equality ignores the order of members, which DynamoDB does not keep.
           const found = storedPetOf(outcome.stored);
-          return isDeepStrictEqual(found.pet, pet) ? { revision: found.revision } : {};
+          if (!isDeepStrictEqual(found.pet, pet)) return {};
+          if (key === undefined) return { revision: found.revision };
+          // The key still records this answer, the pet as found: its retry after the pet changed
+          // is a replay of it, not a 409.
+          const recorded = await recordKey(keyRecordPut(tableName, key, pet.id, found.revision));
+          if (recorded !== 'conflict') return recorded ?? { revision: found.revision };
         }
         const pause = Math.random() * Math.min(400, 5 * 2 ** round);
         if (round >= 50 || (deadline !== undefined && Date.now() + pause > deadline - 2 * ANSWER_MARGIN_MS)) {

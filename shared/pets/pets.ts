@@ -40,7 +40,8 @@ export interface Inserted {
 export interface PetRepository {
   /**
    * Stores a new pet and its index entries, with `key`'s record in the same transaction when
-   * given (a record past its expiry counts as none).
+   * given (a record past its expiry counts as none). When the very same pet was stored before,
+   * `key`'s record is written alone, with the stored revision.
    */
   insert(pet: Pet, key?: AddKey): Promise<Inserted>;
   /** The pet with this id, as stored, or `undefined`. */

@@ -91,6 +91,39 @@ describe('POST /api/v3/pet with an Idempotency-Key', () => {
     expect((await read(first.json.id)).json.name).toBe('after');
   });
 
+  it('keeps the key of an add that found the very same pet already stored: after a change, its retry answers the pet as it answered it then', async () => {
+    const sub = uniqueSub();
+    const key = randomUUID();
+    const body = { ...petNamed('before'), id: 2 ** 52 + randomInt(2 ** 47) };
+    expect((await add(sub, body)).statusCode).toBe(200);
+    const first = await add(sub, body, key);
+    expect(first.statusCode).toBe(200);
+    const changed = await invoke(
+      updatePet,
+      apiEvent({ method: 'PUT', path: '/api/v3/pet', scopes: write, body: { ...body, name: 'after' } }),
+    );
+    expect(changed.statusCode).toBe(200);
+    const again = await add(sub, body, key);
+    expect(again.statusCode).toBe(200);
+    expect(again.headers?.['idempotent-replayed']).toBe('true');
+    expect(again.json).toEqual(first.json);
+    expect(again.headers?.etag).toBe(first.headers?.etag);
+    expect((await read(body.id)).json.name).toBe('after');
+  });
+
+  it('10 concurrent adds with one key of a pet already stored: every one 200 with the pet, the key recorded once', async () => {
+    const sub = uniqueSub();
+    const key = randomUUID();
+    const body = { ...petNamed(`stored-${randomInt(2 ** 47)}`), id: 2 ** 52 + randomInt(2 ** 47) };
+    const stored = await add(sub, body);
+    const answers = await Promise.all(Array.from({ length: 10 }, () => add(sub, body, key)));
+    expect(answers.map((answer) => answer.statusCode)).toEqual(Array(10).fill(200));
+    expect(new Set(answers.map((answer) => answer.headers?.etag))).toEqual(new Set([stored.headers?.etag]));
+    expect(await storedItem(process.env.PETS_TABLE_NAME, { id: keyEntryId(sub, key) })).toMatchObject({
+      addedPetId: body.id,
+    });
+  });
+
   it('answers 422 idempotency-key-reused for the same key with another pet, and adds nothing', async () => {
     const sub = uniqueSub();
     const key = randomUUID();

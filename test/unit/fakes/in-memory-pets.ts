@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { IdPage, PetIndex } from '#shared/pets/find-pets.ts';
 import type { Pet } from '#shared/pets/pet.ts';
 import { shardOf, tagNamesOf } from '#shared/pets/pet-index.ts';
@@ -23,13 +24,12 @@ export function inMemoryPets(initial: readonly Pet[] = []) {
     insert: async (pet, key) => {
       const used = key === undefined ? undefined : keys.get(JSON.stringify([key.owner, key.key]));
       if (used !== undefined) return { keyUsed: used };
-      if (stored.has(pet.id)) return {};
-      const revision = nextRevision();
-      stored.set(pet.id, { pet, revision });
-      if (key !== undefined) {
-        keys.set(JSON.stringify([key.owner, key.key]), { request: key.request, added: { pet, revision } });
-      }
-      return { revision };
+      const found = stored.get(pet.id);
+      if (found !== undefined && !isDeepStrictEqual(found.pet, pet)) return {};
+      const added = found ?? { pet, revision: nextRevision() };
+      stored.set(pet.id, added);
+      if (key !== undefined) keys.set(JSON.stringify([key.owner, key.key]), { request: key.request, added });
+      return { revision: added.revision };
     },
     find: async (id) => stored.get(id),
     replace: async (current, pet) => {

@@ -146,6 +146,18 @@ describe('POST /api/v3/pet with an Idempotency-Key', () => {
     expect(b.headers?.['idempotent-replayed']).toBeUndefined();
   });
 
+  it('answers 401 to a keyed add that came with no caller, adding nothing and recording no key', async () => {
+    const key = randomUUID();
+    const body = { ...petNamed('nobody'), id: 2 ** 52 + randomInt(2 ** 47) };
+    const answer = await invoke(
+      addPet,
+      apiEvent({ method: 'POST', path: '/api/v3/pet', sub: null, body, headers: { 'Idempotency-Key': key } }),
+    );
+    expect(answer.statusCode).toBe(401);
+    expect((await read(body.id)).statusCode).toBe(404);
+    expect(await storedItem(process.env.PETS_TABLE_NAME, { id: keyEntryId('', key) })).toBeUndefined();
+  });
+
   it('20 concurrent adds with one key: every one 200 with the one pet (none a 503 of our own contention)', async () => {
     const sub = uniqueSub();
     const key = randomUUID();

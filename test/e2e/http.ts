@@ -3,7 +3,6 @@
  * issuer, HTTP calls with fetch, and the problem+json every error must be.
  */
 import { execFile } from 'node:child_process';
-import { randomInt } from 'node:crypto';
 import { expect, inject } from 'vitest';
 import { signLocalToken } from '#infra/local/issuer.ts';
 import { uniqueSub } from '../support/events.ts';
@@ -11,8 +10,7 @@ import { expectAsDocumented } from './contract.ts';
 
 export const gateway = inject('gateway');
 
-/** A random id in [2^52, 2^52 + 2^47): never one the server assigns in this century, never another test's. */
-export const uniquePetId = (): number => 2 ** 52 + randomInt(2 ** 47);
+export { uniquePetId } from '../support/pets.ts';
 
 /** A token of the gateway's own issuer for a new caller, as `npm run token` makes them. */
 export function tokenFor(

@@ -1,4 +1,4 @@
-import { randomInt, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import type { FunctionSettings } from '#infra/local/invoke/lambda-env.ts';
 import { type BundlePool, createBundlePool, formatReport } from '#infra/local/invoke/pool.ts';
 import { MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES } from '#infra/local/invoke/protocol.ts';
 import { apiEvent, uniqueSub } from '../support/events.ts';
+import { uniquePetId } from '../support/pets.ts';
 
 // The runner of `npm run invoke` against real bundles (built with the options CDK bundles with:
 // bundling.test.ts proves the bytes identical) and small hand-written ones for the contract.
@@ -90,7 +91,7 @@ describe('the bundle runner with real bundles', () => {
     const addPet = pool(settingsFor('addPet', addRoot, { environment: local, memorySizeMb: 1024 }));
     const getPet = pool(settingsFor('getPetById', getRoot, { environment: local, memorySizeMb: 1024 }));
     const sub = uniqueSub();
-    const pet = { id: 2 ** 52 + randomInt(2 ** 47), name: 'runner', photoUrls: [] };
+    const pet = { id: uniquePetId(), name: 'runner', photoUrls: [] };
 
     const added = await addPet.invoke(
       apiEvent({ method: 'POST', path: '/api/v3/pet', sub, scopes: ['write:pets'], body: pet }),

@@ -1,4 +1,3 @@
-import { randomInt } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -12,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ESM_REQUIRE_BANNER, esbuildOptions, PROJECT_ROOT } from '#infra/bundling.ts';
 import { ProjectFunction } from '#infra/constructs/project-function.ts';
 import { apiEvent, invoke } from '../support/events.ts';
+import { uniquePetId } from '../support/pets.ts';
 
 // The one test that really bundles: local esbuild, offline, no Docker.
 
@@ -127,7 +127,7 @@ describe('bundling of a function by CDK', () => {
     const bundled = (await import(pathToFileURL(join(bundleDir, 'index.mjs')).href)) as {
       handler: (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
     };
-    const pet = { id: 2 ** 52 + randomInt(2 ** 47), name: 'bundled', photoUrls: [] };
+    const pet = { id: uniquePetId(), name: 'bundled', photoUrls: [] };
     const response = await invoke(
       bundled.handler,
       apiEvent({ method: 'POST', path: '/api/v3/pet', scopes: ['write:pets'], body: pet }),

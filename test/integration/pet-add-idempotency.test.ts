@@ -4,8 +4,9 @@ import { createAddPetHandler } from '#functions/add-pet/handler.ts';
 import { createGetPetHandler } from '#functions/get-pet/handler.ts';
 import { createUpdatePetHandler } from '#functions/update-pet/handler.ts';
 import { keyEntryId } from '#shared/pets/pet-index.ts';
-import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
+import { invoke, uniqueSub } from '../support/events.ts';
 import { proxiedClient, startFaultProxy, storedItem } from '../support/faults.ts';
+import { petEvent, petsEvent, uniquePetId } from '../support/pets.ts';
 
 // addPet with an Idempotency-Key, through the real function, on DynamoDB Local behind the conflict
 // proxy: a pet without an id gets one drawn by the server, so without a key a client that lost
@@ -16,14 +17,10 @@ const addPet = createAddPetHandler({ client });
 const getPet = createGetPetHandler({ client });
 const updatePet = createUpdatePetHandler({ client });
 
-const write = ['write:pets'];
 const add = (sub: string, body: unknown, key?: string | string[]) =>
   invoke(
     addPet,
-    apiEvent({
-      method: 'POST',
-      path: '/api/v3/pet',
-      scopes: write,
+    petsEvent('POST', {
       sub,
       body,
       ...(key === undefined
@@ -36,17 +33,7 @@ const add = (sub: string, body: unknown, key?: string | string[]) =>
           }),
     }),
   );
-const read = (id: number) =>
-  invoke(
-    getPet,
-    apiEvent({
-      method: 'GET',
-      path: `/api/v3/pet/${id}`,
-      resource: '/api/v3/pet/{petId}',
-      pathParameters: { petId: String(id) },
-      scopes: ['read:pets'],
-    }),
-  );
+const read = (id: number) => invoke(getPet, petEvent('GET', id));
 const petNamed = (name: string) => ({
   name,
   photoUrls: ['p'],
@@ -80,10 +67,7 @@ describe('POST /api/v3/pet with an Idempotency-Key', () => {
     const sub = uniqueSub();
     const key = randomUUID();
     const first = await add(sub, petNamed('before'), key);
-    const changed = await invoke(
-      updatePet,
-      apiEvent({ method: 'PUT', path: '/api/v3/pet', scopes: write, body: { ...first.json, name: 'after' } }),
-    );
+    const changed = await invoke(updatePet, petsEvent('PUT', { body: { ...first.json, name: 'after' } }));
     expect(changed.statusCode).toBe(200);
     const again = await add(sub, petNamed('before'), key);
     expect(again.json).toEqual(first.json);
@@ -94,14 +78,11 @@ describe('POST /api/v3/pet with an Idempotency-Key', () => {
   it('keeps the key of an add that found the very same pet already stored: after a change, its retry answers the pet as it answered it then', async () => {
     const sub = uniqueSub();
     const key = randomUUID();
-    const body = { ...petNamed('before'), id: 2 ** 52 + randomInt(2 ** 47) };
+    const body = { ...petNamed('before'), id: uniquePetId() };
     expect((await add(sub, body)).statusCode).toBe(200);
     const first = await add(sub, body, key);
     expect(first.statusCode).toBe(200);
-    const changed = await invoke(
-      updatePet,
-      apiEvent({ method: 'PUT', path: '/api/v3/pet', scopes: write, body: { ...body, name: 'after' } }),
-    );
+    const changed = await invoke(updatePet, petsEvent('PUT', { body: { ...body, name: 'after' } }));
     expect(changed.statusCode).toBe(200);
     const again = await add(sub, body, key);
     expect(again.statusCode).toBe(200);
@@ -114,7 +95,7 @@ describe('POST /api/v3/pet with an Idempotency-Key', () => {
   it('10 concurrent adds with one key of a pet already stored: every one 200 with the pet, the key recorded once', async () => {
     const sub = uniqueSub();
     const key = randomUUID();
-    const body = { ...petNamed(`stored-${randomInt(2 ** 47)}`), id: 2 ** 52 + randomInt(2 ** 47) };
+    const body = { ...petNamed(`stored-${randomInt(2 ** 47)}`), id: uniquePetId() };
     const stored = await add(sub, body);
     const answers = await Promise.all(Array.from({ length: 10 }, () => add(sub, body, key)));
     expect(answers.map((answer) => answer.statusCode)).toEqual(Array(10).fill(200));
@@ -132,7 +113,7 @@ describe('POST /api/v3/pet with an Idempotency-Key', () => {
     expect(other.statusCode).toBe(422);
     expect(other.json.type).toMatch(/:idempotency-key-reused$/);
     // With an id of its own, too.
-    const withId = await add(sub, { ...petNamed('rex'), id: 2 ** 52 + randomInt(2 ** 47) }, key);
+    const withId = await add(sub, { ...petNamed('rex'), id: uniquePetId() }, key);
     expect(withId.statusCode).toBe(422);
     expect((await read(first.json.id)).json.name).toBe('rex');
   });
@@ -148,10 +129,10 @@ describe('POST /api/v3/pet with an Idempotency-Key', () => {
 
   it('answers 401 to a keyed add that came with no caller, adding nothing and recording no key', async () => {
     const key = randomUUID();
-    const body = { ...petNamed('nobody'), id: 2 ** 52 + randomInt(2 ** 47) };
+    const body = { ...petNamed('nobody'), id: uniquePetId() };
     const answer = await invoke(
       addPet,
-      apiEvent({ method: 'POST', path: '/api/v3/pet', sub: null, body, headers: { 'Idempotency-Key': key } }),
+      petsEvent('POST', { sub: null, body, headers: { 'Idempotency-Key': key } }),
     );
     expect(answer.statusCode).toBe(401);
     expect((await read(body.id)).statusCode).toBe(404);
@@ -176,7 +157,7 @@ describe('POST /api/v3/pet with an Idempotency-Key', () => {
   it('answers 400 for a key sent twice or malformed, and adds nothing', async () => {
     const sub = uniqueSub();
     for (const key of [['k1', 'k2'], 'k1, k2', '"a"b"']) {
-      const id = 2 ** 52 + randomInt(2 ** 47);
+      const id = uniquePetId();
       const answer = await add(sub, { ...petNamed('refused'), id }, key);
       expect(answer.statusCode).toBe(400);
       expect(answer.json.detail).toContain('Idempotency-Key');

@@ -6,8 +6,9 @@ import { createGetPetHandler } from '#functions/get-pet/handler.ts';
 import { createUpdatePetHandler } from '#functions/update-pet/handler.ts';
 import { createUpdatePetWithFormHandler } from '#functions/update-pet-with-form/handler.ts';
 import { tagEntryId } from '#shared/pets/pet-index.ts';
-import { apiEvent, invoke } from '../support/events.ts';
+import { invoke } from '../support/events.ts';
 import { proxiedClient, startFaultProxy, storedItem } from '../support/faults.ts';
+import { petEvent, petsEvent, uniquePetId } from '../support/pets.ts';
 
 /*
  * The pet's changes through their handlers, on DynamoDB Local behind the proxy in conflict mode:
@@ -20,30 +21,14 @@ const updatePetWithForm = createUpdatePetWithFormHandler({ client });
 const deletePet = createDeletePetHandler({ client });
 const getPet = createGetPetHandler({ client });
 
-const uniqueId = () => 2 ** 52 + randomInt(2 ** 47);
 const uniqueTag = (label: string) => `${label}-${randomInt(2 ** 47)}`;
 const stored = (id: number) => storedItem(process.env.PETS_TABLE_NAME, { id });
 
-const write = ['write:pets'];
-const add = (body: unknown) =>
-  invoke(addPet, apiEvent({ method: 'POST', path: '/api/v3/pet', scopes: write, body }));
+const add = (body: unknown) => invoke(addPet, petsEvent('POST', { body }));
 const put = (body: unknown, headers: Record<string, string> = {}) =>
-  invoke(updatePet, apiEvent({ method: 'PUT', path: '/api/v3/pet', scopes: write, body, headers }));
-const onPet = (
-  method: string,
-  petId: string,
-  options: { query?: string; headers?: Record<string, string>; rawBody?: string } = {},
-) =>
-  apiEvent({
-    method,
-    path: `/api/v3/pet/${petId}`,
-    resource: '/api/v3/pet/{petId}',
-    pathParameters: { petId },
-    scopes: method === 'GET' ? ['read:pets'] : write,
-    ...options,
-  });
+  invoke(updatePet, petsEvent('PUT', { body, headers }));
 const form = (id: number | string, query: string, headers: Record<string, string> = {}) =>
-  invoke(updatePetWithForm, onPet('POST', String(id), { query, headers }));
+  invoke(updatePetWithForm, petEvent('POST', id, { query, headers }));
 const formBody = (
   id: number,
   rawBody: string,
@@ -52,19 +37,19 @@ const formBody = (
 ) =>
   invoke(
     updatePetWithForm,
-    onPet('POST', String(id), {
+    petEvent('POST', id, {
       rawBody,
       headers: { 'Content-Type': contentType },
       ...(query === undefined ? {} : { query }),
     }),
   );
 const remove = (id: number | string, headers: Record<string, string> = {}) =>
-  invoke(deletePet, onPet('DELETE', String(id), { headers }));
-const read = (id: number) => invoke(getPet, onPet('GET', String(id)));
+  invoke(deletePet, petEvent('DELETE', id, { headers }));
+const read = (id: number) => invoke(getPet, petEvent('GET', id));
 
 describe('PUT /api/v3/pet', () => {
   it('replaces the pet, answers it with a new ETag, and GET shows the same', async () => {
-    const id = uniqueId();
+    const id = uniquePetId();
     const added = await add({ id, name: 'rex', photoUrls: [], status: 'available' });
     const replaced = await put({ id, name: 'max', photoUrls: ['p'], status: 'sold' });
     expect(replaced.statusCode).toBe(200);
@@ -77,13 +62,13 @@ describe('PUT /api/v3/pet', () => {
   });
 
   it('answers 404 for a pet that does not exist, and stores nothing', async () => {
-    const id = uniqueId();
+    const id = uniquePetId();
     expect((await put({ id, name: 'ghost', photoUrls: [] })).statusCode).toBe(404);
     expect(await stored(id)).toBeUndefined();
   });
 
   it('answers 422 for a body without an id, and 422 for 21 tags, storing nothing', async () => {
-    const id = uniqueId();
+    const id = uniquePetId();
     await add({ id, name: 'rex', photoUrls: [] });
     const withoutId = await put({ name: 'rex', photoUrls: [] });
     expect(withoutId.statusCode).toBe(422);
@@ -97,7 +82,7 @@ describe('PUT /api/v3/pet', () => {
   });
 
   it('answers 412 for an ETag the pet no longer has, and keeps the pet', async () => {
-    const id = uniqueId();
+    const id = uniquePetId();
     const added = await add({ id, name: 'rex', photoUrls: [] });
     const etag = added.headers?.etag as string;
     expect((await put({ id, name: 'first', photoUrls: [] }, { 'If-Match': etag })).statusCode).toBe(200);
@@ -108,7 +93,7 @@ describe('PUT /api/v3/pet', () => {
   });
 
   it('answers 400 for an If-Match that is no list of entity-tags, and changes nothing', async () => {
-    const id = uniqueId();
+    const id = uniquePetId();
     await add({ id, name: 'rex', photoUrls: [] });
     const result = await put({ id, name: 'changed', photoUrls: [] }, { 'If-Match': 'not-quoted' });
     expect(result.statusCode).toBe(400);
@@ -116,7 +101,7 @@ describe('PUT /api/v3/pet', () => {
   });
 
   it('20 concurrent PUTs with the same If-Match: exactly one 200, the rest 412, and the winner stored', async () => {
-    const id = uniqueId();
+    const id = uniquePetId();
     const tag = uniqueTag('start');
     const added = await add({ id, name: 'rex', photoUrls: [], tags: [{ name: tag }] });
     const etag = added.headers?.etag as string;
@@ -150,7 +135,7 @@ describe('PUT /api/v3/pet', () => {
   });
 
   it('20 concurrent PUTs without If-Match: every one 200 (none a 503 of our own contention), one of them stored', async () => {
-    const id = uniqueId();
+    const id = uniquePetId();
     await add({ id, name: 'rex', photoUrls: [], tags: [{ name: uniqueTag('x') }] });
     const answers = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
@@ -165,7 +150,7 @@ describe('PUT /api/v3/pet', () => {
 
 describe('POST /api/v3/pet/{petId} (form)', () => {
   it('sets the name and the status from the query and keeps the rest', async () => {
-    const id = uniqueId();
+    const id = uniquePetId();
     await add({ id, name: 'rex', photoUrls: ['p'], tags: [{ name: 'good' }], status: 'available' });
     const result = await form(id, 'name=max&status=sold');
     expect(result.statusCode).toBe(200);
@@ -193,7 +178,7 @@ describe('POST /api/v3/pet/{petId} (form)', () => {
     ['name=max&name=rex', 'name'],
     ['status=sold&status=pending', 'status'],
   ])('answers 400 for %s, and changes nothing', async (query, named) => {
-    const id = uniqueId();
+    const id = uniquePetId();
     await add({ id, name: 'rex', photoUrls: [], status: 'available' });
     const result = await form(id, query);
     expect(result.statusCode).toBe(400);
@@ -208,7 +193,7 @@ describe('POST /api/v3/pet/{petId} (form)', () => {
   ])(
     'sets the name and the status from a form body sent as %s, decoding + and percent-escapes',
     async (type) => {
-      const id = uniqueId();
+      const id = uniquePetId();
       await add({ id, name: 'rex', photoUrls: ['p'], status: 'available' });
       const result = await formBody(id, 'name=Max+%C3%A9l%C3%A8ve+%F0%9F%90%95&status=pending', type);
       expect(result.statusCode).toBe(200);
@@ -218,7 +203,7 @@ describe('POST /api/v3/pet/{petId} (form)', () => {
   );
 
   it('takes the name from the query and the status from the form, and an empty form as no field', async () => {
-    const id = uniqueId();
+    const id = uniquePetId();
     await add({ id, name: 'rex', photoUrls: [], status: 'available' });
     expect((await formBody(id, 'status=sold', undefined, 'name=max')).json).toMatchObject({
       name: 'max',
@@ -242,7 +227,7 @@ describe('POST /api/v3/pet/{petId} (form)', () => {
     [400, 'invalid-parameter', 'status=lost', undefined],
     [400, 'invalid-parameter', 'name=max%1B%5B31m', undefined],
   ])('answers %i %s for the form %s (%s), and changes nothing', async (status, slug, body, type) => {
-    const id = uniqueId();
+    const id = uniquePetId();
     await add({ id, name: 'rex', photoUrls: [], status: 'available' });
     const result = await formBody(id, body, type);
     expect(result.statusCode).toBe(status);
@@ -252,7 +237,7 @@ describe('POST /api/v3/pet/{petId} (form)', () => {
   });
 
   it('answers 400 naming a field given both in the query and in the form, and changes nothing', async () => {
-    const id = uniqueId();
+    const id = uniquePetId();
     await add({ id, name: 'rex', photoUrls: [], status: 'available' });
     const result = await formBody(id, 'name=max', undefined, 'name=bob');
     expect(result.statusCode).toBe(400);
@@ -261,19 +246,19 @@ describe('POST /api/v3/pet/{petId} (form)', () => {
   });
 
   it('answers 412 for a stale If-Match and 404 for no pet', async () => {
-    const id = uniqueId();
+    const id = uniquePetId();
     const added = await add({ id, name: 'rex', photoUrls: [] });
     await form(id, 'name=first');
     expect((await form(id, 'name=second', { 'if-match': added.headers?.etag as string })).statusCode).toBe(
       412,
     );
-    expect((await form(uniqueId(), 'name=x')).statusCode).toBe(404);
+    expect((await form(uniquePetId(), 'name=x')).statusCode).toBe(404);
   });
 });
 
 describe('DELETE /api/v3/pet/{petId}', () => {
   it('removes the pet and its tag entries, answering it as it was; then 404', async () => {
-    const id = uniqueId();
+    const id = uniquePetId();
     const tag = uniqueTag('bye');
     const added = await add({ id, name: 'rex', photoUrls: [], tags: [{ name: tag }] });
     const removed = await remove(id, { api_key: 'anything', 'If-Match': added.headers?.etag as string });
@@ -285,7 +270,7 @@ describe('DELETE /api/v3/pet/{petId}', () => {
   });
 
   it('answers 412 for a stale If-Match and keeps the pet', async () => {
-    const id = uniqueId();
+    const id = uniquePetId();
     const added = await add({ id, name: 'rex', photoUrls: [] });
     await form(id, 'status=sold');
     expect((await remove(id, { 'If-Match': added.headers?.etag as string })).statusCode).toBe(412);

@@ -8,12 +8,12 @@ import { keyEntryId, statusShardOf, tagEntryId } from '#shared/pets/pet-index.ts
 import { createPetRepository } from '#shared/pets/pet-repository.ts';
 import { createPetIndex } from '#shared/pets/pet-search-repository.ts';
 import { storedItem } from '../support/faults.ts';
+import { uniquePetId } from '../support/pets.ts';
 
 const tableName = requireEnv(tables.pets.envVar);
 const pets = createPetRepository({ client: createDocumentClient(), tableName });
 const index = createPetIndex({ client: createDocumentClient(), tableName });
 /** A random id in the upper half of the safe range: never one the server assigns in this century. */
-const uniqueId = () => 2 ** 52 + randomInt(2 ** 47);
 /** A tag name no other test uses. */
 const uniqueTag = (label: string) => `${label}-${randomInt(2 ** 47)}`;
 const entry = (petId: number, tag: string) => storedItem(tableName, { id: tagEntryId(petId, tag) });
@@ -21,7 +21,7 @@ const entry = (petId: number, tag: string) => storedItem(tableName, { id: tagEnt
 describe('pet repository on DynamoDB Local', () => {
   it('finds a pet it inserted, member for member, with the revision the insert answered', async () => {
     const pet: Pet = {
-      id: uniqueId(),
+      id: uniquePetId(),
       name: 'rex',
       category: { id: 1, name: 'Dogs' },
       photoUrls: ['a', 'b'],
@@ -33,18 +33,18 @@ describe('pet repository on DynamoDB Local', () => {
   });
 
   it('finds nothing under an id no pet has', async () => {
-    await expect(pets.find(uniqueId())).resolves.toBeUndefined();
+    await expect(pets.find(uniquePetId())).resolves.toBeUndefined();
   });
 
   it('refuses a different pet under a taken id and keeps the first', async () => {
-    const first: Pet = { id: uniqueId(), name: 'first', photoUrls: [] };
+    const first: Pet = { id: uniquePetId(), name: 'first', photoUrls: [] };
     const { revision } = await pets.insert(first);
     await expect(pets.insert({ ...first, name: 'second' })).resolves.toEqual({});
     await expect(pets.find(first.id)).resolves.toEqual({ pet: first, revision });
   });
 
   it('counts the very same pet again as stored, whatever the order of its members, with its revision', async () => {
-    const pet: Pet = { id: uniqueId(), name: 'same', photoUrls: ['p'], status: 'sold' };
+    const pet: Pet = { id: uniquePetId(), name: 'same', photoUrls: ['p'], status: 'sold' };
     const { revision } = await pets.insert(pet);
     const reordered: Pet = { status: 'sold', photoUrls: ['p'], name: 'same', id: pet.id };
     await expect(pets.insert(reordered)).resolves.toEqual({ revision });
@@ -53,7 +53,7 @@ describe('pet repository on DynamoDB Local', () => {
   it('writes a tag entry per distinct tag name and a status shard with the pet', async () => {
     const [a, b] = [uniqueTag('a'), uniqueTag('b')];
     const pet: Pet = {
-      id: uniqueId(),
+      id: uniquePetId(),
       name: 'tagged',
       photoUrls: [],
       status: 'pending',
@@ -68,7 +68,12 @@ describe('pet repository on DynamoDB Local', () => {
 
   it('replaces a pet at its revision, moving its tag entries, and refuses a stale revision', async () => {
     const [kept, dropped, added] = [uniqueTag('kept'), uniqueTag('dropped'), uniqueTag('added')];
-    const pet: Pet = { id: uniqueId(), name: 'v1', photoUrls: [], tags: [{ name: kept }, { name: dropped }] };
+    const pet: Pet = {
+      id: uniquePetId(),
+      name: 'v1',
+      photoUrls: [],
+      tags: [{ name: kept }, { name: dropped }],
+    };
     const first = { pet, revision: (await pets.insert(pet)).revision as string };
     const changed: Pet = { ...pet, name: 'v2', tags: [{ name: kept }, { name: added }] };
     const second = await pets.replace(first, changed);
@@ -86,7 +91,7 @@ describe('pet repository on DynamoDB Local', () => {
 
   it('removes a pet with its tag entries', async () => {
     const tag = uniqueTag('gone');
-    const pet: Pet = { id: uniqueId(), name: 'gone', photoUrls: [], tags: [{ name: tag }] };
+    const pet: Pet = { id: uniquePetId(), name: 'gone', photoUrls: [], tags: [{ name: tag }] };
     const revision = (await pets.insert(pet)).revision as string;
     await expect(pets.remove({ pet, revision })).resolves.toBe(true);
     await expect(pets.find(pet.id)).resolves.toBeUndefined();
@@ -95,7 +100,7 @@ describe('pet repository on DynamoDB Local', () => {
 
   it('changes a pet stored before revisions, once, conditionally on its having none', async () => {
     const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
-    const pet: Pet = { id: uniqueId(), name: 'old', photoUrls: [] };
+    const pet: Pet = { id: uniquePetId(), name: 'old', photoUrls: [] };
     await createDocumentClient().send(new PutCommand({ TableName: tableName, Item: pet }));
     const legacy = { pet, revision: '0' };
     await expect(pets.find(pet.id)).resolves.toEqual(legacy);
@@ -115,9 +120,9 @@ describe("pet repository: an add's Idempotency-Key record", () => {
 
   it('is found by the next insert with the key, which writes nothing', async () => {
     const key = keyOf(Math.floor(Date.now() / 1000) + 60, 'first');
-    const first = { id: uniqueId(), name: 'first', photoUrls: [] };
+    const first = { id: uniquePetId(), name: 'first', photoUrls: [] };
     const { revision } = await pets.insert(first, key);
-    const second = { id: uniqueId(), name: 'second', photoUrls: [] };
+    const second = { id: uniquePetId(), name: 'second', photoUrls: [] };
     await expect(
       pets.insert(second, { ...key, request: { name: 'second', photoUrls: [] } }),
     ).resolves.toEqual({
@@ -128,8 +133,8 @@ describe("pet repository: an add's Idempotency-Key record", () => {
 
   it('counts as none once past its expiry, before DynamoDB TTL has deleted it', async () => {
     const expired = keyOf(Math.floor(Date.now() / 1000) - 1, 'first');
-    await pets.insert({ id: uniqueId(), name: 'first', photoUrls: [] }, expired);
-    const second = { id: uniqueId(), name: 'second', photoUrls: [] };
+    await pets.insert({ id: uniquePetId(), name: 'first', photoUrls: [] }, expired);
+    const second = { id: uniquePetId(), name: 'second', photoUrls: [] };
     const inserted = await pets.insert(second, { ...expired, expiresAt: Math.floor(Date.now() / 1000) + 60 });
     expect(inserted.revision).toEqual(expect.any(String));
     expect(await storedItem(tableName, { id: keyEntryId(expired.owner, expired.key) })).toMatchObject({

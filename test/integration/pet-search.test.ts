@@ -13,6 +13,7 @@ import type { Pet } from '#shared/pets/pet.ts';
 import { STATUS_SHARDS, statusShardOf } from '#shared/pets/pet-index.ts';
 import { apiEvent, invoke } from '../support/events.ts';
 import { proxiedClient, startFaultProxy } from '../support/faults.ts';
+import { petEvent, petsEvent, uniquePetId } from '../support/pets.ts';
 
 /*
  * The searches through their handlers, on DynamoDB Local behind the proxy in conflict mode: the
@@ -30,18 +31,7 @@ const handlers = {
   byTags: createFindPetsByTagsHandler({ client }),
 };
 const STATUSES = ['available', 'pending', 'sold'] as const;
-const uniqueId = () => 2 ** 52 + randomInt(2 ** 47);
 
-const write = ['write:pets'];
-const onPet = (method: string, id: number, query?: string) =>
-  apiEvent({
-    method,
-    path: `/api/v3/pet/${id}`,
-    resource: '/api/v3/pet/{petId}',
-    pathParameters: { petId: String(id) },
-    scopes: method === 'GET' ? ['read:pets'] : write,
-    ...(query === undefined ? {} : { query }),
-  });
 const find = (which: 'findByStatus' | 'findByTags', query: string) =>
   invoke(
     which === 'findByStatus' ? handlers.byStatus : handlers.byTags,
@@ -75,7 +65,7 @@ describe('the indexes under concurrent writes', () => {
   it(`after ${8 * STEPS_EACH} random adds, changes and deletes from 8 clients, every search, paged to the end, is a filter of the pets`, async () => {
     const run = randomInt(2 ** 47);
     const tags = ['red', 'green', 'blue', 'spotted', 'old'].map((name) => `${name}-${run}`);
-    const ids = Array.from({ length: 60 }, uniqueId);
+    const ids = Array.from({ length: 60 }, uniquePetId);
     const randomPet = (id: number): Pet => ({
       id,
       name: `pet-${randomInt(1000)}`,
@@ -87,19 +77,13 @@ describe('the indexes under concurrent writes', () => {
       const id = ids[randomInt(ids.length)] as number;
       switch (randomInt(4)) {
         case 0:
-          return invoke(
-            handlers.add,
-            apiEvent({ method: 'POST', path: '/api/v3/pet', scopes: write, body: randomPet(id) }),
-          );
+          return invoke(handlers.add, petsEvent('POST', { body: randomPet(id) }));
         case 1:
-          return invoke(
-            handlers.put,
-            apiEvent({ method: 'PUT', path: '/api/v3/pet', scopes: write, body: randomPet(id) }),
-          );
+          return invoke(handlers.put, petsEvent('PUT', { body: randomPet(id) }));
         case 2:
-          return invoke(handlers.form, onPet('POST', id, `status=${STATUSES[randomInt(3)]}`));
+          return invoke(handlers.form, petEvent('POST', id, { query: `status=${STATUSES[randomInt(3)]}` }));
         default:
-          return invoke(handlers.remove, onPet('DELETE', id));
+          return invoke(handlers.remove, petEvent('DELETE', id));
       }
     };
     const statuses: number[] = [];
@@ -111,7 +95,7 @@ describe('the indexes under concurrent writes', () => {
     // 409 (an add of a pet that exists) and 404 (a change of one that does not) are answers; a 503 is our defect.
     expect(statuses.filter((status) => ![200, 404, 409].includes(status))).toEqual([]);
 
-    const stored = (await Promise.all(ids.map((id) => invoke(handlers.get, onPet('GET', id)))))
+    const stored = (await Promise.all(ids.map((id) => invoke(handlers.get, petEvent('GET', id)))))
       .filter((answer) => answer.statusCode === 200)
       .map((answer) => answer.json as Pet);
     const mine = new Set(ids);
@@ -135,7 +119,7 @@ describe('a page of findByStatus', () => {
     const direct = createDocumentClient();
     const seeded = Array.from(
       { length: 5000 },
-      (): Pet => ({ id: uniqueId(), name: 'seed', photoUrls: [], status: 'pending' }),
+      (): Pet => ({ id: uniquePetId(), name: 'seed', photoUrls: [], status: 'pending' }),
     );
     for (let i = 0; i < seeded.length; i += 25) {
       const items = seeded
@@ -182,7 +166,7 @@ describe('a page of the largest pets the schema takes', () => {
     const tag = `largest-${randomInt(2 ** 47)}`;
     // A quotation mark is 1 byte in the pet, 2 in its JSON and 4 in the answer Lambda carries it in.
     const filler = (length: number, i = 0) => `${'"'.repeat(length - String(i).length)}${i}`;
-    const ids = Array.from({ length: 36 }, uniqueId);
+    const ids = Array.from({ length: 36 }, uniquePetId);
     await Promise.all(
       ids.map(async (id) => {
         const pet: Pet = {
@@ -192,10 +176,7 @@ describe('a page of the largest pets the schema takes', () => {
           tags: [{ name: tag }, ...Array.from({ length: 19 }, (_, i) => ({ name: filler(256, i) }))],
           status: 'sold',
         };
-        const added = await invoke(
-          handlers.add,
-          apiEvent({ method: 'POST', path: '/api/v3/pet', scopes: write, body: pet }),
-        );
+        const added = await invoke(handlers.add, petsEvent('POST', { body: pet }));
         expect(added.statusCode).toBe(200);
       }),
     );
@@ -214,10 +195,7 @@ describe('tags in Unicode normalization form C', () => {
   const addTagged = (id: number, tags: string[]) =>
     invoke(
       handlers.add,
-      apiEvent({
-        method: 'POST',
-        path: '/api/v3/pet',
-        scopes: write,
+      petsEvent('POST', {
         body: { id, name: 'c', photoUrls: [], tags: tags.map((name) => ({ name })) },
       }),
     );
@@ -226,7 +204,7 @@ describe('tags in Unicode normalization form C', () => {
     const label = randomInt(2 ** 47);
     const decomposed = `cafe\u0301-${label}`;
     const precomposed = `caf\u00e9-${label}`;
-    const [a, b, both] = [uniqueId(), uniqueId(), uniqueId()];
+    const [a, b, both] = [uniquePetId(), uniquePetId(), uniquePetId()];
     expect((await addTagged(a, [decomposed])).statusCode).toBe(200);
     expect((await addTagged(b, [precomposed])).statusCode).toBe(200);
     expect((await addTagged(both, [decomposed, precomposed])).statusCode).toBe(200);
@@ -235,29 +213,26 @@ describe('tags in Unicode normalization form C', () => {
       expect(pets.map((pet) => pet.id).sort()).toEqual([a, b, both].sort());
     }
     // The pet keeps its tags as sent.
-    expect((await invoke(handlers.get, onPet('GET', a))).json.tags).toEqual([{ name: decomposed }]);
+    expect((await invoke(handlers.get, petEvent('GET', a))).json.tags).toEqual([{ name: decomposed }]);
   });
 
   it('refuses a tag name normalization makes longer than 256 characters: 422 on a pet, 400 in a search', async () => {
     // U+1D160 is excluded from composition: NFC writes it as three code points.
     const long = '\u{1D160}'.repeat(100);
-    const id = uniqueId();
+    const id = uniquePetId();
     const added = await addTagged(id, ['fine', long]);
     expect(added.statusCode).toBe(422);
     expect(added.json.errors).toEqual([expect.objectContaining({ pointer: '/tags/1/name' })]);
-    expect((await invoke(handlers.get, onPet('GET', id))).statusCode).toBe(404);
+    expect((await invoke(handlers.get, petEvent('GET', id))).statusCode).toBe(404);
     expect((await addTagged(id, ['fine'])).statusCode).toBe(200);
     const put = await invoke(
       handlers.put,
-      apiEvent({
-        method: 'PUT',
-        path: '/api/v3/pet',
-        scopes: write,
+      petsEvent('PUT', {
         body: { id, name: 'c', photoUrls: [], tags: [{ name: long }] },
       }),
     );
     expect(put.statusCode).toBe(422);
-    expect((await invoke(handlers.get, onPet('GET', id))).json.tags).toEqual([{ name: 'fine' }]);
+    expect((await invoke(handlers.get, petEvent('GET', id))).json.tags).toEqual([{ name: 'fine' }]);
     const search = await find('findByTags', `tags=${encodeURIComponent(long)}`);
     expect(search.statusCode).toBe(400);
     expect(search.json.detail).toContain('tags');
@@ -291,11 +266,8 @@ describe('search parameters', () => {
     for (let i = 0; i < 3; i++) {
       await invoke(
         handlers.add,
-        apiEvent({
-          method: 'POST',
-          path: '/api/v3/pet',
-          scopes: write,
-          body: { id: uniqueId(), name: 'c', photoUrls: [], tags: [{ name: tag }] },
+        petsEvent('POST', {
+          body: { id: uniquePetId(), name: 'c', photoUrls: [], tags: [{ name: tag }] },
         }),
       );
     }

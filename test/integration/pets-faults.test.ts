@@ -6,8 +6,9 @@ import { createGetPetHandler as createGetPet } from '#functions/get-pet/handler.
 import { createUpdatePetHandler as createUpdatePet } from '#functions/update-pet/handler.ts';
 import type { ProxiedRequest } from '#infra/local/dynamodb-faults.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
-import { apiEvent, invoke } from '../support/events.ts';
+import { invoke } from '../support/events.ts';
 import { mentions, proxiedClient, startFaultProxy, storedItem } from '../support/faults.ts';
+import { petEvent, petsEvent, uniquePetId } from '../support/pets.ts';
 
 const proxy = await startFaultProxy();
 const client = proxiedClient(proxy);
@@ -18,40 +19,10 @@ const deletePet = createDeletePet({ client });
 /** The same function past the proxy: another client's change, which no fault touches. */
 const directUpdate = createUpdatePet({ client: createDocumentClient() });
 
-const write = { method: 'POST', path: '/api/v3/pet', scopes: ['write:pets'] };
-const uniqueId = () => 2 ** 52 + randomInt(2 ** 47);
-const add = (body: unknown) => invoke(addPet, apiEvent({ ...write, body }));
-const read = (id: number) =>
-  invoke(
-    getPet,
-    apiEvent({
-      method: 'GET',
-      path: `/api/v3/pet/${id}`,
-      resource: '/api/v3/pet/{petId}',
-      pathParameters: { petId: String(id) },
-      scopes: ['read:pets'],
-    }),
-  );
-
-const onPet = (id: number, method: string) =>
-  apiEvent({
-    method,
-    path: `/api/v3/pet/${id}`,
-    resource: '/api/v3/pet/{petId}',
-    pathParameters: { petId: String(id) },
-    scopes: ['write:pets'],
-  });
+const add = (body: unknown) => invoke(addPet, petsEvent('POST', { body }));
+const read = (id: number) => invoke(getPet, petEvent('GET', id));
 const update = (handler: typeof updatePet, body: unknown, ifMatch?: string) =>
-  invoke(
-    handler,
-    apiEvent({
-      method: 'PUT',
-      path: '/api/v3/pet',
-      scopes: ['write:pets'],
-      body,
-      ...(ifMatch ? { headers: { 'if-match': ifMatch } } : {}),
-    }),
-  );
+  invoke(handler, petsEvent('PUT', { body, ...(ifMatch ? { headers: { 'if-match': ifMatch } } : {}) }));
 
 /** The requests that write pet `id`: those naming it, but its reads (which are all strongly consistent). */
 const writeOf = (id: number) => (request: ProxiedRequest) =>
@@ -90,7 +61,7 @@ const putIds = (name: string) =>
 
 describe('add pet under faults beneath the SDK', () => {
   it('answers 200, not 409, when its put was applied but the answer was lost', async () => {
-    const pet = { id: uniqueId(), name: 'lost-answer', photoUrls: ['p'], tags: [{ id: 1, name: 't' }] };
+    const pet = { id: uniquePetId(), name: 'lost-answer', photoUrls: ['p'], tags: [{ id: 1, name: 't' }] };
     proxy.inject(
       { kind: 'lose-response' },
       { operation: 'TransactWriteItems', when: mentions(String(pet.id)), times: 1 },
@@ -118,7 +89,7 @@ describe('add pet under faults beneath the SDK', () => {
   });
 
   it('still answers 409 when the id holds a different pet', async () => {
-    const id = uniqueId();
+    const id = uniquePetId();
     expect((await add({ id, name: 'first', photoUrls: [] })).statusCode).toBe(200);
     proxy.inject({ kind: 'lose-response' }, { when: writeOf(id), times: 1 });
     const response = await add({ id, name: 'second', photoUrls: [] });
@@ -127,7 +98,7 @@ describe('add pet under faults beneath the SDK', () => {
   });
 
   it('answers 503 with Retry-After after 3 requests under throttling, storing nothing', async () => {
-    const id = uniqueId();
+    const id = uniquePetId();
     proxy.inject({ kind: 'throttle' }, { when: writeOf(id) });
     const response = await add({ id, name: 'throttled', photoUrls: [] });
     expect(response.statusCode).toBe(503);
@@ -140,17 +111,17 @@ describe('add pet under faults beneath the SDK', () => {
 
 describe('change and delete pet under faults beneath the SDK', () => {
   it('answers 200 with the pet, not 404, when its delete was applied but the answer was lost', async () => {
-    const pet = { id: uniqueId(), name: 'lost-delete', photoUrls: [] };
+    const pet = { id: uniquePetId(), name: 'lost-delete', photoUrls: [] };
     expect((await add(pet)).statusCode).toBe(200);
     proxy.inject({ kind: 'lose-response' }, { when: writeOf(pet.id), times: 1 });
-    const response = await invoke(deletePet, onPet(pet.id, 'DELETE'));
+    const response = await invoke(deletePet, petEvent('DELETE', pet.id));
     expect(response.statusCode).toBe(200);
     expect(response.json).toEqual(pet);
     expect(await stored(pet.id)).toBeUndefined();
   });
 
   it('answers 200, not 409, to an add whose answer was lost after another client changed the pet', async () => {
-    const pet = { id: uniqueId(), name: 'added', photoUrls: [] };
+    const pet = { id: uniquePetId(), name: 'added', photoUrls: [] };
     loseNextWriteAfterAnotherChange(pet.id, () => update(directUpdate, { ...pet, name: 'renamed' }));
     const response = await add(pet);
     expect(response.statusCode).toBe(200);
@@ -158,7 +129,7 @@ describe('change and delete pet under faults beneath the SDK', () => {
   });
 
   it('answers 200, not 412, to a change whose answer was lost after another client changed the pet, and applies it once', async () => {
-    const pet = { id: uniqueId(), name: 'first', photoUrls: [] };
+    const pet = { id: uniquePetId(), name: 'first', photoUrls: [] };
     const added = await add(pet);
     loseNextWriteAfterAnotherChange(pet.id, () => update(directUpdate, { ...pet, name: 'third' }));
     const response = await update(updatePet, { ...pet, name: 'second' }, String(added.headers?.etag));
@@ -170,7 +141,7 @@ describe('change and delete pet under faults beneath the SDK', () => {
 
 describe('get pet under faults beneath the SDK', () => {
   it('answers 503 with Retry-After after 3 requests under throttling', async () => {
-    const id = uniqueId();
+    const id = uniquePetId();
     proxy.inject({ kind: 'throttle' }, { operation: 'GetItem', when: mentions(String(id)) });
     const response = await read(id);
     expect(response.statusCode).toBe(503);
@@ -179,7 +150,7 @@ describe('get pet under faults beneath the SDK', () => {
   });
 
   it('answers 503 with Retry-After, not 500, while DynamoDB answers 500', async () => {
-    const id = uniqueId();
+    const id = uniquePetId();
     proxy.inject({ kind: 'server-error' }, { operation: 'GetItem', when: mentions(String(id)) });
     const response = await read(id);
     expect(response.statusCode).toBe(503);

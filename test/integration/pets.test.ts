@@ -1,35 +1,24 @@
-import { randomInt } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { handler as addPet } from '#functions/add-pet/handler.ts';
 import { handler as getPet } from '#functions/get-pet/handler.ts';
-import { apiEvent, invoke } from '../support/events.ts';
-
-const write = { method: 'POST', path: '/api/v3/pet', scopes: ['write:pets'] };
-const read = (petId: string) => ({
-  method: 'GET',
-  path: `/api/v3/pet/${petId}`,
-  resource: '/api/v3/pet/{petId}',
-  pathParameters: { petId },
-  scopes: ['read:pets'],
-});
-/** A random id in the upper half of the safe range: never one the server assigns in this century. */
-const uniqueId = () => 2 ** 52 + randomInt(2 ** 47);
+import { invoke } from '../support/events.ts';
+import { petEvent, petsEvent, uniquePetId } from '../support/pets.ts';
 
 describe('add pet, then read it back', () => {
   it('stores the Swagger UI example body as is and reads the same pet back', async () => {
     const pet = {
-      id: uniqueId(),
+      id: uniquePetId(),
       name: 'doggie',
       category: { id: 1, name: 'Dogs' },
       photoUrls: ['string'],
       tags: [{ id: 0, name: 'string' }],
       status: 'available',
     };
-    const added = await invoke(addPet, apiEvent({ ...write, body: pet }));
+    const added = await invoke(addPet, petsEvent('POST', { body: pet }));
     expect(added.statusCode).toBe(200);
     expect(added.json).toEqual(pet);
 
-    const read1 = await invoke(getPet, apiEvent(read(String(pet.id))));
+    const read1 = await invoke(getPet, petEvent('GET', pet.id));
     expect(read1.statusCode).toBe(200);
     expect(read1.json).toEqual(pet);
     // Same shape as the request, down to the order of the members.
@@ -37,32 +26,31 @@ describe('add pet, then read it back', () => {
   });
 
   it('assigns a positive safe integer id when the body has none', async () => {
-    const added = await invoke(addPet, apiEvent({ ...write, body: { name: 'rex', photoUrls: [] } }));
+    const added = await invoke(addPet, petsEvent('POST', { body: { name: 'rex', photoUrls: [] } }));
     expect(added.statusCode).toBe(200);
     expect(Number.isSafeInteger(added.json.id)).toBe(true);
     expect(added.json.id).toBeGreaterThan(0);
-    const found = await invoke(getPet, apiEvent(read(String(added.json.id))));
+    const found = await invoke(getPet, petEvent('GET', added.json.id));
     expect(found.json).toEqual({ id: added.json.id, name: 'rex', photoUrls: [] });
   });
 
   it('refuses an id that exists with 409 and keeps the first pet', async () => {
-    const id = uniqueId();
-    await invoke(addPet, apiEvent({ ...write, body: { id, name: 'first', photoUrls: [] } }));
-    const second = await invoke(addPet, apiEvent({ ...write, body: { id, name: 'second', photoUrls: [] } }));
+    const id = uniquePetId();
+    await invoke(addPet, petsEvent('POST', { body: { id, name: 'first', photoUrls: [] } }));
+    const second = await invoke(addPet, petsEvent('POST', { body: { id, name: 'second', photoUrls: [] } }));
     expect(second.statusCode).toBe(409);
     expect(second.contentType).toBe('application/problem+json');
-    const found = await invoke(getPet, apiEvent(read(String(id))));
+    const found = await invoke(getPet, petEvent('GET', id));
     expect(found.json.name).toBe('first');
   });
 
   it('answers 200 with the pet when the very same pet is added again, as a retry would', async () => {
-    const pet = { id: uniqueId(), name: 'twice', photoUrls: ['p'], category: { id: 2, name: 'Cats' } };
-    expect((await invoke(addPet, apiEvent({ ...write, body: pet }))).statusCode).toBe(200);
+    const pet = { id: uniquePetId(), name: 'twice', photoUrls: ['p'], category: { id: 2, name: 'Cats' } };
+    expect((await invoke(addPet, petsEvent('POST', { body: pet }))).statusCode).toBe(200);
     // The same pet with its members in another order is still the same pet.
     const again = await invoke(
       addPet,
-      apiEvent({
-        ...write,
+      petsEvent('POST', {
         body: { category: { name: 'Cats', id: 2 }, photoUrls: ['p'], name: 'twice', id: pet.id },
       }),
     );
@@ -71,25 +59,25 @@ describe('add pet, then read it back', () => {
   });
 
   it('answers 404 for a pet that does not exist', async () => {
-    const response = await invoke(getPet, apiEvent(read(String(uniqueId()))));
+    const response = await invoke(getPet, petEvent('GET', uniquePetId()));
     expect(response.statusCode).toBe(404);
     expect(response.json).toMatchObject({ status: 404, title: 'Not found' });
   });
 
   it.each(['abc', '1.5', '9007199254740993'])('answers 400 for the path id %j', async (petId) => {
-    const response = await invoke(getPet, apiEvent(read(petId)));
+    const response = await invoke(getPet, petEvent('GET', petId));
     expect(response.statusCode).toBe(400);
   });
 
   it('answers 404 for an empty id: its path /api/v3/pet/ ends in a slash, which no operation is served at', async () => {
-    const response = await invoke(getPet, apiEvent(read('')));
+    const response = await invoke(getPet, petEvent('GET', ''));
     expect(response.statusCode).toBe(404);
   });
 
   it('stores nothing when the body is invalid', async () => {
-    const id = uniqueId();
-    const response = await invoke(addPet, apiEvent({ ...write, body: { id, name: 'x', photoUrls: 'nope' } }));
+    const id = uniquePetId();
+    const response = await invoke(addPet, petsEvent('POST', { body: { id, name: 'x', photoUrls: 'nope' } }));
     expect(response.statusCode).toBe(422);
-    expect((await invoke(getPet, apiEvent(read(String(id))))).statusCode).toBe(404);
+    expect((await invoke(getPet, petEvent('GET', id))).statusCode).toBe(404);
   });
 });

@@ -1,4 +1,3 @@
-import { randomInt } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createAddPetHandler as createAddPet } from '#functions/add-pet/handler.ts';
 import { createGetBalanceHandler } from '#functions/get-balance/handler.ts';
@@ -11,6 +10,7 @@ import { PENDING_SHARDS } from '#shared/wallet/dynamodb/keys.ts';
 import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
 import { proxiedClient, startFaultProxy } from '../support/faults.ts';
+import { uniquePetId } from '../support/pets.ts';
 import { roundTripCounter } from '../support/round-trips.ts';
 import { fund, open } from '../support/wallet.ts';
 
@@ -50,7 +50,7 @@ describe("DynamoDB round trips per request, each exactly covered by its route's 
   });
 
   it('get pet: one read', async () => {
-    const id = 2 ** 52 + randomInt(2 ** 47);
+    const id = uniquePetId();
     await invoke(
       addPet,
       apiEvent({ method: 'POST', scopes: ['write:pets'], body: { id, name: 'rex', photoUrls: [] } }),

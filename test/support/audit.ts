@@ -44,7 +44,7 @@ export async function auditBoth(
  * Audits `tableName` through `proxy` with `during()` run once DynamoDB has answered every Scan
  * segment but `held` (one page each: the tables are small), before segment `held` is read.
  */
-export async function auditWhile(
+export function auditWhile(
   proxy: DynamoDbProxy,
   client: DynamoDBDocumentClient,
   tableName: string,
@@ -52,24 +52,7 @@ export async function auditWhile(
   options: AuditOptions = {},
   held = 0,
 ): Promise<AuditReport> {
-  let release = () => {};
-  const until = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  const segment = (n: number) => (r: ProxiedRequest) =>
-    mentions(tableName)(r) && new RegExp(`"Segment":${n}\\b`).test(r.body);
-  proxy.inject({ kind: 'hold', until }, { operation: 'Scan', when: segment(held), times: 1 });
-  const audit = auditTable(client, tableName, { segments: SEGMENTS, ...options });
-  const others = Array.from({ length: SEGMENTS }, (_, n) => n).filter((n) => n !== held);
-  while (others.reduce((sum, n) => sum + proxy.answered('Scan', segment(n)).length, 0) < others.length) {
-    await sleep(5);
-  }
-  try {
-    await during();
-  } finally {
-    release();
-  }
-  return audit;
+  return auditHolding(proxy, client, tableName, during, options, held, 'request');
 }
 
 /**
@@ -78,7 +61,7 @@ export async function auditWhile(
  * to the audit: the scan saw every item as it was before `during()`, and every read after it sees
  * what `during()` wrote. Whatever lands where, the race is the same every run.
  */
-export async function auditWhileScanned(
+export function auditWhileScanned(
   proxy: DynamoDbProxy,
   client: DynamoDBDocumentClient,
   tableName: string,
@@ -86,30 +69,42 @@ export async function auditWhileScanned(
   options: AuditOptions = {},
   held = SEGMENTS - 1,
 ): Promise<AuditReport> {
-  let release = () => {};
-  const until = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let answered = () => {};
-  const scanned = new Promise<void>((resolve) => {
-    answered = resolve;
-  });
+  return auditHolding(proxy, client, tableName, during, options, held, 'answer');
+}
+
+/**
+ * Audits `tableName` while the proxy holds segment `held`'s Scan (its request, or its answer once
+ * DynamoDB gave it), runs `during()` once every other segment is answered, then lets it go.
+ */
+async function auditHolding(
+  proxy: DynamoDbProxy,
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  during: () => Promise<void>,
+  options: AuditOptions,
+  held: number,
+  hold: 'request' | 'answer',
+): Promise<AuditReport> {
+  const released = Promise.withResolvers<void>();
+  const scanned = Promise.withResolvers<void>();
   const segment = (n: number) => (r: ProxiedRequest) =>
     mentions(tableName)(r) && new RegExp(`"Segment":${n}\\b`).test(r.body);
   proxy.inject(
-    { kind: 'hold-answer', until, answered },
+    hold === 'request'
+      ? { kind: 'hold', until: released.promise }
+      : { kind: 'hold-answer', until: released.promise, answered: scanned.resolve },
     { operation: 'Scan', when: segment(held), times: 1 },
   );
   const audit = auditTable(client, tableName, { segments: SEGMENTS, ...options });
+  if (hold === 'answer') await scanned.promise;
   const others = Array.from({ length: SEGMENTS }, (_, n) => n).filter((n) => n !== held);
-  await scanned;
   while (others.reduce((sum, n) => sum + proxy.answered('Scan', segment(n)).length, 0) < others.length) {
     await sleep(5);
   }
   try {
     await during();
   } finally {
-    release();
+    released.resolve();
   }
   return audit;
 }

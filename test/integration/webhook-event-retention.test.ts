@@ -1,16 +1,25 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createGetEventHandler } from '#functions/get-event/handler.ts';
 import { createListEventsHandler } from '#functions/list-events/handler.ts';
+import { createListWebhookDeliveriesHandler } from '#functions/list-webhook-deliveries/handler.ts';
 import { createRedeliverEventHandler } from '#functions/redeliver-event/handler.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
+import {
+  createDeliveryEndpointStore,
+  createWebhookEndpointStore,
+} from '#shared/webhooks/dynamodb/endpoint-store.ts';
 import { createEventStore } from '#shared/webhooks/dynamodb/event-store.ts';
+import { createEndpointManagement } from '#shared/webhooks/endpoint-functions.ts';
 import { EVENT_RETENTION_MS, eventIdOf } from '#shared/webhooks/model/webhook-event.ts';
+import { createEnvelopeSealer } from '#shared/webhooks/secrets/envelope.ts';
+import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrapper.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
 
 /*
- * The events API answers a wallet's events of the last 30 days, and no older, though DynamoDB's
+ * The events API and the delivery log answer a wallet's events and attempts of the last 30 days,
+ * and no older, though DynamoDB's
  * TTL deletes an expired item only within a few days of its `expiresAt` (DynamoDB Local never
  * does): the readers must not show what the TTL has yet to delete.
  */
@@ -87,5 +96,62 @@ describe('the events API past 30 days, before the TTL deletes', () => {
       }),
     );
     expect(again.statusCode).toBe(404);
+  });
+});
+
+describe('the delivery log past 30 days, before the TTL deletes', () => {
+  const store = createWebhookEndpointStore(deps);
+  const sealer = createEnvelopeSealer(createStaticKeyWrapper(randomBytes(32).toString('base64')));
+  const dispatcherStore = createDeliveryEndpointStore({ ...deps, sealer, clock: { now: Date.now } });
+  const listDeliveries = createListWebhookDeliveriesHandler({ store, mode: 'deployed' });
+
+  it('lists only the attempts of the last 30 days, and ends its pages there', async () => {
+    const sub = uniqueSub('retention');
+    const { endpoint } = await createEndpointManagement({ store, mode: 'deployed', sealer }).create({
+      address: sub,
+      url: 'https://merchant.example.com/hooks',
+    });
+    const eventIds: string[] = [];
+    for (const age of [0, 29 * DAY_MS, EVENT_RETENTION_MS + DAY_MS]) {
+      const eventId = eventIdOf('transfer.received', randomUUID());
+      await dispatcherStore.recordAttempt({
+        address: sub,
+        endpointId: endpoint.id,
+        eventId,
+        eventType: 'transfer.received',
+        attempt: 1,
+        attemptedAt: new Date(Date.now() - age).toISOString(),
+        outcome: 'delivered',
+        statusCode: 204,
+        durationMs: 5,
+        trigger: 'schedule',
+      });
+      eventIds.push(eventId);
+    }
+    const [fresh, old] = eventIds;
+    const log = (query: string) =>
+      invoke(
+        listDeliveries,
+        apiEvent({
+          path: `/api/wallet/webhooks/${endpoint.id}/deliveries`,
+          resource: '/api/wallet/webhooks/{webhookId}/deliveries',
+          pathParameters: { webhookId: endpoint.id },
+          query,
+          sub,
+          scopes: SCOPES,
+        }),
+      );
+    const all = await log('limit=100');
+    expect(all.statusCode).toBe(200);
+    expect(all.json.items.map((attempt: { eventId: string }) => attempt.eventId)).toEqual([fresh, old]);
+    expect(all.json.nextCursor).toBeUndefined();
+    // A page at a time: the page that reaches the expired attempt is the last.
+    const first = await log('limit=1');
+    const second = await log(`limit=1&cursor=${encodeURIComponent(first.json.nextCursor)}`);
+    expect(second.json.items.map((attempt: { eventId: string }) => attempt.eventId)).toEqual([old]);
+    const third = second.json.nextCursor
+      ? (await log(`limit=1&cursor=${encodeURIComponent(second.json.nextCursor)}`)).json
+      : { items: [] };
+    expect([...third.items, ...(third.nextCursor ? ['a cursor past the last attempt'] : [])]).toEqual([]);
   });
 });

@@ -22,16 +22,11 @@ import type {
   DeliveryEndpointStore,
   EndpointHealth,
 } from '../model/ports.ts';
+import { EVENT_RETENTION_MS } from '../model/webhook-event.ts';
 import type { SecretSealer } from '../secrets/envelope.ts';
+import { expiresAfter } from './event-keys.ts';
 import { BACKGROUND_RETRIES } from './event-store.ts';
-import {
-  ATTEMPT_KEY,
-  ATTEMPT_RETENTION_SECONDS,
-  attemptItemKey,
-  attemptKeyOf,
-  DELIVERIES_INDEX,
-  endpointsKey,
-} from './keys.ts';
+import { ATTEMPT_KEY, attemptItemKey, attemptKeyOf, DELIVERIES_INDEX, endpointsKey } from './keys.ts';
 import { createPutBatcher, type PutBatcher } from './put-batcher.ts';
 
 export interface WebhookTableAccess {
@@ -228,7 +223,7 @@ export function createDeliveryEndpointStore(deps: DeliveryStoreDependencies): De
         pk: attemptItemKey(attempt.endpointId, attemptKey),
         deliveriesOf: attempt.endpointId,
         attemptKey,
-        expiresAt: Math.floor(Date.parse(attempt.attemptedAt) / 1000) + ATTEMPT_RETENTION_SECONDS,
+        expiresAt: expiresAfter(attempt.attemptedAt, EVENT_RETENTION_MS),
       });
       if (seen !== undefined && healthAfter(seen, attempt.outcome, attempt.attemptedAt) === undefined) {
         // Nothing to change, as the caller saw the endpoint moments ago: no read of it again.

@@ -6,14 +6,11 @@
  *   and the dispatcher finds every endpoint of a wallet in one read.
  * - `ATTEMPT#<endpointId>#<attemptedAt>#<eventId>#<attempt>`: one delivery attempt, with
  *   `deliveriesOf` = the endpoint's id and `attemptKey` = `<attemptedAt>#<eventId>#<attempt>` for the
- *   `deliveries` index (newest first), expiring after {@link ATTEMPT_RETENTION_SECONDS}.
+ *   `deliveries` index (newest first), expiring as its event does (`EVENT_RETENTION_MS`).
  */
 export const endpointsKey = (address: string) => `ENDPOINTS#${address}`;
 
 export const DELIVERIES_INDEX = 'deliveries';
-
-/** The delivery log keeps an attempt as long as the events API keeps its event: 30 days. */
-export const ATTEMPT_RETENTION_SECONDS = 30 * 24 * 60 * 60;
 
 /** The attempt's place in its endpoint's log: time first, so the index sorts by it. */
 export const attemptKeyOf = (attemptedAt: string, eventId: string, attempt: number) =>

@@ -11,6 +11,7 @@ import type { Clock, IdSource } from '../../wallet/model/ports.ts';
 import { checkEndpointUrl, type DestinationMode, DestinationRefusedError } from '../model/destination.ts';
 import { ENDPOINT_LIMITS, SECRET_OVERLAP_MS, type WebhookEndpoint } from '../model/endpoint.ts';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../model/event-types.ts';
+import { EVENT_RETENTION_MS } from '../model/webhook-event.ts';
 import type { SecretSealer } from '../secrets/envelope.ts';
 import type {
   AttemptPage,
@@ -222,7 +223,13 @@ export function makeEndpointManagement(deps: EndpointManagementDependencies) {
       page: { limit: number; cursor?: string | undefined },
     ): Promise<AttemptPage> {
       find(await store.readEndpoints(address), endpointId);
-      return store.listAttempts(endpointId, page);
+      // An attempt is kept as long as its event, 30 days; DynamoDB's TTL deletes an expired item
+      // only within a few days, so what is stored is no answer by itself. Newest first: the first
+      // expired attempt ends the log.
+      const attempts = await store.listAttempts(endpointId, page);
+      const oldest = clock.now() - EVENT_RETENTION_MS;
+      const items = attempts.items.filter((attempt) => Date.parse(attempt.attemptedAt) >= oldest);
+      return items.length < attempts.items.length ? { items } : attempts;
     },
   };
 }

@@ -13,7 +13,6 @@ import { uniquePetId } from '../support/pets.ts';
 const tableName = requireEnv(tables.pets.envVar);
 const pets = createPetRepository({ client: createDocumentClient(), tableName });
 const index = createPetIndex({ client: createDocumentClient(), tableName });
-/** A random id in the upper half of the safe range: never one the server assigns in this century. */
 /** A tag name no other test uses. */
 const uniqueTag = (label: string) => `${label}-${randomInt(2 ** 47)}`;
 const entry = (petId: number, tag: string) => storedItem(tableName, { id: tagEntryId(petId, tag) });

@@ -5,16 +5,12 @@
  * either allows (`tableOperations` in infra/constructs/alarm-thresholds.ts), so that a worker's
  * throttled or failed requests raise its table's alarm too.
  */
-import type { TableName } from '#shared/routes.ts';
+import type { DataGrant } from '#shared/routes.ts';
 import { PENDING_INDEX } from '#shared/wallet/dynamodb/keys.ts';
 import { DUE_INDEX, EVENTS_INDEX } from '#shared/webhooks/dynamodb/event-keys.ts';
 
-export interface WorkerGrant {
-  readonly table: TableName;
-  readonly actions: readonly string[];
-  /** The indexes it queries, granted with its Query and no others. */
-  readonly indexes?: readonly string[];
-}
+/** A worker's grant on a table, as a route's is (`Route.data`). */
+export type WorkerGrant = DataGrant;
 
 /**
  * What the poster does to the table, and nothing more: one strongly consistent BatchGetItem of the

@@ -18,6 +18,14 @@ export type Scope = keyof typeof SCOPES;
 /** The DynamoDB tables, by logical name (see `shared/dynamodb/tables.ts`). */
 export type TableName = 'pets' | 'wallets' | 'webhooks';
 
+/** A function's grant on its one table: exactly the DynamoDB actions it needs there. */
+export interface DataGrant {
+  readonly table: TableName;
+  readonly actions: readonly string[];
+  /** The indexes of the table it queries: granted with its Query, and no other index. */
+  readonly indexes?: readonly string[];
+}
+
 export interface Route {
   /** OpenAPI operationId; also the logical id of the function in CDK. */
   readonly operationId: string;
@@ -28,8 +36,8 @@ export interface Route {
   readonly functionDir: string;
   /** Scopes the token must all hold; `null` for the public routes (no authorizer). */
   readonly scopes: readonly Scope[] | null;
-  /** The one table the function may touch and exactly the DynamoDB actions it needs there. */
-  readonly data?: { readonly table: TableName; readonly actions: readonly string[] };
+  /** The one table the function may touch, and what it may do there. */
+  readonly data?: DataGrant;
   /**
    * The S3 actions the function may take on the images bucket (`shared/s3/buckets.ts`), on objects
    * under its one prefix only: a function's second grant, beside its table's, and the only one of
@@ -87,7 +95,7 @@ export const routes = [
     scopes: ['read:pets'],
     // A page: a Query per shard of the status index it reads (at most `limit` ids in all), then
     // one BatchGetItem of those pets.
-    data: { table: 'pets', actions: ['dynamodb:Query', 'dynamodb:BatchGetItem'] },
+    data: { table: 'pets', actions: ['dynamodb:Query', 'dynamodb:BatchGetItem'], indexes: ['status'] },
     summary: 'Finds pets by status, a page at a time',
   },
   {
@@ -98,7 +106,7 @@ export const routes = [
     scopes: ['read:pets'],
     // A page: a Query per tag of the tags index it reads (at most `limit` ids in all), then one
     // BatchGetItem of those pets.
-    data: { table: 'pets', actions: ['dynamodb:Query', 'dynamodb:BatchGetItem'] },
+    data: { table: 'pets', actions: ['dynamodb:Query', 'dynamodb:BatchGetItem'], indexes: ['tags'] },
     summary: 'Finds pets by tags, a page at a time',
   },
   {
@@ -165,7 +173,11 @@ export const routes = [
     // first call (two conditional Puts in one TransactWriteItems, once per address: the wallet and
     // its skeleton's claim); a wallet ever hot finds its credits in transit with a Query per shard
     // of the pending index, and BatchGetItem reads where each stands.
-    data: { table: 'wallets', actions: ['dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:Query'] },
+    data: {
+      table: 'wallets',
+      actions: ['dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
+      indexes: ['pending'],
+    },
     summary: "The balance of the caller's own wallet",
   },
   {
@@ -196,7 +208,11 @@ export const routes = [
     // wallet ever marked hot, a Query per shard of the history-shards index (its posted credits),
     // and on the first page one per shard of the pending index (its credits in transit). A
     // BatchGetItem reads the credits of the page's payments to hot wallets.
-    data: { table: 'wallets', actions: ['dynamodb:Query', 'dynamodb:BatchGetItem'] },
+    data: {
+      table: 'wallets',
+      actions: ['dynamodb:Query', 'dynamodb:BatchGetItem'],
+      indexes: ['history', 'history-shards', 'pending'],
+    },
     summary: "The caller's transfers and deposits, newest first, a page at a time",
   },
   {
@@ -282,7 +298,7 @@ export const routes = [
     functionDir: 'list-webhook-deliveries',
     scopes: ['read:webhooks'],
     // GetItem checks the endpoint is the caller's; a Query of the deliveries index reads its log.
-    data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:Query'] },
+    data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:Query'], indexes: ['deliveries'] },
     reservedConcurrency: 'unreserved',
     summary: "A webhook endpoint's delivery attempts, newest first, a page at a time",
   },
@@ -305,7 +321,7 @@ export const routes = [
     functionDir: 'list-events',
     scopes: ['read:webhooks'],
     // Queries of the events index: the caller's events, newest first.
-    data: { table: 'webhooks', actions: ['dynamodb:Query'] },
+    data: { table: 'webhooks', actions: ['dynamodb:Query'], indexes: ['events'] },
     reservedConcurrency: 'unreserved',
     summary:
       "The caller's wallet's events of the last 30 days, newest first, whether or not an endpoint took them",

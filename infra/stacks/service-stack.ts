@@ -45,7 +45,6 @@ import {
 } from '#infra/environment.ts';
 import { imagesBucketName } from '#infra/stacks/stateful-stack.ts';
 import { BEARER_TOKEN_PATTERN } from '#shared/auth/bearer.ts';
-import { tables } from '#shared/dynamodb/tables.ts';
 import { BINARY_MEDIA_TYPES } from '#shared/http/binary-media.ts';
 import { gatewayResponses, gatewayResponseTemplate } from '#shared/http/gateway-responses.ts';
 import { PROBLEM_CONTENT_TYPE } from '#shared/http/problem.ts';
@@ -208,10 +207,7 @@ export class ServiceStack extends Stack {
           route.reservedConcurrency === 'unreserved' ? undefined : props.reservedConcurrency,
         ...(route.timeoutSeconds ? { timeout: Duration.seconds(route.timeoutSeconds) } : {}),
       });
-      if (route.data) {
-        const indexes = (tables[route.data.table].indexes ?? []).map((index) => index.name);
-        fn.grantData(props.tables[route.data.table], route.data.actions, indexes);
-      }
+      if (route.data) fn.grantData(props.tables[route.data.table], route.data.actions, route.data.indexes);
       if (route.images) {
         fn.grantImages(imagesBucketName(this, props.stageName), route.images.actions, buckets.images.prefix);
       }

@@ -165,7 +165,8 @@ function operation(route: Route) {
   const problems: [number, string][] = [
     ...contract.problems.map((slug): [number, string] => [statusOf(slug), slug]),
     // Every function re-checks the caller of a protected route (its Authorization header sent
-    // once, docs/decisions/repeated-headers.md), and answers 500 for the unexpected.
+    // once, as a body's Content-Type: docs/decisions/repeated-headers.md), and answers 500 for the
+    // unexpected.
     ...(route.scopes
       ? ([
           [400, 'invalid-parameter'],

@@ -125,6 +125,18 @@ function headerValuesOf(event: Event, lowerCaseName: string): readonly string[] 
 }
 
 /**
+ * The body's media type. Content-Type is a singleton field (RFC 9110 §8.3), and API Gateway hands
+ * the function the last of two lines in `headers` where another hop may have read the first, so a
+ * body labelled twice is refused, whatever the lines say (docs/decisions/repeated-headers.md).
+ */
+function contentTypeOf(event: Event): string | undefined {
+  if (headerValuesOf(event, 'content-type').length > 1) {
+    throw new InvalidParameterError('Content-Type must be sent once, naming one media type');
+  }
+  return headerOf(event.headers, 'content-type');
+}
+
+/**
  * A copy of a parameter map without a prototype: a parameter a client names after an
  * `Object.prototype` member (`constructor`, `toString`) is then absent or its own value, never the
  * inherited function, whether the event was built locally or parsed from API Gateway's JSON.
@@ -214,7 +226,7 @@ const jsonBody = (validate: ValidateFunction): Middleware => {
       event[RAW_BODY] = rawBody;
       // middy's parser reads the header only as `content-type` or `Content-Type`: any other casing
       // is copied under the lower-case name.
-      const contentType = headerOf(event.headers, 'content-type');
+      const contentType = contentTypeOf(event);
       if (contentType !== undefined) {
         event.headers = Object.assign(Object.create(null), event.headers, { 'content-type': contentType });
       }
@@ -239,7 +251,7 @@ const jsonBody = (validate: ValidateFunction): Middleware => {
  */
 const bytesBody = (): Middleware => ({
   before: ({ event }) => {
-    if (!matchesMediaType(headerOf(event.headers, 'content-type'))) {
+    if (!matchesMediaType(contentTypeOf(event))) {
       throw new UnsupportedMediaTypeError(
         'Send the bytes with Content-Type application/octet-stream (or the image/* type of the image)',
       );
@@ -256,7 +268,7 @@ const formBody = (fields: readonly string[]): Middleware => ({
       event.isBase64Encoded && typeof event.body === 'string'
         ? Buffer.from(event.body, 'base64').toString('utf8')
         : event.body;
-    (event as ParsedEvent)[FORM] = parseForm(text, headerOf(event.headers, 'content-type'), fields);
+    (event as ParsedEvent)[FORM] = parseForm(text, contentTypeOf(event), fields);
   },
 });
 

@@ -3,6 +3,7 @@
  * issuer, HTTP calls with fetch, and the problem+json every error must be.
  */
 import { execFile } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { expect, inject } from 'vitest';
 import { signLocalToken } from '#infra/local/issuer.ts';
 import { uniqueSub } from '../support/events.ts';
@@ -45,6 +46,12 @@ export interface CallResult {
   readonly json: unknown;
 }
 
+/** The parsed body when it is JSON of any kind, otherwise `undefined`. */
+function jsonOf(headers: Headers, text: string): unknown {
+  const isJson = /^application\/([\w.-]+\+)?json/.test(headers.get('content-type') ?? '');
+  return isJson && text !== '' ? JSON.parse(text) : undefined;
+}
+
 /** Calls the gateway; every answer is checked against the OpenAPI document (`contract.ts`). */
 export async function call(method: string, path: string, options: CallOptions = {}): Promise<CallResult> {
   const headers: Record<string, string> = {
@@ -61,16 +68,65 @@ export async function call(method: string, path: string, options: CallOptions = 
   } as RequestInit);
   const bytes = new Uint8Array(await response.arrayBuffer());
   const text = new TextDecoder().decode(bytes);
-  const isJson = /^application\/([\w.-]+\+)?json/.test(response.headers.get('content-type') ?? '');
   const result = {
     status: response.status,
     headers: response.headers,
     text,
     bytes,
-    json: isJson && text !== '' ? JSON.parse(text) : undefined,
+    json: jsonOf(response.headers, text),
   };
   expectAsDocumented(method, path, result);
   return result;
+}
+
+/**
+ * Calls the gateway with header lines exactly as given, repeats kept: fetch would join two lines of
+ * one name into one. The answer is checked against the OpenAPI document, as {@link call}'s.
+ */
+export function callWithLines(
+  method: string,
+  path: string,
+  lines: readonly (readonly [string, string])[],
+  body?: string | Uint8Array,
+): Promise<CallResult> {
+  const length = body === undefined ? [] : ['Content-Length', String(Buffer.byteLength(body))];
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      {
+        host: '127.0.0.1',
+        port: gateway.port,
+        method,
+        path,
+        // An array of lines: Node adds no Host or Content-Length of its own then, and joins nothing.
+        headers: ['Host', `127.0.0.1:${gateway.port}`, ...length, ...lines.flat()],
+      },
+      async (response) => {
+        const chunks: Buffer[] = [];
+        for await (const chunk of response) chunks.push(chunk as Buffer);
+        const bytes = new Uint8Array(Buffer.concat(chunks));
+        const text = new TextDecoder().decode(bytes);
+        const headers = new Headers();
+        for (let i = 0; i + 1 < response.rawHeaders.length; i += 2) {
+          headers.append(response.rawHeaders[i] as string, response.rawHeaders[i + 1] as string);
+        }
+        const result = {
+          status: response.statusCode ?? 0,
+          headers,
+          text,
+          bytes,
+          json: jsonOf(headers, text),
+        };
+        try {
+          expectAsDocumented(method, path, result);
+          resolve(result);
+        } catch (error) {
+          reject(error);
+        }
+      },
+    );
+    request.once('error', reject);
+    request.end(body);
+  });
 }
 
 /**

@@ -9,7 +9,15 @@ import {
 } from '#shared/pets/image-type.ts';
 import { buckets, S3_ENDPOINT_ENV } from '#shared/s3/buckets.ts';
 import { pngDeclaring, pngOfSize, TINY_IMAGES } from '../support/images.ts';
-import { type CallResult, call, expectProblem, gateway, tokenFor, uniquePetId } from './http.ts';
+import {
+  type CallResult,
+  call,
+  callWithLines,
+  expectProblem,
+  gateway,
+  tokenFor,
+  uniquePetId,
+} from './http.ts';
 
 /**
  * `POST /api/v3/pet/{petId}/uploadImage` (Petstore `uploadFile`) and the image read back from the
@@ -185,6 +193,30 @@ describe('an upload refused, with nothing stored', () => {
       await upload(token, id, TINY_IMAGES['image/png'], { contentType: 'application/json' }),
       415,
     );
+    expect(await storedKeys(id)).toEqual([]);
+  });
+
+  it('answers 400 to two Content-Type lines, whichever comes first', async () => {
+    const token = await writer();
+    const { id } = await addPet(token);
+    for (const [first, second] of [
+      ['application/json', 'image/png'],
+      ['image/png', 'application/json'],
+      ['image/png', 'image/png'],
+    ] as const) {
+      const answer = await callWithLines(
+        'POST',
+        `/api/v3/pet/${id}/uploadImage`,
+        [
+          ['Authorization', `Bearer ${token}`],
+          ['Content-Type', first],
+          ['Content-Type', second],
+        ],
+        TINY_IMAGES['image/png'],
+      );
+      expect(expectProblem(answer, 400).detail).toMatch(/Content-Type/);
+    }
+    expect(await photoUrlsOf(token, id)).toEqual([]);
     expect(await storedKeys(id)).toEqual([]);
   });
 

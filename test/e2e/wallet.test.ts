@@ -1,7 +1,6 @@
-import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { uniqueSub } from '../support/events.ts';
-import { call, expectProblem, fundViaCli, gateway, openWallet, runFundCli, tokenFor } from './http.ts';
+import { call, callWithLines, expectProblem, fundViaCli, openWallet, runFundCli, tokenFor } from './http.ts';
 
 /**
  * The wallet through the local gateway: real tokens, real authorizer and handlers, DynamoDB Local;
@@ -133,47 +132,23 @@ describe('POST /api/wallet/send', () => {
     expect(
       (await sendMoney(alice.token, { toAddress: to, amount: 3 }, { 'idempotency-key': shared })).status,
     ).toBe(200);
-    /** Two header lines, which fetch would join: sent as raw header lines. */
     const twoLines = (first: string, second: string) =>
-      new Promise<{ status: number; json: Record<string, unknown> }>((resolve, reject) => {
-        const request = httpRequest(
-          {
-            host: '127.0.0.1',
-            port: gateway.port,
-            method: 'POST',
-            path: '/api/wallet/send',
-            // An array of lines: Node adds no Host or Content-Length of its own then.
-            headers: [
-              'Host',
-              `127.0.0.1:${gateway.port}`,
-              'Content-Length',
-              String(Buffer.byteLength(body)),
-              'Authorization',
-              `Bearer ${alice.token}`,
-              'Content-Type',
-              'application/json',
-              'Idempotency-Key',
-              first,
-              'idempotency-key',
-              second,
-            ],
-          },
-          async (response) => {
-            let text = '';
-            for await (const chunk of response) text += (chunk as Buffer).toString();
-            resolve({ status: response.statusCode ?? 0, json: JSON.parse(text) });
-          },
-        );
-        request.once('error', reject);
-        request.end(body);
-      });
+      callWithLines(
+        'POST',
+        '/api/wallet/send',
+        [
+          ['Authorization', `Bearer ${alice.token}`],
+          ['Content-Type', 'application/json'],
+          ['Idempotency-Key', first],
+          ['idempotency-key', second],
+        ],
+        body,
+      );
     for (const [first, second] of [
       [shared, `new-${alice.sub}`],
       [`new-${alice.sub}`, shared],
     ] as const) {
-      const answer = await twoLines(first, second);
-      expect(answer.status).toBe(400);
-      expect(answer.json.type).toMatch(/invalid-parameter$/);
+      expect(expectProblem(await twoLines(first, second), 400).type).toMatch(/invalid-parameter$/);
     }
     const combined = await sendMoney(alice.token, JSON.parse(body), { 'idempotency-key': `${shared}, new` });
     expect(expectProblem(combined, 400).type).toMatch(/invalid-parameter$/);

@@ -35,9 +35,11 @@ export function apiEvent(options: EventOptions = {}): APIGatewayProxyEvent {
       : options.body === undefined
         ? null
         : JSON.stringify(options.body);
-  const contentType = body !== null ? ['Content-Type', 'application/json'] : [];
   const given = options.headers ?? {};
-  const headers = [...contentType, ...(Array.isArray(given) ? given : Object.entries(given).flat())];
+  const lines: readonly string[] = Array.isArray(given) ? given : Object.entries(given).flat();
+  // A body is JSON unless the test names its Content-Type: then that line alone, as a client sends.
+  const named = lines.some((line, i) => i % 2 === 0 && line.toLowerCase() === 'content-type');
+  const headers = body !== null && !named ? ['Content-Type', 'application/json', ...lines] : lines;
   return proxyEvent({
     method,
     path,

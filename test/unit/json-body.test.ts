@@ -88,7 +88,10 @@ describe('JSON request bodies', () => {
       rawBody: body,
       ...(headers ? { headers } : {}),
     });
-    if (headers && !('Content-Type' in headers)) delete event.headers['Content-Type'];
+    if (headers && !('Content-Type' in headers)) {
+      delete event.headers['Content-Type'];
+      delete event.multiValueHeaders['Content-Type'];
+    }
     event.isBase64Encoded = base64 === true;
 
     const expected = expectedResponse(middyOutcome(event));
@@ -105,7 +108,6 @@ describe('JSON request bodies', () => {
       rawBody: '{"a":1}',
       headers: { 'CONTENT-TYPE': 'application/json' },
     });
-    delete event.headers['Content-Type'];
     const response = await invoke(echo, event);
     expect(response.statusCode).toBe(200);
     expect(JSON.parse(response.body)).toEqual({ a: 1 });

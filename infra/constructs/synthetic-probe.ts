@@ -1,9 +1,9 @@
-import { Duration } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { Grant } from 'aws-cdk-lib/aws-iam';
 import type { ApplicationLogLevel } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { ProbeSettings } from '#infra/config/deployment-config.ts';
 import { ProjectFunction } from '#infra/constructs/project-function.ts';
@@ -34,8 +34,6 @@ export class SyntheticProbe extends Construct {
 
   constructor(scope: Construct, id: string, props: SyntheticProbeProps) {
     super(scope, id);
-    // Created out of band, never in the repository (docs/deploy.md, step 4 "Probe identity").
-    const credentials = Secret.fromSecretNameV2(this, 'Credentials', props.credentialsSecretName);
     this.function = new ProjectFunction(this, 'Probe', {
       functionDir: 'probe',
       description: 'Synthetic probe: the public OpenAPI route and one authorized read, as a client',
@@ -49,7 +47,21 @@ export class SyntheticProbe extends Construct {
       logRetention: props.logRetention,
       applicationLogLevel: props.logLevel,
     });
-    credentials.grantRead(this.function.function);
+    // The secret is created out of band, never in the repository (docs/deploy.md, step 4 "Probe
+    // identity"). Its value only: Secret.grantRead adds DescribeSecret (its metadata), which the
+    // probe never calls. Secrets Manager appends six random characters to the name in the ARN.
+    Grant.addToPrincipal({
+      grantee: this.function.function,
+      actions: ['secretsmanager:GetSecretValue'],
+      resourceArns: [
+        Stack.of(this).formatArn({
+          service: 'secretsmanager',
+          resource: 'secret',
+          resourceName: `${props.credentialsSecretName}-??????`,
+          arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+        }),
+      ],
+    });
     new Rule(this, 'Schedule', {
       description: `Runs the wallet-catalog ${props.stageName} synthetic probe`,
       schedule: Schedule.rate(PROBE_INTERVAL),

@@ -139,8 +139,8 @@ export class RequestPipeline {
       path: target.path,
       resource: route.path,
       resourceId: route.operationId,
-      // API Gateway tells the function the scheme the client used, as it does the caller's address.
-      headers: [...req.rawHeaders, 'X-Forwarded-Proto', 'http'],
+      // The gateway tells the function the scheme the client used, in place of any a client named.
+      headers: [...withoutLines(req.rawHeaders, 'x-forwarded-proto'), 'X-Forwarded-Proto', 'http'],
       query: target.query,
       pathParameters: matched.pathParameters,
       body: body === null ? null : body.toString(binary ? 'base64' : 'utf8'),
@@ -165,6 +165,15 @@ export class RequestPipeline {
   private isBinary(contentType: string | undefined): boolean {
     return matchesMediaType(contentType, this.options.binaryMediaTypes);
   }
+}
+
+/** Header lines (`name, value, …`) without those of a name, in any case. */
+function withoutLines(raw: readonly string[], lowerCaseName: string): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if ((raw[i] as string).toLowerCase() !== lowerCaseName) kept.push(raw[i] as string, raw[i + 1] as string);
+  }
+  return kept;
 }
 
 /**

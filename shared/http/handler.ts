@@ -107,7 +107,7 @@ function headerOf(headers: Event['headers'] | null, lowerCaseName: string): stri
 /**
  * Every value of a header, from API Gateway's `multiValueHeaders` (one entry per line; lines whose
  * names differ only in case may come under separate names), or `headers` when an event has no
- * multi-value map. Only asked for a header that must be sent once, so the scan costs only those.
+ * multi-value map. Only asked for a header whose every line matters, so the scan costs only those.
  */
 function headerValuesOf(event: Event, lowerCaseName: string): readonly string[] {
   const multi = event.multiValueHeaders;
@@ -275,13 +275,15 @@ const formBody = (fields: readonly string[]): Middleware => ({
 /**
  * The API's base URL as the client addressed it: API Gateway's `requestContext.path` is the path
  * as sent (stage or custom domain base path first), `path` the route's part of it; the scheme is
- * the one API Gateway's `X-Forwarded-Proto` names (https when deployed).
+ * the one the last hop names in `X-Forwarded-Proto` (https when deployed; the local gateway's http):
+ * the last value of the last line, since a hop appends its own after any a client sent.
  */
 function baseUrlOf(event: Event): string {
   const context = event.requestContext;
   const sent = context.path ?? event.path;
   const base = sent.endsWith(event.path) ? sent.slice(0, sent.length - event.path.length) : '';
-  const scheme = headerOf(event.headers, 'x-forwarded-proto') === 'http' ? 'http' : 'https';
+  const forwarded = headerValuesOf(event, 'x-forwarded-proto').at(-1)?.split(',').at(-1)?.trim();
+  const scheme = forwarded === 'http' ? 'http' : 'https';
   return `${scheme}://${context.domainName}${base}`;
 }
 

@@ -142,6 +142,35 @@ describe('uploading an image of a pet', () => {
     });
     expect(second.status).toBe(200);
   });
+  it('names the image with the scheme the gateway was reached by, whatever X-Forwarded-Proto the client sent', async () => {
+    const token = await writer();
+    const { id } = await addPet(token);
+    // The gateway names its own scheme; a client's lower-case line used to win over it.
+    for (const [name, value] of [
+      ['x-forwarded-proto', 'https'],
+      ['X-Forwarded-Proto', 'https'],
+      ['x-forwarded-proto', 'http, https'],
+    ] as const) {
+      const uploaded = await upload(token, id, TINY_IMAGES['image/png'], { headers: { [name]: value } });
+      expect(uploaded.status, uploaded.text).toBe(200);
+    }
+    const twoSpellings = await callWithLines(
+      'POST',
+      `/api/v3/pet/${id}/uploadImage`,
+      [
+        ['Authorization', `Bearer ${token}`],
+        ['Content-Type', 'image/png'],
+        ['X-Forwarded-Proto', 'https'],
+        ['x-forwarded-proto', 'https'],
+      ],
+      TINY_IMAGES['image/png'],
+    );
+    expect(twoSpellings.status, twoSpellings.text).toBe(200);
+    const photoUrls = await photoUrlsOf(token, id);
+    expect(photoUrls).toHaveLength(4);
+    for (const url of photoUrls)
+      expect(url.startsWith(`${gateway.baseUrl}/api/v3/pet/${id}/images/`), url).toBe(true);
+  });
 });
 
 describe('an upload refused, with nothing stored', () => {

@@ -6,7 +6,12 @@ import { createGetTransferHandler } from '#functions/get-transfer/handler.ts';
 import { createListTransfersHandler } from '#functions/list-transfers/handler.ts';
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
 import { createHotMarkerStore } from '#shared/wallet/dynamodb/hot-marker-store.ts';
-import { PENDING_SHARDS } from '#shared/wallet/dynamodb/keys.ts';
+import {
+  HISTORY_SHARD_INDEX,
+  HISTORY_SHARDS,
+  PENDING_INDEX,
+  PENDING_SHARDS,
+} from '#shared/wallet/dynamodb/keys.ts';
 import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
 import { proxiedClient, startFaultProxy } from '../support/faults.ts';
@@ -116,6 +121,26 @@ describe("DynamoDB round trips per request, each exactly covered by its route's 
     );
     expect(sent.sort()).toEqual(['BatchGetItem', 'Query']);
     expect(JSON.parse(proxy.requests('Query').at(-1)?.body ?? '{}')).toHaveProperty('IndexName');
+  });
+
+  it('transfers of a wallet ever hot, first page: besides those, every shard of its credits in transit twice, then every shard of its posted credits', async () => {
+    const sub = uniqueSub();
+    await fund(sub, 100);
+    await createHotMarkerStore(wallet).markHot(sub, Date.now() + 60_000);
+    const queriesBefore = proxy.requests('Query').length;
+    const sent = await roundTripsOf('listTransfers', () =>
+      invoke(listTransfers, apiEvent({ sub, scopes: ['read:wallet'], path: '/api/wallet/transfers' })),
+    );
+    expect(sent.sort()).toEqual([
+      'BatchGetItem',
+      ...Array(1 + PENDING_SHARDS * 2 + HISTORY_SHARDS).fill('Query'),
+    ]);
+    const indexes = proxy
+      .requests('Query')
+      .slice(queriesBefore)
+      .map((r) => JSON.parse(r.body).IndexName);
+    expect(indexes.filter((name) => name === PENDING_INDEX)).toHaveLength(PENDING_SHARDS * 2);
+    expect(indexes.filter((name) => name === HISTORY_SHARD_INDEX)).toHaveLength(HISTORY_SHARDS);
   });
 
   it('send to a hot wallet: the same read and one transaction, which leaves the wallet alone; once seen hot, no claim', async () => {

@@ -11,6 +11,7 @@ import {
   HISTORY_SHARDS,
   PENDING_INDEX,
   PENDING_SHARDS,
+  pendingShardKey,
 } from '#shared/wallet/dynamodb/keys.ts';
 import { makePostCredits } from '#shared/wallet/hot-wallet/post-credits.ts';
 import { systemClock } from '#shared/wallet/model/ports.ts';
@@ -295,6 +296,65 @@ describe('the history of a hot wallet', () => {
         (line: { transferId: string }) => line.transferId === paid.json.transferId,
       );
       expect(listed.map((line: Item) => line.status)).toEqual(['completed']);
+    }
+  });
+  it('lists a credit in transit once while a poller batches it during the first page, whichever shard is read last', async () => {
+    // Batching moves a credit out of its own shard of the `pending` index and its batch into
+    // another: the proxy holds the page's Query of one of the two until the batch is written, so
+    // that shard is read after the batching and every other before it.
+    const listThroughProxy = createListTransfersHandler({
+      client: proxiedClient(proxy),
+      tableName,
+      settings: loadWalletSettings(),
+    });
+    const merchant = uniqueSub('merchant');
+    const payer = uniqueSub('payer');
+    await fund(merchant, 100);
+    await fund(payer, 200);
+    await walletLedger().hotMarker.markHot(merchant, Date.now() + 60_000);
+    for (const heldShard of ['credit', 'batch'] as const) {
+      const paid = await sendAs(payer, merchant, '1.00');
+      expect(paid.json.status).toBe('pending');
+      const { transferId } = paid.json;
+      const credits = ((await creditsInTransit(client, tableName)).get(merchant) ?? []).filter(
+        (credit) => credit.transferId === transferId,
+      );
+      const creditShard = pendingShardKey(merchant, transferId);
+      let batchId = randomUUID();
+      while (pendingShardKey(merchant, batchId) === creditShard) batchId = randomUUID();
+      const held = heldShard === 'credit' ? creditShard : pendingShardKey(merchant, batchId);
+      const pendingQueries = (request: ProxiedRequest) =>
+        request.body.includes(`"IndexName":"${PENDING_INDEX}"`) && mentions(merchant)(request);
+      const heldQuery = (request: ProxiedRequest) =>
+        pendingQueries(request) && request.body.includes(JSON.stringify(held));
+      let release = () => {};
+      proxy.heal();
+      proxy.inject(
+        { kind: 'hold', until: new Promise<void>((resolve) => (release = resolve)) },
+        { operation: 'Query', when: heldQuery },
+      );
+      const before = proxy.requests('Query', pendingQueries).length;
+      const read = page(merchant, {}, listThroughProxy);
+      await vi.waitFor(() => {
+        expect(proxy.requests('Query', pendingQueries).length - before).toBeGreaterThanOrEqual(
+          PENDING_SHARDS,
+        );
+        expect(proxy.answered('Query', pendingQueries).length - before).toBeGreaterThanOrEqual(
+          PENDING_SHARDS - 1,
+        );
+      });
+      expect(
+        await walletLedger().credits.batch({ batchId, address: merchant, credits }, new Date().toISOString()),
+      ).toBe('batched');
+      release();
+      const { json } = await read;
+      const listed = [...json.items, ...(json.pending ?? [])].filter(
+        (line: { transferId: string }) => line.transferId === transferId,
+      );
+      expect(listed, heldShard).toHaveLength(1);
+      // The balance, read now, holds it once too.
+      const balance = await invoke(getBalance, apiEvent({ sub: merchant, scopes: ['read:wallet'] }));
+      expect(balance.json.pending).toBe(heldShard === 'credit' ? 1 : 2);
     }
   });
 });

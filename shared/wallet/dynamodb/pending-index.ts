@@ -50,11 +50,20 @@ export function createPendingCredits({ client, tableName }: WalletTableAccess) {
   const allShards = (run: (n: number) => Promise<Record<string, unknown>[]>) =>
     Promise.all(Array.from({ length: PENDING_SHARDS }, (_, n) => run(n))).then((parts) => parts.flat());
 
-  /** The newest `limit` credits in transit to `address`, newest first. */
+  /**
+   * The newest `limit` credits in transit to `address`, newest first, each once. The index is looked
+   * at twice, as the balance does (./pending-balance.ts): a credit batched during a look (out of its
+   * shard, its batch into another) may be in both of that look's answers or in neither, and the
+   * second look, begun after, finds it as its batch; a batch leaves the index only posted, and the
+   * history reads the posted entries after this.
+   */
   async function newest(address: string, limit: number): Promise<PendingCredit[]> {
-    const items = await allShards((n) => shard(address, n, true, limit));
-    return items
-      .flatMap(pendingCreditsOf)
+    const byId = new Map<string, PendingCredit>();
+    for (let look = 0; look < 2; look++) {
+      const items = await allShards((n) => shard(address, n, true, limit));
+      for (const credit of items.flatMap(pendingCreditsOf)) byId.set(credit.transferId, credit);
+    }
+    return [...byId.values()]
       .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.transferId.localeCompare(a.transferId))
       .slice(0, limit);
   }

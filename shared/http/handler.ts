@@ -275,8 +275,9 @@ const formBody = (fields: readonly string[]): Middleware => ({
 /**
  * The API's base URL as the client addressed it: API Gateway's `requestContext.path` is the path
  * as sent (stage or custom domain base path first), `path` the route's part of it; the scheme is
- * the one the last hop names in `X-Forwarded-Proto` (https when deployed; the local gateway's http):
- * the last value of the last line, since a hop appends its own after any a client sent.
+ * the one the last hop names in `X-Forwarded-Proto` (https when deployed; the local gateway's http,
+ * which replaces any line a client sent): the last value of the last line, as a hop that appends
+ * its own puts it after the client's.
  */
 function baseUrlOf(event: Event): string {
   const context = event.requestContext;

@@ -33,7 +33,7 @@ interface Item {
   status: 'pending' | 'completed';
 }
 
-// For the hot wallet's first page read while a posting lands (below).
+// For the hot wallet's first page read while a posting or a batching lands (below).
 const proxy = await startFaultProxy();
 
 const sendAs = (sub: string, toAddress: string, amount: string) =>
@@ -199,6 +199,21 @@ describe('the history of a hot wallet', () => {
   const client = createDocumentClient({ endpoint: inject('env').DYNAMODB_ENDPOINT });
   afterAll(() => client.destroy());
   const tableName = inject('env').WALLETS_TABLE_NAME as string;
+  const listThroughProxy = createListTransfersHandler({
+    client: proxiedClient(proxy),
+    tableName,
+    settings: loadWalletSettings(),
+  });
+  /** A merchant marked hot, which payments reach as credits in transit, and a funded payer. */
+  async function hotMerchant(): Promise<{ merchant: string; payer: string }> {
+    const merchant = uniqueSub('merchant');
+    const payer = uniqueSub('payer');
+    await fund(merchant, 100);
+    await fund(payer, 200);
+    await walletLedger().hotMarker.markHot(merchant, Date.now() + 60_000);
+    return { merchant, payer };
+  }
+
   it('pages its posted credits among its own movements in order, full pages, none of them under its one history key', async () => {
     const merchant = uniqueSub('merchant');
     // More credits than shards, so that a page holds several entries of one shard.
@@ -248,16 +263,7 @@ describe('the history of a hot wallet', () => {
   it('lists a credit posted while its first page is read once, whichever read the posting falls between', async () => {
     // The fault proxy holds one kind of the page's Queries until the credit is posted: the
     // posting then lands between the page's reads of the credits in transit and of the entries.
-    const listThroughProxy = createListTransfersHandler({
-      client: proxiedClient(proxy),
-      tableName,
-      settings: loadWalletSettings(),
-    });
-    const merchant = uniqueSub('merchant');
-    const payer = uniqueSub('payer');
-    await fund(merchant, 100);
-    await fund(payer, 200);
-    await walletLedger().hotMarker.markHot(merchant, Date.now() + 60_000);
+    const { merchant, payer } = await hotMerchant();
     const post = makePostCredits({ ledger: walletLedger().credits, clock: systemClock });
     const queriesOf =
       (index: string) =>
@@ -298,20 +304,12 @@ describe('the history of a hot wallet', () => {
       expect(listed.map((line: Item) => line.status)).toEqual(['completed']);
     }
   });
+
   it('lists a credit in transit once while a poller batches it during the first page, whichever shard is read last', async () => {
     // Batching moves a credit out of its own shard of the `pending` index and its batch into
     // another: the proxy holds the page's Query of one of the two until the batch is written, so
     // that shard is read after the batching and every other before it.
-    const listThroughProxy = createListTransfersHandler({
-      client: proxiedClient(proxy),
-      tableName,
-      settings: loadWalletSettings(),
-    });
-    const merchant = uniqueSub('merchant');
-    const payer = uniqueSub('payer');
-    await fund(merchant, 100);
-    await fund(payer, 200);
-    await walletLedger().hotMarker.markHot(merchant, Date.now() + 60_000);
+    const { merchant, payer } = await hotMerchant();
     for (const heldShard of ['credit', 'batch'] as const) {
       const paid = await sendAs(payer, merchant, '1.00');
       expect(paid.json.status).toBe('pending');

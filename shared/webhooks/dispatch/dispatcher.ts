@@ -120,7 +120,8 @@ const EVENTS_KEPT = 1_000;
 /**
  * How long an endpoint as read (its URL, secrets, status) serves the attempts that follow: a busy
  * endpoint's deliveries then cost one read (and one opening of its secrets) a second, not one each.
- * A change by its owner (disabled, rotated) reaches the dispatcher within this.
+ * A change by its owner (disabled, rotated) reaches the dispatcher within this; enabling it again
+ * reaches every task found after it at once (a task is never ended on a read older than its poll).
  */
 export const ENDPOINT_FRESH_MS = 1_000;
 
@@ -144,16 +145,24 @@ export function makeDispatcher({
   const bodies = new Map<string, WebhookEvent>();
   const endpointsRead = new Map<
     string,
-    { readonly at: number; readonly endpoint: ReturnType<DeliveryEndpointStore['endpointOf']> }
+    {
+      readonly at: number;
+      /** The polls answered when the read was sent: a task found by a later poll may postdate it. */
+      readonly polls: number;
+      readonly endpoint: ReturnType<DeliveryEndpointStore['endpointOf']>;
+    }
   >();
+  /** How many polls have been answered their due page. */
+  let polls = 0;
 
-  function endpointOf(address: string, endpointId: string) {
+  /** The endpoint as read within ENDPOINT_FRESH_MS, and sent after `poll` was answered. */
+  function endpointOf(address: string, endpointId: string, poll = 0) {
     const key = JSON.stringify([address, endpointId]);
     const known = endpointsRead.get(key);
-    if (known && clock.now() - known.at < ENDPOINT_FRESH_MS) return known.endpoint;
+    if (known && known.polls >= poll && clock.now() - known.at < ENDPOINT_FRESH_MS) return known.endpoint;
     const endpoint = endpoints.endpointOf(address, endpointId);
     if (endpointsRead.size >= EVENTS_KEPT) endpointsRead.delete(endpointsRead.keys().next().value as string);
-    endpointsRead.set(key, { at: clock.now(), endpoint });
+    endpointsRead.set(key, { at: clock.now(), polls, endpoint });
     // A failed read is not kept.
     endpoint.catch(() => endpointsRead.delete(key));
     return endpoint;
@@ -174,7 +183,12 @@ export function makeDispatcher({
    * One attempt of a claimed task, in a slot of its endpoint. `unhold` gives back the task's hold
    * once the HTTP attempt has ended: the caps bound requests at the endpoint, not the writes after.
    */
-  async function attempt(task: DeliveryTask, leaseUntil: number, unhold: () => void): Promise<void> {
+  async function attempt(
+    task: DeliveryTask,
+    foundBy: number,
+    leaseUntil: number,
+    unhold: () => void,
+  ): Promise<void> {
     const event = task.event ?? (await eventOf(task.eventId));
     const nowIso = () => new Date(clock.now()).toISOString();
     if (!event) {
@@ -182,7 +196,10 @@ export function makeDispatcher({
       observe?.({ kind: 'ended', end: 'event-expired' });
       return;
     }
-    const endpoint = await endpointOf(task.address, task.endpointId);
+    let endpoint = await endpointOf(task.address, task.endpointId);
+    // Ended for good only on a read sent after the task was found: one from before may predate its
+    // owner enabling it again and asking for this replay (as first built, such a replay sent nothing).
+    if (endpoint?.status !== 'enabled') endpoint = await endpointOf(task.address, task.endpointId, foundBy);
     if (endpoint?.status !== 'enabled') {
       // Deleted or disabled since: its missed events stay in the events API, for a replay.
       await tasks.finish(task, leaseUntil, 'endpoint-disabled', nowIso());
@@ -293,8 +310,8 @@ export function makeDispatcher({
   }
 
   /** Runs one claimed piece of work in the background, under the hold taken for it. */
-  function start(work: DueWork, leaseUntil: number, unhold: () => void): void {
-    const run = (work.kind === 'task' ? attempt(work, leaseUntil, unhold) : expand(work, leaseUntil))
+  function start(work: DueWork, foundBy: number, leaseUntil: number, unhold: () => void): void {
+    const run = (work.kind === 'task' ? attempt(work, foundBy, leaseUntil, unhold) : expand(work, leaseUntil))
       .catch((error: unknown) => {
         // Left claimed: it is due again when the lease lapses, with the same webhook-id.
         observe?.({ kind: 'failed', error });
@@ -318,6 +335,7 @@ export function makeDispatcher({
     const now = clock.now();
     for (const [endpointId, at] of pacedUntil) if (at <= now) pacedUntil.delete(endpointId);
     const { works: due, more } = await tasks.due(now, settings.pollBatch);
+    const foundBy = ++polls;
     const oldest = due.find((work) => !mine.has(work.key));
     observe?.({ kind: 'lag', oldestDueMs: oldest ? Math.max(0, now - oldest.dueAt) : 0 });
     let started = 0;
@@ -376,7 +394,7 @@ export function makeDispatcher({
           mine.delete(work.key);
           return;
         }
-        start(work, leaseUntil, unhold);
+        start(work, foundBy, leaseUntil, unhold);
         started++;
       });
     }

@@ -142,6 +142,7 @@ describe('uploading an image of a pet', () => {
     });
     expect(second.status).toBe(200);
   });
+
   it('names the image with the scheme the gateway was reached by, whatever X-Forwarded-Proto the client sent', async () => {
     const token = await writer();
     const { id } = await addPet(token);

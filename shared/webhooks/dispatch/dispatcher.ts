@@ -114,14 +114,18 @@ export type DispatchObservation =
   | { readonly kind: 'lag'; readonly oldestDueMs: number }
   | { readonly kind: 'failed'; readonly error: unknown };
 
+/** A replay's or a redelivery's task: asked by the endpoint's owner, maybe just after changing it. */
+const ownerAsked = (task: DeliveryTask) => task.trigger !== 'schedule';
+
 /** How many events' bodies a dispatcher keeps: their tasks for several endpoints reuse one read. */
 const EVENTS_KEPT = 1_000;
 
 /**
  * How long an endpoint as read (its URL, secrets, status) serves the attempts that follow: a busy
  * endpoint's deliveries then cost one read (and one opening of its secrets) a second, not one each.
- * A change by its owner (disabled, rotated) reaches the dispatcher within this; enabling it again
- * reaches every task found after it at once (a task is never ended on a read older than its poll).
+ * A change by its owner (disabled, rotated, moved) reaches its live deliveries within this; a
+ * replay or redelivery, and enabling it again, at once (neither is served a read older than the
+ * poll that found the task).
  */
 export const ENDPOINT_FRESH_MS = 1_000;
 
@@ -196,9 +200,11 @@ export function makeDispatcher({
       observe?.({ kind: 'ended', end: 'event-expired' });
       return;
     }
-    let endpoint = await endpointOf(task.address, task.endpointId);
-    // Ended for good only on a read sent after the task was found: one from before may predate its
-    // owner enabling it again and asking for this replay (as first built, such a replay sent nothing).
+    // A replay or redelivery, asked by the owner, goes to the endpoint as read after it was found:
+    // one read before may predate a change of its URL, asked just before it (as first built, it was
+    // sent to the URL left). Ended for good likewise only on such a read: one from before may
+    // predate its enabling again (as first built, a replay asked just after sent nothing).
+    let endpoint = await endpointOf(task.address, task.endpointId, ownerAsked(task) ? foundBy : 0);
     if (endpoint?.status !== 'enabled') endpoint = await endpointOf(task.address, task.endpointId, foundBy);
     if (endpoint?.status !== 'enabled') {
       // Deleted or disabled since: its missed events stay in the events API, for a replay.
@@ -376,7 +382,9 @@ export function makeDispatcher({
     if (taken.length > 0) {
       // Their endpoints are read while the claim is in flight, not after it: after a quiet second
       // (ENDPOINT_FRESH_MS), a burst's first deliveries waited for the claim and then the read.
-      for (const { work } of taken) if (work.kind === 'task') void endpointOf(work.address, work.endpointId);
+      for (const { work } of taken)
+        if (work.kind === 'task')
+          void endpointOf(work.address, work.endpointId, ownerAsked(work) ? foundBy : 0);
       // Claimed together: one request for the poll's tasks rather than one each.
       const leaseUntil = clock.now() + settings.leaseMs;
       const claimed = await tasks

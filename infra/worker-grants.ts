@@ -48,7 +48,7 @@ export const LEDGER_AUDIT_GRANTS = {
 export const EVENT_DERIVER_GRANTS = {
   wallets: { table: 'wallets', actions: ['dynamodb:BatchGetItem'] },
   // BatchGetItem: the endpoint sets of a batch's wallets; PutItem: events and their tasks, many to
-  // a TransactWriteItems (authorised by its Puts).
+  // a TransactWriteItems (authorised by its Puts), and a task left out by a slow commit alone.
   webhooks: { table: 'webhooks', actions: ['dynamodb:BatchGetItem', 'dynamodb:PutItem'] },
 } as const satisfies Record<string, WorkerGrant>;
 

@@ -7,6 +7,7 @@ import { replayKey } from '#shared/webhooks/dynamodb/event-keys.ts';
 import { createEventStore } from '#shared/webhooks/dynamodb/event-store.ts';
 import { createTaskStore } from '#shared/webhooks/dynamodb/task-store.ts';
 import { createEndpointManagement } from '#shared/webhooks/endpoint-functions.ts';
+import { DERIVE_COMMIT_WITHIN_MS, REPLAY_SETTLE_MS } from '#shared/webhooks/model/replay-settle.ts';
 import { eventIdOf } from '#shared/webhooks/model/webhook-event.ts';
 import { createEnvelopeSealer } from '#shared/webhooks/secrets/envelope.ts';
 import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrapper.ts';
@@ -80,6 +81,21 @@ async function claimed(sub: string, endpointId: string) {
   expect(await tasks.claimAll([work], leaseUntil)).toEqual([true]);
   return { tasks, work, leaseUntil };
 }
+
+describe('POST /api/wallet/webhooks/{webhookId}/replay, after an endpoint was enabled', () => {
+  it('looks for the events REPLAY_SETTLE_MS after it was asked, once a commit read before it has landed', async () => {
+    const { sub, endpointId } = await merchant();
+    const asked = Date.now();
+    expect((await replay(sub, endpointId, new Date(asked - HOUR))).statusCode).toBe(202);
+    const answered = Date.now();
+    // As first built, due at once: it could look before an event read while the endpoint was still
+    // disabled was committed, and that event got no task at all.
+    const dueAt = Number((await storedReplay(endpointId))?.dueAt);
+    expect(dueAt).toBeGreaterThanOrEqual(asked + REPLAY_SETTLE_MS);
+    expect(dueAt).toBeLessThanOrEqual(answered + REPLAY_SETTLE_MS);
+    expect(REPLAY_SETTLE_MS).toBeGreaterThan(DERIVE_COMMIT_WITHIN_MS);
+  });
+});
 
 describe('POST /api/wallet/webhooks/{webhookId}/replay, one replay per endpoint at a time', () => {
   it('asked again while one is being sent: answers that one when it covers the request, 409 when it does not, and starts nothing', async () => {

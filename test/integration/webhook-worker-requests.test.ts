@@ -19,11 +19,13 @@ import {
 } from '#shared/webhooks/dynamodb/event-store.ts';
 import { createTaskStore } from '#shared/webhooks/dynamodb/task-store.ts';
 import { createEndpointManagement } from '#shared/webhooks/endpoint-functions.ts';
+import { DERIVE_COMMIT_WITHIN_MS } from '#shared/webhooks/model/replay-settle.ts';
 import { eventIdOf, type WebhookEvent } from '#shared/webhooks/model/webhook-event.ts';
 import { createEnvelopeSealer } from '#shared/webhooks/secrets/envelope.ts';
 import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrapper.ts';
 import { uniqueSub } from '../support/events.ts';
-import { proxiedClient, startFaultProxy } from '../support/faults.ts';
+import { eventually } from '../support/eventually.ts';
+import { mentions, proxiedClient, startFaultProxy } from '../support/faults.ts';
 import { firstDepositEntry } from '../support/ledger.ts';
 import { loopbackDeliver } from '../support/webhook-dispatcher.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
@@ -138,6 +140,63 @@ describe('the deriver', () => {
     expect(
       (await stored(taskKey(ids[0] as string, endpointIds[0] as string, LIVE_ORIGIN)))?.dueAt,
     ).toBeTypeOf('number');
+  });
+
+  it('writes the task of an endpoint enabled while its commit was held past DERIVE_COMMIT_WITHIN_MS, after one read more', async () => {
+    const { address, endpointIds } = await merchantWith(1);
+    const endpointId = endpointIds[0] as string;
+    const management = createEndpointManagement({
+      store: createWebhookEndpointStore({ client: direct, tableName }),
+      mode: 'local',
+    });
+    await management.update(address, endpointId, { status: 'disabled' });
+    const item = firstDepositEntry(address, 5);
+    const derive = createDeriveEventsHandler({
+      client,
+      walletsTable,
+      webhooksTable: tableName,
+      currency: { code: 'USD', decimals: 2 },
+    });
+    const commit = Promise.withResolvers<void>();
+    proxy.inject(
+      { kind: 'hold', until: commit.promise },
+      { operation: 'TransactWriteItems', when: mentions(address), times: 1 },
+    );
+
+    const sent = await requestsDuring(async () => {
+      const derived = derive({
+        Records: [
+          {
+            eventID: 'e0',
+            eventName: 'INSERT',
+            dynamodb: { SequenceNumber: '1', NewImage: marshall(item) as never },
+          },
+        ],
+      });
+      // Read while disabled; its commit held until the owner has enabled it, and for longer than
+      // a commit may take for a replay asked next to find the event.
+      await eventually(
+        () => proxy.requests('TransactWriteItems', mentions(address)).length === 1,
+        10_000,
+        'the held commit',
+      );
+      await management.update(address, endpointId, { status: 'enabled' });
+      await new Promise((resolve) => setTimeout(resolve, DERIVE_COMMIT_WITHIN_MS + 50));
+      commit.resolve();
+      expect(await derived).toEqual({ batchItemFailures: [] });
+    });
+
+    // As first built, no task: the event owed one to an endpoint enabled before it was stored.
+    const id = eventIdOf('deposit.received', String(item.pk));
+    expect((await stored(taskKey(id, endpointId, LIVE_ORIGIN)))?.dueAt).toBeTypeOf('number');
+    expect(sent.map((request) => request.operation)).toEqual([
+      'BatchGetItem',
+      'TransactWriteItems',
+      'BatchGetItem',
+      'PutItem',
+    ]);
+    const granted = [...EVENT_DERIVER_GRANTS.wallets.actions, ...EVENT_DERIVER_GRANTS.webhooks.actions];
+    expect(granted).toEqual(expect.arrayContaining(sent.flatMap(actionsOf)));
   });
 });
 

@@ -6,6 +6,7 @@ import { factOfItem } from '#shared/webhooks/dynamodb/ledger-facts.ts';
 import { eventsOfFact, makeDeriveEvents } from '#shared/webhooks/events/derive-events.ts';
 import type { EventStore, SubscriberStore } from '#shared/webhooks/events/ports.ts';
 import type { LedgerFact } from '#shared/webhooks/model/ledger-fact.ts';
+import { DERIVE_COMMIT_WITHIN_MS } from '#shared/webhooks/model/replay-settle.ts';
 import { EVENT_ID, type WebhookEvent } from '#shared/webhooks/model/webhook-event.ts';
 
 /*
@@ -211,6 +212,12 @@ describe('deriving a batch', () => {
           return 'recorded';
         });
       },
+      async addLiveTasks(entries) {
+        for (const { event, endpointIds } of entries) {
+          const known = stored.get(event.id) as { event: WebhookEvent; endpoints: readonly string[] };
+          stored.set(event.id, { event, endpoints: [...known.endpoints, ...endpointIds] });
+        }
+      },
     };
     return { stored, events, requests };
   }
@@ -240,6 +247,8 @@ describe('deriving a batch', () => {
       transfers: noLookup,
       currency: USD,
       endpoints: subscribedShop(reads),
+      // Committed within a second of the read: the endpoints are not read again.
+      clock: { now: () => 0 },
     });
     const { payerEntry, record, recipientEntry } = directPayment();
     const facts = [payerEntry, record, recipientEntry, recipientEntry].map(factOf);
@@ -258,10 +267,69 @@ describe('deriving a batch', () => {
     ]);
   });
 
+  /**
+   * The shop's endpoints as its owner enables whep_1 between the deriver's read and its commit
+   * (`commitMs` after the read, on the deriver's clock); a second read throws when `reread` does.
+   */
+  function enabledDuringCommit(commitMs: number, reread: 'answers' | 'throws' = 'answers') {
+    const { stored, events } = store();
+    const clock = { at: 0, now: () => clock.at };
+    const shop = subscribedShop();
+    let reads = 0;
+    const derive = makeDeriveEvents({
+      events: {
+        ...events,
+        async recordAll(entries) {
+          clock.at += commitMs;
+          return events.recordAll(entries);
+        },
+        addLiveTasks:
+          reread === 'throws' ? () => Promise.reject(new Error('throttled')) : events.addLiveTasks,
+      },
+      transfers: noLookup,
+      currency: USD,
+      endpoints: {
+        subscriptions: async (addresses) =>
+          ++reads === 1 ? new Map(addresses.map((address) => [address, []])) : shop.subscriptions(addresses),
+      },
+      clock,
+    });
+    const { payerEntry, record, recipientEntry } = directPayment();
+    const facts = [payerEntry, record, recipientEntry].map(factOf);
+    const endpointsOf = () => [...stored.values()].map((s) => [s.event.type, s.endpoints]);
+    return { derive: () => derive(facts), endpointsOf, reads: () => reads };
+  }
+
+  it('gives an endpoint enabled during a commit slower than DERIVE_COMMIT_WITHIN_MS its events, by tasks written after it', async () => {
+    const { derive, endpointsOf, reads } = enabledDuringCommit(DERIVE_COMMIT_WITHIN_MS + 1);
+    expect(await derive()).toEqual({ recorded: 3, tasks: 0, failedFrom: undefined });
+    // As first built, none: read before the endpoint was enabled, the events got no task, and a
+    // replay asked after enabling it had looked for them before they were committed.
+    expect(endpointsOf()).toEqual([
+      ['transfer.sent', []],
+      ['transfer.received', ['whep_1']],
+      ['transfer.completed', ['whep_1', 'whep_2']],
+    ]);
+    expect(reads()).toBe(2);
+  });
+
+  it('reads the endpoints once when the commit came within DERIVE_COMMIT_WITHIN_MS: a replay asked meanwhile finds the events', async () => {
+    const { derive, endpointsOf, reads } = enabledDuringCommit(DERIVE_COMMIT_WITHIN_MS);
+    await derive();
+    expect(endpointsOf().every(([, endpoints]) => (endpoints as string[]).length === 0)).toBe(true);
+    expect(reads()).toBe(1);
+  });
+
+  it('hands the batch back from its first event stored now when the late tasks could not be written', async () => {
+    const { derive } = enabledDuringCommit(DERIVE_COMMIT_WITHIN_MS + 1, 'throws');
+    expect(await derive()).toEqual({ recorded: 3, tasks: 0, failedFrom: 0 });
+  });
+
   it('names the first fact whose events could not be stored, and stores the others', async () => {
     const { stored, events } = store();
     const derive = makeDeriveEvents({
       events: {
+        ...events,
         async recordAll(entries) {
           const refused = entries.filter(({ event }) => event.type === 'transfer.received');
           const outcomes = await events.recordAll(entries.filter((entry) => !refused.includes(entry)));

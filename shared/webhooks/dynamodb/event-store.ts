@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { type RetryPolicy, withRetries } from '../../dynamodb/retry.ts';
 import { InvalidParameterError } from '../../errors.ts';
 import { eachLimited } from '../../util/each-limited.ts';
@@ -96,6 +96,10 @@ export function taskItem(
     expiresAt: expiresAfter(now, EVENT_RETENTION_MS),
   };
 }
+
+/** A conditional write refused by its condition (the item exists, or is not as read). */
+export const isConditionFailure = (error: unknown) =>
+  (error as Error | undefined)?.name === 'ConditionalCheckFailedException';
 
 /** The actions of a transaction cancelled because their item exists (their condition failed). */
 export function refusedActions(error: unknown): ReadonlySet<number> {
@@ -241,6 +245,32 @@ export function createEventStore({ client, tableName }: EventTableAccess): Event
     return outcomes;
   }
 
+  /** Rare (an endpoint enabled during a slow commit): a conditional put each, a few at a time. */
+  async function addLiveTasks(entries: readonly EventToRecord[]): Promise<void> {
+    const now = new Date().toISOString();
+    await eachLimited(
+      entries.flatMap(({ event, endpointIds }) => endpointIds.map((id) => ({ event, id }))),
+      TRANSACTIONS_AT_ONCE,
+      async ({ event, id }) => {
+        try {
+          await withRetries(
+            () =>
+              client.send(
+                new PutCommand({
+                  TableName: tableName,
+                  Item: taskItem(event, id, LIVE_ORIGIN, 'schedule', Date.now(), now),
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                }),
+              ),
+            BACKGROUND_RETRIES,
+          );
+        } catch (error) {
+          if (!isConditionFailure(error)) throw error;
+        }
+      },
+    );
+  }
+
   async function event(eventId: string): Promise<WebhookEvent | undefined> {
     const { Item } = await withRetries(() =>
       client.send(
@@ -290,5 +320,5 @@ export function createEventStore({ client, tableName }: EventTableAccess): Event
     return { items, nextCursor: after === undefined ? undefined : encodeCursor(address, after) };
   }
 
-  return { recordAll, event, page };
+  return { recordAll, addLiveTasks, event, page };
 }

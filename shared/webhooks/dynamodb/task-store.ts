@@ -13,6 +13,7 @@ import { eachLimited } from '../../util/each-limited.ts';
 import type { DeliveryTask, DueWork, ReplayTask, TaskEnd, TaskStore } from '../dispatch/ports.ts';
 import type { ReplayStart } from '../events/ports.ts';
 import { isWebhookEventType, type WebhookEventType } from '../model/event-types.ts';
+import { REPLAY_SETTLE_MS } from '../model/replay-settle.ts';
 import { EVENT_RETENTION_MS, type WebhookEvent } from '../model/webhook-event.ts';
 import {
   DUE_INDEX,
@@ -28,6 +29,7 @@ import {
   BACKGROUND_RETRIES,
   type EventTableAccess,
   eventOfItem,
+  isConditionFailure,
   refusedActions,
   taskItem,
 } from './event-store.ts';
@@ -83,9 +85,6 @@ const claimOf = (work: DueWork, leaseUntil: number) => ({
   ConditionExpression: 'dueAt = :seen AND attribute_exists(dueShard)',
   ExpressionAttributeValues: { ':seen': work.dueAt, ':lease': leaseUntil },
 });
-
-const isConditionFailure = (error: unknown) =>
-  (error as Error | undefined)?.name === 'ConditionalCheckFailedException';
 
 /** How many task writes a replay's expansion has in flight. */
 const REPLAY_WRITES_AT_ONCE = 10;
@@ -313,7 +312,7 @@ export function createTaskStore({
                 since,
                 createdAt: at,
                 dueShard: dueShardOf(pk),
-                dueAt: now,
+                dueAt: now + REPLAY_SETTLE_MS,
                 expiresAt: expiresAfter(at, EVENT_RETENTION_MS),
               },
               // The endpoint's replay before this one must be done: one at a time.

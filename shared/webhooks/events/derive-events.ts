@@ -8,8 +8,15 @@ import { matchingOf } from '../../wallet/model/matching.ts';
 import { type Currency, moneyJson } from '../../wallet/model/money.ts';
 import type { WebhookEventType } from '../model/event-types.ts';
 import type { EntryFact, LedgerFact } from '../model/ledger-fact.ts';
+import { DERIVE_COMMIT_WITHIN_MS } from '../model/replay-settle.ts';
 import { eventIdOf, type WebhookEvent } from '../model/webhook-event.ts';
-import type { EventStore, SubscriberStore, Subscription, TransferMatchingStore } from './ports.ts';
+import type {
+  EventStore,
+  EventToRecord,
+  SubscriberStore,
+  Subscription,
+  TransferMatchingStore,
+} from './ports.ts';
 
 /**
  * The `data` of an event: the wallet told, its counterparty, the exact amount, the status and
@@ -110,6 +117,10 @@ export interface DeriveEventsDependencies {
   readonly endpoints: SubscriberStore;
   readonly transfers: TransferMatchingStore;
   readonly currency: Currency;
+  /** Milliseconds, for how far apart the endpoints' read and the events' commit were. */
+  readonly clock?: { now(): number };
+  /** Read and commit further apart than this, the endpoints are read again (../model/replay-settle.ts). */
+  readonly commitWithinMs?: number;
 }
 
 export interface DeriveResult {
@@ -123,12 +134,44 @@ export interface DeriveResult {
 
 /**
  * Stores the events of a batch of facts, each once, with a delivery task per endpoint of the
- * wallet subscribed to its type at that moment (an endpoint registered later gets it by replay).
+ * wallet subscribed to its type at that moment (an endpoint registered later gets it by replay;
+ * one registered or enabled during a slow commit, by a task written after it).
  * Posted credits' entries do not carry the payment's reference and metadata: one read of their
  * transfers, at the same time as one of the endpoint sets of every wallet told; then the events,
  * many to a transaction. A batch costs a few requests, not a few per event.
  */
-export function makeDeriveEvents({ events, endpoints, transfers, currency }: DeriveEventsDependencies) {
+export function makeDeriveEvents({
+  events,
+  endpoints,
+  transfers,
+  currency,
+  clock = performance,
+  commitWithinMs = DERIVE_COMMIT_WITHIN_MS,
+}: DeriveEventsDependencies) {
+  /** Who takes an event, as `subscriptions` says. */
+  const takers = (subscriptions: ReadonlyMap<string, readonly Subscription[]>, event: WebhookEvent) =>
+    (subscriptions.get(event.address) ?? []).flatMap((subscription) =>
+      subscription.eventTypes.includes(event.type) ? [subscription.endpointId] : [],
+    );
+
+  /**
+   * After a slow commit: the tasks of the events stored now for the endpoints enabled (or
+   * registered) since their read. Answers those of the events whose tasks could not be written.
+   */
+  async function addLate(recorded: readonly EventToRecord[]): Promise<readonly EventToRecord[]> {
+    try {
+      const now = await endpoints.subscriptions(recorded.map(({ event }) => event.address));
+      const late = recorded.flatMap(({ event, endpointIds }) => {
+        const missed = takers(now, event).filter((id) => !endpointIds.includes(id));
+        return missed.length > 0 ? [{ event, endpointIds: missed }] : [];
+      });
+      if (late.length > 0) await events.addLiveTasks(late);
+      return [];
+    } catch {
+      return recorded;
+    }
+  }
+
   return async (facts: readonly LedgerFact[]): Promise<DeriveResult> => {
     const posted = facts.flatMap((fact) =>
       fact.kind === 'entry' && fact.postedAt !== undefined ? [fact.transferId] : [],
@@ -137,6 +180,7 @@ export function makeDeriveEvents({ events, endpoints, transfers, currency }: Der
     const work: { readonly event: WebhookEvent; readonly index: number }[] = [];
     let looked: ReadonlyMap<string, Matching>;
     let subscriptions: ReadonlyMap<string, readonly Subscription[]>;
+    const readAt = clock.now();
     try {
       // Both reads at once: the wallets told are known from the facts, before their events are.
       [looked, subscriptions] = await Promise.all([
@@ -158,25 +202,29 @@ export function makeDeriveEvents({ events, endpoints, transfers, currency }: Der
       // Nothing stored: the stream delivers the batch again from its first fact.
       return { recorded: 0, tasks: 0, failedFrom: facts.length > 0 ? 0 : undefined };
     }
-    const entries = work.map(({ event }) => ({
-      event,
-      endpointIds: (subscriptions.get(event.address) ?? []).flatMap((subscription) =>
-        subscription.eventTypes.includes(event.type) ? [subscription.endpointId] : [],
-      ),
-    }));
+    const entries = work.map(({ event }) => ({ event, endpointIds: takers(subscriptions, event) }));
     const outcomes = await events.recordAll(entries);
     let recorded = 0;
     let tasks = 0;
     let failedFrom: number | undefined;
+    const failed = (at: number) => {
+      const index = work[at]?.index ?? 0;
+      if (failedFrom === undefined || index < failedFrom) failedFrom = index;
+    };
     outcomes.forEach((outcome, at) => {
       if (outcome === 'recorded') {
         recorded++;
         tasks += entries[at]?.endpointIds.length ?? 0;
-      } else if (outcome !== 'exists') {
-        const index = work[at]?.index ?? 0;
-        if (failedFrom === undefined || index < failedFrom) failedFrom = index;
-      }
+      } else if (outcome !== 'exists') failed(at);
     });
+    if (recorded > 0 && clock.now() - readAt > commitWithinMs) {
+      // Handed back, such an event is found stored and gets no task more: the stream's retry shows
+      // the failure, and a replay asked after its commit finds it.
+      const unwritten = new Set(await addLate(entries.filter((_, at) => outcomes[at] === 'recorded')));
+      entries.forEach((entry, at) => {
+        if (unwritten.has(entry)) failed(at);
+      });
+    }
     return { recorded, tasks, failedFrom };
   };
 }

@@ -25,6 +25,11 @@ export interface EventStore {
    * endpoint ids; many events per request. The outcome of each, in order; never throws.
    */
   recordAll(entries: readonly EventToRecord[]): Promise<readonly RecordOutcome[]>;
+  /**
+   * A live delivery task due now for each of the endpoint ids of events stored before (endpoints
+   * enabled while they were being stored); a task stored before stands. Throws when one cannot be written.
+   */
+  addLiveTasks(entries: readonly EventToRecord[]): Promise<void>;
 }
 
 /** A wallet's endpoint that takes events now (enabled), and the types it takes. */
@@ -82,7 +87,8 @@ export interface ReplayStart {
 export interface ReplayStore {
   /**
    * Starts a replay of the wallet's events since `since` to the endpoint, unless one of that
-   * endpoint is still being expanded: then that one, as it was started (`started: false`).
+   * endpoint is still being expanded: then that one, as it was started (`started: false`). It is
+   * due REPLAY_SETTLE_MS after `now` (../model/replay-settle.ts).
    */
   startReplay(address: string, endpointId: string, since: string, now: number): Promise<ReplayStart>;
   redeliver(event: WebhookEvent, endpointId: string, now: number): Promise<void>;

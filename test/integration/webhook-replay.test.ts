@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createReplayWebhookHandler } from '#functions/replay-webhook/handler.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { createWebhookEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
-import { replayKey } from '#shared/webhooks/dynamodb/event-keys.ts';
+import { replayKey, taskKey } from '#shared/webhooks/dynamodb/event-keys.ts';
 import { createEventStore } from '#shared/webhooks/dynamodb/event-store.ts';
 import { createTaskStore } from '#shared/webhooks/dynamodb/task-store.ts';
 import { createEndpointManagement } from '#shared/webhooks/endpoint-functions.ts';
@@ -32,14 +32,20 @@ afterAll(() => client.destroy());
 
 const HOUR = 3_600_000;
 
-/** A wallet with one endpoint: its address and the endpoint's id. */
-async function merchant() {
+/**
+ * A wallet with one endpoint: its address and the endpoint's id. On `loopback`, where nothing
+ * listens (the discard port), for a test that expands tasks: another test's dispatcher may take them.
+ */
+async function merchant(on: 'a public name' | 'loopback' = 'a public name') {
   const sub = uniqueSub('merchant');
   const { endpoint } = await createEndpointManagement({
     store: createWebhookEndpointStore({ client, tableName }),
-    mode: 'deployed',
+    mode: on === 'loopback' ? 'local' : 'deployed',
     sealer,
-  }).create({ address: sub, url: 'https://merchant.example.com/hooks' });
+  }).create({
+    address: sub,
+    url: on === 'loopback' ? 'http://127.0.0.1:9/hooks' : 'https://merchant.example.com/hooks',
+  });
   return { sub, endpointId: endpoint.id };
 }
 
@@ -147,6 +153,53 @@ describe('POST /api/wallet/webhooks/{webhookId}/replay, one replay per endpoint 
     const afterIt = await replay(sub, endpointId, new Date(Date.parse(timestamp) + 1));
     expect(afterIt.statusCode, afterIt.body).toBe(202);
     expect((afterIt.json as { replayId: string }).replayId).toBe(replayId);
+  });
+
+  it('answers 409 when the one in progress has written tasks past the time asked, though its cursor write failed', async () => {
+    const { sub, endpointId } = await merchant('loopback');
+    const stored = [HOUR / 2, HOUR / 4].map((ago) => {
+      const timestamp = new Date(Date.now() - ago).toISOString();
+      return {
+        id: eventIdOf('transfer.received', randomUUID()),
+        type: 'transfer.received' as const,
+        address: sub,
+        timestamp,
+        body: JSON.stringify({ type: 'transfer.received', timestamp, data: { address: sub } }),
+      };
+    });
+    await createEventStore({ client, tableName }).recordAll(
+      stored.map((event) => ({ event, endpointIds: [] })),
+    );
+    const first = await replay(sub, endpointId, new Date(Date.now() - HOUR));
+    expect(first.statusCode, first.body).toBe(202);
+    // One step of one event: its task written, then every try of the cursor's move reset.
+    proxy.inject(
+      { kind: 'reset' },
+      {
+        operation: 'UpdateItem',
+        when: (request) => mentions(replayKey(endpointId))(request) && request.body.includes('#cursor'),
+      },
+    );
+    const { tasks, work, leaseUntil } = await claimed(sub, endpointId);
+    await expect(tasks.expandReplay(work, leaseUntil, ['transfer.received'], 1)).rejects.toThrow();
+    proxy.heal();
+    const [written] = stored;
+    expect(
+      await storedItem(tableName, { pk: taskKey(written?.id as string, endpointId, work.replayId) }),
+    ).toBeDefined();
+
+    // That task may end while the endpoint is disabled, and the step, done again, leaves it as it is:
+    // as first built, the one in progress (its cursor still unset) answered this 202, and the event
+    // was never sent again.
+    const beforeIt = await replay(
+      sub,
+      endpointId,
+      new Date(Date.parse(written?.timestamp as string) - 60_000),
+    );
+    expect(beforeIt.statusCode, beforeIt.body).toBe(409);
+    const afterIt = await replay(sub, endpointId, new Date(Date.parse(written?.timestamp as string) + 1));
+    expect(afterIt.statusCode, afterIt.body).toBe(202);
+    expect((afterIt.json as { replayId: string }).replayId).toBe(work.replayId);
   });
 
   it('starts the next replay once the one before is done', async () => {

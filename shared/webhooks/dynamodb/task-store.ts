@@ -254,31 +254,42 @@ export function createTaskStore({
           ),
         BACKGROUND_RETRIES,
       );
-      const events = (Items ?? []).flatMap((item) => eventOfItem(item) ?? []);
+      const owed = (Items ?? [])
+        .flatMap((item) => eventOfItem(item) ?? [])
+        .filter((event) => eventTypes.includes(event.type));
       const now = new Date().toISOString();
-      await eachLimited(
-        events.filter((event) => eventTypes.includes(event.type)),
-        REPLAY_WRITES_AT_ONCE,
-        async (event) => {
-          try {
-            await withRetries(
-              () =>
-                client.send(
-                  new PutCommand({
-                    TableName: tableName,
-                    Item: taskItem(event, replay.endpointId, replay.replayId, 'replay', Date.now(), now),
-                    // Expanded before by a dispatcher whose lease lapsed: that task stands.
-                    ConditionExpression: 'attribute_not_exists(pk)',
-                  }),
-                ),
-              BACKGROUND_RETRIES,
-            );
-          } catch (error) {
-            if (!isConditionFailure(error)) throw error;
-          }
-        },
-      );
       const last = (Items ?? []).at(-1);
+      if (owed.length > 0) {
+        // How far this step goes, before its tasks: a replay asked meanwhile is judged on it. On
+        // the cursor alone, which moves after them, a step whose cursor write failed had tasks
+        // nobody counted; ended while the endpoint was disabled, a later replay answered "covered"
+        // sent them never (review helper-36).
+        const { ConditionExpression, lease } = leased(leaseUntil);
+        const held = await update(replay.key, {
+          UpdateExpression: 'SET reach = :reach',
+          ConditionExpression,
+          ExpressionAttributeValues: { ...lease, ':reach': String(last?.eventKey) },
+        });
+        if (!held) return false;
+      }
+      await eachLimited(owed, REPLAY_WRITES_AT_ONCE, async (event) => {
+        try {
+          await withRetries(
+            () =>
+              client.send(
+                new PutCommand({
+                  TableName: tableName,
+                  Item: taskItem(event, replay.endpointId, replay.replayId, 'replay', Date.now(), now),
+                  // Expanded before by a dispatcher whose lease lapsed: that task stands.
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                }),
+              ),
+            BACKGROUND_RETRIES,
+          );
+        } catch (error) {
+          if (!isConditionFailure(error)) throw error;
+        }
+      });
       const done = LastEvaluatedKey === undefined;
       const { ConditionExpression, lease } = leased(leaseUntil);
       await update(replay.key, {
@@ -331,7 +342,10 @@ export function createTaskStore({
           started: false,
           replayId: String(running.replayId),
           since: String(running.since),
-          expandedTo: typeof running.cursor === 'string' ? running.cursor : undefined,
+          expandedTo: [running.reach, running.cursor]
+            .filter((key): key is string => typeof key === 'string')
+            .sort()
+            .at(-1),
         };
       }
       return { started: true, replayId, since };

@@ -79,7 +79,7 @@ export interface ReplayStart {
   readonly started: boolean;
   readonly replayId: string;
   readonly since: string;
-  /** The `eventKey` (`<timestamp>#<id>`) of the last event it has expanded into tasks, if any. */
+  /** The `eventKey` (`<timestamp>#<id>`) of the last event it has expanded, or is expanding, into tasks, if any. */
   readonly expandedTo?: string | undefined;
 }
 

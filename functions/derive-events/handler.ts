@@ -20,6 +20,8 @@ export interface DeriveEventsHandlerDependencies {
   readonly walletsTable: string;
   readonly webhooksTable: string;
   readonly currency: Currency;
+  /** For tests: see DeriveEventsDependencies. */
+  readonly commitWithinMs?: number;
 }
 
 /** A number as the ledger wrote it: a bigint beyond 2^53 (a balance), never a rounded one. */
@@ -48,12 +50,14 @@ export function createDeriveEventsHandler({
   walletsTable,
   webhooksTable,
   currency,
+  commitWithinMs,
 }: DeriveEventsHandlerDependencies) {
   const derive = makeDeriveEvents({
     events: createEventStore({ client, tableName: webhooksTable }),
     endpoints: createSubscriberStore({ client, tableName: webhooksTable }),
     transfers: createTransferMatching({ client, tableName: walletsTable }),
     currency,
+    ...(commitWithinMs === undefined ? {} : { commitWithinMs }),
   });
   const metrics = routeMetrics('derive-events');
   return async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {

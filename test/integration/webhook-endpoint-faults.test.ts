@@ -18,6 +18,7 @@ import {
   createWebhookEndpointStore,
 } from '#shared/webhooks/dynamodb/endpoint-store.ts';
 import { endpointsKey } from '#shared/webhooks/dynamodb/keys.ts';
+import { eventIdOf } from '#shared/webhooks/model/webhook-event.ts';
 import { createEnvelopeSealer } from '#shared/webhooks/secrets/envelope.ts';
 import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrapper.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
@@ -171,5 +172,39 @@ describe("owners racing on one wallet's endpoints", () => {
     expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200, 200, 200]);
     const after = new Map((await listOf(sub)).map((e) => [e.id, e.description]));
     expect(ids.map((id) => after.get(id))).toEqual(ids.map((_, i) => `changed ${i}`));
+  });
+});
+
+describe("an endpoint's health as attempts are recorded", () => {
+  it('stays enabled when a 410 answered before its owner enabled it again is recorded after', async () => {
+    const sub = uniqueSub('gone');
+    const { id } = (await register(sub)).json as { id: string };
+    const gone = (attemptedAt: string) =>
+      deliveries.recordAttempt({
+        address: sub,
+        endpointId: id,
+        eventId: eventIdOf('transfer.received', randomUUID()),
+        eventType: 'transfer.received',
+        attempt: 1,
+        attemptedAt,
+        outcome: 'gone',
+        statusCode: 410,
+        durationMs: 5,
+        trigger: 'schedule',
+      });
+    expect(await gone(new Date().toISOString())).toMatchObject({ status: 'disabled', disabledNow: true });
+    // A second attempt was in flight, answered 410 too, when its owner enabled the endpoint again;
+    // its record lands after that.
+    const inFlight = new Date().toISOString();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const enabled = await invoke(update, onEndpoint(sub, id, 'PATCH', { status: 'enabled' }));
+    expect(enabled.statusCode, enabled.body).toBe(200);
+    expect(enabled.json).not.toHaveProperty('enabledAt');
+
+    // As first built, it disabled the endpoint again: the owner's replay was then a 409.
+    expect(await gone(inFlight)).toMatchObject({ status: 'enabled', disabledNow: false });
+    expect((await listOf(sub)).find((endpoint) => endpoint.id === id)).toMatchObject({ status: 'enabled' });
+    // One made after it still disables it.
+    expect(await gone(new Date().toISOString())).toMatchObject({ status: 'disabled', disabledNow: true });
   });
 });

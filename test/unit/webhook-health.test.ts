@@ -37,6 +37,18 @@ describe("an endpoint's health", () => {
     expect(healthAfter({ status: 'disabled', disabledReason: 'manual' }, 'delivered', T0)).toBeUndefined();
   });
 
+  it('takes no attempt made before its owner enabled it again, whatever it answered', () => {
+    const enabled = { status: 'enabled' as const, enabledAt: at(1) };
+    for (const outcome of ['gone', 'retry', 'refused-address'] as const) {
+      expect(healthAfter(enabled, outcome, T0)).toBeUndefined();
+    }
+    expect(healthAfter(enabled, 'gone', at(1))).toEqual({
+      status: 'disabled',
+      disabledReason: 'gone',
+      failingSince: at(1),
+    });
+  });
+
   it('writes nothing while healthy', () => {
     expect(healthAfter({ status: 'enabled' }, 'delivered', T0)).toBeUndefined();
   });

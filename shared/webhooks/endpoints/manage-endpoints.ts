@@ -58,7 +58,7 @@ const STANDALONE_BUDGET_MS = 10_000;
 
 /** The owner's view: everything but the secrets. */
 export function viewOf(stored: StoredEndpoint): WebhookEndpoint {
-  const { secrets: _secrets, ...view } = stored;
+  const { secrets: _secrets, enabledAt: _enabledAt, ...view } = stored;
   return view;
 }
 
@@ -172,14 +172,15 @@ export function makeEndpointManagement(deps: EndpointManagementDependencies) {
         const enabling = patch.status === 'enabled' && before.status === 'disabled';
         const disabling = patch.status === 'disabled' && before.status === 'enabled';
         const { disabledReason: _reason, failingSince: _since, ...rest } = before;
+        const now = nowIso();
         const after: StoredEndpoint = {
           ...(enabling ? rest : before),
           ...(url === undefined ? {} : { url }),
           ...(patch.eventTypes === undefined ? {} : { eventTypes: normalisedTypes(patch.eventTypes) }),
           ...(patch.description === undefined ? {} : { description: patch.description ?? '' }),
           ...(disabling ? { status: 'disabled' as const, disabledReason: 'manual' as const } : {}),
-          ...(enabling ? { status: 'enabled' as const } : {}),
-          updatedAt: nowIso(),
+          updatedAt: now,
+          ...(enabling ? { status: 'enabled' as const, enabledAt: now } : {}),
         };
         return { set: replace(set, after), result: viewOf(after) };
       });

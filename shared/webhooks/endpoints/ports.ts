@@ -13,6 +13,8 @@ export interface StoredSecret {
 /** An endpoint as stored: its owner's view and its secrets, newest first. */
 export interface StoredEndpoint extends WebhookEndpoint {
   readonly secrets: readonly StoredSecret[];
+  /** See HealthState: not shown to its owner. */
+  readonly enabledAt?: string;
 }
 
 /** A wallet's endpoints and the version that guards their next write. */

@@ -6,13 +6,19 @@ export interface HealthState {
   readonly status: EndpointStatus;
   readonly disabledReason?: DisabledReason | undefined;
   readonly failingSince?: string | undefined;
+  /**
+   * RFC 3339: when its owner last enabled it again. An attempt made before changes nothing: its
+   * record lands after its answer, and a 410 answered just before the owner enabled it disabled it
+   * again (review helper-35).
+   */
+  readonly enabledAt?: string | undefined;
 }
 
 /**
  * An endpoint's health after an attempt at `attemptedAt`: a success clears `failingSince`; a
  * failure starts it, and disables the endpoint (`failing`) once it is 5 days old; a 410 disables it
- * at once (`gone`). A disabled endpoint stays so until its owner enables it again; `undefined` when
- * nothing changes (so the store writes nothing).
+ * at once (`gone`). A disabled endpoint stays so until its owner enables it again, and an attempt
+ * made before that changes nothing; `undefined` when nothing changes (so the store writes nothing).
  */
 export function healthAfter(
   state: HealthState,
@@ -20,6 +26,8 @@ export function healthAfter(
   attemptedAt: string,
 ): HealthState | undefined {
   if (state.status === 'disabled') return undefined;
+  if (state.enabledAt !== undefined && Date.parse(attemptedAt) < Date.parse(state.enabledAt))
+    return undefined;
   if (outcome === 'delivered') {
     return state.failingSince === undefined ? undefined : { status: 'enabled' };
   }

@@ -216,8 +216,13 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
   }
 
   /** Reads one shard to its end (a closed shard) or until stopped, one batch in flight at a time. */
-  async function readShard(shardId: string, position: 'TRIM_HORIZON' | 'LATEST'): Promise<void> {
+  async function readShard(
+    shardId: string,
+    position: 'TRIM_HORIZON' | 'LATEST',
+    positioned: () => void,
+  ): Promise<void> {
     let iterator = await iteratorFor(shardId, position);
+    positioned();
     let lastRead: string | undefined;
     let buffer: DynamoDBRecord[] = [];
     let windowOpenedAt = 0;
@@ -270,12 +275,15 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
     }
   }
 
-  function startShard(shard: Shard, position: 'TRIM_HORIZON' | 'LATEST'): void {
+  /** Starts reading a shard; resolves once it has its position (or failed to get one). */
+  function startShard(shard: Shard, position: 'TRIM_HORIZON' | 'LATEST'): Promise<void> {
     const shardId = shard.ShardId;
-    if (!shardId || shardsStarted.has(shardId)) return;
+    if (!shardId || shardsStarted.has(shardId)) return Promise.resolve();
     shardsStarted.add(shardId);
+    const positioned = Promise.withResolvers<void>();
     workers.push(
-      readShard(shardId, position)
+      readShard(shardId, position, positioned.resolve)
+        .finally(positioned.resolve)
         .then(() => {
           if (!stopped) shardsDone.add(shardId);
         })
@@ -286,21 +294,29 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
           if (!stopped) log(`stream poller: shard ${shardId} failed: ${(error as Error).message}`);
         }),
     );
+    return positioned.promise;
   }
 
-  /** Starts every shard whose parent is read to its end (or gone from the stream). */
+  /**
+   * Starts every shard whose parent is read to its end (or gone from the stream); resolves once
+   * each has its position.
+   */
   async function discover(first: boolean): Promise<void> {
     const shards = await describeShards();
     const listed = new Set(shards.map((shard) => shard.ShardId));
+    const started: Promise<void>[] = [];
     for (const shard of shards) {
       const parent = shard.ParentShardId;
       const parentPending = parent !== undefined && listed.has(parent) && !shardsDone.has(parent);
       if (parentPending) continue;
       // Children of a shard read here start at their beginning, whatever the mapping's position.
-      startShard(shard, first ? settings.startingPosition : 'TRIM_HORIZON');
+      started.push(startShard(shard, first ? settings.startingPosition : 'TRIM_HORIZON'));
     }
+    await Promise.all(started);
   }
 
+  // Started once every shard has its position: as first built, it returned before, and records
+  // written meanwhile were before LATEST, never read (test/integration/credit-poster-stream.test.ts).
   await discover(true);
   const discovery = (async () => {
     while (!stopped) {

@@ -481,6 +481,40 @@ describe('the local stream poller delivering credits to the poster', () => {
     await expectPostedOnce(book, merchant, 1, good);
   });
 
+  it('takes every record written once it has started from LATEST, however long its shard iterators took', {
+    timeout: 60_000,
+  }, async () => {
+    const book = await ledger();
+    const reads = await DynamoDbProxy.start(endpoint);
+    reads.inject({ kind: 'delay', ms: 1_000 }, { operation: 'GetShardIterator', times: 1 });
+    const delivered = new Set<string>();
+    const poller = await startStreamPoller({
+      endpoint: reads.endpoint,
+      tableName: book.tableName,
+      invoke: async (event) => {
+        for (const record of event.Records) delivered.add(String(record.dynamodb?.Keys?.pk?.S));
+        return { batchItemFailures: [] };
+      },
+      failureFile: join(stateDir, `${book.tableName}-latest.jsonl`),
+      settings: {
+        startingPosition: 'LATEST' as 'TRIM_HORIZON',
+        maxBatchingWindowSeconds: 0,
+        pollIntervalMs: 100,
+      },
+      log: () => undefined,
+    });
+    pollers.push(poller);
+    try {
+      const pk = creditKey(randomUUID());
+      await book.client.send(new PutCommand({ TableName: book.tableName, Item: { pk, kind: 'credit' } }));
+      // As first built, started before its iterator existed: a record written then was before LATEST.
+      await eventually(() => delivered.has(pk), 10_000, 'the record written just after the start');
+    } finally {
+      await poller.stop();
+      await reads.close();
+    }
+  });
+
   it('reads a shard no more often than its poll interval while records keep coming', {
     timeout: 60_000,
   }, async () => {

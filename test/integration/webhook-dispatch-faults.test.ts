@@ -8,6 +8,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDeriveEventsHandler } from '#functions/derive-events/handler.ts';
 import { createWebhookDispatcher } from '#functions/dispatch-webhooks/handler.ts';
+import { DynamoDbProxy } from '#infra/local/dynamodb-proxy.ts';
 import { startStreamPoller } from '#infra/local/stream-poller.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { runDispatcher } from '#shared/webhooks/dispatch/dispatch-loop.ts';
@@ -21,6 +22,7 @@ import { createEnvelopeSealer } from '#shared/webhooks/secrets/envelope.ts';
 import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrapper.ts';
 import { uniqueSub } from '../support/events.ts';
 import { eventually } from '../support/eventually.ts';
+import { mentions } from '../support/faults.ts';
 import { firstDepositEntry } from '../support/ledger.ts';
 import { loopbackDeliver } from '../support/webhook-dispatcher.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
@@ -38,7 +40,12 @@ const webhooksTable = env.WEBHOOKS_TABLE_NAME as string;
 const walletsTable = env.WALLETS_TABLE_NAME as string;
 const PROJECT_ROOT = join(import.meta.dirname, '..', '..');
 const KEY = randomBytes(32).toString('base64');
-const LEASE_MS = 2_000;
+/**
+ * Short, for the kill's lease to lapse soon, and long enough for a slow claim: an attempt is made
+ * within the first third of its lease only, and with 2 s, a claim DynamoDB Local took 700 ms to
+ * answer left every try unattempted (helper-35; the delay below pins it).
+ */
+const LEASE_MS = 6_000;
 
 const client = createDocumentClient({ endpoint });
 const sealer = createEnvelopeSealer(createStaticKeyWrapper(KEY));
@@ -91,6 +98,9 @@ describe('webhook faults', () => {
   }, async () => {
     receiver.hang = true;
     const { event, endpointId } = await eventOwed();
+    // The killed dispatcher's requests are slow: its claim answered 700 ms late.
+    const slow = await DynamoDbProxy.start(endpoint);
+    slow.inject({ kind: 'delay', ms: 700 }, { when: mentions(event.id) });
     const child = spawn(
       process.execPath,
       [join(PROJECT_ROOT, 'test', 'support', 'webhook-dispatcher-process.ts')],
@@ -98,7 +108,7 @@ describe('webhook faults', () => {
         cwd: PROJECT_ROOT,
         env: {
           ...process.env,
-          DYNAMODB_ENDPOINT: endpoint,
+          DYNAMODB_ENDPOINT: slow.endpoint,
           WEBHOOKS_TABLE_NAME: webhooksTable,
           WEBHOOK_SECRETS_KEY: KEY,
           WEBHOOK_LEASE_MS: String(LEASE_MS),
@@ -116,6 +126,7 @@ describe('webhook faults', () => {
     } finally {
       child.kill('SIGKILL');
       receiver.hang = false;
+      await slow.close();
     }
     // Killed with the task claimed: nothing recorded it done.
     const task = () =>
@@ -176,7 +187,6 @@ describe('webhook faults', () => {
         account: `W#${address}`,
         seq: 999,
       };
-      await new Promise((resolve) => setTimeout(resolve, 500));
       await client.send(new PutCommand({ TableName: walletsTable, Item: poison }));
       const good = firstDepositEntry(address, 5);
       await client.send(new PutCommand({ TableName: walletsTable, Item: good }));

@@ -93,8 +93,9 @@ export function makeEventsApi({ events, endpoints, replays, clock }: EventsApiDe
         ]);
       }
       const from = new Date(at).toISOString();
-      // One replay per endpoint at a time: a request asked twice (a client's retry) or a click
-      // repeated sends nothing twice, and a wallet's 30 days go out once however often asked.
+      // One replay per endpoint at a time: a request asked again (a client's retry, a click
+      // repeated) while the first is being expanded sends nothing twice, and a wallet's 30 days do
+      // not go out once per request. Asked again after it has expanded, it is a replay of its own.
       const replay = await replays.startReplay(sub, endpointId, from, now);
       // One in progress since no later than asked, which has expanded nothing from then on yet,
       // sends all this one would, as the endpoint is now. One since later does not; nor does one

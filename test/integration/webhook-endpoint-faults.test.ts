@@ -176,35 +176,67 @@ describe("owners racing on one wallet's endpoints", () => {
 });
 
 describe("an endpoint's health as attempts are recorded", () => {
+  /** Records an attempt of the endpoint answered 410 at `attemptedAt`; its health after. */
+  const gone = (sub: string, id: string, attemptedAt: string) =>
+    deliveries.recordAttempt({
+      address: sub,
+      endpointId: id,
+      eventId: eventIdOf('transfer.received', randomUUID()),
+      eventType: 'transfer.received',
+      attempt: 1,
+      attemptedAt,
+      outcome: 'gone',
+      statusCode: 410,
+      durationMs: 5,
+      trigger: 'schedule',
+    });
+  /** An attempt in flight (answered, not yet recorded) while its owner changes the endpoint. */
+  async function inFlightWhile(change: () => Promise<unknown>): Promise<string> {
+    const attemptedAt = new Date().toISOString();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await change();
+    return attemptedAt;
+  }
+
   it('stays enabled when a 410 answered before its owner enabled it again is recorded after', async () => {
     const sub = uniqueSub('gone');
     const { id } = (await register(sub)).json as { id: string };
-    const gone = (attemptedAt: string) =>
-      deliveries.recordAttempt({
-        address: sub,
-        endpointId: id,
-        eventId: eventIdOf('transfer.received', randomUUID()),
-        eventType: 'transfer.received',
-        attempt: 1,
-        attemptedAt,
-        outcome: 'gone',
-        statusCode: 410,
-        durationMs: 5,
-        trigger: 'schedule',
-      });
-    expect(await gone(new Date().toISOString())).toMatchObject({ status: 'disabled', disabledNow: true });
-    // A second attempt was in flight, answered 410 too, when its owner enabled the endpoint again;
-    // its record lands after that.
-    const inFlight = new Date().toISOString();
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    const enabled = await invoke(update, onEndpoint(sub, id, 'PATCH', { status: 'enabled' }));
-    expect(enabled.statusCode, enabled.body).toBe(200);
-    expect(enabled.json).not.toHaveProperty('enabledAt');
+    expect(await gone(sub, id, new Date().toISOString())).toMatchObject({
+      status: 'disabled',
+      disabledNow: true,
+    });
+    const attemptedAt = await inFlightWhile(async () => {
+      const enabled = await invoke(update, onEndpoint(sub, id, 'PATCH', { status: 'enabled' }));
+      expect(enabled.statusCode, enabled.body).toBe(200);
+      expect(enabled.json).not.toHaveProperty('healthFrom');
+    });
 
     // As first built, it disabled the endpoint again: the owner's replay was then a 409.
-    expect(await gone(inFlight)).toMatchObject({ status: 'enabled', disabledNow: false });
+    expect(await gone(sub, id, attemptedAt)).toMatchObject({ status: 'enabled', disabledNow: false });
     expect((await listOf(sub)).find((endpoint) => endpoint.id === id)).toMatchObject({ status: 'enabled' });
     // One made after it still disables it.
-    expect(await gone(new Date().toISOString())).toMatchObject({ status: 'disabled', disabledNow: true });
+    expect(await gone(sub, id, new Date().toISOString())).toMatchObject({
+      status: 'disabled',
+      disabledNow: true,
+    });
+  });
+
+  it('stays enabled at its new URL when a 410 of the URL it left is recorded after the move', async () => {
+    const sub = uniqueSub('moved');
+    const { id } = (await register(sub)).json as { id: string };
+    const attemptedAt = await inFlightWhile(async () => {
+      const moved = await invoke(
+        update,
+        onEndpoint(sub, id, 'PATCH', { url: 'https://merchant.example.com/hooks/v2' }),
+      );
+      expect(moved.statusCode, moved.body).toBe(200);
+    });
+
+    // As first built, the old URL's 410 disabled the endpoint at its new one.
+    expect(await gone(sub, id, attemptedAt)).toMatchObject({ status: 'enabled', disabledNow: false });
+    expect(await gone(sub, id, new Date().toISOString())).toMatchObject({
+      status: 'disabled',
+      disabledNow: true,
+    });
   });
 });

@@ -38,7 +38,7 @@ describe("an endpoint's health", () => {
   });
 
   it('takes no attempt made before its owner enabled it again, whatever it answered', () => {
-    const enabled = { status: 'enabled' as const, enabledAt: at(1) };
+    const enabled = { status: 'enabled' as const, healthFrom: at(1) };
     for (const outcome of ['gone', 'retry', 'refused-address'] as const) {
       expect(healthAfter(enabled, outcome, T0)).toBeUndefined();
     }

@@ -58,7 +58,7 @@ const STANDALONE_BUDGET_MS = 10_000;
 
 /** The owner's view: everything but the secrets. */
 export function viewOf(stored: StoredEndpoint): WebhookEndpoint {
-  const { secrets: _secrets, enabledAt: _enabledAt, ...view } = stored;
+  const { secrets: _secrets, healthFrom: _healthFrom, ...view } = stored;
   return view;
 }
 
@@ -171,16 +171,20 @@ export function makeEndpointManagement(deps: EndpointManagementDependencies) {
         const before = find(set, endpointId);
         const enabling = patch.status === 'enabled' && before.status === 'disabled';
         const disabling = patch.status === 'disabled' && before.status === 'enabled';
-        const { disabledReason: _reason, failingSince: _since, ...rest } = before;
+        const moving = url !== undefined && url !== before.url;
+        // Enabled again or moved, its health starts anew: the failures before are not the new one's.
+        const { disabledReason: _reason, failingSince: _since, ...healthy } = before;
+        const { failingSince: _failing, ...unfailing } = before;
         const now = nowIso();
         const after: StoredEndpoint = {
-          ...(enabling ? rest : before),
+          ...(enabling ? healthy : moving ? unfailing : before),
           ...(url === undefined ? {} : { url }),
           ...(patch.eventTypes === undefined ? {} : { eventTypes: normalisedTypes(patch.eventTypes) }),
           ...(patch.description === undefined ? {} : { description: patch.description ?? '' }),
           ...(disabling ? { status: 'disabled' as const, disabledReason: 'manual' as const } : {}),
           updatedAt: now,
-          ...(enabling ? { status: 'enabled' as const, enabledAt: now } : {}),
+          ...(enabling ? { status: 'enabled' as const } : {}),
+          ...(enabling || moving ? { healthFrom: now } : {}),
         };
         return { set: replace(set, after), result: viewOf(after) };
       });

@@ -14,7 +14,7 @@ export interface StoredSecret {
 export interface StoredEndpoint extends WebhookEndpoint {
   readonly secrets: readonly StoredSecret[];
   /** See HealthState: not shown to its owner. */
-  readonly enabledAt?: string;
+  readonly healthFrom?: string;
 }
 
 /** A wallet's endpoints and the version that guards their next write. */

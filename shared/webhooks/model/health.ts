@@ -7,11 +7,12 @@ export interface HealthState {
   readonly disabledReason?: DisabledReason | undefined;
   readonly failingSince?: string | undefined;
   /**
-   * RFC 3339: when its owner last enabled it again. An attempt made before changes nothing: its
-   * record lands after its answer, and a 410 answered just before the owner enabled it disabled it
-   * again (review helper-35).
+   * RFC 3339: when its owner last enabled it again or moved it to another URL. An attempt made
+   * before changes nothing: its record lands after its answer, and a 410 answered just before the
+   * owner enabled it disabled it again (review helper-35), one from the URL left disabled the new
+   * (review helper-37).
    */
-  readonly enabledAt?: string | undefined;
+  readonly healthFrom?: string | undefined;
 }
 
 /**
@@ -26,7 +27,7 @@ export function healthAfter(
   attemptedAt: string,
 ): HealthState | undefined {
   if (state.status === 'disabled') return undefined;
-  if (state.enabledAt !== undefined && Date.parse(attemptedAt) < Date.parse(state.enabledAt))
+  if (state.healthFrom !== undefined && Date.parse(attemptedAt) < Date.parse(state.healthFrom))
     return undefined;
   if (outcome === 'delivered') {
     return state.failingSince === undefined ? undefined : { status: 'enabled' };

@@ -210,7 +210,7 @@ export const webhookOperationContracts: Record<WebhookOperationId, OperationCont
       status: 202,
       schema: 'WebhookReplayAccepted',
       description:
-        'Every event of your wallet since `since` (at most 30 days ago) that the endpoint takes goes to it again, each with its own id and a new schedule of attempts; the deliveries start about 2 s after the request (so that events still being stored as the endpoint was enabled or registered are among them). A disabled endpoint is sent nothing: enable it first (a 409 endpoint-disabled until then). An endpoint has one replay at a time: while one since no later than `since`, and not yet sent that far, is being sent, the answer is that replay (its `replayId` and `since`) and nothing more is sent; while another is, the answer is a 409 replay-in-progress',
+        'Every event of your wallet since `since` (at most 30 days ago) that the endpoint takes goes to it again, each with its own id and a new schedule of attempts; the deliveries start about 2 s after the request (so that events still being stored as the endpoint was enabled or registered are among them). A disabled endpoint is sent nothing: enable it first (a 409 endpoint-disabled until then). An endpoint has one replay at a time: while one since no later than `since`, and not yet sent that far, is being sent (asked since the endpoint was last enabled or moved), the answer is that replay (its `replayId` and `since`) and nothing more is sent; while another is, the answer is a 409 replay-in-progress',
       example: { replayId: 'rpl_5f0c2b1e-8a7d-4c3b-9e6f-1a2b3c4d5e6f', since: '2026-01-01T00:00:00.000Z' },
     },
     problems: [

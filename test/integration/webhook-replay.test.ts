@@ -202,6 +202,26 @@ describe('POST /api/wallet/webhooks/{webhookId}/replay, one replay per endpoint 
     expect((afterIt.json as { replayId: string }).replayId).toBe(work.replayId);
   });
 
+  it('answers 409 when the endpoint was enabled again since the one in progress was asked', async () => {
+    const { sub, endpointId } = await merchant();
+    const since = new Date(Date.now() - HOUR);
+    const first = await replay(sub, endpointId, since);
+    expect(first.statusCode, first.body).toBe(202);
+    // Disabled (a 410, its owner) and enabled again while the first is being sent.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    for (const status of ['disabled', 'enabled'] as const) {
+      await createEndpointManagement({
+        store: createWebhookEndpointStore({ client, tableName }),
+        mode: 'deployed',
+      }).update(sub, endpointId, { status });
+    }
+    // As first built, 202 naming the first: it could end before an event stored while the endpoint
+    // was disabled was committed, and that event had no task of any origin.
+    const again = await replay(sub, endpointId, since);
+    expect(again.statusCode, again.body).toBe(409);
+    expect(again.json).toMatchObject({ type: expect.stringContaining('replay-in-progress') });
+  });
+
   it('starts the next replay once the one before is done', async () => {
     const { sub, endpointId } = await merchant();
     const first = await replay(sub, endpointId, new Date(Date.now() - HOUR));

@@ -36,13 +36,14 @@ export function createSubscriberStore(access: EventTableAccess): SubscriberStore
   };
 }
 
-/** Whether the wallet has the endpoint, and whether it is enabled: one read of the endpoint set. */
+/** Whether the wallet has the endpoint, and its state: one read of the endpoint set. */
 export function createEndpointLookup(access: EventTableAccess): EndpointLookup {
   const endpoints = createWebhookEndpointStore(access);
   return {
-    async endpointStatus(address, endpointId) {
+    async endpointState(address, endpointId) {
       const set = await endpoints.readEndpoints(address);
-      return set.endpoints.find((endpoint) => endpoint.id === endpointId)?.status;
+      const endpoint = set.endpoints.find((one) => one.id === endpointId);
+      return endpoint && { status: endpoint.status, healthFrom: endpoint.healthFrom };
     },
   };
 }

@@ -337,18 +337,19 @@ export function createTaskStore({
         if (!(error instanceof ConditionalCheckFailedException) || !error.Item) throw error;
         const running = unmarshall(error.Item);
         // This request's own put, whose answer was lost and whose retry found it: started.
-        if (running.replayId === replayId) return { started: true, replayId, since };
+        if (running.replayId === replayId) return { started: true, replayId, since, startedAt: at };
         return {
           started: false,
           replayId: String(running.replayId),
           since: String(running.since),
+          startedAt: String(running.createdAt),
           expandedTo: [running.reach, running.cursor]
             .filter((key): key is string => typeof key === 'string')
             .sort()
             .at(-1),
         };
       }
-      return { started: true, replayId, since };
+      return { started: true, replayId, since, startedAt: at };
     },
 
     async redeliver(event, endpointId, now) {

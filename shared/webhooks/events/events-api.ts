@@ -12,7 +12,7 @@ import {
 import type { Clock } from '../../wallet/model/ports.ts';
 import type { WebhookEventType } from '../model/event-types.ts';
 import { EVENT_ID, EVENT_RETENTION_MS, type WebhookEvent } from '../model/webhook-event.ts';
-import type { EndpointLookup, EventPage, EventReader, ReplayStore } from './ports.ts';
+import type { EndpointLookup, EndpointState, EventPage, EventReader, ReplayStore } from './ports.ts';
 
 const NO_EVENT = 'No event of yours has this id';
 const NO_ENDPOINT = 'No webhook endpoint of yours has this id';
@@ -46,18 +46,19 @@ export function makeEventsApi({ events, endpoints, replays, clock }: EventsApiDe
    * else's or an unknown one, a 409 for a disabled one. A disabled endpoint is sent nothing, so a
    * replay or redelivery to it was a 202 that did nothing.
    */
-  async function enabledEndpoint(sub: string, endpointId: string, pointer?: string): Promise<void> {
-    const status = await endpoints.endpointStatus(sub, endpointId);
-    if (!status) {
+  async function enabledEndpoint(sub: string, endpointId: string, pointer?: string): Promise<EndpointState> {
+    const state = await endpoints.endpointState(sub, endpointId);
+    if (!state) {
       // Named in a body, an unknown endpoint is a bad value there; in the path, a resource not found.
       if (pointer) throw new ValidationError([{ pointer, detail: NO_ENDPOINT }]);
       throw new NotFoundError(NO_ENDPOINT);
     }
-    if (status === 'disabled') {
+    if (state.status === 'disabled') {
       throw new EndpointDisabledError(
         'The webhook endpoint is disabled and is sent nothing: enable it (PATCH its status to enabled), then ask again',
       );
     }
+    return state;
   }
 
   return {
@@ -79,7 +80,7 @@ export function makeEventsApi({ events, endpoints, replays, clock }: EventsApiDe
       endpointId: string,
       since: string,
     ): Promise<{ replayId: string; since: string }> {
-      await enabledEndpoint(sub, endpointId);
+      const endpoint = await enabledEndpoint(sub, endpointId);
       const at = RFC3339.test(since) ? Date.parse(since) : Number.NaN;
       const now = clock.now();
       if (!Number.isFinite(at)) {
@@ -100,7 +101,13 @@ export function makeEventsApi({ events, endpoints, replays, clock }: EventsApiDe
       // One in progress since no later than asked, which has expanded nothing from then on yet,
       // sends all this one would, as the endpoint is now. One since later does not; nor does one
       // that has expanded past `from`: those tasks may have ended while the endpoint was disabled.
-      const covered = replay.since <= from && (replay.expandedTo === undefined || replay.expandedTo < from);
+      // Nor one asked before the endpoint was enabled again (or moved): it may end before an event
+      // stored while it was disabled is (../model/replay-settle.ts), and such a replay answered
+      // "covered" sent it never (review helper-37).
+      const covered =
+        replay.since <= from &&
+        (replay.expandedTo === undefined || replay.expandedTo < from) &&
+        (endpoint.healthFrom === undefined || endpoint.healthFrom < replay.startedAt);
       if (!replay.started && !covered) {
         throw new ReplayInProgressError(
           `Replay ${replay.replayId} of this endpoint, of the events since ${replay.since}, is still being sent: ask again once it is done`,

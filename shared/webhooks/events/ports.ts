@@ -69,9 +69,16 @@ export interface EventReader {
   event(eventId: string): Promise<WebhookEvent | undefined>;
 }
 
-/** Whether an endpoint of the wallet exists, and whether it is enabled (replay, redelivery): no secret. */
+/** An endpoint as a replay or redelivery checks it: no secret. */
+export interface EndpointState {
+  readonly status: EndpointStatus;
+  /** When its owner last enabled it again or moved it (../model/health.ts). */
+  readonly healthFrom?: string | undefined;
+}
+
+/** Whether an endpoint of the wallet exists, and its state (replay, redelivery). */
 export interface EndpointLookup {
-  endpointStatus(address: string, endpointId: string): Promise<EndpointStatus | undefined>;
+  endpointState(address: string, endpointId: string): Promise<EndpointState | undefined>;
 }
 
 /** A replay: the one just started, or the endpoint's one in progress. */
@@ -79,6 +86,8 @@ export interface ReplayStart {
   readonly started: boolean;
   readonly replayId: string;
   readonly since: string;
+  /** When it was asked (RFC 3339). */
+  readonly startedAt: string;
   /** The `eventKey` (`<timestamp>#<id>`) of the last event it has expanded, or is expanding, into tasks, if any. */
   readonly expandedTo?: string | undefined;
 }

@@ -213,9 +213,11 @@ describe('deriving a batch', () => {
         });
       },
       async addLiveTasks(entries) {
+        // On condition, as the DynamoDB store's: a task stored before stands.
         for (const { event, endpointIds } of entries) {
           const known = stored.get(event.id) as { event: WebhookEvent; endpoints: readonly string[] };
-          stored.set(event.id, { event, endpoints: [...known.endpoints, ...endpointIds] });
+          const added = endpointIds.filter((id) => !known.endpoints.includes(id));
+          stored.set(event.id, { event, endpoints: [...known.endpoints, ...added] });
         }
       },
     };
@@ -259,9 +261,12 @@ describe('deriving a batch', () => {
       ['transfer.received', ['whep_1']],
       ['transfer.completed', ['whep_1', 'whep_2']],
     ]);
-    // The fact given twice is one event; every wallet's endpoints in one read, every event in one store.
+    // The fact given twice is one event; every wallet's endpoints in one read, every event in one
+    // store. Given again (the stream's retry), the events are found stored, and the endpoints read
+    // once more for the tasks a first commit may lack (none here).
     expect(requests).toEqual([3, 3]);
     expect(reads.map((addresses) => [...new Set(addresses)].sort())).toEqual([
+      ['alice', 'shop'],
       ['alice', 'shop'],
       ['alice', 'shop'],
     ]);
@@ -271,11 +276,12 @@ describe('deriving a batch', () => {
    * The shop's endpoints as its owner enables whep_1 between the deriver's read and its commit
    * (`commitMs` after the read, on the deriver's clock); a second read throws when `reread` does.
    */
-  function enabledDuringCommit(commitMs: number, reread: 'answers' | 'throws' = 'answers') {
+  function enabledDuringCommit(commitMs: number, reread: 'answers' | 'throws' | 'throws once' = 'answers') {
     const { stored, events } = store();
     const clock = { at: 0, now: () => clock.at };
     const shop = subscribedShop();
     let reads = 0;
+    let lateWrites = 0;
     const derive = makeDeriveEvents({
       events: {
         ...events,
@@ -283,8 +289,12 @@ describe('deriving a batch', () => {
           clock.at += commitMs;
           return events.recordAll(entries);
         },
-        addLiveTasks:
-          reread === 'throws' ? () => Promise.reject(new Error('throttled')) : events.addLiveTasks,
+        async addLiveTasks(entries) {
+          if (reread === 'throws' || (reread === 'throws once' && ++lateWrites === 1)) {
+            throw new Error('throttled');
+          }
+          return events.addLiveTasks(entries);
+        },
       },
       transfers: noLookup,
       currency: USD,
@@ -320,9 +330,16 @@ describe('deriving a batch', () => {
     expect(reads()).toBe(1);
   });
 
-  it('hands the batch back from its first event stored now when the late tasks could not be written', async () => {
-    const { derive } = enabledDuringCommit(DERIVE_COMMIT_WITHIN_MS + 1, 'throws');
+  it('hands the batch back from its first event stored now when the late tasks could not be written, and writes them when it is given again', async () => {
+    const { derive, endpointsOf } = enabledDuringCommit(DERIVE_COMMIT_WITHIN_MS + 1, 'throws once');
     expect(await derive()).toEqual({ recorded: 3, tasks: 0, failedFrom: 0 });
+    // Given again, the events are found stored. As first built, their tasks were written never.
+    expect(await derive()).toEqual({ recorded: 0, tasks: 0, failedFrom: undefined });
+    expect(endpointsOf()).toEqual([
+      ['transfer.sent', []],
+      ['transfer.received', ['whep_1']],
+      ['transfer.completed', ['whep_1', 'whep_2']],
+    ]);
   });
 
   it('names the first fact whose events could not be stored, and stores the others', async () => {

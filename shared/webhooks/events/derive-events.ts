@@ -10,13 +10,7 @@ import type { WebhookEventType } from '../model/event-types.ts';
 import type { EntryFact, LedgerFact } from '../model/ledger-fact.ts';
 import { DERIVE_COMMIT_WITHIN_MS } from '../model/replay-settle.ts';
 import { eventIdOf, type WebhookEvent } from '../model/webhook-event.ts';
-import type {
-  EventStore,
-  EventToRecord,
-  SubscriberStore,
-  Subscription,
-  TransferMatchingStore,
-} from './ports.ts';
+import type { EventStore, SubscriberStore, Subscription, TransferMatchingStore } from './ports.ts';
 
 /**
  * The `data` of an event: the wallet told, its counterparty, the exact amount, the status and
@@ -155,20 +149,24 @@ export function makeDeriveEvents({
     );
 
   /**
-   * After a slow commit: the tasks of the events stored now for the endpoints enabled (or
-   * registered) since their read. Answers those of the events whose tasks could not be written.
+   * The live tasks of stored events for the endpoints that take them as read now, beside those
+   * `written` with each: after a slow commit, for the endpoints enabled (or registered) since the
+   * read; for an event found stored, every one (a first commit's tasks stand, by their condition).
+   * Answers the events whose tasks could not be written.
    */
-  async function addLate(recorded: readonly EventToRecord[]): Promise<readonly EventToRecord[]> {
+  async function addLate(
+    stored: readonly { readonly event: WebhookEvent; readonly written: readonly string[] }[],
+  ): Promise<ReadonlySet<WebhookEvent>> {
     try {
-      const now = await endpoints.subscriptions(recorded.map(({ event }) => event.address));
-      const late = recorded.flatMap(({ event, endpointIds }) => {
-        const missed = takers(now, event).filter((id) => !endpointIds.includes(id));
+      const now = await endpoints.subscriptions(stored.map(({ event }) => event.address));
+      const late = stored.flatMap(({ event, written }) => {
+        const missed = takers(now, event).filter((id) => !written.includes(id));
         return missed.length > 0 ? [{ event, endpointIds: missed }] : [];
       });
       if (late.length > 0) await events.addLiveTasks(late);
-      return [];
+      return new Set();
     } catch {
-      return recorded;
+      return new Set(stored.map(({ event }) => event));
     }
   }
 
@@ -217,12 +215,19 @@ export function makeDeriveEvents({
         tasks += entries[at]?.endpointIds.length ?? 0;
       } else if (outcome !== 'exists') failed(at);
     });
-    if (recorded > 0 && clock.now() - readAt > commitWithinMs) {
-      // Handed back, such an event is found stored and gets no task more: the stream's retry shows
-      // the failure, and a replay asked after its commit finds it.
-      const unwritten = new Set(await addLate(entries.filter((_, at) => outcomes[at] === 'recorded')));
+    // Found stored: the batch given again, after a slow commit whose late tasks failed, or a commit
+    // that landed after its tries had given up. Its tasks are written then, on a read after that
+    // commit: as first built, none (review helper-37). Stored now, only after a slow commit.
+    const slow = clock.now() - readAt > commitWithinMs;
+    const late = entries.flatMap((entry, at) =>
+      outcomes[at] === 'exists' || (slow && outcomes[at] === 'recorded')
+        ? [{ event: entry.event, written: outcomes[at] === 'exists' ? [] : entry.endpointIds }]
+        : [],
+    );
+    if (late.length > 0) {
+      const unwritten = await addLate(late);
       entries.forEach((entry, at) => {
-        if (unwritten.has(entry)) failed(at);
+        if (unwritten.has(entry.event)) failed(at);
       });
     }
     return { recorded, tasks, failedFrom };

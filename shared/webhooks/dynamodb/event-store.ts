@@ -101,6 +101,36 @@ export function taskItem(
 export const isConditionFailure = (error: unknown) =>
   (error as Error | undefined)?.name === 'ConditionalCheckFailedException';
 
+/** How many task puts {@link putTasksIfAbsent} has in flight. */
+const TASK_PUTS_AT_ONCE = 10;
+
+/**
+ * Puts task items one by one, a few at a time, each unless its key is stored: a task written
+ * stands, whoever wrote it (whether it ended or not). Throws when one cannot be written.
+ */
+export async function putTasksIfAbsent(
+  { client, tableName }: EventTableAccess,
+  items: readonly Record<string, unknown>[],
+): Promise<void> {
+  await eachLimited(items, TASK_PUTS_AT_ONCE, async (item) => {
+    try {
+      await withRetries(
+        () =>
+          client.send(
+            new PutCommand({
+              TableName: tableName,
+              Item: item,
+              ConditionExpression: 'attribute_not_exists(pk)',
+            }),
+          ),
+        BACKGROUND_RETRIES,
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+  });
+}
+
 /** The actions of a transaction cancelled because their item exists (their condition failed). */
 export function refusedActions(error: unknown): ReadonlySet<number> {
   if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') return new Set();
@@ -245,29 +275,14 @@ export function createEventStore({ client, tableName }: EventTableAccess): Event
     return outcomes;
   }
 
-  /** Rare (an endpoint enabled during a slow commit): a conditional put each, a few at a time. */
+  /** Rare (an endpoint enabled during a slow commit, a batch given again): a conditional put each. */
   async function addLiveTasks(entries: readonly EventToRecord[]): Promise<void> {
     const now = new Date().toISOString();
-    await eachLimited(
-      entries.flatMap(({ event, endpointIds }) => endpointIds.map((id) => ({ event, id }))),
-      TRANSACTIONS_AT_ONCE,
-      async ({ event, id }) => {
-        try {
-          await withRetries(
-            () =>
-              client.send(
-                new PutCommand({
-                  TableName: tableName,
-                  Item: taskItem(event, id, LIVE_ORIGIN, 'schedule', Date.now(), now),
-                  ConditionExpression: 'attribute_not_exists(pk)',
-                }),
-              ),
-            BACKGROUND_RETRIES,
-          );
-        } catch (error) {
-          if (!isConditionFailure(error)) throw error;
-        }
-      },
+    await putTasksIfAbsent(
+      { client, tableName },
+      entries.flatMap(({ event, endpointIds }) =>
+        endpointIds.map((id) => taskItem(event, id, LIVE_ORIGIN, 'schedule', Date.now(), now)),
+      ),
     );
   }
 

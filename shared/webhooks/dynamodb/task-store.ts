@@ -9,7 +9,6 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { withRetries } from '../../dynamodb/retry.ts';
-import { eachLimited } from '../../util/each-limited.ts';
 import type { DeliveryTask, DueWork, ReplayTask, TaskEnd, TaskStore } from '../dispatch/ports.ts';
 import type { ReplayStart } from '../events/ports.ts';
 import { isWebhookEventType, type WebhookEventType } from '../model/event-types.ts';
@@ -30,6 +29,7 @@ import {
   type EventTableAccess,
   eventOfItem,
   isConditionFailure,
+  putTasksIfAbsent,
   refusedActions,
   taskItem,
 } from './event-store.ts';
@@ -85,9 +85,6 @@ const claimOf = (work: DueWork, leaseUntil: number) => ({
   ConditionExpression: 'dueAt = :seen AND attribute_exists(dueShard)',
   ExpressionAttributeValues: { ':seen': work.dueAt, ':lease': leaseUntil },
 });
-
-/** How many task writes a replay's expansion has in flight. */
-const REPLAY_WRITES_AT_ONCE = 10;
 
 export function createTaskStore({
   client,
@@ -272,24 +269,11 @@ export function createTaskStore({
         });
         if (!held) return false;
       }
-      await eachLimited(owed, REPLAY_WRITES_AT_ONCE, async (event) => {
-        try {
-          await withRetries(
-            () =>
-              client.send(
-                new PutCommand({
-                  TableName: tableName,
-                  Item: taskItem(event, replay.endpointId, replay.replayId, 'replay', Date.now(), now),
-                  // Expanded before by a dispatcher whose lease lapsed: that task stands.
-                  ConditionExpression: 'attribute_not_exists(pk)',
-                }),
-              ),
-            BACKGROUND_RETRIES,
-          );
-        } catch (error) {
-          if (!isConditionFailure(error)) throw error;
-        }
-      });
+      // Expanded before by a dispatcher whose lease lapsed: those tasks stand.
+      await putTasksIfAbsent(
+        { client, tableName },
+        owed.map((event) => taskItem(event, replay.endpointId, replay.replayId, 'replay', Date.now(), now)),
+      );
       const done = LastEvaluatedKey === undefined;
       const { ConditionExpression, lease } = leased(leaseUntil);
       await update(replay.key, {

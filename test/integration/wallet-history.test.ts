@@ -260,6 +260,18 @@ describe('the history of a hot wallet', () => {
     expect(shards.every((seqs) => seqs.length > 0)).toBe(true);
   });
 
+  /**
+   * How long the tests below wait for the page's reads to reach the fault proxy: vitest's default,
+   * 1 s, was less than DynamoDB Local can take in a full run (helper-38; `slowFirstRead` pins it).
+   */
+  const PATIENCE = { timeout: 30_000, interval: 20 };
+  /** The page's first read of the wallet answered 1.2 s late, as a loaded DynamoDB Local may. */
+  const slowFirstRead = (merchant: string) =>
+    proxy.inject(
+      { kind: 'delay', ms: 1_200 },
+      { operation: 'BatchGetItem', when: mentions(merchant), times: 1 },
+    );
+
   it('lists a credit posted while its first page is read once, whichever read the posting falls between', async () => {
     // The fault proxy holds one kind of the page's Queries until the credit is posted: the
     // posting then lands between the page's reads of the credits in transit and of the entries.
@@ -272,8 +284,9 @@ describe('the history of a hot wallet', () => {
     const [pendingQueries, postedQueries] = [queriesOf(PENDING_INDEX), queriesOf(HISTORY_SHARD_INDEX)];
     /** Every Query of `which` sent so far has its answer. */
     const answered = (which: (request: ProxiedRequest) => boolean) =>
-      vi.waitFor(() =>
-        expect(proxy.answered('Query', which)).toHaveLength(proxy.requests('Query', which).length),
+      vi.waitFor(
+        () => expect(proxy.answered('Query', which)).toHaveLength(proxy.requests('Query', which).length),
+        PATIENCE,
       );
 
     for (const [held, other, heldCount] of [
@@ -292,8 +305,9 @@ describe('the history of a hot wallet', () => {
           when: held,
         },
       );
+      slowFirstRead(merchant);
       const read = page(merchant, {}, listThroughProxy);
-      await vi.waitFor(() => expect(proxy.requests('Query', held)).toHaveLength(heldCount));
+      await vi.waitFor(() => expect(proxy.requests('Query', held)).toHaveLength(heldCount), PATIENCE);
       await answered(other);
       expect((await post(merchant, credits)).posted).toBe(1);
       release();
@@ -332,6 +346,7 @@ describe('the history of a hot wallet', () => {
         { operation: 'Query', when: heldQuery },
       );
       const before = proxy.requests('Query', pendingQueries).length;
+      slowFirstRead(merchant);
       const read = page(merchant, {}, listThroughProxy);
       await vi.waitFor(() => {
         expect(proxy.requests('Query', pendingQueries).length - before).toBeGreaterThanOrEqual(
@@ -340,7 +355,7 @@ describe('the history of a hot wallet', () => {
         expect(proxy.answered('Query', pendingQueries).length - before).toBeGreaterThanOrEqual(
           PENDING_SHARDS - 1,
         );
-      });
+      }, PATIENCE);
       expect(
         await walletLedger().credits.batch({ batchId, address: merchant, credits }, new Date().toISOString()),
       ).toBe('batched');

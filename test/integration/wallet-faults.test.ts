@@ -38,8 +38,13 @@ async function twoWallets() {
 }
 
 /** A send of 1.00 from a function with 10 s left, as Lambda's context tells it. */
-const sendWithTenSecondsLeft = (from: string, to: string) =>
-  invoke(send, sendEvent(from, { toAddress: to, amount: 1 }), lambdaContext('send', 10_000));
+/**
+ * With 12 s left, no transaction starts after 3 s: a commit may take 8.5 s, and the answer is due
+ * 0.5 s before the function's timeout. With 10 s, a transaction had 1 s to start, less than a full
+ * run's DynamoDB Local can take to answer the read before it (helper-38).
+ */
+const sendWithTwelveSecondsLeft = (from: string, to: string) =>
+  invoke(send, sendEvent(from, { toAddress: to, amount: 1 }), lambdaContext('send', 12_000));
 
 /** The transfer transactions (not the deposits that funded the wallets) that name `address`. */
 const transactions = (address: string) =>
@@ -121,11 +126,11 @@ describe('send money under faults beneath the SDK', () => {
 
   it('answers 503 without starting the transaction when the read before it took the time a transaction may need', async () => {
     const [alice, bob] = await twoWallets();
-    // 10 s left: the read of both wallets stalls twice (two request timeouts) and then answers; a
-    // transaction started after that could stall three times more, past the function's timeout.
+    // 12 s left: the read of both wallets stalls twice (two request timeouts, 4 s) and then answers;
+    // a transaction started after that could stall three times more, past the function's timeout.
     proxy.inject({ kind: 'stall' }, { operation: 'BatchGetItem', when: mentions(alice), times: 2 });
     proxy.inject({ kind: 'stall' }, { operation: 'TransactWriteItems', when: mentions(alice) });
-    const response = await sendWithTenSecondsLeft(alice, bob);
+    const response = await sendWithTwelveSecondsLeft(alice, bob);
     expect(response.statusCode).toBe(503);
     expect(response.headers?.['retry-after']).toMatch(/^\d+$/);
     expect(proxy.requests('BatchGetItem', mentions(alice))).toHaveLength(3);
@@ -135,10 +140,10 @@ describe('send money under faults beneath the SDK', () => {
 
   it('answers 503 without reading again when a transaction started in time comes back refused after the last moment to start one', async () => {
     const [alice, bob] = await twoWallets();
-    // 10 s left, so no transaction starts after 1 s (a commit may take 8.5 s). This one starts at
-    // once, stalls twice (two request timeouts) and is then cancelled by a conflict, at about
-    // 4.5 s; reads after the first stall three times, which would take 6.5 s more: past the
-    // function's timeout.
+    // 12 s left, so no transaction starts after 3 s. This one starts after a read answered 1.1 s
+    // late (a loaded DynamoDB Local), stalls twice (two request timeouts) and is then cancelled by a
+    // conflict, at about 5.5 s; reads after the first stall three times, which would take 6.5 s
+    // more: past the function's timeout.
     proxy.inject({ kind: 'stall' }, { operation: 'TransactWriteItems', when: mentions(alice), times: 2 });
     proxy.inject(
       { kind: 'transaction-conflict' },
@@ -149,7 +154,12 @@ describe('send money under faults beneath the SDK', () => {
       { kind: 'stall' },
       { operation: 'BatchGetItem', when: (r) => mentions(alice)(r) && ++reads > 1 },
     );
-    const response = await sendWithTenSecondsLeft(alice, bob);
+    // With 10 s left, this failed every time: no transaction had started by 1 s.
+    proxy.inject(
+      { kind: 'delay', ms: 1_100 },
+      { operation: 'BatchGetItem', when: mentions(alice), times: 1 },
+    );
+    const response = await sendWithTwelveSecondsLeft(alice, bob);
     expect(response.statusCode).toBe(503);
     expect(response.headers?.['retry-after']).toMatch(/^\d+$/);
     expect(proxy.requests('BatchGetItem', mentions(alice))).toHaveLength(1);

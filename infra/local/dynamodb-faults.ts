@@ -67,6 +67,11 @@ export interface ProxiedRequest {
   /** The DynamoDB operation, from the X-Amz-Target header (e.g. `TransactWriteItems`). */
   readonly operation: string;
   readonly body: string;
+  /**
+   * Set once its caller left before the answer: its request timeout fired (and the SDK sent it
+   * again, a request more that a slow DynamoDB Local, not the code, made), or a fault cut it.
+   */
+  abandoned?: true;
 }
 
 export interface FaultRule {

@@ -195,7 +195,12 @@ export class DynamoDbProxy {
       operation: target.slice(target.lastIndexOf('.') + 1),
       body: body.toString(),
     };
-    if (this.#record) this.#requests.push(request);
+    if (this.#record) {
+      this.#requests.push(request);
+      res.once('close', () => {
+        if (!res.writableFinished) request.abandoned = true;
+      });
+    }
     const fault = this.#take(request);
     const conflicts = this.#conflicts;
     // A fault that answers in DynamoDB's place still counts as an attempt on the items it names.

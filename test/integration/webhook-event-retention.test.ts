@@ -10,12 +10,12 @@ import {
   createDeliveryEndpointStore,
   createWebhookEndpointStore,
 } from '#shared/webhooks/dynamodb/endpoint-store.ts';
-import { createEventStore } from '#shared/webhooks/dynamodb/event-store.ts';
 import { createEndpointManagement } from '#shared/webhooks/endpoint-functions.ts';
 import { EVENT_RETENTION_MS, eventIdOf } from '#shared/webhooks/model/webhook-event.ts';
 import { createEnvelopeSealer } from '#shared/webhooks/secrets/envelope.ts';
 import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrapper.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
+import { storedEvents } from '../support/webhook-events.ts';
 
 /*
  * The events API and the delivery log answer a wallet's events and attempts of the last 30 days,
@@ -32,21 +32,9 @@ const redeliver = createRedeliverEventHandler(deps);
 const SCOPES = ['read:webhooks', 'write:webhooks'];
 const DAY_MS = 86_400_000;
 
-/** A wallet's events `agesMs` old, stored as the deriver stores them (their `expiresAt` with them). */
-async function eventsAged(sub: string, agesMs: readonly number[]) {
-  const events = agesMs.map((age) => {
-    const timestamp = new Date(Date.now() - age).toISOString();
-    return {
-      id: eventIdOf('transfer.received', randomUUID()),
-      type: 'transfer.received' as const,
-      address: sub,
-      timestamp,
-      body: JSON.stringify({ type: 'transfer.received', timestamp, data: { address: sub } }),
-    };
-  });
-  await createEventStore(deps).recordAll(events.map((event) => ({ event, endpointIds: [] })));
-  return events.map((event) => event.id);
-}
+/** The ids of a wallet's events `agesMs` old. */
+const eventsAged = async (sub: string, agesMs: readonly number[]) =>
+  (await storedEvents(deps, sub, agesMs)).map((event) => event.id);
 
 const list = (sub: string, query: string) =>
   invoke(listEvents, apiEvent({ path: '/api/wallet/events', query, sub, scopes: SCOPES }));

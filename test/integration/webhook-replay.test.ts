@@ -1,18 +1,17 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createReplayWebhookHandler } from '#functions/replay-webhook/handler.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { createWebhookEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
 import { replayKey, taskKey } from '#shared/webhooks/dynamodb/event-keys.ts';
-import { createEventStore } from '#shared/webhooks/dynamodb/event-store.ts';
 import { createTaskStore } from '#shared/webhooks/dynamodb/task-store.ts';
 import { createEndpointManagement } from '#shared/webhooks/endpoint-functions.ts';
 import { DERIVE_COMMIT_WITHIN_MS, REPLAY_SETTLE_MS } from '#shared/webhooks/model/replay-settle.ts';
-import { eventIdOf } from '#shared/webhooks/model/webhook-event.ts';
 import { createEnvelopeSealer } from '#shared/webhooks/secrets/envelope.ts';
 import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrapper.ts';
 import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
 import { mentions, proxiedClient, startFaultProxy, storedItem } from '../support/faults.ts';
+import { storedEvents } from '../support/webhook-events.ts';
 
 /*
  * Issue 46's replay, one at a time per endpoint: one request replays up to 30 days of a wallet's
@@ -129,17 +128,8 @@ describe('POST /api/wallet/webhooks/{webhookId}/replay, one replay per endpoint 
 
   it('answers 409 when the one in progress has expanded past the time asked: those tasks may have ended while the endpoint was disabled', async () => {
     const { sub, endpointId } = await merchant();
-    const timestamp = new Date(Date.now() - HOUR / 2).toISOString();
-    const event = {
-      id: eventIdOf('transfer.received', randomUUID()),
-      type: 'transfer.received' as const,
-      address: sub,
-      timestamp,
-      body: JSON.stringify({ type: 'transfer.received', timestamp, data: { address: sub } }),
-    };
-    expect(await createEventStore({ client, tableName }).recordAll([{ event, endpointIds: [] }])).toEqual([
-      'recorded',
-    ]);
+    const [event] = await storedEvents({ client, tableName }, sub, [HOUR / 2]);
+    const timestamp = event?.timestamp as string;
     const first = await replay(sub, endpointId, new Date(Date.now() - HOUR));
     expect(first.statusCode, first.body).toBe(202);
     const { replayId } = first.json as { replayId: string };
@@ -157,19 +147,7 @@ describe('POST /api/wallet/webhooks/{webhookId}/replay, one replay per endpoint 
 
   it('answers 409 when the one in progress has written tasks past the time asked, though its cursor write failed', async () => {
     const { sub, endpointId } = await merchant('loopback');
-    const stored = [HOUR / 2, HOUR / 4].map((ago) => {
-      const timestamp = new Date(Date.now() - ago).toISOString();
-      return {
-        id: eventIdOf('transfer.received', randomUUID()),
-        type: 'transfer.received' as const,
-        address: sub,
-        timestamp,
-        body: JSON.stringify({ type: 'transfer.received', timestamp, data: { address: sub } }),
-      };
-    });
-    await createEventStore({ client, tableName }).recordAll(
-      stored.map((event) => ({ event, endpointIds: [] })),
-    );
+    const stored = await storedEvents({ client, tableName }, sub, [HOUR / 2, HOUR / 4]);
     const first = await replay(sub, endpointId, new Date(Date.now() - HOUR));
     expect(first.statusCode, first.body).toBe(202);
     // One step of one event: its task written, then every try of the cursor's move reset.

@@ -21,6 +21,7 @@ import type { Deliver } from '../model/delivery.ts';
 import type { DeliveryEndpointStore } from '../model/ports.ts';
 import { nextDelayMs } from '../model/retry-schedule.ts';
 import type { WebhookEvent } from '../model/webhook-event.ts';
+import { createEndpointReads } from './endpoint-reads.ts';
 import { createEndpointSlots } from './endpoint-slots.ts';
 import type { DeliveryTask, DueWork, ReplayTask, TaskStore } from './ports.ts';
 
@@ -120,15 +121,6 @@ const ownerAsked = (task: DeliveryTask) => task.trigger !== 'schedule';
 /** How many events' bodies a dispatcher keeps: their tasks for several endpoints reuse one read. */
 const EVENTS_KEPT = 1_000;
 
-/**
- * How long an endpoint as read (its URL, secrets, status) serves the attempts that follow: a busy
- * endpoint's deliveries then cost one read (and one opening of its secrets) a second, not one each.
- * A change by its owner (disabled, rotated, moved) reaches its live deliveries within this; a
- * replay or redelivery, and enabling it again, at once (neither is served a read older than the
- * poll that found the task).
- */
-export const ENDPOINT_FRESH_MS = 1_000;
-
 export function makeDispatcher({
   tasks,
   events,
@@ -147,30 +139,7 @@ export function makeDispatcher({
   /** The latest time an answering endpoint's backlog was deferred to, by endpoint. */
   const pacedUntil = new Map<string, number>();
   const bodies = new Map<string, WebhookEvent>();
-  const endpointsRead = new Map<
-    string,
-    {
-      readonly at: number;
-      /** The polls answered when the read was sent: a task found by a later poll may postdate it. */
-      readonly polls: number;
-      readonly endpoint: ReturnType<DeliveryEndpointStore['endpointOf']>;
-    }
-  >();
-  /** How many polls have been answered their due page. */
-  let polls = 0;
-
-  /** The endpoint as read within ENDPOINT_FRESH_MS, and sent after `poll` was answered. */
-  function endpointOf(address: string, endpointId: string, poll = 0) {
-    const key = JSON.stringify([address, endpointId]);
-    const known = endpointsRead.get(key);
-    if (known && known.polls >= poll && clock.now() - known.at < ENDPOINT_FRESH_MS) return known.endpoint;
-    const endpoint = endpoints.endpointOf(address, endpointId);
-    if (endpointsRead.size >= EVENTS_KEPT) endpointsRead.delete(endpointsRead.keys().next().value as string);
-    endpointsRead.set(key, { at: clock.now(), polls, endpoint });
-    // A failed read is not kept.
-    endpoint.catch(() => endpointsRead.delete(key));
-    return endpoint;
-  }
+  const endpointReads = createEndpointReads(endpoints, clock);
 
   async function eventOf(eventId: string): Promise<WebhookEvent | undefined> {
     const known = bodies.get(eventId);
@@ -204,8 +173,9 @@ export function makeDispatcher({
     // one read before may predate a change of its URL, asked just before it (as first built, it was
     // sent to the URL left). Ended for good likewise only on such a read: one from before may
     // predate its enabling again (as first built, a replay asked just after sent nothing).
-    let endpoint = await endpointOf(task.address, task.endpointId, ownerAsked(task) ? foundBy : 0);
-    if (endpoint?.status !== 'enabled') endpoint = await endpointOf(task.address, task.endpointId, foundBy);
+    let endpoint = await endpointReads.read(task.address, task.endpointId, ownerAsked(task) ? foundBy : 0);
+    if (endpoint?.status !== 'enabled')
+      endpoint = await endpointReads.read(task.address, task.endpointId, foundBy);
     if (endpoint?.status !== 'enabled') {
       // Deleted or disabled since: its missed events stay in the events API, for a replay.
       await tasks.finish(task, leaseUntil, 'endpoint-disabled', nowIso());
@@ -262,7 +232,7 @@ export function makeDispatcher({
       result.outcome === 'delivered' ? tasks.finish(task, leaseUntil, 'delivered', nowIso()) : undefined,
     ]);
     if (health.disabledNow) observe?.({ kind: 'disabled' });
-    if (health.status !== 'enabled') endpointsRead.delete(JSON.stringify([task.address, task.endpointId]));
+    if (health.status !== 'enabled') endpointReads.forget(task.address, task.endpointId);
     if (result.outcome === 'delivered') {
       observe?.({ kind: 'ended', end: 'delivered' });
       return;
@@ -341,7 +311,7 @@ export function makeDispatcher({
     const now = clock.now();
     for (const [endpointId, at] of pacedUntil) if (at <= now) pacedUntil.delete(endpointId);
     const { works: due, more } = await tasks.due(now, settings.pollBatch);
-    const foundBy = ++polls;
+    const foundBy = endpointReads.pollAnswered();
     const oldest = due.find((work) => !mine.has(work.key));
     observe?.({ kind: 'lag', oldestDueMs: oldest ? Math.max(0, now - oldest.dueAt) : 0 });
     let started = 0;
@@ -384,7 +354,7 @@ export function makeDispatcher({
       // (ENDPOINT_FRESH_MS), a burst's first deliveries waited for the claim and then the read.
       for (const { work } of taken)
         if (work.kind === 'task')
-          void endpointOf(work.address, work.endpointId, ownerAsked(work) ? foundBy : 0);
+          void endpointReads.read(work.address, work.endpointId, ownerAsked(work) ? foundBy : 0);
       // Claimed together: one request for the poll's tasks rather than one each.
       const leaseUntil = clock.now() + settings.leaseMs;
       const claimed = await tasks

@@ -134,12 +134,16 @@ export async function startWebhookReceiver(random: () => number = Math.random): 
       });
     });
     server = listening;
-    return new Promise((resolve) =>
+    // Back up after `setDown(true)`, the port may have been taken meanwhile: that fails the test
+    // that asked, with the reason, rather than the worker on an unhandled 'error'.
+    return new Promise((resolve, reject) => {
+      listening.once('error', reject);
       listening.listen(port, '127.0.0.1', () => {
+        listening.off('error', reject);
         port = (listening.address() as AddressInfo).port;
         resolve();
-      }),
-    );
+      });
+    });
   }
 
   function close(): Promise<void> {

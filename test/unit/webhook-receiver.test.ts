@@ -1,3 +1,4 @@
+import { createServer } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
@@ -47,5 +48,21 @@ describe('the test webhook receiver failing a share of requests', () => {
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push(await deliver(receiver, 'evt_c'));
     expect(statuses).toEqual([500, 500, 500]);
+  });
+});
+
+describe('the test webhook receiver brought back up', () => {
+  it('rejects with the reason, not an unhandled error, when its port was taken while it was down', async () => {
+    receiver = await startWebhookReceiver();
+    await receiver.setDown(true);
+    const taker = createServer();
+    await new Promise<void>((resolve) =>
+      taker.listen(Number(new URL(receiver?.url ?? '').port), '127.0.0.1', resolve),
+    );
+    try {
+      await expect(receiver.setDown(false)).rejects.toMatchObject({ code: 'EADDRINUSE' });
+    } finally {
+      await new Promise((resolve) => taker.close(resolve));
+    }
   });
 });

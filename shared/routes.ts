@@ -7,10 +7,12 @@
 export const SCOPES = {
   'write:pets': 'Add, change and delete pets of the catalog',
   'read:pets': 'Read pets from the catalog',
-  'read:wallet': 'Read the balance and the history of your own wallet',
+  'read:wallet': 'Read the balance, the history and the events of your own wallet',
   'write:wallet': 'Send money from your own wallet',
-  'read:webhooks': "Read your own wallet's webhook endpoints and their delivery log",
-  'write:webhooks': "Register, change, delete your own wallet's webhook endpoints and rotate their secrets",
+  'read:webhooks':
+    "Read your own wallet's webhook endpoints and their delivery log (its events also need read:wallet)",
+  'write:webhooks':
+    "Register, change, delete your own wallet's webhook endpoints and rotate their secrets (registering, changing, replaying and redelivering also need read:wallet)",
 } as const;
 
 export type Scope = keyof typeof SCOPES;
@@ -230,7 +232,9 @@ export const routes = [
     method: 'POST',
     path: '/api/wallet/webhooks',
     functionDir: 'create-webhook',
-    scopes: ['write:webhooks'],
+    // Events carry the wallet's amounts, counterparties, balances and references: whoever points
+    // them at a URL, or reads them, must be able to read the wallet too (SECURITY.md, *Scope escalation through events*).
+    scopes: ['write:webhooks', 'read:wallet'],
     // GetItem reads the wallet's endpoint set, PutItem writes it back under its version. The secret
     // is sealed under a data key of its own (signingSecrets: seal).
     data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
@@ -263,7 +267,7 @@ export const routes = [
     method: 'PATCH',
     path: '/api/wallet/webhooks/{webhookId}',
     functionDir: 'update-webhook',
-    scopes: ['write:webhooks'],
+    scopes: ['write:webhooks', 'read:wallet'],
     data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
     reservedConcurrency: 'unreserved',
     summary:
@@ -307,7 +311,7 @@ export const routes = [
     method: 'POST',
     path: '/api/wallet/webhooks/{webhookId}/replay',
     functionDir: 'replay-webhook',
-    scopes: ['write:webhooks'],
+    scopes: ['write:webhooks', 'read:wallet'],
     // GetItem reads the wallet's endpoint set (is it the caller's?); PutItem writes the replay
     // task the dispatcher expands into deliveries.
     data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
@@ -319,7 +323,7 @@ export const routes = [
     method: 'GET',
     path: '/api/wallet/events',
     functionDir: 'list-events',
-    scopes: ['read:webhooks'],
+    scopes: ['read:webhooks', 'read:wallet'],
     // Queries of the events index: the caller's events, newest first.
     data: { table: 'webhooks', actions: ['dynamodb:Query'], indexes: ['events'] },
     reservedConcurrency: 'unreserved',
@@ -331,7 +335,7 @@ export const routes = [
     method: 'GET',
     path: '/api/wallet/events/{eventId}',
     functionDir: 'get-event',
-    scopes: ['read:webhooks'],
+    scopes: ['read:webhooks', 'read:wallet'],
     data: { table: 'webhooks', actions: ['dynamodb:GetItem'] },
     reservedConcurrency: 'unreserved',
     summary: "One event of the caller's wallet",
@@ -341,7 +345,7 @@ export const routes = [
     method: 'POST',
     path: '/api/wallet/events/{eventId}/redeliver',
     functionDir: 'redeliver-event',
-    scopes: ['write:webhooks'],
+    scopes: ['write:webhooks', 'read:wallet'],
     // GetItem reads the event and the wallet's endpoint set; PutItem writes the delivery task.
     data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
     reservedConcurrency: 'unreserved',

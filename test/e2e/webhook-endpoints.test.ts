@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { uniqueSub } from '../support/events.ts';
 import { type CallResult, call, expectProblem, tokenFor } from './http.ts';
 
-const BOTH = 'read:webhooks write:webhooks';
+const BOTH = 'read:webhooks write:webhooks read:wallet';
 const ALL_TYPES = ['transfer.sent', 'transfer.received', 'transfer.completed', 'deposit.received'];
 
 async function merchant(scope = BOTH) {
@@ -302,5 +302,29 @@ describe('the scopes of the endpoint routes', () => {
     expectProblem(await call('DELETE', `/api/wallet/webhooks/${id}`, { token: reader }), 403);
     const wallet = await tokenFor('read:wallet write:wallet', { sub: owner.sub });
     expectProblem(await call('GET', '/api/wallet/webhooks', { token: wallet }), 403);
+  });
+
+  it("needs read:wallet beside write:webhooks to point the wallet's events at a URL", async () => {
+    const owner = await merchant();
+    const { id } = await registered(owner.token);
+    const writer = await tokenFor('write:webhooks', { sub: owner.sub });
+    const url = 'https://elsewhere.example.com/hooks';
+    expectProblem(await register(writer, { url }), 403);
+    expectProblem(await call('PATCH', `/api/wallet/webhooks/${id}`, { token: writer, json: { url } }), 403);
+    const since = new Date(Date.now() - 60_000).toISOString();
+    expectProblem(
+      await call('POST', `/api/wallet/webhooks/${id}/replay`, { token: writer, json: { since } }),
+      403,
+    );
+    const anyEvent = `evt_${'A'.repeat(22)}`;
+    const redeliver = { token: writer, json: { webhookId: id } };
+    expectProblem(await call('POST', `/api/wallet/events/${anyEvent}/redeliver`, redeliver), 403);
+    const endpoints = await call('GET', '/api/wallet/webhooks', { token: owner.token });
+    expect(endpoints.json).toMatchObject({ items: [{ id, url: 'https://merchant.example.com/hooks' }] });
+    // What sends nothing anywhere new needs the webhook scope alone.
+    expect((await call('POST', `/api/wallet/webhooks/${id}/rotate-secret`, { token: writer })).status).toBe(
+      200,
+    );
+    expect((await call('DELETE', `/api/wallet/webhooks/${id}`, { token: writer })).status).toBe(204);
   });
 });

@@ -108,10 +108,15 @@ describe('GET /api/wallet/events', () => {
     }
   }, 120_000);
 
-  it('answers 403 without read:webhooks', async () => {
+  it('answers 403 without read:webhooks, and without read:wallet: events show the balance and history', async () => {
     const { token } = await wallet('reader', 'read:wallet');
     expectProblem(await call('GET', '/api/wallet/events', { token }), 403);
-  });
+    const { shop } = await paidShop(1);
+    const [event] = await eventsListed(shop.token, 1);
+    const hooksOnly = await tokenFor('read:webhooks', { sub: shop.sub });
+    expectProblem(await call('GET', '/api/wallet/events', { token: hooksOnly }), 403);
+    expectProblem(await call('GET', `/api/wallet/events/${event?.id}`, { token: hooksOnly }), 403);
+  }, 120_000);
 });
 
 describe('replay and redelivery', () => {

@@ -57,7 +57,7 @@ function dispatcherStore(now: () => number = Date.now) {
 
 async function merchantWithEndpoint(json: Record<string, unknown> = {}) {
   const sub = uniqueSub('merchant');
-  const token = await tokenFor('read:webhooks write:webhooks', { sub });
+  const token = await tokenFor('read:webhooks write:webhooks read:wallet', { sub });
   const created = await call('POST', '/api/wallet/webhooks', { token, json: { url: receiverUrl, ...json } });
   expect(created.status).toBe(201);
   const { id, secret } = created.json as { id: string; secret: string };

@@ -48,7 +48,7 @@ const direct = {
   }),
 };
 
-const SCOPES = ['read:webhooks', 'write:webhooks'];
+const SCOPES = ['read:webhooks', 'write:webhooks', 'read:wallet'];
 const register = (sub: string, url = 'https://merchant.example.com/hooks') =>
   invoke(
     create,

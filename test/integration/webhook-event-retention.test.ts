@@ -29,7 +29,7 @@ const deps = { client, tableName };
 const listEvents = createListEventsHandler(deps);
 const getEvent = createGetEventHandler(deps);
 const redeliver = createRedeliverEventHandler(deps);
-const SCOPES = ['read:webhooks', 'write:webhooks'];
+const SCOPES = ['read:webhooks', 'write:webhooks', 'read:wallet'];
 const DAY_MS = 86_400_000;
 
 /** The ids of a wallet's events `agesMs` old. */

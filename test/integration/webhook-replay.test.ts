@@ -58,7 +58,7 @@ function replay(sub: string, endpointId: string, since: Date) {
       pathParameters: { webhookId: endpointId },
       body: { since: since.toISOString() },
       sub,
-      scopes: ['write:webhooks'],
+      scopes: ['write:webhooks', 'read:wallet'],
     }),
   );
 }

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /*
  * The frame every page cursor shares: a JSON array, written as base64url. What the array holds and
  * binds it to (an owner, a search, a seal) is each cursor's own (history-cursor.ts, pet-cursor.ts,
@@ -25,3 +27,12 @@ export function decodeJsonCursor(
   }
   return Array.isArray(decoded) && decoded.length === length ? decoded : undefined;
 }
+
+/**
+ * Binds a cursor to its owner without a secret: a short hash of the address, of one length however
+ * long the address (a 256-character address carried whole outgrew the cursor's own bound). It
+ * hides nothing (a cursor only ever reads its owner's own pages); it tells another caller's cursor
+ * from one's own, which is refused rather than silently read from.
+ */
+export const ownerTag = (address: string): string =>
+  createHash('sha256').update(address).digest('base64url').slice(0, 16);

@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import { InvalidParameterError } from '../../errors.ts';
-import { decodeJsonCursor, encodeJsonCursor } from '../../util/json-cursor.ts';
+import { decodeJsonCursor, encodeJsonCursor, ownerTag } from '../../util/json-cursor.ts';
 
 /** A cursor that is not one this service gave to this caller: a 400, through InvalidParameterError's mapping. */
 export class InvalidCursorError extends InvalidParameterError {
@@ -17,14 +16,6 @@ export interface HistoryPosition {
 
 /** The longest cursor accepted: what this service writes is under 100 characters. */
 export const MAX_CURSOR_LENGTH = 200;
-
-/**
- * Binds a cursor to its owner without a secret: a short hash of the address. It does not hide
- * anything (the cursor only ever reads its owner's own history); it tells a cursor of another
- * caller from a cursor of one's own, which is refused rather than silently read from.
- */
-const ownerTag = (address: string): string =>
-  createHash('sha256').update(address).digest('base64url').slice(0, 16);
 
 /** The opaque cursor of a position in `address`'s history. */
 export function encodeCursor(address: string, position: HistoryPosition): string {

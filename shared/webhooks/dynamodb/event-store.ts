@@ -8,7 +8,7 @@ import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws
 import { type RetryPolicy, withRetries } from '../../dynamodb/retry.ts';
 import { InvalidParameterError } from '../../errors.ts';
 import { eachLimited } from '../../util/each-limited.ts';
-import { decodeJsonCursor, encodeJsonCursor } from '../../util/json-cursor.ts';
+import { decodeJsonCursor, encodeJsonCursor, ownerTag } from '../../util/json-cursor.ts';
 import type { EventPage, EventReader, EventStore, EventToRecord, RecordOutcome } from '../events/ports.ts';
 import { isWebhookEventType } from '../model/event-types.ts';
 import { EVENT_RETENTION_MS, type WebhookEvent } from '../model/webhook-event.ts';
@@ -26,7 +26,7 @@ export interface EventTableAccess {
   readonly tableName: string;
 }
 
-/** The longest cursor accepted: what this store writes is well under it. */
+/** The longest cursor accepted: what this store writes is about 110 characters, whatever the address. */
 export const MAX_CURSOR_LENGTH = 400;
 
 /** A cursor that is not one this store gave for this wallet: a 400. */
@@ -36,12 +36,12 @@ export class InvalidEventCursorError extends InvalidParameterError {
   }
 }
 
-const encodeCursor = (address: string, key: string) => encodeJsonCursor([address, key]);
+const encodeCursor = (address: string, key: string) => encodeJsonCursor([ownerTag(address), key]);
 
 function decodeCursor(address: string, cursor: string): string {
   const decoded = decodeJsonCursor(cursor, { maxLength: MAX_CURSOR_LENGTH, length: 2 });
   const [owner, key] = decoded ?? [];
-  if (owner !== address || typeof key !== 'string' || !/#evt_[A-Za-z0-9_-]{22}$/.test(key)) {
+  if (owner !== ownerTag(address) || typeof key !== 'string' || !/#evt_[A-Za-z0-9_-]{22}$/.test(key)) {
     throw new InvalidEventCursorError();
   }
   return key;

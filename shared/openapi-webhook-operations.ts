@@ -154,7 +154,7 @@ export const webhookOperationContracts: Record<WebhookOperationId, OperationCont
       status: 200,
       schema: 'WebhookEndpointWithSecret',
       description:
-        'The endpoint with its new secret, shown in this answer only. For 24 h every delivery carries a signature by the new and by the previous secret, so a receiver can switch without missing one; a secret older than that is dropped',
+        'The endpoint with its new secret, shown in this answer only. For 24 h every delivery carries a signature by the new and by the previous secret, so a receiver can switch without missing one. A rotation asked again (its answer lost) leaves the earlier secrets signing until their own 24 h end; three sign at most',
       example: { ...WEBHOOK_EXAMPLE, secret: SECRET_EXAMPLE },
     },
     problems: ['not-found', 'temporarily-unavailable'],

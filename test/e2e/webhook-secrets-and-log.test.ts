@@ -14,6 +14,7 @@ import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
 import { createDeliveryEndpointStore } from '#shared/webhooks/dynamodb/endpoint-store.ts';
 import { endpointsKey } from '#shared/webhooks/dynamodb/keys.ts';
+import { SIGNING_SECRETS_MAX } from '#shared/webhooks/model/endpoint.ts';
 import type { DeliveryAttempt } from '#shared/webhooks/model/ports.ts';
 import { eventIdOf } from '#shared/webhooks/model/webhook-event.ts';
 import { secretSealerFromEnv } from '#shared/webhooks/secrets/keeper.ts';
@@ -124,17 +125,38 @@ describe('the signing secret', () => {
     expect(verifies(old, after)).toBe(false);
   });
 
-  it('drops the older secret at a second rotation: two sign at most', async () => {
+  it('keeps a rotated-out secret signing for its own 24 h when the rotation is asked again, as after a lost answer', async () => {
+    const { sub, token, id, secret: held } = await merchantWithEndpoint();
+    const rotate = async () =>
+      ((await call('POST', `/api/wallet/webhooks/${id}/rotate-secret`, { token })).json as { secret: string })
+        .secret;
+    // The first answer never reached the merchant, which still verifies with `held` and asks again.
+    const lost = await rotate();
+    const latest = await rotate();
+    const during = await deliverVia(
+      dispatcherStore(() => Date.now() + 23 * HOUR),
+      sub,
+      id,
+    );
+    expect([held, lost, latest].map((s) => verifies(s, during))).toEqual([true, true, true]);
+    const after = await deliverVia(
+      dispatcherStore(() => Date.now() + 24 * HOUR + 60_000),
+      sub,
+      id,
+    );
+    expect([held, lost, latest].map((s) => verifies(s, after))).toEqual([false, false, true]);
+  });
+
+  it('signs with three secrets at most: a third rotation within the day drops the oldest', async () => {
     const { sub, token, id, secret: first } = await merchantWithEndpoint();
-    const second = (
-      (await call('POST', `/api/wallet/webhooks/${id}/rotate-secret`, { token })).json as { secret: string }
-    ).secret;
-    const third = (
-      (await call('POST', `/api/wallet/webhooks/${id}/rotate-secret`, { token })).json as { secret: string }
-    ).secret;
+    const rotated: string[] = [];
+    for (let n = 0; n < 3; n++) {
+      const answer = await call('POST', `/api/wallet/webhooks/${id}/rotate-secret`, { token });
+      rotated.push((answer.json as { secret: string }).secret);
+    }
     const delivery = await deliverVia(dispatcherStore(), sub, id);
-    expect(delivery.headers['webhook-signature'].split(' ')).toHaveLength(2);
-    expect([first, second, third].map((s) => verifies(s, delivery))).toEqual([false, true, true]);
+    expect(delivery.headers['webhook-signature'].split(' ')).toHaveLength(SIGNING_SECRETS_MAX);
+    expect([first, ...rotated].map((s) => verifies(s, delivery))).toEqual([false, true, true, true]);
   });
 
   it('is stored sealed: the item holds neither the secret nor its bytes', async () => {

@@ -149,6 +149,48 @@ describe('the endpoint functions under faults', () => {
   });
 });
 
+describe('what a refused request costs', () => {
+  // Deployed, every seal is a KMS GenerateDataKey: billed, logged by CloudTrail, and drawn from the
+  // quota the dispatcher's Decrypt shares. A request refused by what the set holds seals nothing.
+  const seals = { count: 0 };
+  const counting = {
+    seal: (...args: Parameters<typeof sealer.seal>) => {
+      seals.count++;
+      return sealer.seal(...args);
+    },
+    open: sealer.open,
+  };
+  const countingDeps = {
+    ...deps,
+    store: createWebhookEndpointStore({ client: createDocumentClient(), tableName }),
+    sealer: counting,
+  };
+  const countedCreate = createCreateWebhookHandler(countingDeps);
+  const countedRotate = createRotateWebhookSecretHandler(countingDeps);
+
+  it('seals no secret for a rotation of an endpoint the caller does not have, nor for an eleventh endpoint', async () => {
+    const sub = uniqueSub('refused');
+    for (let n = 0; n < 10; n++) await register(sub, `https://m.example.com/${n}`);
+    seals.count = 0;
+    const unknown = `whep_${'A'.repeat(22)}`;
+    expect(
+      (await invoke(countedRotate, onEndpoint(sub, unknown, 'POST', undefined, '/rotate-secret'))).statusCode,
+    ).toBe(404);
+    const eleventh = await invoke(
+      countedCreate,
+      apiEvent({
+        method: 'POST',
+        path: '/api/wallet/webhooks',
+        sub,
+        scopes: SCOPES,
+        body: { url: 'https://m.example.com/11' },
+      }),
+    );
+    expect(eleventh.statusCode).toBe(422);
+    expect(seals.count).toBe(0);
+  });
+});
+
 describe("owners racing on one wallet's endpoints", () => {
   it('register exactly 10 of 14 at once; the others are told the bound, none is told to come back', async () => {
     const sub = uniqueSub('race');

@@ -9,7 +9,12 @@ import { ANSWER_MARGIN_MS, requestDeadline } from '../../request-deadline.ts';
 import { type AttemptVerdict, retryMovement } from '../../wallet/model/movement-retry.ts';
 import type { Clock, IdSource } from '../../wallet/model/ports.ts';
 import { checkEndpointUrl, type DestinationMode, DestinationRefusedError } from '../model/destination.ts';
-import { ENDPOINT_LIMITS, SECRET_OVERLAP_MS, type WebhookEndpoint } from '../model/endpoint.ts';
+import {
+  ENDPOINT_LIMITS,
+  SECRET_OVERLAP_MS,
+  SIGNING_SECRETS_MAX,
+  type WebhookEndpoint,
+} from '../model/endpoint.ts';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../model/event-types.ts';
 import { EVENT_RETENTION_MS } from '../model/webhook-event.ts';
 import type { SecretSealer } from '../secrets/envelope.ts';
@@ -132,25 +137,27 @@ export function makeEndpointManagement(deps: EndpointManagementDependencies) {
       const id = ids.next();
       const secret = deps.newSecret();
       const createdAt = nowIso();
-      // Sealed once, outside the loop: a retried write stores the same secret the answer shows.
-      const stored: StoredEndpoint = {
-        id,
-        address: command.address,
-        url,
-        eventTypes: normalisedTypes(command.eventTypes),
-        description: command.description ?? '',
-        status: 'enabled',
-        createdAt,
-        updatedAt: createdAt,
-        secrets: [await sealed(secret, command.address, id, createdAt)],
-      };
-      await change(command.address, async (set) => {
+      // Sealed once a write may store it, and only once: a request refused by the bound seals
+      // nothing (deployed, a KMS call), and a retried write stores the secret the answer shows.
+      let sealedOnce: StoredEndpoint | undefined;
+      const stored = await change(command.address, async (set) => {
         if (set.endpoints.length >= ENDPOINT_LIMITS.perWallet) {
           throw new WebhookEndpointLimitError(
             `A wallet has at most ${ENDPOINT_LIMITS.perWallet} webhook endpoints: delete one first`,
           );
         }
-        return { set: { ...set, endpoints: [...set.endpoints, stored] }, result: undefined };
+        sealedOnce ??= {
+          id,
+          address: command.address,
+          url,
+          eventTypes: normalisedTypes(command.eventTypes),
+          description: command.description ?? '',
+          status: 'enabled',
+          createdAt,
+          updatedAt: createdAt,
+          secrets: [await sealed(secret, command.address, id, createdAt)],
+        };
+        return { set: { ...set, endpoints: [...set.endpoints, sealedOnce] }, result: sealedOnce };
       });
       return { endpoint: viewOf(stored), secret };
     },
@@ -201,20 +208,26 @@ export function makeEndpointManagement(deps: EndpointManagementDependencies) {
     },
 
     /**
-     * A new secret; the one it replaces keeps signing for 24 h beside it, so a receiver can move to
-     * the new one without losing a delivery. A secret older than that is dropped.
+     * A new secret; those it replaces keep signing beside it until 24 h after they were rotated
+     * out (at most SIGNING_SECRETS_MAX sign), so a receiver can move to the new one without losing
+     * a delivery, even when it retried a rotation whose answer it never got.
      */
     async rotateSecret(address: string, endpointId: string): Promise<EndpointWithSecret> {
       const secret = deps.newSecret();
       const at = nowIso();
-      const next = await sealed(secret, address, endpointId, at);
-      const retiresAt = new Date(clock.now() + SECRET_OVERLAP_MS).toISOString();
+      const now = clock.now();
+      const retiresAt = new Date(now + SECRET_OVERLAP_MS).toISOString();
+      // Sealed after the endpoint is found (an unknown id seals nothing), once for every retry.
+      let next: StoredSecret | undefined;
       const endpoint = await change(address, async (set) => {
         const before = find(set, endpointId);
-        const [current] = before.secrets.filter((s) => s.retiresAt === undefined);
+        next ??= await sealed(secret, address, endpointId, at);
+        const signing = before.secrets
+          .filter((s) => s.retiresAt === undefined || Date.parse(s.retiresAt) > now)
+          .map((s) => (s.retiresAt === undefined ? { ...s, retiresAt } : s));
         const after: StoredEndpoint = {
           ...before,
-          secrets: current ? [next, { ...current, retiresAt }] : [next],
+          secrets: [next, ...signing].slice(0, SIGNING_SECRETS_MAX),
           updatedAt: at,
         };
         return { set: replace(set, after), result: viewOf(after) };

@@ -14,6 +14,13 @@ export const FAILING_DISABLES_AFTER_MS = 5 * 24 * 60 * 60 * 1000;
 /** How long a rotated-out secret still signs beside its successor. */
 export const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * The most secrets that sign at once: the current one and two rotated out within the last 24 h. A
+ * rotation retried after its answer was lost is a second one, and must leave the secret the
+ * receiver still holds; a third within the day drops the oldest.
+ */
+export const SIGNING_SECRETS_MAX = 3;
+
 export type EndpointStatus = 'enabled' | 'disabled';
 
 /**

@@ -40,7 +40,7 @@ export interface SecretSealer {
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
-/** Data keys kept open: at most 10 endpoints × 2 secrets per wallet, many wallets per container. */
+/** Data keys kept open: at most 10 endpoints × 3 secrets per wallet, many wallets per container. */
 const MAX_CACHED_KEYS = 1000;
 
 const aadOf = (context: SecretContext) => Buffer.from(JSON.stringify([context.address, context.endpointId]));

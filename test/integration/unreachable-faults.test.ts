@@ -1,5 +1,6 @@
+import dns from 'node:dns';
 import { createServer } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createGetBalanceHandler } from '#functions/get-balance/handler.ts';
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
@@ -21,6 +22,29 @@ async function refusingEndpoint(): Promise<string> {
   return `http://127.0.0.1:${port}`;
 }
 
+/**
+ * An endpoint whose name does not resolve, answered by an injected resolver: `.invalid` is not
+ * special to glibc, which would ask the machine's name server, and tests send nothing off loopback.
+ */
+const askedOfTheResolver: string[] = [];
+async function unresolvableEndpoint(): Promise<string> {
+  const lookup = dns.lookup;
+  vi.spyOn(dns, 'lookup').mockImplementation(((hostname: string, ...rest: unknown[]) => {
+    const callback = rest.at(-1) as (error: NodeJS.ErrnoException) => void;
+    if (hostname !== 'dynamodb.invalid') return (lookup as (...args: unknown[]) => void)(hostname, ...rest);
+    askedOfTheResolver.push(hostname);
+    const error: NodeJS.ErrnoException = new Error(`getaddrinfo ENOTFOUND ${hostname}`);
+    error.code = 'ENOTFOUND';
+    process.nextTick(callback, error);
+  }) as typeof dns.lookup);
+  return 'http://dynamodb.invalid:8000';
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+  askedOfTheResolver.length = 0;
+});
+
 /** The functions, built through their composition roots on a client of `endpoint`. */
 function handlersAt(endpoint: string) {
   const dependencies = {
@@ -34,7 +58,7 @@ function handlersAt(endpoint: string) {
 describe('DynamoDB unreachable', () => {
   it.each([
     ['refuses connections', refusingEndpoint],
-    ['has a name that does not resolve', async () => 'http://dynamodb.invalid:8000'],
+    ['has a name that does not resolve', unresolvableEndpoint],
   ])('answers 503 problem+json with Retry-After, not 500, when DynamoDB %s', async (_name, endpoint) => {
     const { send, balance } = handlersAt(await endpoint());
     const sub = uniqueSub();
@@ -51,5 +75,7 @@ describe('DynamoDB unreachable', () => {
       expect(response.headers?.['retry-after']).toMatch(/^\d+$/);
       expect(response.body).not.toMatch(/ECONN|ENOTFOUND|EAI_AGAIN|socket|invalid|127\.0\.0\.1|at /i);
     }
+    // The name was answered here, not by the machine's name server.
+    expect(askedOfTheResolver.length > 0).toBe(endpoint === unresolvableEndpoint);
   });
 });

@@ -17,6 +17,11 @@ export interface DocumentClientOptions {
   readonly endpoint?: string;
   /** How its calls are traced: none unless given (a composition root passes `tracingFromEnvironment()`). */
   readonly tracing?: DynamoDbTracing;
+  /**
+   * REQUEST_TIMEOUT_MS unless given: only a test's client whose requests the fault proxy holds on
+   * purpose for longer, so that the SDK does not send them again past the hold.
+   */
+  readonly requestTimeoutMs?: number;
 }
 
 /**
@@ -34,12 +39,12 @@ export function createDocumentClient(options: DocumentClientOptions = {}): Dynam
     maxAttempts: 1,
     requestHandler: {
       connectionTimeout: CONNECTION_TIMEOUT_MS,
-      requestTimeout: REQUEST_TIMEOUT_MS,
+      requestTimeout: options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
       // Without this the handler only logs a warning when requestTimeout passes and keeps
       // waiting: a stalled DynamoDB then holds the function until API Gateway's 29 s 504.
       throwOnRequestTimeout: true,
       // Covers a response body that stops arriving after its headers (requestTimeout ends there).
-      socketTimeout: REQUEST_TIMEOUT_MS,
+      socketTimeout: options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
     },
   });
   traceDynamoDb(client, options.tracing ?? NO_TRACING);

@@ -8,8 +8,15 @@ import { batchKey, creditKey, entryKey, walletKey } from '#shared/wallet/dynamod
 import { type BatchPosting, type CreditBatch, listingOf } from '#shared/wallet/hot-wallet/credit-batch.ts';
 import { UNCOMPLETED_NAMED_AFTER_MS } from '#shared/wallet/hot-wallet/sweep-batches.ts';
 import { walletAccount } from '#shared/wallet/model/accounts.ts';
-import { auditBoth, auditWhile, auditWhileScanned, SEGMENTS, segmentOf } from '../support/audit.ts';
-import { proxiedClient, startFaultProxy } from '../support/faults.ts';
+import {
+  auditBoth,
+  auditWhile,
+  auditWhileScanned,
+  heldScanClient,
+  SEGMENTS,
+  segmentOf,
+} from '../support/audit.ts';
+import { startFaultProxy } from '../support/faults.ts';
 import { createHotLedger, type HotLedger } from '../support/ledger.ts';
 
 /*
@@ -23,7 +30,7 @@ import { createHotLedger, type HotLedger } from '../support/ledger.ts';
 
 const client = createDocumentClient({ endpoint: process.env.DYNAMODB_ENDPOINT });
 const proxy = await startFaultProxy();
-const auditClient = proxiedClient(proxy);
+const auditClient = heldScanClient(proxy);
 afterAll(() => {
   client.destroy();
   auditClient.destroy();

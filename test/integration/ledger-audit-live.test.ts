@@ -6,10 +6,10 @@ import { UnprocessedKeysError } from '#shared/dynamodb/retry.ts';
 import { AUDIT_RETRY_POLICY } from '#shared/wallet/audit/key-reader.ts';
 import { auditTable } from '#shared/wallet/audit/ledger-audit.ts';
 import { transferKey } from '#shared/wallet/dynamodb/keys.ts';
-import { auditWhile } from '../support/audit.ts';
+import { auditWhile, heldScanClient } from '../support/audit.ts';
 import { inParallel } from '../support/bank.ts';
 import { uniqueSub } from '../support/events.ts';
-import { mentions, proxiedClient, startFaultProxy } from '../support/faults.ts';
+import { mentions, startFaultProxy } from '../support/faults.ts';
 import {
   createHotLedger,
   type HotLedger,
@@ -28,7 +28,7 @@ import { fund } from '../support/wallet.ts';
  */
 
 const proxy = await startFaultProxy();
-const auditClient = proxiedClient(proxy);
+const auditClient = heldScanClient(proxy);
 const direct = createDocumentClient({ endpoint: process.env.DYNAMODB_ENDPOINT });
 afterAll(() => {
   auditClient.destroy();
@@ -86,7 +86,12 @@ describe('the ledger audit on a live table', LEDGER_TEST, () => {
     const ledger = await seedLedger(HOUR_AGO);
     const wallets = await moreWallets(ledger);
     const before = await itemCount(ledger.tableName);
-    const report = await auditWhile(proxy, auditClient, ledger.tableName, traffic(ledger, wallets));
+    // The transfers start after the SDK's request timeout, as on a loaded DynamoDB Local.
+    const slowTraffic = async () => {
+      await sleep(2_500);
+      await traffic(ledger, wallets)();
+    };
+    const report = await auditWhile(proxy, auditClient, ledger.tableName, slowTraffic);
     expect(report.breaks).toEqual([]);
     expect(report.grandTotalMinor).toBe(0n);
     expect(report.issuanceBalanceMinor).toBe(BigInt(-SEEDED_ISSUE_MINOR - WALLETS * WALLET_MINOR));

@@ -11,7 +11,15 @@ import { S3_ENDPOINT_ENV } from '#shared/s3/buckets.ts';
 import { createS3Client } from '#shared/s3/client.ts';
 import { type AuditOptions, type AuditReport, auditTable } from '#shared/wallet/audit/ledger-audit.ts';
 import { createS3PartialStore } from '#shared/wallet/audit/partial-store.ts';
-import { mentions } from './faults.ts';
+import { mentions, proxiedClient } from './faults.ts';
+
+/**
+ * The audit's client for auditWhile and auditWhileScanned, through `proxy`: patient past their
+ * hold. With the SDK's 2 s request timeout, a `during()` that took longer saw the held Scan sent
+ * again, unheld, and answered before anything it wrote had committed (review helper-39).
+ */
+export const heldScanClient = (proxy: DynamoDbProxy): DynamoDBDocumentClient =>
+  proxiedClient(proxy, { requestTimeoutMs: 60_000 });
 
 /** The Scan segments the audit tests run: few, so that a small table has items in each. */
 export const SEGMENTS = 3;

@@ -45,8 +45,10 @@ export async function startFaultProxy(options: DynamoDbProxyOptions = {}): Promi
 }
 
 /** The DocumentClient a function gets in production, sending its requests through `proxy`. */
-export const proxiedClient = (proxy: DynamoDbProxy): DynamoDBDocumentClient =>
-  createDocumentClient({ endpoint: proxy.endpoint });
+export const proxiedClient = (
+  proxy: DynamoDbProxy,
+  options: { readonly requestTimeoutMs?: number } = {},
+): DynamoDBDocumentClient => createDocumentClient({ endpoint: proxy.endpoint, ...options });
 
 /**
  * Selects the requests the code made, not the ones the SDK sent again after its request timeout

@@ -59,12 +59,18 @@ function gatewayProblems(route: Route): [number, string][] {
   const all: [number, string][] = [
     [413, 'payload-too-large'],
     [429, 'throttled'],
-    // DEFAULT_5XX keeps API Gateway's status: a failed function or authorizer, a timeout.
+    // DEFAULT_5XX keeps API Gateway's status: a failed function, a timeout.
     [500, 'gateway-error'],
     [502, 'gateway-error'],
     [504, 'gateway-error'],
   ];
-  return route.scopes ? [...all, [401, 'unauthorized'], [403, 'insufficient-scope']] : all;
+  // A token the authorizer could not check, its identity provider down: 503 with Retry-After.
+  const authorized: [number, string][] = [
+    [401, 'unauthorized'],
+    [403, 'insufficient-scope'],
+    [503, 'temporarily-unavailable'],
+  ];
+  return route.scopes ? [...all, ...authorized] : all;
 }
 
 /** The title of a problem slug, from the tables the service and the gateway answer with. */

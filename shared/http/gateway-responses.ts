@@ -9,6 +9,8 @@ export interface GatewayResponse {
   readonly type:
     | 'UNAUTHORIZED'
     | 'ACCESS_DENIED'
+    | 'AUTHORIZER_FAILURE'
+    | 'AUTHORIZER_CONFIGURATION_ERROR'
     | 'MISSING_AUTHENTICATION_TOKEN'
     | 'REQUEST_TOO_LARGE'
     | 'THROTTLED'
@@ -23,6 +25,30 @@ export interface GatewayResponse {
   /** Extra headers, values as sent (CDK quotes them for API Gateway). */
   readonly headers?: Readonly<Record<string, string>>;
 }
+
+/**
+ * The `Retry-After` of a token that could not be checked: the authorizer's back-off after a failed
+ * JWKS fetch (`JWKS_FETCH_BACKOFF_MS`), so that a retry does not land inside it and fail at once.
+ */
+export const AUTHORIZER_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The authorizer could not check the token: its identity provider is down (or the authorizer
+ * failed), which a retry may get past. Not the 401 of a bad token, whose `invalid_token` tells an
+ * RFC 6750 client to drop the token and sign in again, at a provider that is down. API Gateway
+ * answers an authorizer's error other than `Unauthorized` as AUTHORIZER_CONFIGURATION_ERROR
+ * (`x-amzn-ErrorType: AuthorizerConfigurationException`); AWS documents AUTHORIZER_FAILURE for an
+ * authorizer that "failed to authenticate the caller", so both answer alike.
+ * docs/decisions/authorizer-jwt-libraries.md
+ */
+const authorizerUnavailable = {
+  status: 503,
+  slug: 'temporarily-unavailable',
+  title: 'Service temporarily unavailable',
+  detail:
+    'The access token could not be checked for now (the identity provider or the authorizer is unavailable); it was not found invalid. Retry with it after the seconds in Retry-After',
+  headers: { 'Retry-After': String(AUTHORIZER_RETRY_AFTER_SECONDS) },
+} as const;
 
 export const gatewayResponses: readonly GatewayResponse[] = [
   {
@@ -41,6 +67,8 @@ export const gatewayResponses: readonly GatewayResponse[] = [
     detail: 'The access token does not grant the scope this operation requires',
     headers: { 'WWW-Authenticate': 'Bearer error="insufficient_scope"' },
   },
+  { type: 'AUTHORIZER_FAILURE', ...authorizerUnavailable },
+  { type: 'AUTHORIZER_CONFIGURATION_ERROR', ...authorizerUnavailable },
   {
     // What API Gateway answers for a path no route serves (a 403 by default, though no token is
     // missing). A wrong method on a routed path gets a 405 instead (infra/constructs/http-edges.ts).

@@ -478,6 +478,30 @@ describe('gateway responses', () => {
     expect(byType('THROTTLED')).toMatchObject({ StatusCode: '429' });
     expect(byType('DEFAULT_5XX')?.StatusCode).toBeUndefined();
   });
+
+  it.each(['AUTHORIZER_FAILURE', 'AUTHORIZER_CONFIGURATION_ERROR'])(
+    'answers %s (the identity provider down) with 503 temporarily-unavailable and Retry-After, no 401 challenge',
+    (type) => {
+      const [response] = Object.values(
+        service.findResources('AWS::ApiGateway::GatewayResponse', { Properties: { ResponseType: type } }),
+      );
+      expect(response?.Properties).toMatchObject({
+        StatusCode: '503',
+        ResponseParameters: {
+          'gatewayresponse.header.Content-Type': "'application/problem+json'",
+          'gatewayresponse.header.Retry-After': "'5'",
+        },
+      });
+      expect(response?.Properties.ResponseParameters).not.toHaveProperty(
+        'gatewayresponse.header.WWW-Authenticate',
+      );
+      expect(JSON.parse(response?.Properties.ResponseTemplates['application/json'])).toMatchObject({
+        type: 'urn:problem-type:wallet-catalog:temporarily-unavailable',
+        status: 503,
+        requestId: '$context.requestId',
+      });
+    },
+  );
 });
 
 describe('stage', () => {

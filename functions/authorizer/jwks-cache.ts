@@ -1,11 +1,14 @@
-import { FetchError } from 'aws-jwt-verify/error';
+import { FetchError, JwksValidationError, JwkValidationError } from 'aws-jwt-verify/error';
 import { type Jwks, type JwkWithKid, SimpleJwksCache } from 'aws-jwt-verify/jwk';
 import type { DecomposedJwt } from 'aws-jwt-verify/jwt';
 import { AUTHORIZER_ROUTE, logger, publish, routeMetrics } from '#shared/observability/telemetry.ts';
 
 const metrics = routeMetrics(AUTHORIZER_ROUTE);
 
-/** Stays well inside the authorizer's own timeout, so a hung identity provider costs a 401, not a 500. */
+/**
+ * Stays well inside the authorizer's own timeout, so a hung identity provider costs a 503 with
+ * Retry-After (`rejections.ts`), not the authorizer's timeout.
+ */
 const JWKS_TIMEOUT_MS = 3_000;
 /**
  * The most of a JWKS read. Providers publish a few KB (tens with certificate chains); a body past
@@ -25,7 +28,7 @@ export const JWKS_MAX_AGE_MS = 10 * 60_000;
 export const JWKS_RETRY_MS = 30_000;
 /**
  * The longest the keys of the last good fetch are trusted while refreshes fail: past it, every
- * token gets 401 until the JWKS is fetched again. Longer than {@link JWKS_MAX_AGE_MS} plus the
+ * token gets 503 (the provider's outage, not the token's fault) until the JWKS is fetched again. Longer than {@link JWKS_MAX_AGE_MS} plus the
  * 15 minutes of failed refreshes after which the `authorizer-jwks-stale` alarm pages, so the page
  * comes before callers are locked out.
  */
@@ -83,7 +86,7 @@ export class JwksStaleError extends Error {}
  * their last good fetch, which was no earlier than the withdrawal minus that much. Between the two,
  * a refresh that fails keeps the keys already held (an identity provider that is down must not lock
  * out every caller whose token it signed with a key we have) and is tried again
- * {@link JWKS_RETRY_MS} later; past the staleness bound a failed or not-yet-due refresh is a 401 for
+ * {@link JWKS_RETRY_MS} later; past the staleness bound a failed or not-yet-due refresh is a 503 for
  * every token, counted as the provider's fault (`AuthErrors`). API Gateway's cache of an answer
  * (`auth:cacheTtlSeconds`) adds its TTL to both bounds.
  */
@@ -110,6 +113,11 @@ export class ExpiringJwksCache extends SimpleJwksCache {
       jwks = await super.getJwks(uri);
     } catch (error) {
       this.#nextFetchAt = this.#now() + JWKS_FETCH_BACKOFF_MS;
+      // aws-jwt-verify rejects a document with one malformed key as JwkValidationError, the class
+      // of a bad single key a token names: told apart, since only the document's is an outage.
+      if (error instanceof JwkValidationError) {
+        throw new JwksValidationError(`The JWKS is invalid: ${error.message}`, { cause: error });
+      }
       throw error;
     }
     const now = this.#now();

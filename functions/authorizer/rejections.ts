@@ -26,7 +26,7 @@ type ErrorClass = abstract new (...args: never[]) => Error;
 
 /**
  * The identity provider's failures: its JWKS could not be fetched or is unusable. Valid callers
- * get 401 while they last, so they raise an alarm (`AuthErrors`).
+ * are turned away while they last, so they raise an alarm (`AuthErrors`).
  */
 const PROVIDER_FAULTS: readonly (readonly [ErrorClass, string])[] = [
   [FetchError, 'jwks-fetch'],
@@ -37,6 +37,28 @@ const PROVIDER_FAULTS: readonly (readonly [ErrorClass, string])[] = [
   [JwksNotAvailableInCacheError, 'jwks-fetch'],
   [JwksStaleError, 'jwks-stale'],
 ];
+
+/**
+ * The provider faults that leave no trusted key to check any token with: no JWKS could be had
+ * (the fetch failed, or failed less than a back-off ago), the document it sent is no JWKS, or the
+ * keys held are past their staleness bound. A retry may pass once the provider is back, so these
+ * are a 503, never the 401 that tells the caller to drop its token. An unknown `kid` is one of
+ * them only while the provider fails: after a JWKS without it, it is the token's fault
+ * ({@link UNKNOWN_KEY}). Not the faults of the one key a token names (JwkValidationError,
+ * JwkInvalidUseError, JwkInvalidKtyError from `access-token.ts`): any caller can name that key
+ * while the provider answers, so those stay a 401 (docs/decisions/authorizer-jwt-libraries.md).
+ */
+const OUTAGES: readonly ErrorClass[] = [
+  FetchError,
+  JwksValidationError,
+  JwksNotAvailableInCacheError,
+  JwksStaleError,
+];
+
+/** Whether `error` says the identity provider is failing, not that the token is bad. */
+export function isProviderOutage(error: unknown): boolean {
+  return OUTAGES.some((type) => error instanceof type);
+}
 
 /** A token whose `kid` names no key of the JWKS, even after a fetch. */
 const UNKNOWN_KEY: readonly ErrorClass[] = [

@@ -194,7 +194,7 @@ export class ServiceMonitoring extends Construct {
       metric: this.#emf('AuthErrors', AUTHORIZER_ROUTE, idp.period),
       threshold: idp,
       description:
-        'The authorizer could not verify tokens because of the identity provider (JWKS unreachable, slow or misconfigured); callers get 401s for valid tokens. Check the authorizer log (reason, cause) and auth:jwksUrl / auth:issuer of the stage.',
+        'The authorizer could not verify tokens because of the identity provider (JWKS unreachable, slow or misconfigured); callers get 503 with Retry-After for tokens it could not check (401 for a key of the JWKS that is unusable). Check the authorizer log (reason, cause) and auth:jwksUrl / auth:issuer of the stage.',
     });
 
     const stale = ALARM_THRESHOLDS.authorizerJwksRefreshFailures;
@@ -212,8 +212,8 @@ export class ServiceMonitoring extends Construct {
       subject: AUTHORIZER_ROUTE,
       kind: 'failures',
       metric: new MathExpression({
-        // Lambda counts every thrown Unauthorized as an error, so rejected and unverifiable
-        // tokens are subtracted; what is left crashed, timed out or failed to start.
+        // Lambda counts every thrown Unauthorized (and unavailable) as an error, so rejected and
+        // unverifiable tokens are subtracted; what is left crashed, timed out or failed to start.
         expression: 'errors - FILL(rejections, 0) - FILL(idpErrors, 0)',
         usingMetrics: {
           errors: props.authorizer.function.metricErrors({ statistic: 'Sum', period: failures.period }),
@@ -225,7 +225,7 @@ export class ServiceMonitoring extends Construct {
       }),
       threshold: failures,
       description:
-        'The authorizer failed other than by rejecting a token (crash, timeout, init error); API Gateway answers 500 to those callers. Authorizer log: level = "ERROR" or Lambda "Task timed out" / INIT errors; check recent deploys and its environment.',
+        'The authorizer failed other than by rejecting a token (crash, timeout, init error); API Gateway answers those callers 503 (an authorizer error, AUTHORIZER_CONFIGURATION_ERROR) or 500. Authorizer log: level = "ERROR" or Lambda "Task timed out" / INIT errors; check recent deploys and its environment.',
     });
 
     for (const [name, table] of Object.entries(props.tables) as [TableName, ITable][]) {

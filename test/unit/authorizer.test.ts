@@ -18,7 +18,7 @@ import {
 } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAccessTokenVerifier } from '#functions/authorizer/access-token.ts';
-import { createAuthorizer } from '#functions/authorizer/authorizer.ts';
+import { createAuthorizer, PROVIDER_UNAVAILABLE } from '#functions/authorizer/authorizer.ts';
 import { createJwksCache, JWKS_MAX_BYTES } from '#functions/authorizer/jwks-cache.ts';
 import { loadAuthorizerSettings } from '#functions/authorizer/settings.ts';
 import { type AuthSettings, authorizerEnvironment, defaultTokenRules } from '#infra/environment.ts';
@@ -36,6 +36,8 @@ import { type Route, routes } from '#shared/routes.ts';
 import { linesWrittenBy, logLines, metricLines } from '../support/logs.ts';
 
 type Handler = (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
+/** A token the authorizer could not check, the provider failing: API Gateway's 503, not its 401. */
+const UNAVAILABLE = new RegExp(`^${PROVIDER_UNAVAILABLE}$`);
 
 interface TestKey {
   readonly kid: string;
@@ -332,12 +334,12 @@ describe('the authorizer accepts the edges of a current access token', () => {
   });
 });
 
-describe('the authorizer rejects with Unauthorized when the JWKS cannot be fetched', () => {
+describe('the authorizer rejects as unavailable, not Unauthorized, when the JWKS cannot be fetched', () => {
   it('because the identity provider answers 500', async () => {
     const failing = await startJwksServer(() => ({ status: 500, body: 'boom' }));
     try {
       const fresh = await loadHandlerFor(failing.url);
-      await expect(fresh(tokenEvent(await bearer()))).rejects.toThrow(/^Unauthorized$/);
+      await expect(fresh(tokenEvent(await bearer()))).rejects.toThrow(UNAVAILABLE);
     } finally {
       await failing.close();
     }
@@ -372,7 +374,7 @@ describe('the authorizer rejects with Unauthorized when the JWKS cannot be fetch
             detail: expect.stringContaining('larger'),
           }),
         ]);
-        await expect(fresh(tokenEvent(token))).rejects.toThrow(/^Unauthorized$/);
+        await expect(fresh(tokenEvent(token))).rejects.toThrow(UNAVAILABLE);
       } finally {
         await provider.close();
       }
@@ -383,7 +385,7 @@ describe('the authorizer rejects with Unauthorized when the JWKS cannot be fetch
     const gone = await startJwksServer(() => ({ status: 200, body: '{"keys":[]}' }));
     await gone.close();
     const fresh = await loadHandlerFor(gone.url);
-    await expect(fresh(tokenEvent(await bearer()))).rejects.toThrow(/^Unauthorized$/);
+    await expect(fresh(tokenEvent(await bearer()))).rejects.toThrow(UNAVAILABLE);
   });
 });
 

@@ -4,7 +4,7 @@ import type { APIGatewayAuthorizerResult } from 'aws-lambda';
 import { type CryptoKey, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAccessTokenVerifier } from '#functions/authorizer/access-token.ts';
-import { createAuthorizer } from '#functions/authorizer/authorizer.ts';
+import { createAuthorizer, PROVIDER_UNAVAILABLE } from '#functions/authorizer/authorizer.ts';
 import { createJwksCache, JWKS_FETCH_BACKOFF_MS } from '#functions/authorizer/jwks-cache.ts';
 import { loadAuthorizerSettings } from '#functions/authorizer/settings.ts';
 import { authorizerEnvironment } from '#infra/environment.ts';
@@ -20,6 +20,8 @@ import { linesWrittenBy, metricLines } from '../support/logs.ts';
  */
 
 const MINUTE = 60_000;
+/** A token the authorizer could not check, the provider failing: API Gateway's 503, not its 401. */
+const UNAVAILABLE = new RegExp(`^${PROVIDER_UNAVAILABLE}$`);
 const methodArn = methodArnFor({
   region: 'eu-west-1',
   accountId: '123456789012',
@@ -147,13 +149,13 @@ describe('a key the identity provider withdraws', () => {
     // At the bound, with no refresh due yet (the last failed 10 s ago): refused without a fetch.
     clock.now = confirmedAt + 30 * MINUTE;
     const refused = await linesWrittenBy(async () => {
-      await expect(authorize(token)).rejects.toThrow(/^Unauthorized$/);
+      await expect(authorize(token)).rejects.toThrow(UNAVAILABLE);
     });
     expect(metricLines(refused)).toEqual([expect.objectContaining({ AuthErrors: 1 })]);
     expect(provider.fetches).toBe(fetches);
-    // Past it, a due refresh that fails is a 401 too.
+    // Past it, a due refresh that fails is unavailable too.
     clock.now = confirmedAt + 31 * MINUTE;
-    await expect(authorize(token)).rejects.toThrow(/^Unauthorized$/);
+    await expect(authorize(token)).rejects.toThrow(UNAVAILABLE);
     expect(provider.fetches).toBe(fetches + 1);
   });
 
@@ -169,7 +171,7 @@ describe('a key the identity provider withdraws', () => {
 
     provider.answer = { status: 503, keys: [] };
     clock.now += 45 * MINUTE;
-    await expect(authorize(keptToken)).rejects.toThrow(/^Unauthorized$/);
+    await expect(authorize(keptToken)).rejects.toThrow(UNAVAILABLE);
 
     // The provider is back, without one of the keys: the other is confirmed and trusted again.
     provider.answer = { status: 200, keys: [kept] };
@@ -188,13 +190,13 @@ describe('an identity provider that fails', () => {
     const authorize = authorizerOn(provider, clock);
     const strangers = await Promise.all(['s1', 's2', 's3'].map(newKey));
     const tokens = [key, ...strangers, key].map((each, i) => tokenOf(provider, each, `caller-${i}`));
-    for (const token of tokens) await expect(authorize(await token)).rejects.toThrow(/^Unauthorized$/);
+    for (const token of tokens) await expect(authorize(await token)).rejects.toThrow(UNAVAILABLE);
     expect(provider.fetches).toBe(1);
 
     // Back, but the back-off has a millisecond to run: still refused, without a fetch.
     provider.answer = { status: 200, keys: [key] };
     clock.now += JWKS_FETCH_BACKOFF_MS - 1;
-    await expect(authorize(await tokenOf(provider, key, 'early'))).rejects.toThrow(/^Unauthorized$/);
+    await expect(authorize(await tokenOf(provider, key, 'early'))).rejects.toThrow(UNAVAILABLE);
     expect(provider.fetches).toBe(1);
     clock.now += 1;
     expect((await authorize(await tokenOf(provider, key, 'back'))).principalId).toBe('back');
@@ -211,9 +213,7 @@ describe('an identity provider that fails', () => {
 
     provider.answer = { status: 503, keys: [] };
     for (const kid of ['u1', 'u2', 'u3', 'u4']) {
-      await expect(authorize(await tokenOf(provider, await newKey(kid), kid))).rejects.toThrow(
-        /^Unauthorized$/,
-      );
+      await expect(authorize(await tokenOf(provider, await newKey(kid), kid))).rejects.toThrow(UNAVAILABLE);
       expect((await authorize(await tokenOf(provider, key, kid))).principalId).toBe(kid);
     }
     expect(provider.fetches).toBe(2);

@@ -1,7 +1,10 @@
 /**
  * What API Gateway does with a TOKEN authorizer: no Authorization header is 401 without a call;
  * otherwise the authorizer's answer, cached by token for the cache TTL, must be a policy
- * allowing the request's method ARN. Failures are not cached, as in API Gateway.
+ * allowing the request's method ARN. Failures are not cached, as in API Gateway. An error other
+ * than `Unauthorized`, or an answer that is no policy, is API Gateway's
+ * AuthorizerConfigurationException: the AUTHORIZER_CONFIGURATION_ERROR gateway response (503 with
+ * Retry-After, `shared/http/gateway-responses.ts`), as the identity provider's outage is answered.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { methodArnFor } from '#shared/auth/policy.ts';
@@ -46,8 +49,9 @@ export class AuthorizerEmulation {
       if (error instanceof Error && error.message === 'Unauthorized') {
         throw new GatewayError('UNAUTHORIZED', 'Unauthorized');
       }
-      if (!(error instanceof GatewayError)) logFunctionError('authorizer', undefined, error);
-      throw new GatewayError('DEFAULT_5XX', 'AuthorizerConfigurationException', 500);
+      if (error instanceof GatewayError) throw error;
+      logFunctionError('authorizer', undefined, error);
+      throw authorizerError();
     }
     if (!authorization.allows(methodArn)) {
       throw new GatewayError(
@@ -68,7 +72,7 @@ export class AuthorizerEmulation {
     const cached = this.authorizations.get(token);
     if (cached && cached.expiresAt > now) return cached.result;
     const handler = this.handler;
-    if (!handler) return Promise.reject(new GatewayError('DEFAULT_5XX', 'authorizer failed to load', 500));
+    if (!handler) return Promise.reject(authorizerError());
     const result = handler(
       { type: 'TOKEN', authorizationToken: token, methodArn },
       lambdaContext('local-authorizer'),
@@ -121,9 +125,14 @@ class Authorization {
   }
 }
 
+/** How API Gateway answers an authorizer that threw other than `Unauthorized`, failed, or answered no policy. */
+function authorizerError(): GatewayError {
+  return new GatewayError('AUTHORIZER_CONFIGURATION_ERROR', 'AuthorizerConfigurationException');
+}
+
 /**
  * Only a policy and a principal make an authorizer answer; anything else is what API Gateway
- * reports as AuthorizerConfigurationException (500).
+ * reports as AuthorizerConfigurationException.
  */
 function checkAuthorizerResult(result: unknown): APIGatewayAuthorizerResult {
   const candidate = result as Partial<APIGatewayAuthorizerResult> | null | undefined;
@@ -133,7 +142,7 @@ function checkAuthorizerResult(result: unknown): APIGatewayAuthorizerResult {
     candidate.policyDocument === null ||
     candidate.policyDocument.Statement === undefined
   ) {
-    throw new GatewayError('DEFAULT_5XX', 'AuthorizerConfigurationException', 500);
+    throw authorizerError();
   }
   return candidate as APIGatewayAuthorizerResult;
 }
@@ -143,8 +152,7 @@ function authorizerContext(context: APIGatewayAuthorizerResult['context']): Reco
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(context ?? {})) {
     if (value === null || value === undefined) continue;
-    if (typeof value === 'object')
-      throw new GatewayError('DEFAULT_5XX', 'AuthorizerConfigurationException', 500);
+    if (typeof value === 'object') throw authorizerError();
     out[key] = String(value);
   }
   return out;

@@ -204,7 +204,7 @@ export class ServiceMonitoring extends Construct {
       metric: this.#emf('JwksRefreshFailures', AUTHORIZER_ROUTE, stale.period),
       threshold: stale,
       description:
-        'The authorizer has failed to refresh the JWKS for 15 minutes and still verifies tokens with the keys it fetched before: a key the identity provider withdrew stays trusted, and tokens signed with a newly rotated key will get 401. Authorizer log: reason = "jwks-refresh" (detail); check the provider and the stage\'s auth:jwksUrl.',
+        'The authorizer has failed to refresh the JWKS for 15 minutes and still verifies tokens with the keys it fetched before: a key the identity provider withdrew stays trusted, and tokens signed with a newly rotated key will get 503 (the provider cannot be asked for it). Authorizer log: reason = "jwks-refresh" (detail); check the provider and the stage\'s auth:jwksUrl.',
     });
 
     const failures = ALARM_THRESHOLDS.authorizerFailures;

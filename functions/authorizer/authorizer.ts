@@ -34,7 +34,8 @@ export function createAuthorizer({ verify }: { readonly verify: AccessTokenVerif
       throw new Error(isProviderOutage(error) ? PROVIDER_UNAVAILABLE : 'Unauthorized');
     }
     // Outside the try on purpose: a malformed methodArn is a gateway misconfiguration, and failing
-    // with a 500 says so where a 401 would send the client chasing a token problem it does not have.
+    // as an authorizer error (a 503, and the authorizer-failures alarm) says so where a 401 would
+    // send the client chasing a token problem it does not have.
     const answer = policyFor(event.methodArn, verified.sub, verified.scopes);
     // API Gateway reuses this answer for its cache TTL whatever the token's `exp`: the functions
     // refuse a request after it themselves (shared/http/handler.ts).

@@ -108,9 +108,14 @@ export interface Admission {
   release(outcome: { readonly applied: boolean }): void;
 }
 
+/** How long DynamoDB answers a ClientRequestToken's transaction again without applying it. */
+const TOKEN_IDEMPOTENCY_MS = 10 * 60_000;
+
 export class ConflictTracker {
   readonly #inFlight = new Map<string, InFlight>();
   readonly #tokens = new Set<string>();
+  /** Tokens whose transaction was applied, and when: in that order, so the oldest go first. */
+  readonly #appliedTokens = new Map<string, number>();
   readonly #touches = new Map<string, { ref: ItemRef; writes: number; failed: number }>();
 
   /**
@@ -218,6 +223,18 @@ export class ConflictTracker {
     return entry;
   }
 
+  /** Whether `token`'s transaction is applied for the first time within DynamoDB's window. */
+  #firstApplied(token: string): boolean {
+    const now = Date.now();
+    for (const [known, at] of this.#appliedTokens) {
+      if (now - at < TOKEN_IDEMPOTENCY_MS) break;
+      this.#appliedTokens.delete(known);
+    }
+    if (this.#appliedTokens.has(token)) return false;
+    this.#appliedTokens.set(token, now);
+    return true;
+  }
+
   #admission(request: NamedItems, ids: readonly string[], as: keyof InFlight): Admission {
     let released = false;
     return {
@@ -230,6 +247,9 @@ export class ConflictTracker {
           if (entry.transactions === 0 && entry.writes === 0) this.#inFlight.delete(id);
         }
         if (request.token !== undefined) this.#tokens.delete(request.token);
+        // The same token sent again after its transaction committed (the SDK's retry past its
+        // request timeout) is answered its outcome and applies nothing: not a second write.
+        if (applied && request.token !== undefined && !this.#firstApplied(request.token)) return;
         this.count(request, applied);
       },
     };

@@ -202,6 +202,14 @@ describe('conflict mode: transactions', () => {
     expect(proxy.touches(table, key.plain)).toEqual({ writes: 1, failed: 0 });
   });
 
+  it('counts a transaction sent again with its token after it was applied once: DynamoDB applies nothing the second time', async () => {
+    const key = newKey();
+    const token = randomUUID();
+    await transact([put(key)], token);
+    await transact([put(key)], token);
+    expect(proxy.touches(table, key.plain)).toEqual({ writes: 1, failed: 0 });
+  });
+
   it('lets transactions on different items run together', async () => {
     const [a, b] = [newKey(), newKey()];
     const first = await inFlight(a.plain.pk, () => transact([put(a)]));

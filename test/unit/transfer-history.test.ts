@@ -12,6 +12,8 @@ function historyOf(
   inTransit: { payments?: string[]; credits?: PendingCredit[] } = {},
   /** Entries the index does not have yet: its copies arrive one by one, in no promised order. */
   lagging = new Set<number>(),
+  /** Numbers a posted batch took whose entries are not written yet: in neither the index nor the table. */
+  unwritten = new Set<number>(),
 ) {
   const entries: EntryRecord[] = Array.from({ length: count }, (_, i) => ({
     account: walletAccount('alice'),
@@ -39,7 +41,7 @@ function historyOf(
         .filter(
           (e) => e.account === walletAccount(address) && (atOrBelow === undefined || e.seq <= atOrBelow),
         )
-        .filter((e) => !lagging.has(e.seq))
+        .filter((e) => !lagging.has(e.seq) && !unwritten.has(e.seq))
         .sort((a, b) => b.seq - a.seq)
         .slice(0, limit);
       return {
@@ -47,8 +49,9 @@ function historyOf(
         pending: atOrBelow === undefined ? (inTransit.credits ?? []).slice(0, limit) : [],
       };
     },
-    // The table's own copy, which has every entry, lagging or not.
+    // The table's own copy, which has every entry written, lagging or not.
     async entryAt(address: string, seq: number) {
+      if (unwritten.has(seq)) return undefined;
       return entries.find((e) => e.account === walletAccount(address) && e.seq === seq);
     },
     async creditsInTransit(ids: readonly string[]) {
@@ -86,12 +89,12 @@ describe('list transfers (use case)', () => {
     lagging.delete(11);
     const second = await list({ sub: 'alice', limit: 5, cursor: first.nextCursor });
     expect(second.items.map((i) => i.transferId)).toEqual(['t11', 't10', 't9', 't8', 't7']);
-    // Missing right below the cursor: an empty page that continues from the same place.
-    const stalled = await list({ sub: 'alice', limit: 5, cursor: second.nextCursor });
-    expect(stalled).toEqual({ items: [], nextCursor: second.nextCursor });
+    // Missing right below the cursor: the table's copy, read for it, is the page.
+    const late = await list({ sub: 'alice', limit: 5, cursor: second.nextCursor });
+    expect(late.items.map((i) => i.transferId)).toEqual(['t6']);
     lagging.delete(6);
-    const third = await list({ sub: 'alice', limit: 5, cursor: stalled.nextCursor });
-    expect(third.items.map((i) => i.transferId)).toEqual(['t6', 't5', 't4', 't3', 't2']);
+    const third = await list({ sub: 'alice', limit: 5, cursor: late.nextCursor });
+    expect(third.items.map((i) => i.transferId)).toEqual(['t5', 't4', 't3', 't2', 't1']);
   });
 
   it("goes on below a cursor's entry that an index replica does not have yet, rather than refuse the cursor", async () => {
@@ -100,33 +103,45 @@ describe('list transfers (use case)', () => {
     const first = await list({ sub: 'alice', limit: 2 });
     // The next read meets a replica without the entry the first page ended at (t5), nor t4 yet.
     lagging.add(5).add(4);
-    const stalled = await list({ sub: 'alice', limit: 2, cursor: first.nextCursor });
-    expect(stalled).toEqual({ items: [], nextCursor: first.nextCursor });
+    const late = await list({ sub: 'alice', limit: 2, cursor: first.nextCursor });
+    expect(late.items.map((i) => i.transferId)).toEqual(['t4']);
     lagging.delete(4);
     const second = await list({ sub: 'alice', limit: 2, cursor: first.nextCursor });
     expect(second.items.map((i) => i.transferId)).toEqual(['t4', 't3']);
     expect(second.nextCursor).toBe(encodeCursor('alice', { seq: 3, transferId: 't3' }));
   });
 
-  it('continues from the same cursor, not ends the walk, when a replica has nothing below it yet', async () => {
+  it('lists the next entry from the table, not ends the walk nor hands its cursor back, when a replica has nothing below it yet', async () => {
     const lagging = new Set<number>();
     const { list } = historyOf(6, {}, lagging);
     const first = await list({ sub: 'alice', limit: 2 });
+    const next = encodeCursor('alice', { seq: 4, transferId: 't4' });
     // A replica with none of the entries below the page's last (t5), with and without t5 itself.
     lagging.add(4).add(3).add(2).add(1);
-    expect(await list({ sub: 'alice', limit: 2, cursor: first.nextCursor })).toEqual({
-      items: [],
-      nextCursor: first.nextCursor,
-    });
-    lagging.add(5);
-    expect(await list({ sub: 'alice', limit: 2, cursor: first.nextCursor })).toEqual({
-      items: [],
-      nextCursor: first.nextCursor,
-    });
+    for (const missing of [false, true]) {
+      if (missing) lagging.add(5);
+      const page = await list({ sub: 'alice', limit: 2, cursor: first.nextCursor });
+      expect(page.items.map((i) => i.transferId)).toEqual(['t4']);
+      expect(page.nextCursor).toBe(next);
+    }
     lagging.clear();
     const rest = await list({ sub: 'alice', limit: 4, cursor: first.nextCursor });
     expect(rest.items.map((i) => i.transferId)).toEqual(['t4', 't3', 't2', 't1']);
     expect(rest.nextCursor).toBeUndefined();
+  });
+
+  it("goes on below a posted batch's numbers whose entries are not written yet, never handing its cursor back", async () => {
+    // t6..t8 are a batch's credits, posted into the wallet and not completed: no entries yet.
+    const unwritten = new Set([6, 7, 8]);
+    const { list } = historyOf(10, {}, new Set(), unwritten);
+    const first = await list({ sub: 'alice', limit: 2 });
+    expect(first.items.map((i) => i.transferId)).toEqual(['t10', 't9']);
+    const second = await list({ sub: 'alice', limit: 2, cursor: first.nextCursor });
+    expect(second.items.map((i) => i.transferId)).toEqual(['t5', 't4']);
+    const bottom = historyOf(4, {}, new Set(), new Set([1, 2, 3]));
+    const top = await bottom.list({ sub: 'alice', limit: 1 });
+    // Nothing below the batch: the walk ends.
+    expect(await bottom.list({ sub: 'alice', limit: 1, cursor: top.nextCursor })).toEqual({ items: [] });
   });
 
   it('refuses a cursor of another caller or one naming another transfer at its position', async () => {

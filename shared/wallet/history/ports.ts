@@ -42,10 +42,10 @@ export interface HistoryStore {
     atOrBelow?: number,
   ): Promise<{ entries: EntryRecord[]; pending: PendingCredit[] }>;
   /**
-   * The account's entry numbered `seq`, strongly consistent: whether a cursor's entry, which the
-   * index has not shown, is really there.
+   * The account's entry numbered `seq`, strongly consistent: whether a cursor's entry, or the one
+   * below it, which the index has not shown, is really there.
    */
-  entryAt(address: string, seq: number): Promise<Pick<EntryRecord, 'transferId'> | undefined>;
+  entryAt(address: string, seq: number): Promise<EntryRecord | undefined>;
   /** One movement by id and its credit's state, strongly consistent. */
   movement(transferId: string): Promise<MovementRecord | undefined>;
   /** Which of these transfers' credits are still in transit. */

@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { createGetBalanceHandler } from '#functions/get-balance/handler.ts';
+import { createListTransfersHandler } from '#functions/list-transfers/handler.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
+import { apiEvent, invoke } from '../support/events.ts';
+import { createHotLedger, type HotLedger } from '../support/ledger.ts';
+
+/*
+ * A hot wallet's history between a batch's posting and its completion (the poster timed out or
+ * died between its two steps, until the sweep completes the batch minutes later), on the real
+ * functions against DynamoDB Local: the poster's two store steps are driven directly, as
+ * credit-batches.test.ts does.
+ */
+
+const client = createDocumentClient({ endpoint: inject('env').DYNAMODB_ENDPOINT });
+afterAll(() => client.destroy());
+
+interface Page {
+  items: { transferId: string; balanceAfter: number }[];
+  pending?: { transferId: string }[];
+  nextCursor?: string;
+}
+
+function functionsOf(hot: HotLedger) {
+  const access = { client, tableName: hot.tableName, settings: loadWalletSettings() };
+  const list = createListTransfersHandler(access);
+  const balanceOf = createGetBalanceHandler(access);
+  const page = async (query: Record<string, string> = {}): Promise<Page> => {
+    const response = await invoke(list, {
+      ...apiEvent({ sub: hot.shop, scopes: ['read:wallet'], path: '/api/wallet/transfers' }),
+      queryStringParameters: query,
+    });
+    expect(response.statusCode).toBe(200);
+    return response.json;
+  };
+  const balance = async (): Promise<number> =>
+    (await invoke(balanceOf, apiEvent({ sub: hot.shop, scopes: ['read:wallet'] }))).json.balance;
+  /** The shop's history page by page, `limit` a page: the pages, at most `bound` of them. */
+  const walk = async (limit: number, bound: number): Promise<Page[]> => {
+    const pages = [await page({ limit: String(limit) })];
+    for (let cursor = pages[0]?.nextCursor; cursor !== undefined && pages.length < bound; ) {
+      const next = await page({ limit: String(limit), cursor });
+      // An empty page handing its own cursor back has a client ask the same again, for ever.
+      expect(next.nextCursor).not.toBe(cursor);
+      pages.push(next);
+      cursor = next.nextCursor;
+    }
+    return pages;
+  };
+  return { page, balance, walk };
+}
+
+/** Batches these credits of the shop's and posts the batch into its wallet, then stops: no completion. */
+async function postWithoutCompleting(hot: HotLedger, transferIds: string[]) {
+  const { credits } = await hot.wallets.credits.read(hot.shop, transferIds);
+  expect(credits).toHaveLength(transferIds.length);
+  const batch = { batchId: randomUUID(), address: hot.shop, credits };
+  expect(await hot.wallets.credits.batch(batch, new Date().toISOString())).toBe('batched');
+  const { wallet } = await hot.wallets.credits.read(hot.shop, []);
+  const posted = await hot.wallets.credits.postBatches({
+    address: hot.shop,
+    wallet,
+    batches: [batch],
+    postedAt: new Date().toISOString(),
+  });
+  expect(posted.kind).toBe('posted');
+  return batch;
+}
+
+describe('a hot wallet between a batch posting and its completion', () => {
+  it('pages its history to the end, never handing a page its own cursor back, while the shop spends', async () => {
+    const hot = await createHotLedger(2);
+    const [first, second] = hot.payers as [string, string];
+    const posted = await hot.pay(first, 5);
+    expect(await hot.post([posted])).toBe(1);
+    // Seqs 2 and 3: a batch posted into the wallet whose entries are not written.
+    const batched = [await hot.pay(second, 9), await hot.pay(first, 4)];
+    await postWithoutCompleting(hot, batched);
+    const { balance, walk } = functionsOf(hot);
+    expect(await balance()).toBe(0.18);
+    // Seq 4: the shop spends the batch's money meanwhile.
+    const spent = await hot.pay(hot.shop, 1, { to: first });
+
+    const pages = await walk(1, 10);
+    expect(pages.at(-1)?.nextCursor).toBeUndefined();
+    const walked = pages.flatMap((p) => p.items.map((item) => item.transferId));
+    expect(walked).toEqual(expect.arrayContaining([spent, posted]));
+  });
+});

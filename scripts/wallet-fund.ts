@@ -147,6 +147,7 @@ async function main(): Promise<void> {
       `the balance of ${address} would exceed ${formatMinor(MAX_BALANCE_MINOR, currency)} ${currency.code}, the most a wallet holds`,
     );
   }
+  if (outcome.kind === 'not-positive') refuse('a deposit credits the wallet: its amount must be positive');
   if (outcome.kind === 'lookalike') {
     refuse(
       `${JSON.stringify(address)} looks like the address of the wallet ${JSON.stringify(outcome.holder)} (the same UTS #39 confusable skeleton), so no wallet may open at it; a payer could not tell the two apart`,

@@ -13,6 +13,8 @@ export type DepositOutcome =
   | { readonly kind: 'already-recorded'; readonly deposit: DepositRecord }
   /** The credit would take the balance past {@link MAX_BALANCE_MINOR}; nothing changed. */
   | { readonly kind: 'balance-limit' }
+  /** The amount is zero or negative, which would debit the wallet; nothing changed. */
+  | { readonly kind: 'not-positive' }
   /** The deposit's transfer id names another movement (a transfer's id given as deposit id); nothing changed. */
   | { readonly kind: 'id-taken' }
   /**
@@ -38,6 +40,9 @@ export function makeRecordDeposit({ deposits, ids }: { deposits: DepositStore; i
     if (!Number.isSafeInteger(deposit.amountMinor) || deposit.amountMinor > MAX_BALANCE_MINOR) {
       return { kind: 'balance-limit' };
     }
+    // The command's parser refuses these, but the ledger must not trust its callers: the movement
+    // would take money from the wallet and give it to the issuance account.
+    if (deposit.amountMinor <= 0) return { kind: 'not-positive' };
     // One id per deposit: the one the operator holds is the one the history shows.
     const transferId = depositTransferId(deposit.depositId);
     // Tells this call's own commit, found on a retry after a lost answer, from an earlier run's.

@@ -11,6 +11,11 @@ export interface AuditBreak {
     | 'entry-orphan'
     /** An entry, transfer or credit stored where its own fields do not put it: key or history index. */
     | 'item-misplaced'
+    /**
+     * An entry, transfer or credit whose amount is not a positive safe integer: money moved the wrong
+     * way (or none), however well its items agree with each other.
+     */
+    | 'amount-not-positive'
     /** Paid into the clearing account, then neither in transit nor posted; or marked posted to no entry. */
     | 'credit-lost'
     /** A second entry posting one credit, or an entry posting a credit not marked posted. */

@@ -143,8 +143,8 @@ export async function reduceAudit(
   if (seen.size !== plan.segments) throw new Error(`${seen.size} of ${plan.segments} segments scanned`);
   const { horizon, startedAt, segments } = plan;
   const { fp, names, sums, clearing, deposits, tallies, keptEntries, keptTransfers, keptCredits } = scan;
-  const { foldedUnposted, counts, stuck, batches, lookalikes, misplacedItems, settled, createdSettled } =
-    scan;
+  const { foldedUnposted, counts, stuck, batches, lookalikes, misplacedItems, notPositiveItems } = scan;
+  const { settled, createdSettled } = scan;
   const tally = (account: string) => scan.tally(account);
   const settledBefore = new Date(horizon);
 
@@ -154,6 +154,7 @@ export async function reduceAudit(
   // Batches posted and not completed read as completed: by all but the stuck check (audit/batches.ts).
   const reader = batches.derive(horizon, keptEntries, names).reader(tableReader);
   for (const [pk, wrong] of misplacedItems) broken('item-misplaced', pk, wrong);
+  for (const [pk, amount] of notPositiveItems) broken('amount-not-positive', pk, amount);
   lookalikes.report(broken);
 
   // Each account: proven up to a prefix, then read on by key where the scan cannot vouch for it.

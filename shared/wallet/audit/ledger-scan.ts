@@ -20,6 +20,7 @@ import {
   movementOfEntry,
   movementOfTransfer,
   Names,
+  notPositive,
   type Transfer,
   UNINTERNED,
   writtenAt,
@@ -56,6 +57,7 @@ export interface AuditPartial {
   readonly batches: SavedBatches;
   readonly lookalikes: SavedLookalikes;
   readonly misplaced: readonly (readonly [string, string])[];
+  readonly notPositive: readonly (readonly [string, string])[];
 }
 
 interface Counts {
@@ -100,6 +102,8 @@ export class LedgerScan {
   readonly lookalikes = new LookalikeWallets();
   /** Items not where their fields put them, with why: few, as each is a break. */
   readonly misplacedItems: [string, string][] = [];
+  /** Items whose amount is not positive, with it: few, as each is a break. */
+  readonly notPositiveItems: [string, string][] = [];
 
   constructor({ key, horizon, startedAt }: AuditPlan) {
     this.horizon = horizon;
@@ -128,6 +132,8 @@ export class LedgerScan {
     if (item.kind === 'entry' || item.kind === 'transfer' || item.kind === 'credit') {
       const wrong = misplaced(item);
       if (wrong) this.misplacedItems.push([pk, wrong]);
+      const amount = notPositive(item);
+      if (amount) this.notPositiveItems.push([pk, amount]);
     }
     if (isDepositItem(item)) this.deposits.consider(fp, item, this.createdSettled(item));
     if (account) {
@@ -203,6 +209,7 @@ export class LedgerScan {
       batches: this.batches.save(),
       lookalikes: this.lookalikes.save(),
       misplaced: this.misplacedItems,
+      notPositive: this.notPositiveItems,
     };
   }
 
@@ -237,6 +244,7 @@ export class LedgerScan {
     this.batches.absorb(partial.batches);
     this.lookalikes.absorb(partial.lookalikes);
     this.misplacedItems.push(...partial.misplaced.map(([key, why]): [string, string] => [key, why]));
+    this.notPositiveItems.push(...partial.notPositive.map(([key, why]): [string, string] => [key, why]));
   }
 }
 

@@ -146,6 +146,18 @@ export function misplaced(item: Item): string | undefined {
     : `under history shard ${String(item.historyShard)}, not ${shard}`;
 }
 
+/**
+ * Why an entry's, transfer's or credit's amount is not one a movement may have, if it is not: every
+ * other check compares items with each other, so a movement of -5 written alike everywhere (it takes
+ * from its recipient) would agree with itself.
+ */
+export function notPositive(item: Item): string | undefined {
+  const { amountMinor } = item;
+  return Number.isSafeInteger(amountMinor) && (amountMinor as number) > 0
+    ? undefined
+    : `amountMinor ${String(amountMinor)} is not a positive safe integer`;
+}
+
 export const compactEntry = (item: Item, names: Interner): Entry => ({
   account: names.intern(accountOfEntryItem(item)),
   seq: item.seq as number,

@@ -12,9 +12,10 @@ import type {
   PostingPlan,
   PostingResult,
 } from '../hot-wallet/ports.ts';
-import { addressOfAccount, walletAccount } from '../model/accounts.ts';
+import { walletAccount } from '../model/accounts.ts';
 import { batchItem, entriesOfBatch, postedEntries } from './batch-items.ts';
 import { batchOfItem } from './batch-reader.ts';
+import { creditOfItem } from './credit-reader.ts';
 import { createHotMarkerStore } from './hot-marker-store.ts';
 import { batchKey, completingShardKey, creditKey, postingLeaseKey, walletKey } from './keys.ts';
 import { createLedgerCommit, exact, stateOf } from './ledger-commit.ts';
@@ -32,36 +33,6 @@ const LEASE_KEPT_S = 86_400;
 
 const refused = (error: unknown) =>
   (error as { name?: string } | undefined)?.name === 'ConditionalCheckFailedException';
-
-/**
- * A credit in transit as its item holds it (read from the table, or from the stream's image of its
- * insert), with its recipient's address; `undefined` for an item without its transfer, accounts,
- * amount or time.
- */
-export function creditOfItem(
-  item: Record<string, unknown>,
-): { address: string; credit: CreditInTransit } | undefined {
-  const address = addressOfAccount(String(item.toAccount ?? ''));
-  const { transferId, fromAccount, fromSeq, amountMinor, currency, createdAt, postedSeq, batchId, postedBy } =
-    item;
-  const texts = [transferId, fromAccount, currency, createdAt];
-  if (address === undefined || !texts.every((value) => typeof value === 'string' && value !== '')) return;
-  if (!Number.isSafeInteger(fromSeq) || !Number.isSafeInteger(amountMinor)) return;
-  return {
-    address,
-    credit: {
-      transferId,
-      fromAccount,
-      fromSeq,
-      amountMinor,
-      currency,
-      createdAt,
-      postedSeq: postedSeq as number | undefined,
-      batchId: batchId as string | undefined,
-      ...(typeof postedBy === 'string' ? { postedBy } : {}),
-    } as CreditInTransit,
-  };
-}
 
 /** The credits in transit of the wallet ledger on its DynamoDB table: what the credit poster needs. */
 export function createCreditStore(access: WalletTableAccess): CreditStore & BatchSweepStore {

@@ -73,7 +73,8 @@ export const tables: Readonly<Record<TableName, TableDefinition>> = {
         sortKey: { name: 'seq', type: 'N' },
       },
       // The entries the credit poster writes carry `historyShard` in place of `account`: a hot
-      // wallet's history is spread over shards, so no key takes every payment to it.
+      // wallet's history is spread over shards, so no key takes every payment to it. A batch
+      // posted and not completed is there too, standing for its credits' entries.
       {
         name: 'history-shards',
         partitionKey: { name: 'historyShard', type: 'S' },

@@ -18,7 +18,7 @@ const client = createDocumentClient({ endpoint: inject('env').DYNAMODB_ENDPOINT 
 afterAll(() => client.destroy());
 
 interface Page {
-  items: { transferId: string; balanceAfter: number }[];
+  items: { transferId: string; direction: string; amount: number; balanceAfter: number; status: string }[];
   pending?: { transferId: string }[];
   nextCursor?: string;
 }
@@ -70,6 +70,27 @@ async function postWithoutCompleting(hot: HotLedger, transferIds: string[]) {
 }
 
 describe('a hot wallet between a batch posting and its completion', () => {
+  it("lists on the first page the batch's credits the balance holds, as its entries (the reviewer's case)", async () => {
+    const hot = await createHotLedger(1);
+    const payer = hot.payers[0] as string;
+    const transferId = await hot.pay(payer, 9);
+    await postWithoutCompleting(hot, [transferId]);
+    const { page, balance } = functionsOf(hot);
+    expect(await balance()).toBe(0.09);
+    const first = await page();
+    expect(first.pending).toBeUndefined();
+    expect(first.items).toEqual([
+      expect.objectContaining({
+        transferId,
+        direction: 'in',
+        amount: 0.09,
+        balanceAfter: 0.09,
+        status: 'completed',
+      }),
+    ]);
+    expect(first.nextCursor).toBeUndefined();
+  });
+
   it('pages its history to the end, never handing a page its own cursor back, while the shop spends', async () => {
     const hot = await createHotLedger(2);
     const [first, second] = hot.payers as [string, string];
@@ -77,15 +98,31 @@ describe('a hot wallet between a batch posting and its completion', () => {
     expect(await hot.post([posted])).toBe(1);
     // Seqs 2 and 3: a batch posted into the wallet whose entries are not written.
     const batched = [await hot.pay(second, 9), await hot.pay(first, 4)];
-    await postWithoutCompleting(hot, batched);
+    const batch = await postWithoutCompleting(hot, batched);
     const { balance, walk } = functionsOf(hot);
     expect(await balance()).toBe(0.18);
     // Seq 4: the shop spends the batch's money meanwhile.
     const spent = await hot.pay(hot.shop, 1, { to: first });
+    const history = [
+      [spent, 0.17],
+      [batched[1], 0.18],
+      [batched[0], 0.14],
+      [posted, 0.05],
+    ];
 
-    const pages = await walk(1, 10);
-    expect(pages.at(-1)?.nextCursor).toBeUndefined();
-    const walked = pages.flatMap((p) => p.items.map((item) => item.transferId));
-    expect(walked).toEqual(expect.arrayContaining([spent, posted]));
+    for (const limit of [1, 2, 3, 10]) {
+      const pages = await walk(limit, 10);
+      expect(pages.at(-1)?.nextCursor, `limit ${limit}`).toBeUndefined();
+      const walked = pages.flatMap((p) => p.items.map((item) => [item.transferId, item.balanceAfter]));
+      expect(walked, `limit ${limit}`).toEqual(history);
+    }
+    // Completed (by the sweep, say): the same history, now from the entries written.
+    const [stored] = await hot.wallets.credits.readBatches([batch.batchId]);
+    if (!stored) throw new Error('no batch');
+    expect(await hot.wallets.credits.complete(stored, new Date().toISOString(), 'sweep')).toBe('completed');
+    const after = await walk(1, 10);
+    expect(after.flatMap((p) => p.items.map((item) => [item.transferId, item.balanceAfter]))).toEqual(
+      history,
+    );
   });
 });

@@ -56,7 +56,8 @@ export async function postCreditsInTransit(endpoint: string, tableName: string):
 
 /**
  * The entry items of `address`'s wallet under each index key that can hold them: its `history` key
- * (its own movements) first, then its 16 `history-shards` keys (its posted credits), every page.
+ * (its own movements) first, then its 16 `history-shards` keys (its posted credits), every page;
+ * not the posted batches those keys hold until their completion.
  */
 export async function entryItemsByKey(
   client: DynamoDBDocumentClient,
@@ -85,7 +86,8 @@ export async function entryItemsByKey(
         ExpressionAttributeValues: { ':k': key },
       },
     );
-    for await (const page of pages) items.push(...(page.Items ?? []));
+    // Not a posted batch, which stands for its credits' entries in its wallet's history until they are written.
+    for await (const page of pages) items.push(...(page.Items ?? []).filter((item) => item.kind === 'entry'));
     byKey.set(key, items);
   }
   return byKey;

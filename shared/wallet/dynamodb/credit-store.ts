@@ -17,7 +17,14 @@ import { batchItem, entriesOfBatch, postedEntries } from './batch-items.ts';
 import { batchOfItem } from './batch-reader.ts';
 import { creditOfItem } from './credit-reader.ts';
 import { createHotMarkerStore } from './hot-marker-store.ts';
-import { batchKey, completingShardKey, creditKey, postingLeaseKey, walletKey } from './keys.ts';
+import {
+  batchKey,
+  completingShardKey,
+  creditKey,
+  historyShardOf,
+  postingLeaseKey,
+  walletKey,
+} from './keys.ts';
 import { createLedgerCommit, exact, stateOf } from './ledger-commit.ts';
 import { createPendingCredits } from './pending-index.ts';
 import type { WalletTableAccess } from './table-access.ts';
@@ -105,8 +112,9 @@ export function createCreditStore(access: WalletTableAccess): CreditStore & Batc
   /**
    * Posts whole batches: ONE transaction writes the wallet once (balance + their sums, seq + their
    * credits) on condition that it is as read, and marks each batch posted where its credits go in
-   * the wallet (and out of the pending index: the money is the wallet's), on condition that no
-   * posting took it before. Their entries follow (`complete`).
+   * the wallet (and out of the pending index: the money is the wallet's; into the wallet's
+   * `history-shards` index at its first seq, which the history reads as its credits' entries), on
+   * condition that no posting took it before. Their entries follow (`complete`).
    */
   async function postBatches({
     address,
@@ -122,8 +130,10 @@ export function createCreditStore(access: WalletTableAccess): CreditStore & Batc
       postings.push(posting);
       items[`batch${i}`] = update(
         batchKey(each.batchId),
-        // Out of its wallet's pending shard (the money is the wallet's), into the completing one.
-        'SET firstSeq = :first, balanceBefore = :before, postedAt = :at, pendingFor = :completing',
+        // Out of its wallet's pending shard (the money is the wallet's), into the completing one;
+        // and into its wallet's history until its entries are written, or its credits would be
+        // in neither `pending` nor the history while the balance holds them (history-store.ts).
+        'SET firstSeq = :first, balanceBefore = :before, postedAt = :at, pendingFor = :completing, historyShard = :shard, seq = :first',
         // The sum the wallet is credited with is the batch's as stored.
         'attribute_not_exists(firstSeq) AND amountMinor = :sum AND toAccount = :to',
         {
@@ -133,6 +143,7 @@ export function createCreditStore(access: WalletTableAccess): CreditStore & Batc
           ':sum': exact(batchSum(each)),
           ':to': walletAccount(address),
           ':completing': completingShardKey(each.batchId),
+          ':shard': historyShardOf(walletAccount(address), posting.firstSeq),
         },
       );
       state = { exists: true, balance: state.balance + batchSum(each), seq: state.seq + each.credits.length };
@@ -168,7 +179,9 @@ export function createCreditStore(access: WalletTableAccess): CreditStore & Batc
       // Whose completion it was, when refused: this one's, when its answer was lost and it asks again.
       batch: update(
         batchKey(batch.batchId),
-        'SET completedAt = :at, completedBy = :by REMOVE pendingFor',
+        // Out of the history with the transaction that writes its entries: the history lists
+        // each credit once, as the batch or as its entry.
+        'SET completedAt = :at, completedBy = :by REMOVE pendingFor, historyShard, seq',
         'attribute_exists(firstSeq) AND attribute_not_exists(completedAt)',
         { ':at': completedAt, ':by': completer },
         true,

@@ -4,6 +4,8 @@ import type { HistoryStore, MovementRecord, PendingCredit } from '../history/por
 import { walletAccount } from '../model/accounts.ts';
 import type { EntryRecord } from '../model/entry.ts';
 import type { Matching } from '../model/matching.ts';
+import { entriesOfBatch } from './batch-items.ts';
+import { batchOfItem } from './batch-reader.ts';
 import { readItems } from './consistent-read.ts';
 import { stillInTransit } from './credits-in-transit.ts';
 import {
@@ -25,7 +27,10 @@ export function createHistoryStore(access: WalletTableAccess): HistoryStore {
   const { client, tableName } = access;
   const pending = createPendingCredits(access);
 
-  /** Up to `limit` entries of one key of `index`, newest first, from `seq` `atOrBelow` down when given. */
+  /**
+   * Up to `limit` items of one key of `index`, newest first, from `seq` `atOrBelow` down when given,
+   * as entries: a posted batch's item as the entries its completion will write.
+   */
   async function query(index: string, keyName: string, key: string, limit: number, atOrBelow?: number) {
     const { Items } = await withRetries(() =>
       client.send(
@@ -40,7 +45,15 @@ export function createHistoryStore(access: WalletTableAccess): HistoryStore {
         }),
       ),
     );
-    return (Items ?? []).map(entryOfItem);
+    return (Items ?? []).flatMap((item) => {
+      const batch = batchOfItem(item);
+      if (!batch) return [entryOfItem(item)];
+      // Between its posting and its completion, with the audit's derivation (shared/wallet/audit/
+      // batches.ts): the balance already holds these credits, and the pending index no longer.
+      if (!batch.posting || batch.completedAt !== undefined) return [];
+      const entries = entriesOfBatch(batch, batch.posting, batch.posting.postedAt);
+      return atOrBelow === undefined ? entries : entries.filter((entry) => entry.seq <= atOrBelow);
+    });
   }
 
   /**
@@ -51,7 +64,8 @@ export function createHistoryStore(access: WalletTableAccess): HistoryStore {
    * `pending` index: then one Query per shard of each, merged by `seq`. The credits in transit are
    * read first, the posted entries after them, as the balance reads them (`balance-store.ts`): a
    * credit posted between the two reads is then in both, never in neither (read at once, it could
-   * be in neither), and the caller lists it once.
+   * be in neither), and the caller lists it once. A batch posted and not completed is in the
+   * `history-shards` index at its first seq (credit-store.ts), read as its credits' entries.
    */
   async function page(
     address: string,
@@ -65,15 +79,21 @@ export function createHistoryStore(access: WalletTableAccess): HistoryStore {
     ]);
     if (marker.size === 0) return { entries: own, pending: [] };
     // An entry's shard is its seq modulo the shard count, and a page is `limit` consecutive seqs:
-    // no shard holds more than its share of them.
-    const perShard = Math.ceil(limit / HISTORY_SHARDS);
+    // no shard holds more than its share of them; and a batch, keyed at its first seq, at most one
+    // more, the one whose credits run from below the page into it.
+    const perShard = Math.ceil(limit / HISTORY_SHARDS) + 1;
     const pendingCredits = atOrBelow === undefined ? await pending.newest(address, limit) : [];
     const posted = await Promise.all(
       Array.from({ length: HISTORY_SHARDS }, (_, n) =>
         query(HISTORY_SHARD_INDEX, 'historyShard', historyShardKey(account, n), perShard, atOrBelow),
       ),
     );
-    const entries = [...own, ...posted.flat()].sort((a, b) => b.seq - a.seq).slice(0, limit);
+    // A batch's completion takes its item out of the index and puts its entries in: a replica may
+    // show both for a moment, alike, and the page lists them once.
+    const entries = [...own, ...posted.flat()]
+      .sort((a, b) => b.seq - a.seq)
+      .filter((entry, i, sorted) => sorted[i - 1]?.seq !== entry.seq)
+      .slice(0, limit);
     return { entries, pending: pendingCredits };
   }
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 /*
  * Single-table layout of the wallet ledger (partition key `pk`; the `history` index on
  * `account` + `seq` and the `history-shards` index on `historyShard` + `seq` hold the entries
- * only, so both are sparse):
+ * only, and the latter the batches between their posting and completion, so both are sparse):
  *   WALLET#<address>           balance, seq, updatedAt     one account per wallet; exists once the
  *                                                          wallet is open: money only goes to one
  *   ACCOUNT#ISSUANCE           balance, seq                 the issuance account: minus all ever issued
@@ -30,8 +30,10 @@ import { createHash } from 'node:crypto';
  *                                                          in their place until a posting takes it into
  *                                                          the wallet (firstSeq, balanceBefore), then
  *                                                          under a COMPLETING#<n> key of that index
- *                                                          until completedAt, once its entries are
- *                                                          written
+ *                                                          and in its wallet's history-shards index
+ *                                                          (historyShard, seq: its first seq), read
+ *                                                          as its credits' entries, until completedAt,
+ *                                                          once its entries are written
  *   INBOUND#<address>          a hot wallet's marker        hotUntil: payments to it go through the
  *                                                          clearing account until then; its presence
  *                                                          also says credits may be in transit

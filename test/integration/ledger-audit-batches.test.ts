@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { type AuditReport, auditTable } from '#shared/wallet/audit/ledger-audit.ts';
 import { batchItem } from '#shared/wallet/dynamodb/batch-items.ts';
-import { batchKey, creditKey, entryKey, walletKey } from '#shared/wallet/dynamodb/keys.ts';
+import { batchKey, creditKey, entryKey, historyShardOf, walletKey } from '#shared/wallet/dynamodb/keys.ts';
 import { type BatchPosting, type CreditBatch, listingOf } from '#shared/wallet/hot-wallet/credit-batch.ts';
 import { UNCOMPLETED_NAMED_AFTER_MS } from '#shared/wallet/hot-wallet/sweep-batches.ts';
 import { walletAccount } from '#shared/wallet/model/accounts.ts';
@@ -202,8 +202,14 @@ describe('the ledger audit of two-level postings', LEDGER_TEST, () => {
       new UpdateCommand({
         TableName: ledger.tableName,
         Key: { pk: batchKey(made.batchId) },
-        UpdateExpression: 'SET firstSeq = :first, balanceBefore = :before, postedAt = :at',
-        ExpressionAttributeValues: { ':first': wallet.seq + 1, ':before': wallet.balance, ':at': now() },
+        UpdateExpression:
+          'SET firstSeq = :first, balanceBefore = :before, postedAt = :at, historyShard = :shard, seq = :first',
+        ExpressionAttributeValues: {
+          ':first': wallet.seq + 1,
+          ':before': wallet.balance,
+          ':at': now(),
+          ':shard': historyShardOf(walletAccount(ledger.shop), wallet.seq + 1),
+        },
       }),
     );
     const account = walletAccount(ledger.shop);
@@ -214,6 +220,45 @@ describe('the ledger audit of two-level postings', LEDGER_TEST, () => {
         );
       }
       expect(new Set(kinds(report)), path).toEqual(new Set(['entry-orphan']));
+    }
+  });
+
+  it("names a posted batch missing from its wallet's history, and a completed one still in it", async () => {
+    const ledger = await seedBatchedLedger();
+    const [open, done] = await post(ledger, [
+      await batch(ledger, ledger.batched.slice(0, 2)),
+      await batch(ledger, ledger.batched.slice(2)),
+    ]);
+    if (!open || !done) throw new Error('two batches');
+    await complete(ledger, [done]);
+    const [lost, stale] = [batchKey(open.batchId), batchKey(done.batchId)];
+    // As a posting before the history read batches left it (its credits in no page), and a
+    // completion that did not take it out (its credits in a page twice).
+    await client.send(
+      new UpdateCommand({
+        TableName: ledger.tableName,
+        Key: { pk: lost },
+        UpdateExpression: 'REMOVE historyShard, seq',
+      }),
+    );
+    await client.send(
+      new UpdateCommand({
+        TableName: ledger.tableName,
+        Key: { pk: stale },
+        UpdateExpression: 'SET historyShard = :shard, seq = :seq',
+        ExpressionAttributeValues: {
+          ':shard': historyShardOf(walletAccount(ledger.shop), 5),
+          ':seq': 5,
+        },
+      }),
+    );
+    for (const [path, report] of await auditAll(ledger.tableName)) {
+      const misplaced = report.breaks.filter((b) => b.invariant === 'item-misplaced');
+      expect(misplaced.map((b) => b.subject).sort(), path).toEqual([lost, stale].sort());
+      expect(
+        kinds(report).filter((kind) => kind !== 'item-misplaced'),
+        path,
+      ).toEqual([]);
     }
   });
 

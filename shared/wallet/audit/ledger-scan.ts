@@ -134,6 +134,9 @@ export class LedgerScan {
       if (wrong) this.misplacedItems.push([pk, wrong]);
       const amount = notPositive(item);
       if (amount) this.notPositiveItems.push([pk, amount]);
+    } else if (item.kind === 'batch') {
+      const wrong = misplaced(item);
+      if (wrong) this.misplacedItems.push([pk, wrong]);
     }
     if (isDepositItem(item)) this.deposits.consider(fp, item, this.createdSettled(item));
     if (account) {

@@ -1,4 +1,11 @@
-import { accountOfEntryItem, creditKey, entryKey, historyShardOf, transferKey } from '../dynamodb/keys.ts';
+import {
+  accountOfEntryItem,
+  batchKey,
+  creditKey,
+  entryKey,
+  historyShardOf,
+  transferKey,
+} from '../dynamodb/keys.ts';
 import { CLEARING_ACCOUNT, ISSUANCE_ACCOUNT, walletAccount } from '../model/accounts.ts';
 import type { EntryRecord } from '../model/entry.ts';
 
@@ -131,6 +138,7 @@ export const writtenAt = (item: Item): number =>
  */
 export function misplaced(item: Item): string | undefined {
   const { pk, kind, transferId } = item;
+  if (kind === 'batch') return misplacedBatch(item);
   if (kind === 'transfer' || kind === 'credit') {
     const key = kind === 'transfer' ? transferKey(String(transferId)) : creditKey(String(transferId));
     return pk === key ? undefined : `stored at ${String(pk)}, not at ${key}`;
@@ -144,6 +152,27 @@ export function misplaced(item: Item): string | undefined {
   return item.historyShard === shard
     ? undefined
     : `under history shard ${String(item.historyShard)}, not ${shard}`;
+}
+
+/**
+ * Why a batch is not where its fields put it, if it is not: posted and not completed, it stands for
+ * its credits' entries in its wallet's `history-shards` key of its first seq (the history reads it
+ * there: under another key, its credits are in no page); otherwise in that index not at all (a
+ * completed batch's entries are written, and a page would list them twice).
+ */
+function misplacedBatch(item: Item): string | undefined {
+  const key = batchKey(String(item.batchId));
+  if (item.pk !== key) return `stored at ${String(item.pk)}, not at ${key}`;
+  const where = `history shard ${String(item.historyShard)} at seq ${String(item.seq)}`;
+  if (typeof item.firstSeq !== 'number' || item.completedAt !== undefined) {
+    return item.historyShard === undefined && item.seq === undefined
+      ? undefined
+      : `under ${where}, not posted or already completed`;
+  }
+  const shard = historyShardOf(String(item.toAccount), item.firstSeq);
+  return item.historyShard === shard && item.seq === item.firstSeq
+    ? undefined
+    : `under ${where}, not ${shard} at seq ${item.firstSeq}`;
 }
 
 /**

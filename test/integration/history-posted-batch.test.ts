@@ -3,6 +3,8 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createGetBalanceHandler } from '#functions/get-balance/handler.ts';
 import { createListTransfersHandler } from '#functions/list-transfers/handler.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { HISTORY_SHARDS, historyShardOf } from '#shared/wallet/dynamodb/keys.ts';
+import { walletAccount } from '#shared/wallet/model/accounts.ts';
 import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
 import { apiEvent, invoke } from '../support/events.ts';
 import { createHotLedger, type HotLedger } from '../support/ledger.ts';
@@ -124,5 +126,24 @@ describe('a hot wallet between a batch posting and its completion', () => {
     expect(after.flatMap((p) => p.items.map((item) => [item.transferId, item.balanceAfter]))).toEqual(
       history,
     );
+  });
+
+  it("pages a batch whose credits run from below a page into it, its shard key holding the page's entry above it", async () => {
+    const hot = await createHotLedger(2);
+    const pay = (i: number) => hot.pay(hot.payers[i % 2] as string, i + 1);
+    const batched: string[] = [];
+    for (let i = 0; i < HISTORY_SHARDS; i++) batched.push(await pay(i));
+    // Seqs 1..16, keyed at seq 1; then a credit posted on its own at 17, under the same shard key.
+    await postWithoutCompleting(hot, batched);
+    const alone = await pay(HISTORY_SHARDS);
+    expect(await hot.post([alone])).toBe(1);
+    expect(historyShardOf(walletAccount(hot.shop), 17)).toBe(historyShardOf(walletAccount(hot.shop), 1));
+
+    const pages = await functionsOf(hot).walk(1, 20);
+    expect(pages.at(-1)?.nextCursor).toBeUndefined();
+    expect(pages.flatMap((p) => p.items.map((item) => item.transferId))).toEqual([
+      alone,
+      ...batched.reverse(),
+    ]);
   });
 });

@@ -51,7 +51,7 @@ export interface TransferPage {
  * transfer id): the query starts AT it, and an entry there of another transfer (an edited cursor)
  * is refused; when the index has none there, ONE strongly consistent read of the entry tells a
  * replica behind from a position no page gave. A page ends early at a number the index does not
- * have yet, and is never empty below a cursor while entries remain (below).
+ * have yet, and lists the table's copy of an entry the index does not show yet (below).
  */
 export function makeListTransfers({
   history,
@@ -84,19 +84,17 @@ export function makeListTransfers({
     // Numbers have no gaps, but the index receives each entry on its own, in no promised order: a
     // page ends before a number it does not have yet, so that the next page starts there and lists
     // the late entry, where a page past it would have left it out of the walk for good.
-    let from = above;
     if (above !== undefined && rows[0]?.seq !== above.seq - 1) {
-      // Nothing to show right below the cursor: an empty page would hand the cursor back, and a
-      // client walking the history would ask again and again. The table tells an index behind
-      // (the entry is there: the page lists it) from a posted batch whose entries are not written
-      // yet (docs/decisions/hot-wallets.md, "What readers see between the steps"): the page goes
-      // on below those numbers, which have nothing to list until the batch completes.
+      // Nothing right below the cursor in the index. The table tells an index behind (the entry is
+      // there: the page lists it, and the walk moves on) from a batch posted a moment ago that the
+      // replica does not show yet (no entry in the table either: docs/decisions/hot-wallets.md,
+      // "What readers see between the steps"): then the page lists nothing and hands the cursor
+      // back, for that moment, rather than go on below those numbers and leave them out for good.
       const below = await history.entryAt(sub, above.seq - 1);
-      if (below) rows = [below];
-      else from = undefined;
+      rows = below ? [below] : [];
     }
     const gap = rows.findIndex((entry, i) => {
-      const before = i === 0 ? from : rows[i - 1];
+      const before = i === 0 ? above : rows[i - 1];
       return before !== undefined && entry.seq !== before.seq - 1;
     });
     if (gap !== -1) rows = rows.slice(0, gap);
@@ -123,8 +121,8 @@ export function makeListTransfers({
         ...matchingOf(entry.postedAt === undefined ? entry : (matching?.get(entry.transferId) ?? {})),
       }),
     );
-    // Below a cursor, empty only when all that is left is a posted batch's numbers: the walk ends.
-    const last = rows.at(-1);
+    // A cursor's entry is above 1, so below it there is always an entry to come.
+    const last = rows.at(-1) ?? above;
     // A credit posted while the page was read is both in transit and an entry: listed once, as
     // the entry when the page shows it.
     const shown = pending?.length ? new Set(rows.map((entry) => entry.transferId)) : undefined;

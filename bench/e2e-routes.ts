@@ -31,7 +31,8 @@ export const WITHOUT_END_TO_END: Readonly<Record<string, string>> = {
     'the same read and conditional write as update-pet, from the query instead of a body',
   'upload-pet-image':
     'an upload writes S3 (s3rver locally: no like-for-like floor of S3 here), and a pet takes 20 photos',
-  'get-pet-image': 'served from S3 alone (s3rver locally): no DynamoDB floor to compare with',
+  'get-pet-image':
+    'its GetItem runs beside an S3 read (s3rver locally: no like-for-like floor of S3 here), as get-pet without the S3 read',
   'delete-pet':
     'each request needs a pet of its own: its add would run inside the measured loop, beside it, on the same DynamoDB Local',
   'create-webhook':

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { assets } from '#functions/api-docs-asset/assets.generated.js';
 import { operationContracts } from '#shared/openapi-operations.ts';
+import { imageUrl } from '#shared/pets/pet-image-http.ts';
 import { routes } from '#shared/routes.ts';
 import type { Pet } from '#shared/schemas/pet.ts';
 import type { ProxyRequest } from './lambda-events.ts';
@@ -19,13 +20,22 @@ export function nextBenchPetId(): number {
   return PET_ID_BASE + petSequence;
 }
 
-/** A Petstore pet with every field set (id, category, photo URLs, tags, status). */
+/** An image id as the upload draws them (22 base64url characters). */
+const BENCH_IMAGE_ID = 'YmVuY2gtaW1hZ2UtaWQwMA';
+
+/**
+ * A Petstore pet with every field set (id, category, photo URLs, tags, status). Its second photo
+ * is an image uploaded to it: get-pet-image serves only an image its pet lists.
+ */
 export function fullPet(id: number): Pet {
   return {
     id,
     name: 'Rex the benchmark dog',
     category: { id: 1, name: 'Dogs' },
-    photoUrls: ['https://example.com/photos/rex-1.jpg', 'https://example.com/photos/rex-2.jpg'],
+    photoUrls: [
+      'https://example.com/photos/rex-1.jpg',
+      imageUrl('https://api.example.com', id, BENCH_IMAGE_ID),
+    ],
     tags: [
       { id: 10, name: 'friendly' },
       { id: 11, name: 'vaccinated' },
@@ -66,9 +76,6 @@ export const SEARCHED_TAG = 'friendly';
 /** A 1 × 1 PNG, the smallest image an upload takes. */
 export const BENCH_PNG_BASE64 =
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
-/** An image id as the upload draws them (22 base64url characters). */
-const BENCH_IMAGE_ID = 'YmVuY2gtaW1hZ2UtaWQwMA';
-
 /** Where endpoints registered by the benchmark deliver: never called in the warm run (nothing is delivered). */
 export const BENCH_ENDPOINT_URL = 'https://hooks.example.com/wallet-catalog-bench';
 
@@ -285,8 +292,9 @@ export const DYNAMODB_CALLS: Readonly<Record<string, readonly DynamoDBOperation[
   'delete-pet': ['GetItem', 'TransactWriteItems'],
   // The pet, then its conditional write with the new URL (the object goes to S3 between them).
   'upload-pet-image': ['GetItem', 'TransactWriteItems'],
-  // S3 alone: the URL names the object.
-  'get-pet-image': [],
+  // The pet's photoUrls (is the image still listed?), read beside the object's S3 GetObject: one
+  // round trip of each, at once.
+  'get-pet-image': ['GetItem'],
   // The wallet and its hot marker, in one read.
   'get-balance': ['BatchGetItem'],
   // The running balances need the two accounts (and the key's claim) read before the transaction;

@@ -288,7 +288,7 @@ export const petOperationContracts: Record<PetOperationId, OperationContract> &
     success: {
       status: 200,
       description:
-        "The image's bytes as uploaded, with the media type they were recognised as. Send Accept: image/* (or the image's type): API Gateway answers bytes to a client whose first Accept type is binary, base64 text otherwise",
+        "The image's bytes as uploaded, with the media type they were recognised as, while the pet lists the image's URL in photoUrls: once the pet is deleted, or an update leaves the URL out, the image is 404 (as an id nobody was given), also for a pet added again under the same id. Kept by a client for a minute at most (Cache-Control: private, max-age=60). Send Accept: image/* (or the image's type): API Gateway answers bytes to a client whose first Accept type is binary, base64 text otherwise",
       mediaTypes: IMAGE_MEDIA_TYPES,
       binary: true,
     },

@@ -160,10 +160,12 @@ export const routes = [
     path: '/api/v3/pet/{petId}/images/{imageId}',
     functionDir: 'get-pet-image',
     scopes: ['read:pets'],
+    // GetItem reads the pet's photoUrls: an image is served only while its pet lists its URL.
+    data: { table: 'pets', actions: ['dynamodb:GetItem'] },
     // The image's object, whose key the URL a pet lists gives; and the bucket's listing, only so
     // that S3 answers a key nobody was given 404, not 403 (the function never lists).
     images: { actions: ['s3:GetObject', 's3:ListBucket'] },
-    summary: 'An image of a pet, as uploaded, with its media type',
+    summary: 'An image of a pet, as uploaded, while the pet lists its URL',
   },
   {
     operationId: 'getBalance',

@@ -45,10 +45,11 @@ function unavailable(error: unknown): unknown {
  * up to 5 s each (`shared/s3/client.ts`) would outlast the function's 10 s, and a stalled S3 would
  * be the gateway's 504 instead of our 503. Outside a request, none.
  */
-function beforeDeadline(): { abortSignal?: AbortSignal } {
+function beforeDeadline(stop?: AbortSignal): { abortSignal?: AbortSignal } {
   const deadline = requestDeadline();
-  if (deadline === undefined) return {};
-  return { abortSignal: AbortSignal.timeout(Math.max(1, deadline - ANSWER_MARGIN_MS - Date.now())) };
+  if (deadline === undefined) return stop === undefined ? {} : { abortSignal: stop };
+  const timeout = AbortSignal.timeout(Math.max(1, deadline - ANSWER_MARGIN_MS - Date.now()));
+  return { abortSignal: stop === undefined ? timeout : AbortSignal.any([timeout, stop]) };
 }
 
 /** The pets' images in S3: one object per image, its media type as the object's Content-Type. */
@@ -74,11 +75,14 @@ export function createPetImageStore({ client, bucketName }: PetImageBucket): Pet
       }
     },
 
-    async get(petId, imageId): Promise<PetImage | undefined> {
+    async get(petId, imageId, signal): Promise<PetImage | undefined> {
       const key = imageKey(petId, imageId);
       let answer: GetObjectCommandOutput;
       try {
-        answer = await client.send(new GetObjectCommand({ Bucket: bucketName, Key: key }), beforeDeadline());
+        answer = await client.send(
+          new GetObjectCommand({ Bucket: bucketName, Key: key }),
+          beforeDeadline(signal),
+        );
       } catch (error) {
         if (error instanceof NoSuchKey) return undefined;
         throw unavailable(error);

@@ -30,8 +30,8 @@ export interface PetImage {
 export interface PetImageStore {
   /** Stores a pet's image under a new image id. */
   put(petId: number, imageId: string, image: PetImage, additionalMetadata: string | undefined): Promise<void>;
-  /** The image stored under these ids, or `undefined`. */
-  get(petId: number, imageId: string): Promise<PetImage | undefined>;
+  /** The image stored under these ids, or `undefined`; `signal` stops the read when its answer is no longer wanted. */
+  get(petId: number, imageId: string, signal?: AbortSignal): Promise<PetImage | undefined>;
 }
 
 /** `POST /pet/{petId}/uploadImage`: the body's bytes, for the pet with this id. */
@@ -145,17 +145,54 @@ function withRoom(pet: Pet): Pet {
   return pet;
 }
 
+/** The photo URLs a pet lists now (`pet-photo-urls.ts` on DynamoDB; a map in test/unit/pet-image-read.test.ts). */
+export interface PetPhotoUrls {
+  /** The pet's `photoUrls`, read strongly consistent; `undefined` when there is no such pet. */
+  photoUrlsOf(id: number): Promise<readonly string[] | undefined>;
+}
+
 /** The image to read: ids the edge already checked the form of. */
 export interface GetPetImageCommand {
   readonly petId: number;
   readonly imageId: string;
+  /** The read-back route's path of this image, which a photo URL naming it ends with. */
+  readonly path: string;
 }
 
-/** Reads an image of a pet; {@link NotFoundError} when there is none under these ids. */
+export interface GetPetImageDependencies {
+  readonly pets: PetPhotoUrls;
+  readonly images: Pick<PetImageStore, 'get'>;
+}
+
+/**
+ * Reads an image of a pet while the pet lists it: {@link NotFoundError} when there is no such
+ * image, and as well when the pet is gone (deleted, or deleted and added again under its id) or no
+ * longer lists the image's URL. The URL is what the API gave out, and withdrawing it withdraws the
+ * image; the object itself stays in S3 (nothing may delete it, docs/decisions/pet-images.md).
+ * A photo URL names the image when it ends with its path, whatever host and base path the uploader
+ * addressed the API by: the read may come by the other (a stage URL, a custom domain).
+ *
+ * The pet and the object are read at once, one round trip instead of two; a pet that does not list
+ * the image stops the object's read, whose bytes would only be thrown away.
+ */
 export const makeGetPetImage =
-  ({ images }: { readonly images: Pick<PetImageStore, 'get'> }) =>
-  async ({ petId, imageId }: GetPetImageCommand): Promise<PetImage> => {
-    const image = await images.get(petId, imageId);
-    if (!image) throw new NotFoundError(`No image ${imageId} of the pet with id ${petId}`);
-    return image;
+  ({ pets, images }: GetPetImageDependencies) =>
+  async ({ petId, imageId, path }: GetPetImageCommand): Promise<PetImage> => {
+    const refused = new AbortController();
+    const listed = pets.photoUrlsOf(petId).then((urls) => {
+      const lists = urls?.some((url) => url.endsWith(path)) ?? false;
+      if (!lists) refused.abort();
+      return lists;
+    });
+    const [pet, object] = await Promise.allSettled([listed, images.get(petId, imageId, refused.signal)]);
+    const missing = new NotFoundError(`No image ${imageId} of the pet with id ${petId}`);
+    // Either read alone may know that there is nothing to serve: then the other's fault does not matter.
+    if (pet.status === 'rejected') {
+      if (object.status === 'fulfilled' && object.value === undefined) throw missing;
+      throw pet.reason;
+    }
+    if (!pet.value) throw missing;
+    if (object.status === 'rejected') throw object.reason;
+    if (object.value === undefined) throw missing;
+    return object.value;
   };

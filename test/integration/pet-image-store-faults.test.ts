@@ -2,13 +2,19 @@ import { once } from 'node:events';
 import { createServer, type Socket } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createGetPetImageHandler } from '#functions/get-pet-image/handler.ts';
+import { requireEnv } from '#shared/config.ts';
+import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { tables } from '#shared/dynamodb/tables.ts';
 import { TemporarilyUnavailableError } from '#shared/errors.ts';
+import { imagePath } from '#shared/pets/pet-image-http.ts';
 import { createPetImageStore } from '#shared/pets/pet-image-store.ts';
 import { newImageId } from '#shared/pets/pet-images.ts';
+import { createPetRepository } from '#shared/pets/pet-repository.ts';
 import { answeringBy } from '#shared/request-deadline.ts';
 import { createS3Client } from '#shared/s3/client.ts';
 import { apiEvent, invoke, lambdaContext } from '../support/events.ts';
 import { TINY_IMAGES } from '../support/images.ts';
+import { uniquePetId } from '../support/pets.ts';
 
 /*
  * S3 that takes the connection and never answers, on loopback: the image functions answer 503 with
@@ -25,8 +31,10 @@ await once(silent, 'listening');
 const address = silent.address();
 if (address === null || typeof address === 'string') throw new Error('no port');
 const s3 = createS3Client({ endpoint: `http://127.0.0.1:${address.port}` });
+const client = createDocumentClient();
 afterAll(() => {
   s3.destroy();
+  client.destroy();
   for (const socket of sockets) socket.destroy();
   silent.close();
 });
@@ -34,15 +42,21 @@ const bucketName = 'images-of-a-stalled-s3';
 
 describe('the image functions against an S3 that never answers', () => {
   it('answer a read 503 with Retry-After before the function times out', async () => {
-    const read = createGetPetImageHandler({ s3 });
+    const read = createGetPetImageHandler({ s3, client });
+    // A pet that lists the image: else its read answers 404 and no longer waits for S3.
+    const petId = uniquePetId();
+    const imageId = newImageId();
+    const path = imagePath(petId, imageId);
+    const pets = createPetRepository({ client, tableName: requireEnv(tables.pets.envVar) });
+    await pets.insert({ id: petId, name: 'doggie', photoUrls: [`https://api.example.com${path}`] });
     const context = lambdaContext('getPetImage', 4_000);
     const response = await invoke(
       read,
       apiEvent({
         method: 'GET',
-        path: `/api/v3/pet/7/images/${newImageId()}`,
+        path,
         resource: '/api/v3/pet/{petId}/images/{imageId}',
-        pathParameters: { petId: '7', imageId: newImageId() },
+        pathParameters: { petId: String(petId), imageId },
         scopes: ['read:pets'],
         headers: { accept: 'image/*' },
       }),

@@ -1,25 +1,30 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createAddPetHandler } from '#functions/add-pet/handler.ts';
 import { createDeletePetHandler } from '#functions/delete-pet/handler.ts';
 import { createFindPetsByStatusHandler } from '#functions/find-pets-by-status/handler.ts';
 import { createFindPetsByTagsHandler } from '#functions/find-pets-by-tags/handler.ts';
+import { createGetPetImageHandler } from '#functions/get-pet-image/handler.ts';
 import { createUpdatePetHandler } from '#functions/update-pet/handler.ts';
 import { createUpdatePetWithFormHandler } from '#functions/update-pet-with-form/handler.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
+import { createPetImageStore } from '#shared/pets/pet-image-store.ts';
 import { shardOf } from '#shared/pets/pet-index.ts';
 import { createPetRepository } from '#shared/pets/pet-repository.ts';
 import { type OperationId, routes } from '#shared/routes.ts';
+import { buckets } from '#shared/s3/buckets.ts';
+import { createS3Client } from '#shared/s3/client.ts';
 import { proxyEvent } from '../../bench/lambda-events.ts';
 import {
   BENCH_ITEMS,
+  BENCH_PNG_BASE64,
   DYNAMODB_CALLS,
   fullPet,
   nextBenchPetId,
   routeRequest,
   successStatus,
 } from '../../bench/workload.ts';
-import { invoke, uniqueSub } from '../support/events.ts';
+import { lambdaContext, uniqueSub } from '../support/events.ts';
 import { proxiedClient, startFaultProxy } from '../support/faults.ts';
 import { roundTripCounter } from '../support/round-trips.ts';
 
@@ -37,6 +42,9 @@ const pets = createPetRepository({
   tableName: process.env[tables.pets.envVar] as string,
 });
 const roundTripsOf = roundTripCounter(proxy);
+const s3 = createS3Client();
+afterAll(() => s3.destroy());
+const images = createPetImageStore({ client: s3, bucketName: process.env[buckets.images.envVar] as string });
 const handlers = {
   'add-pet': createAddPetHandler({ client }),
   'update-pet': createUpdatePetHandler({ client }),
@@ -44,16 +52,22 @@ const handlers = {
   'delete-pet': createDeletePetHandler({ client }),
   'find-pets-by-status': createFindPetsByStatusHandler({ client }),
   'find-pets-by-tags': createFindPetsByTagsHandler({ client }),
+  'get-pet-image': createGetPetImageHandler({ client, s3 }),
 };
 
 /** The bench's request of `dir` on the caller's pet: its calls, checked against the route's grant. */
 async function benchRequest(dir: keyof typeof handlers, petId: number, { part = false } = {}) {
   const route = routes.find((r) => r.functionDir === dir);
   const request = routeRequest(dir, uniqueSub(), 'token', { ...BENCH_ITEMS, petId });
-  return roundTripsOf(route?.operationId as OperationId, () => invoke(handlers[dir], proxyEvent(request)), {
-    part,
-    status: successStatus(dir),
-  });
+  // Called as is, not through `invoke`: an image's answer is base64 bytes, no JSON.
+  return roundTripsOf(
+    route?.operationId as OperationId,
+    () => handlers[dir](proxyEvent(request), lambdaContext()),
+    {
+      part,
+      status: successStatus(dir),
+    },
+  );
 }
 
 const sorted = (calls: readonly string[]) => [...calls].sort();
@@ -101,6 +115,17 @@ describe("the pet catalog's round trips for the bench's requests, each covered b
     const sent = await benchRequest('find-pets-by-status', BENCH_ITEMS.petId);
     expect(sent).toEqual(['Query', 'BatchGetItem']);
     expect(sent).toEqual(DYNAMODB_CALLS['find-pets-by-status']);
+  });
+
+  it("read an image the pet lists: its photoUrls, one GetItem, beside the object's S3 read", async () => {
+    const id = await storedPet();
+    // The image the bench's pet lists (its second photo URL) and the bench's request reads.
+    const imageId = new URL(fullPet(id).photoUrls[1] as string).pathname.split('/').at(-1) as string;
+    const png = new Uint8Array(Buffer.from(BENCH_PNG_BASE64, 'base64'));
+    await images.put(id, imageId, { bytes: png, mediaType: 'image/png' }, undefined);
+    const sent = await benchRequest('get-pet-image', id);
+    expect(sent).toEqual(['GetItem']);
+    expect(sent).toEqual(DYNAMODB_CALLS['get-pet-image']);
   });
 
   it('find by tags when the first tag fills the page: one Query, then one read of the pets', async () => {

@@ -309,6 +309,21 @@ describe('reading an image back', () => {
     );
   });
 
+  it('answers 404 once the pet is deleted, and for a pet added again under its id', async () => {
+    const token = await writer();
+    const { id } = await addPet(token);
+    await upload(token, id, TINY_IMAGES['image/png']);
+    const path = pathOf((await photoUrlsOf(token, id))[0] as string);
+    const image = await call('GET', path, { token, headers: { accept: 'image/*' } });
+    expect(image.status).toBe(200);
+    expect(image.headers.get('cache-control')).toBe('private, max-age=60');
+    expect((await call('DELETE', `/api/v3/pet/${id}`, { token })).status).toBe(200);
+    expectProblem(await call('GET', path, { token, headers: { accept: 'image/*' } }), 404);
+    const again = await call('POST', '/api/v3/pet', { token, json: { id, name: 'doggie', photoUrls: [] } });
+    expect(again.status, again.text).toBe(200);
+    expectProblem(await call('GET', path, { token, headers: { accept: 'image/*' } }), 404);
+  });
+
   it('answers 404 for an image id nobody was given, and 400 for one of another form', async () => {
     const reader = await tokenFor('read:pets');
     expectProblem(

@@ -40,31 +40,50 @@ afterAll(() => {
 });
 const bucketName = 'images-of-a-stalled-s3';
 
+const pets = createPetRepository({ client, tableName: requireEnv(tables.pets.envVar) });
+const read = createGetPetImageHandler({ s3, client });
+
+/** Reads image `imageId` of pet `petId` with read:pets, within `context`. */
+const readImage = (petId: number, imageId: string, context: ReturnType<typeof lambdaContext>) =>
+  invoke(
+    read,
+    apiEvent({
+      method: 'GET',
+      path: imagePath(petId, imageId),
+      resource: '/api/v3/pet/{petId}/images/{imageId}',
+      pathParameters: { petId: String(petId), imageId },
+      scopes: ['read:pets'],
+      headers: { accept: 'image/*' },
+    }),
+    context,
+  );
+
 describe('the image functions against an S3 that never answers', () => {
   it('answer a read 503 with Retry-After before the function times out', async () => {
-    const read = createGetPetImageHandler({ s3, client });
     // A pet that lists the image: else its read answers 404 and no longer waits for S3.
     const petId = uniquePetId();
     const imageId = newImageId();
-    const path = imagePath(petId, imageId);
-    const pets = createPetRepository({ client, tableName: requireEnv(tables.pets.envVar) });
-    await pets.insert({ id: petId, name: 'doggie', photoUrls: [`https://api.example.com${path}`] });
+    await pets.insert({
+      id: petId,
+      name: 'doggie',
+      photoUrls: [`https://api.example.com${imagePath(petId, imageId)}`],
+    });
     const context = lambdaContext('getPetImage', 4_000);
-    const response = await invoke(
-      read,
-      apiEvent({
-        method: 'GET',
-        path,
-        resource: '/api/v3/pet/{petId}/images/{imageId}',
-        pathParameters: { petId: String(petId), imageId },
-        scopes: ['read:pets'],
-        headers: { accept: 'image/*' },
-      }),
-      context,
-    );
+    const response = await readImage(petId, imageId, context);
     expect(response.statusCode).toBe(503);
     expect(response.headers?.['retry-after']).toMatch(/^\d+$/);
     expect(context.getRemainingTimeInMillis()).toBeGreaterThan(0);
+  });
+
+  it('answer 404 for an image its pet does not list as soon as the pet is read, not waiting for S3', async () => {
+    const petId = uniquePetId();
+    await pets.insert({ id: petId, name: 'doggie', photoUrls: ['https://example.com/doggie.png'] });
+    const context = lambdaContext('getPetImage', 4_000);
+    const started = Date.now();
+    const response = await readImage(petId, newImageId(), context);
+    expect(response.statusCode).toBe(404);
+    // The S3 read was stopped: waiting for it would take until the deadline, 4 s less the margin.
+    expect(Date.now() - started).toBeLessThan(1_500);
   });
 
   it('end a store within the request, unavailable, however many tries the SDK had left', async () => {

@@ -230,7 +230,7 @@ export const petOperationContracts: Record<PetOperationId, OperationContract> &
         required: false,
         explode: true,
         schema: { type: 'array', maxItems: MAX_QUERY_TAGS, items: tagSchema.properties.name },
-        description: `Tag names, the parameter repeated for each (\`?tags=a&tags=b\`), at most ${MAX_QUERY_TAGS}; matched in Unicode normalization form C (a combining accent finds the precomposed one, and the reverse)`,
+        description: `Tag names, comma-separated as the Petstore says (\`?tags=a,b\`), the parameter repeated (\`?tags=a&tags=b\`), or both: at most ${MAX_QUERY_TAGS} in all once split, none empty (\`a,,b\` is a 400). A comma always separates, \`%2C\` too: a tag whose name holds a comma cannot be searched for. Matched in Unicode normalization form C (a combining accent finds the precomposed one, and the reverse)`,
         example: ['friendly'],
       },
       ...pageOfPets,

@@ -52,6 +52,9 @@ describe('a pet, changed and removed through the gateway', () => {
 
     const found = await call('GET', `/api/v3/pet/findByTags?tags=${tag}`, { token: reader });
     expect(found.json).toEqual([{ ...pet, name: 'rex', status: 'sold' }]);
+    // Several tags as the Petstore's description has clients send them: comma-separated.
+    const commas = await call('GET', `/api/v3/pet/findByTags?tags=other-${tag},${tag}`, { token: reader });
+    expect(commas.json).toEqual(found.json);
 
     const removed = await call('DELETE', `/api/v3/pet/${id}`, { token, headers: { api_key: 'ignored' } });
     expect(removed.status).toBe(200);

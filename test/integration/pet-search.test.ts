@@ -240,6 +240,47 @@ describe('tags in Unicode normalization form C', () => {
   });
 });
 
+describe('findByTags with comma-separated tags, as the Petstore sends them', () => {
+  it('splits each value at its commas: the same pets as the parameter repeated, paged by Link to the end', async () => {
+    const run = randomInt(2 ** 47);
+    const [a, b, c] = ['a', 'b', 'c'].map((name) => `comma-${name}-${run}`) as [string, string, string];
+    const ids = [uniquePetId(), uniquePetId(), uniquePetId(), uniquePetId()];
+    const tagsOfPets = [[a], [b], [a, c], [`${a}x`]];
+    for (const [i, id] of ids.entries()) {
+      const tags = (tagsOfPets[i] as string[]).map((name) => ({ name }));
+      const added = await invoke(
+        handlers.add,
+        petsEvent('POST', { body: { id, name: 'c', photoUrls: [], tags } }),
+      );
+      expect(added.statusCode).toBe(200);
+    }
+    const found = async (query: string) =>
+      (await allPages('findByTags', query, 1)).map((pet) => pet.id).sort();
+    const [ofA, ofB, ofAC] = ids as [number, number, number];
+    expect(await found(`tags=${a},${b}`)).toEqual([ofA, ofB, ofAC].sort());
+    expect(await found(`tags=${a},${b}&tags=${c}`)).toEqual(await found(`tags=${a}&tags=${b}&tags=${c}`));
+    expect(await found(`tags=${b},${c}`)).toEqual([ofB, ofAC].sort());
+  });
+
+  it.each([
+    ['an empty tag between two commas', 'tags=a,,b'],
+    ['a trailing comma', 'tags=a,'],
+    ['a leading comma', 'tags=,a'],
+    [
+      'more tags than a pet may carry, once split',
+      `tags=${Array.from({ length: 21 }, (_, i) => `t${i}`).join(',')}`,
+    ],
+    [
+      'more tags than a pet may carry, split and repeated',
+      `tags=${Array.from({ length: 20 }, (_, i) => `t${i}`).join(',')}&tags=u`,
+    ],
+  ])('refuses %s with a 400 naming tags', async (_, query) => {
+    const answer = await find('findByTags', query);
+    expect(answer.statusCode).toBe(400);
+    expect(answer.json.detail).toContain('tags');
+  });
+});
+
 describe('search parameters', () => {
   it.each([
     ['findByStatus', 'status=lost', 'status'],

@@ -205,16 +205,22 @@ export const petOperationContracts: Record<PetOperationId, OperationContract> &
   },
   findPetsByStatus: {
     tag: 'pet',
-    success: pageAnswer('Pets with the status, in no promised order'),
+    success: pageAnswer('Pets with any of the statuses, each once, in no promised order'),
     problems: ['invalid-parameter', 'temporarily-unavailable'],
     parameters: [
       {
         name: 'status',
         in: 'query',
         required: false,
-        schema: { type: 'string', enum: PET_STATUSES, default: 'available' },
-        description: 'Status values to consider for filter',
-        example: 'available',
+        explode: true,
+        schema: {
+          type: 'array',
+          items: { type: 'string', enum: PET_STATUSES },
+          default: ['available'],
+        },
+        description:
+          'Statuses, comma-separated as the Petstore says (`?status=sold,pending`), the parameter repeated (`?status=sold&status=pending`), or both: the pets with any of them, each once. `available` when none is given. Each one of the three, none empty (`sold,` is a 400)',
+        example: ['available'],
       },
       ...pageOfPets,
     ],

@@ -5,7 +5,7 @@ import { tables } from '#shared/dynamodb/tables.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import { makeFindPetsByStatus } from '#shared/pets/find-pets.ts';
-import { cursorOf, limitOf, PAGE_ANSWER_BOUND, pageAnswer, statusOf } from '#shared/pets/pet-http.ts';
+import { cursorOf, limitOf, PAGE_ANSWER_BOUND, pageAnswer, statusesOf } from '#shared/pets/pet-http.ts';
 import { createPetIndex } from '#shared/pets/pet-search-repository.ts';
 
 /** What this function runs on: the DynamoDB client (a fault proxy's, in the fault tests). */
@@ -15,7 +15,7 @@ export interface FindPetsByStatusAdapters {
 
 /**
  * The composition root of `GET /api/v3/pet/findByStatus` (Petstore `findPetsByStatus`): a `Pet[]`
- * of at most `limit` pets, the next page in `Link`.
+ * of pets with any of the statuses, at most `limit` of them, the next page in `Link`.
  */
 export function createFindPetsByStatusHandler({ client }: FindPetsByStatusAdapters) {
   const findPetsByStatus = makeFindPetsByStatus({
@@ -25,16 +25,16 @@ export function createFindPetsByStatusHandler({ client }: FindPetsByStatusAdapte
   return httpHandler({
     operationId: 'findPetsByStatus',
     run: async (request) => {
-      const status = statusOf(request.query.status);
+      const statuses = statusesOf(request);
       const limit = limitOf(request);
       const cursor = cursorOf(request);
       const { pets, next } = await findPetsByStatus({
-        status,
+        statuses,
         limit,
         ...(cursor === undefined ? {} : { cursor }),
       });
       return pageAnswer(pets, next, [
-        ['status', status],
+        ...statuses.map((status): [string, string] => ['status', status]),
         ['limit', String(limit)],
       ]);
     },

@@ -37,7 +37,8 @@ export interface PetPage {
 }
 
 export interface FindPetsByStatusCommand {
-  readonly status: NonNullable<Pet['status']>;
+  /** Statuses, each a pet may have; order and repeats do not matter. */
+  readonly statuses: readonly NonNullable<Pet['status']>[];
   readonly limit: number;
   readonly cursor?: string;
 }
@@ -55,7 +56,9 @@ export interface FindPetsByTagsCommand {
  * all, then the pets themselves in one consistent read. A page ends when it is full or the parts
  * are done; a part that may hold more is where the next page starts. It also ends before a pet
  * that would take the answer past `bound`: `limit` counts pets, whose size the schema bounds only
- * one by one (a page of 100 pets of the largest could outgrow Lambda's 6 MB answer).
+ * one by one (a page of 100 pets of the largest could outgrow Lambda's 6 MB answer). It also ends
+ * after `maxReads` Queries, at the next part, so a search of many parts costs a page no more round
+ * trips than one of a single status.
  */
 async function page(
   index: PetIndex,
@@ -64,14 +67,20 @@ async function page(
   parts: number,
   ids: (part: number, after: number | undefined, limit: number) => Promise<IdPage>,
   keep: (pet: Pet, part: number) => boolean,
-  { limit, cursor }: { readonly limit: number; readonly cursor?: string | undefined },
+  {
+    limit,
+    cursor,
+    maxReads = parts,
+  }: { readonly limit: number; readonly cursor?: string | undefined; readonly maxReads?: number },
 ): Promise<PetPage> {
   let { part, after }: PagePosition =
     cursor === undefined ? { part: 0 } : decodeCursor(search, cursor, parts);
   const found: { id: number; part: number }[] = [];
   let next: PagePosition | undefined;
+  let reads = 0;
   while (part < parts) {
     const read = await ids(part, after, limit - found.length);
+    reads += 1;
     for (const id of read.ids) found.push({ id, part });
     const last = read.ids.at(-1);
     if (read.more && last !== undefined) {
@@ -80,7 +89,7 @@ async function page(
     }
     part += 1;
     after = undefined;
-    if (found.length >= limit) {
+    if (found.length >= limit || reads >= maxReads) {
       next = part < parts ? { part } : undefined;
       break;
     }
@@ -111,19 +120,28 @@ export interface SearchDependencies {
   readonly bound?: AnswerBound;
 }
 
-/** Pets with a status, a page at a time, over the status's shards (pet-index.ts). */
+/**
+ * Pets with any of the statuses, a page at a time, over each status's shards in turn (pet-index.ts):
+ * a pet has one status, so each is answered once. A page reads at most {@link STATUS_SHARDS} shards,
+ * as a page of one status can, whatever the number of statuses.
+ */
 export const makeFindPetsByStatus =
   ({ index, bound }: SearchDependencies) =>
-  ({ status, limit, cursor }: FindPetsByStatusCommand): Promise<PetPage> =>
-    page(
+  ({ statuses, limit, cursor }: FindPetsByStatusCommand): Promise<PetPage> => {
+    const sorted = [...new Set(statuses)].sort();
+    if (sorted.length === 0) return Promise.resolve({ pets: [] });
+    const statusOf = (part: number) => sorted[Math.floor(part / STATUS_SHARDS)] as string;
+    return page(
       index,
       bound,
-      `status:${status}`,
-      STATUS_SHARDS,
-      (shard, after, count) => index.statusIds(status, shard, after, count),
-      (pet) => pet.status === status,
-      { limit, cursor },
+      // One status keeps the search's name of before, so that cursors already given stay valid.
+      sorted.length === 1 ? `status:${sorted[0]}` : `status:${JSON.stringify(sorted)}`,
+      sorted.length * STATUS_SHARDS,
+      (part, after, count) => index.statusIds(statusOf(part), part % STATUS_SHARDS, after, count),
+      (pet, part) => pet.status === statusOf(part),
+      { limit, cursor, maxReads: STATUS_SHARDS },
     );
+  };
 
 /**
  * Pets carrying any of the tags, each once, a page at a time: the tags are read one after another,

@@ -3,8 +3,8 @@ import { InvalidParameterError } from '../errors.ts';
 import { decodeJsonCursor, encodeJsonCursor } from '../util/json-cursor.ts';
 
 /**
- * Where the next page of a search starts: in which part (a shard of the status, or the n-th tag
- * of the query) and after which pet id in it (none: from the part's start).
+ * Where the next page of a search starts: in which part (a shard of one of the statuses, or the
+ * n-th tag of the query) and after which pet id in it (none: from the part's start).
  */
 export interface PagePosition {
   readonly part: number;

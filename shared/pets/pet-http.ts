@@ -49,9 +49,19 @@ export function cursorOf(request: HttpRequest<unknown>): string | undefined {
   return cursor;
 }
 
-/** `status` of `findByStatus`: one of the Petstore's three, `available` when absent (as the Petstore's default). */
-export const statusOf = (raw: string | undefined): PetStatus =>
-  raw === undefined ? 'available' : enumParameter('status', raw, PET_STATUSES);
+/** `status` of the form update: one of the Petstore's three. */
+export const statusOf = (raw: string): PetStatus => enumParameter('status', raw, PET_STATUSES);
+
+/**
+ * The statuses of `findByStatus`, repeated (`?status=sold&status=pending`) or comma-separated as
+ * the Petstore sends them (`?status=sold,pending`), or both; `available` when none is given, as the
+ * Petstore's default. Each one of the three: an empty piece (`sold,`) is refused, as with tags.
+ */
+export function statusesOf(request: HttpRequest<unknown>): PetStatus[] {
+  const values = request.queryValues('status').flatMap((value) => value.split(','));
+  if (values.length === 0) return ['available'];
+  return [...new Set(values.map((value) => enumParameter('each of status', value, PET_STATUSES)))];
+}
 
 /**
  * The `tags` of `findByTags`, repeated (`?tags=a&tags=b`) or comma-separated as the Petstore sends

@@ -97,6 +97,12 @@ describe('searches through the gateway', () => {
     const page = await call('GET', '/api/v3/pet/findByStatus?status=available&limit=2', { token: reader });
     expect(page.status).toBe(200);
     expect(Array.isArray(page.json)).toBe(true);
+    const several = await call('GET', '/api/v3/pet/findByStatus?status=pending,sold&limit=5', {
+      token: reader,
+    });
+    expect(several.status).toBe(200);
+    const statuses = (several.json as { status?: string }[]).map((pet) => pet.status);
+    expect(statuses.filter((status) => status !== 'pending' && status !== 'sold')).toEqual([]);
     expect(
       expectProblem(await call('GET', '/api/v3/pet/findByStatus?status=lost', { token: reader }), 400).detail,
     ).toContain('status');

@@ -5,6 +5,7 @@ import { ifMatchOf } from '#shared/http/preconditions.ts';
 import { makeFindPetsByStatus, makeFindPetsByTags } from '#shared/pets/find-pets.ts';
 import type { Pet } from '#shared/pets/pet.ts';
 import { decodeCursor, encodeCursor } from '#shared/pets/pet-cursor.ts';
+import { STATUS_SHARDS } from '#shared/pets/pet-index.ts';
 import { inMemoryPets } from './fakes/in-memory-pets.ts';
 
 const STATUSES = ['available', 'pending', 'sold'] as const;
@@ -58,7 +59,11 @@ describe('find pets (use cases, over the indexes in memory)', () => {
           const { index } = inMemoryPets(pets);
           const find = makeFindPetsByStatus({ index });
           const found = await allPages(async (cursor) => {
-            const page = await find({ status, limit, ...(cursor === undefined ? {} : { cursor }) });
+            const page = await find({
+              statuses: [status],
+              limit,
+              ...(cursor === undefined ? {} : { cursor }),
+            });
             expect(page.pets.length).toBeLessThanOrEqual(limit);
             return page;
           });
@@ -67,6 +72,62 @@ describe('find pets (use cases, over the indexes in memory)', () => {
       ),
       { numRuns: 60 },
     );
+  });
+
+  it("by several statuses: the pages, to the end, are exactly the pets with any of them, each once, each page of at most a status's Queries", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        storeArbitrary,
+        fc.array(fc.constantFrom(...STATUSES), { minLength: 1, maxLength: 5 }),
+        fc.integer({ min: 1, max: 7 }),
+        async (pets, statuses, limit) => {
+          const { index } = inMemoryPets(pets);
+          let queries = 0;
+          const counting = {
+            ...index,
+            statusIds: (...args: Parameters<typeof index.statusIds>) => {
+              queries++;
+              return index.statusIds(...args);
+            },
+          };
+          const find = makeFindPetsByStatus({ index: counting });
+          const found = await allPages(async (cursor) => {
+            queries = 0;
+            const page = await find({ statuses, limit, ...(cursor === undefined ? {} : { cursor }) });
+            expect(page.pets.length).toBeLessThanOrEqual(limit);
+            expect(queries).toBeLessThanOrEqual(STATUS_SHARDS);
+            return page;
+          });
+          expect(new Set(found.map((pet) => pet.id)).size, 'each pet once').toBe(found.length);
+          const wanted = new Set<string>(statuses);
+          expect(ids(found)).toEqual(
+            ids(pets.filter((pet) => pet.status !== undefined && wanted.has(pet.status))),
+          );
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('by status: a cursor binds the set of statuses, not their order or repeats; one status keeps the cursors given before', async () => {
+    const pets = Array.from(
+      { length: 60 },
+      (_, i): Pet => ({ id: i, name: 'p', photoUrls: [], status: STATUSES[i % 3] as Pet['status'] }),
+    );
+    const find = makeFindPetsByStatus({ index: inMemoryPets(pets).index });
+    const { next } = await find({ statuses: ['sold', 'pending'], limit: 5 });
+    const cursor = next as string;
+    expect((await find({ statuses: ['pending', 'sold', 'sold'], limit: 5, cursor })).pets.length).toBe(5);
+    await expect(find({ statuses: ['sold'], limit: 5, cursor })).rejects.toBeInstanceOf(
+      InvalidParameterError,
+    );
+    await expect(find({ statuses: STATUSES, limit: 5, cursor })).rejects.toBeInstanceOf(
+      InvalidParameterError,
+    );
+    // The search of one status is named as it was when a status was all a search could name.
+    const before = encodeCursor('status:sold', { part: 0, after: 2 });
+    const page = await find({ statuses: ['sold'], limit: 100, cursor: before });
+    expect(page.pets.map(({ pet }) => pet.status)).toEqual(page.pets.map(() => 'sold'));
   });
 
   it('by tags: the pages, to the end, are exactly the pets carrying any of the tags, each once', async () => {
@@ -123,7 +184,7 @@ describe('find pets (use cases, over the indexes in memory)', () => {
           let cut: { bytes: number } | undefined;
           const withStatus = await allPages(async (cursor) => {
             const page = check(
-              await byStatus({ status, limit, ...(cursor === undefined ? {} : { cursor }) }),
+              await byStatus({ statuses: [status], limit, ...(cursor === undefined ? {} : { cursor }) }),
             );
             const [first] = page.pets;
             if (cut !== undefined && first !== undefined)
@@ -159,7 +220,7 @@ describe('find pets (use cases, over the indexes in memory)', () => {
     let cursor: string | undefined;
     do {
       read = 0;
-      const page = await find({ status: 'sold', limit: 20, ...(cursor === undefined ? {} : { cursor }) });
+      const page = await find({ statuses: ['sold'], limit: 20, ...(cursor === undefined ? {} : { cursor }) });
       expect(read).toBeLessThanOrEqual(20);
       cursor = page.next;
     } while (cursor !== undefined);
@@ -172,20 +233,22 @@ describe('find pets (use cases, over the indexes in memory)', () => {
     );
     const { index } = inMemoryPets(pets);
     const find = makeFindPetsByStatus({ index });
-    const { next } = await find({ status: 'sold', limit: 5 });
+    const { next } = await find({ statuses: ['sold'], limit: 5 });
     expect(next).toEqual(expect.any(String));
     const cursor = next as string;
-    await expect(find({ status: 'pending', limit: 5, cursor })).rejects.toBeInstanceOf(InvalidParameterError);
+    await expect(find({ statuses: ['pending'], limit: 5, cursor })).rejects.toBeInstanceOf(
+      InvalidParameterError,
+    );
     const edited = Buffer.from(
       Buffer.from(cursor, 'base64url')
         .toString()
         .replace(/^\[(\d+),(\d+)/, (_, part, after) => `[${part},${Number(after) + 1}`),
     ).toString('base64url');
     expect(edited).not.toBe(cursor);
-    await expect(find({ status: 'sold', limit: 5, cursor: edited })).rejects.toBeInstanceOf(
+    await expect(find({ statuses: ['sold'], limit: 5, cursor: edited })).rejects.toBeInstanceOf(
       InvalidParameterError,
     );
-    await expect(find({ status: 'sold', limit: 5, cursor: `${cursor}A` })).rejects.toBeInstanceOf(
+    await expect(find({ statuses: ['sold'], limit: 5, cursor: `${cursor}A` })).rejects.toBeInstanceOf(
       InvalidParameterError,
     );
   });

@@ -69,12 +69,12 @@ const pageOfPets = pageParameters('Pets', {
     'Where the next page starts: taken as is from the `Link: <…>; rel="next"` of the previous page. An edited cursor, or one of another search, is a 400',
 });
 
-const petAnswer = (description: string) => ({
+const petAnswer = (description: string, example: object = PET_EXAMPLE) => ({
   status: 200,
   schema: 'StoredPet' as const,
   description,
   headers: [{ name: 'ETag' as const, required: true }],
-  example: PET_EXAMPLE,
+  example,
 });
 
 const pageAnswer = (description: string) => ({
@@ -133,7 +133,10 @@ export const petOperationContracts: Record<PetOperationId, OperationContract> &
     tag: 'pet',
     requestBody: 'Pet',
     requestExample: { ...PET_EXAMPLE, status: 'sold' },
-    success: petAnswer('The pet as stored now (the body, with its id), and its new ETag'),
+    success: petAnswer('The pet as stored now (the body, with its id), and its new ETag', {
+      ...PET_EXAMPLE,
+      status: 'sold',
+    }),
     problems: [
       'malformed-body',
       'invalid-parameter',

@@ -18,6 +18,8 @@ export interface HeaderUse {
     | 'Location';
   /** Sent on every answer of this status (the e2e suite checks it is there). */
   readonly required: boolean;
+  /** This operation's own example, where the header's general one would not be true of it. */
+  readonly example?: string;
 }
 
 export interface OperationContract {

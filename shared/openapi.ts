@@ -1,3 +1,4 @@
+import { INVALID_TOKEN_CHALLENGE, insufficientScopeChallenge } from './http/bearer-challenge.ts';
 import { errorMappings, internalErrorMapping } from './http/error-mapping.ts';
 import { FORM_MEDIA_TYPE } from './http/form-body.ts';
 import { gatewayResponses } from './http/gateway-responses.ts';
@@ -102,9 +103,9 @@ const problemHeaders: Record<number, readonly HeaderUse[]> = {
 const headerObjects: Record<HeaderUse['name'], object> = {
   'WWW-Authenticate': {
     description:
-      'The bearer challenge (RFC 6750 §3): `invalid_token`, or `insufficient_scope` with the scopes needed',
+      "The bearer challenge (RFC 6750 §3): `invalid_token` on a 401; `insufficient_scope` on a 403, with the operation's scopes when the function answers (the gateway's own 403 names none)",
     schema: { type: 'string' },
-    example: 'Bearer error="insufficient_scope", scope="write:wallet"',
+    example: INVALID_TOKEN_CHALLENGE,
   },
   'Retry-After': {
     description: 'Seconds to wait before retrying',
@@ -145,17 +146,34 @@ const headersOf = (headers: readonly HeaderUse[] | undefined) =>
   headers && headers.length > 0
     ? {
         headers: Object.fromEntries(
-          headers.map((h) => [h.name, { ...headerObjects[h.name], required: h.required }]),
+          headers.map((h) => [
+            h.name,
+            {
+              ...headerObjects[h.name],
+              ...(h.example === undefined ? {} : { example: h.example }),
+              required: h.required,
+            },
+          ]),
         ),
       }
     : {};
 
-/** A problem+json answer whose `type` is one of `slugs` and whose `status` is `status`. */
-function problemResponse(status: number, slugs: readonly string[]) {
+/**
+ * A problem+json answer whose `type` is one of `slugs` and whose `status` is `status`; `examples`
+ * are the operation's own header examples (a 403's challenge names its scopes).
+ */
+function problemResponse(
+  status: number,
+  slugs: readonly string[],
+  examples: Partial<Record<HeaderUse['name'], string>> = {},
+) {
   const types = [...new Set(slugs)].sort().map(problemType);
+  const headers = problemHeaders[status]?.map((h) =>
+    examples[h.name] === undefined ? h : { ...h, example: examples[h.name] },
+  );
   return {
     description: `Problem details. Types: ${[...new Set(slugs)].map((slug) => `${problemType(slug)} (${titleOf(slug)})`).join('; ')}`,
-    ...headersOf(problemHeaders[status]),
+    ...headersOf(headers),
     content: {
       'application/problem+json': {
         schema: {
@@ -189,6 +207,11 @@ function operation(route: Route) {
   for (const [status, slug] of problems) byStatus.set(status, [...(byStatus.get(status) ?? []), slug]);
   const success = contract.success;
   const scopes = route.scopes ?? [];
+  // What this operation's function sends (shared/http/problem-middleware.ts), not another's.
+  const challenges: Record<number, Partial<Record<HeaderUse['name'], string>>> = {
+    401: { 'WWW-Authenticate': INVALID_TOKEN_CHALLENGE },
+    403: { 'WWW-Authenticate': insufficientScopeChallenge(scopes) },
+  };
   return {
     operationId: route.operationId,
     summary: route.summary,
@@ -277,7 +300,7 @@ function operation(route: Route) {
       ...Object.fromEntries(
         [...byStatus]
           .sort(([a], [b]) => a - b)
-          .map(([status, slugs]) => [status, problemResponse(status, slugs)]),
+          .map(([status, slugs]) => [status, problemResponse(status, slugs, challenges[status])]),
       ),
     },
   };

@@ -1,3 +1,4 @@
+import { INVALID_TOKEN_CHALLENGE, insufficientScopeChallenge } from './bearer-challenge.ts';
 import { problemType } from './problem.ts';
 
 /**
@@ -57,7 +58,7 @@ export const gatewayResponses: readonly GatewayResponse[] = [
     slug: 'unauthorized',
     title: 'Unauthorized',
     detail: 'A valid bearer token is required: send Authorization: Bearer <access token>',
-    headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+    headers: { 'WWW-Authenticate': INVALID_TOKEN_CHALLENGE },
   },
   {
     type: 'ACCESS_DENIED',
@@ -65,7 +66,7 @@ export const gatewayResponses: readonly GatewayResponse[] = [
     slug: 'insufficient-scope',
     title: 'Insufficient scope',
     detail: 'The access token does not grant the scope this operation requires',
-    headers: { 'WWW-Authenticate': 'Bearer error="insufficient_scope"' },
+    headers: { 'WWW-Authenticate': insufficientScopeChallenge() },
   },
   { type: 'AUTHORIZER_FAILURE', ...authorizerUnavailable },
   { type: 'AUTHORIZER_CONFIGURATION_ERROR', ...authorizerUnavailable },

@@ -2,6 +2,7 @@ import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { InsufficientScopeError, TemporarilyUnavailableError, ValidationError } from '../errors.ts';
 import { logger, setOutcome } from '../observability/telemetry.ts';
+import { INVALID_TOKEN_CHALLENGE, insufficientScopeChallenge } from './bearer-challenge.ts';
 import { internalErrorMapping, mappingFor } from './error-mapping.ts';
 import { problemResponse } from './problem.ts';
 
@@ -32,10 +33,9 @@ export const problemErrorHandler = (): MiddlewareObj<APIGatewayProxyEvent, APIGa
     setOutcome(slug);
     const headers: Record<string, string> = {};
     if (error instanceof InsufficientScopeError) {
-      headers['www-authenticate'] =
-        `Bearer error="insufficient_scope", scope="${error.requiredScopes.join(' ')}"`;
+      headers['www-authenticate'] = insufficientScopeChallenge(error.requiredScopes);
     } else if (status === 401) {
-      headers['www-authenticate'] = 'Bearer error="invalid_token"';
+      headers['www-authenticate'] = INVALID_TOKEN_CHALLENGE;
     } else if (error instanceof TemporarilyUnavailableError) {
       headers['retry-after'] = String(error.retryAfterSeconds);
     }

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { defaultServiceSettings } from '#infra/environment.ts';
+import { InsufficientScopeError, UnauthenticatedError } from '#shared/errors.ts';
+import { gatewayResponses } from '#shared/http/gateway-responses.ts';
+import { problemErrorHandler } from '#shared/http/problem-middleware.ts';
 import { buildOpenApiDocument } from '#shared/openapi.ts';
+import { routes } from '#shared/routes.ts';
 
 /*
  * The document's examples against what the code does: an example a client copies must be an
@@ -26,8 +30,39 @@ const document = buildOpenApiDocument(defaultServiceSettings);
 const operations = Object.values(document.paths as Record<string, Record<string, Operation>>).flatMap(
   (methods) => Object.values(methods),
 );
+const operation = (operationId: string) =>
+  operations.find((op) => op.operationId === operationId) as Operation;
+
+/** The `WWW-Authenticate` the functions send with an error (shared/http/problem-middleware.ts). */
+function challengeOf(error: Error): string | undefined {
+  const request = { error, event: { requestContext: { requestId: 'example' } } } as unknown as Parameters<
+    NonNullable<ReturnType<typeof problemErrorHandler>['onError']>
+  >[0];
+  problemErrorHandler().onError?.(request);
+  return (request.response as { headers?: Record<string, string> } | undefined)?.headers?.[
+    'www-authenticate'
+  ];
+}
 
 describe('the OpenAPI examples', () => {
+  it("each 401 and 403 example is the challenge the operation's function sends, or the gateway's", () => {
+    const gateway = (status: number) =>
+      gatewayResponses.find((response) => response.status === status)?.headers?.['WWW-Authenticate'];
+    const protectedRoutes = routes.filter((route) => route.scopes);
+    expect(protectedRoutes.length).toBeGreaterThan(0);
+    for (const route of protectedRoutes) {
+      const { responses } = operation(route.operationId);
+      const example = (status: string) => responses[status]?.headers?.['WWW-Authenticate']?.example;
+      const unauthenticated = challengeOf(new UnauthenticatedError('no token'));
+      expect(unauthenticated).toBe(gateway(401));
+      expect(example('401'), route.operationId).toBe(unauthenticated);
+      expect(
+        [challengeOf(new InsufficientScopeError(route.scopes ?? [])), gateway(403)],
+        route.operationId,
+      ).toContain(example('403'));
+    }
+  });
+
   it('an answer that is its request body as stored has the request example as its example', () => {
     const echoing = operations.filter(
       (op) =>

@@ -10,8 +10,8 @@ import { IDEMPOTENCY_KEY_SCHEMA } from './http/idempotency-key.ts';
 import { MAX_IF_MATCH_LENGTH } from './http/preconditions.ts';
 import { type OperationContract, pageParameters } from './openapi-contract.ts';
 import { IMAGE_MEDIA_TYPES, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE } from './pets/image-type.ts';
-import { MAX_CURSOR_LENGTH } from './pets/pet-cursor.ts';
-import { MAX_QUERY_TAGS, PET_STATUSES } from './pets/pet-http.ts';
+import { encodeCursor, MAX_CURSOR_LENGTH, statusSearch, tagsSearch } from './pets/pet-cursor.ts';
+import { MAX_QUERY_TAGS, PET_STATUSES, pageAnswer as pageOf } from './pets/pet-http.ts';
 import { MAX_ADDITIONAL_METADATA_LENGTH } from './pets/pet-image-http.ts';
 import { MAX_PHOTO_URLS } from './pets/pet-images.ts';
 import type { OperationId } from './routes.ts';
@@ -29,12 +29,15 @@ type PetOperationId =
   | 'uploadFile'
   | 'getPetImage';
 
+/** The example pet's one tag, which the findByTags example searches for. */
+const EXAMPLE_TAG = 'friendly';
+
 const PET_EXAMPLE = {
   id: 10,
   name: 'doggie',
   category: { id: 1, name: 'Dogs' },
   photoUrls: ['https://example.com/doggie.png'],
-  tags: [{ id: 1, name: 'friendly' }],
+  tags: [{ id: 1, name: EXAMPLE_TAG }],
   status: 'available',
 };
 
@@ -77,12 +80,22 @@ const petAnswer = (description: string, example: object = PET_EXAMPLE) => ({
   example,
 });
 
-const pageAnswer = (description: string) => ({
+/**
+ * A page of a search, its `Link` example written by the function's own `pageAnswer` with a cursor
+ * of this very search (`query` as the search's parameters): one the operation would take back.
+ */
+const pageAnswer = (description: string, query: [string, string][], cursor: string) => ({
   status: 200,
   schema: 'StoredPet' as const,
   array: true,
   description: `${description}, at most \`limit\` of them. When there may be more, \`Link\` holds the next page's address (\`rel="next"\`); a page may hold fewer pets than \`limit\`, even none, and still have a next one`,
-  headers: [{ name: 'Link' as const, required: false }],
+  headers: [
+    {
+      name: 'Link' as const,
+      required: false,
+      example: pageOf([], cursor, [...query, ['limit', '20']]).headers?.link,
+    },
+  ],
   example: [PET_EXAMPLE],
 });
 
@@ -208,7 +221,11 @@ export const petOperationContracts: Record<PetOperationId, OperationContract> &
   },
   findPetsByStatus: {
     tag: 'pet',
-    success: pageAnswer('Pets with any of the statuses, each once, in no promised order'),
+    success: pageAnswer(
+      'Pets with any of the statuses, each once, in no promised order',
+      [['status', PET_EXAMPLE.status]],
+      encodeCursor(statusSearch([PET_EXAMPLE.status]), { part: 3, after: 1042 }),
+    ),
     problems: ['invalid-parameter', 'temporarily-unavailable'],
     parameters: [
       {
@@ -230,7 +247,11 @@ export const petOperationContracts: Record<PetOperationId, OperationContract> &
   },
   findPetsByTags: {
     tag: 'pet',
-    success: pageAnswer('Pets carrying any of the tags, each once, in no promised order; none for no tags'),
+    success: pageAnswer(
+      'Pets carrying any of the tags, each once, in no promised order; none for no tags',
+      [['tags', EXAMPLE_TAG]],
+      encodeCursor(tagsSearch([EXAMPLE_TAG]), { part: 0, after: 1042 }),
+    ),
     problems: ['invalid-parameter', 'temporarily-unavailable'],
     parameters: [
       {

@@ -134,11 +134,11 @@ const headerObjects: Record<HeaderUse['name'], object> = {
     schema: { type: 'string' },
     example: '"k3pX0vQ9cT2mWbYd"',
   },
+  // No general example: each operation's cursor is its own (openapi-pet-operations.ts).
   Link: {
     description:
       'The next page (RFC 8288), as a reference relative to this request: `<?…&cursor=…>; rel="next"`',
     schema: { type: 'string' },
-    example: '<?status=available&limit=20&cursor=WzMsOTAwNzE5OTI1NDc0MDk5MSwiYSIsImIiXQ>; rel="next"',
   },
 };
 

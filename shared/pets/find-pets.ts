@@ -1,5 +1,5 @@
 import type { Pet } from './pet.ts';
-import { decodeCursor, encodeCursor, type PagePosition } from './pet-cursor.ts';
+import { decodeCursor, encodeCursor, type PagePosition, statusSearch, tagsSearch } from './pet-cursor.ts';
 import { indexedTagName, STATUS_SHARDS, tagNamesOf } from './pet-index.ts';
 import type { StoredPet } from './pets.ts';
 
@@ -134,8 +134,7 @@ export const makeFindPetsByStatus =
     return page(
       index,
       bound,
-      // One status keeps the search's name of before, so that cursors already given stay valid.
-      sorted.length === 1 ? `status:${sorted[0]}` : `status:${JSON.stringify(sorted)}`,
+      statusSearch(sorted),
       sorted.length * STATUS_SHARDS,
       (part, after, count) => index.statusIds(statusOf(part), part % STATUS_SHARDS, after, count),
       (pet, part) => pet.status === statusOf(part),
@@ -156,7 +155,7 @@ export const makeFindPetsByTags =
     return page(
       index,
       bound,
-      `tags:${JSON.stringify(sorted)}`,
+      tagsSearch(sorted),
       sorted.length,
       (part, after, count) => index.tagIds(sorted[part] as string, after, count),
       (pet, part) => {

@@ -11,6 +11,19 @@ export interface PagePosition {
   readonly after?: number;
 }
 
+/**
+ * The search a `findByStatus` cursor is bound to. One status keeps the name it had before several
+ * could be asked for, so that the cursors already given stay valid.
+ */
+export function statusSearch(statuses: readonly string[]): string {
+  const sorted = [...new Set(statuses)].sort();
+  return sorted.length === 1 ? `status:${sorted[0]}` : `status:${JSON.stringify(sorted)}`;
+}
+
+/** The search a `findByTags` cursor is bound to: the query's tag names as indexed, sorted, each once. */
+export const tagsSearch = (sortedIndexedTags: readonly string[]): string =>
+  `tags:${JSON.stringify(sortedIndexedTags)}`;
+
 /** A cursor this service did not give for this very search: a 400, through InvalidParameterError's mapping. */
 export class InvalidCursorError extends InvalidParameterError {
   constructor() {

@@ -2,9 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { defaultServiceSettings } from '#infra/environment.ts';
 import { InsufficientScopeError, UnauthenticatedError } from '#shared/errors.ts';
 import { gatewayResponses } from '#shared/http/gateway-responses.ts';
+import type { HttpRequest } from '#shared/http/handler.ts';
 import { problemErrorHandler } from '#shared/http/problem-middleware.ts';
 import { buildOpenApiDocument } from '#shared/openapi.ts';
+import { makeFindPetsByStatus, makeFindPetsByTags } from '#shared/pets/find-pets.ts';
+import { cursorOf, limitOf, statusesOf, tagsOf } from '#shared/pets/pet-http.ts';
 import { routes } from '#shared/routes.ts';
+import { inMemoryPets } from './fakes/in-memory-pets.ts';
 
 /*
  * The document's examples against what the code does: an example a client copies must be an
@@ -33,6 +37,27 @@ const operations = Object.values(document.paths as Record<string, Record<string,
 const operation = (operationId: string) =>
   operations.find((op) => op.operationId === operationId) as Operation;
 
+/** The query as the search functions read it (shared/http/handler.ts). */
+const requestOf = (query: URLSearchParams) =>
+  ({
+    query: Object.fromEntries(query),
+    queryValues: (name: string) => query.getAll(name),
+  }) as unknown as HttpRequest<unknown>;
+
+/** Each search, from its query through the function's own parsing and cursor decoding, over no pets. */
+const searches: Record<string, (query: URLSearchParams) => Promise<unknown>> = {
+  findPetsByStatus: (query) => {
+    const request = requestOf(query);
+    const find = makeFindPetsByStatus({ index: inMemoryPets().index });
+    return find({ statuses: statusesOf(request), limit: limitOf(request), cursor: cursorOf(request) });
+  },
+  findPetsByTags: (query) => {
+    const request = requestOf(query);
+    const find = makeFindPetsByTags({ index: inMemoryPets().index });
+    return find({ tags: tagsOf(request), limit: limitOf(request), cursor: cursorOf(request) });
+  },
+};
+
 /** The `WWW-Authenticate` the functions send with an error (shared/http/problem-middleware.ts). */
 function challengeOf(error: Error): string | undefined {
   const request = { error, event: { requestContext: { requestId: 'example' } } } as unknown as Parameters<
@@ -45,6 +70,21 @@ function challengeOf(error: Error): string | undefined {
 }
 
 describe('the OpenAPI examples', () => {
+  it("each Link example names only its operation's query parameters, and its cursor is taken by that operation's search", async () => {
+    const linked = operations.filter((op) => op.responses['200']?.headers?.Link !== undefined);
+    expect(linked.map((op) => op.operationId).sort()).toEqual(Object.keys(searches).sort());
+    for (const op of linked) {
+      const link = op.responses['200']?.headers?.Link?.example ?? '';
+      const target = /^<\?([^>]+)>; rel="next"$/.exec(link)?.[1];
+      expect(target, op.operationId).toBeDefined();
+      const query = new URLSearchParams(target);
+      const names = (op.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
+      for (const name of query.keys()) expect(names, `${op.operationId} ${link}`).toContain(name);
+      expect(query.get('cursor'), op.operationId).not.toBeNull();
+      await expect(searches[op.operationId]?.(query), `${op.operationId} ${link}`).resolves.toBeDefined();
+    }
+  });
+
   it("each 401 and 403 example is the challenge the operation's function sends, or the gateway's", () => {
     const gateway = (status: number) =>
       gatewayResponses.find((response) => response.status === status)?.headers?.['WWW-Authenticate'];

@@ -4,6 +4,7 @@
  */
 import { EVENT_EXAMPLE } from './openapi-webhook-operations.ts';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhooks/model/event-types.ts';
+import { MAX_RETRY_DELAY_MS, RETRY_AFTER_STATUSES } from './webhooks/model/retry-schedule.ts';
 
 const SUMMARIES: Record<WebhookEventType, string> = {
   'transfer.sent': "Your wallet paid another: the payer's entry, with its seq and balanceAfter",
@@ -46,8 +47,7 @@ export function webhookDescriptions() {
           // The receiver knows the sender by its signature (webhook-signature), not by a token.
           security: [],
           summary: SUMMARIES[type],
-          description:
-            'POSTed to each enabled endpoint of the wallet subscribed to this type, at least once, always with the same `webhook-id` (deduplicate on it). The body is signed byte for byte: verify it before parsing, e.g. with the `standardwebhooks` library. Answer 2xx within 15 s; anything else is retried at 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h (±20 %), 410 disables the endpoint.',
+          description: `POSTed to each enabled endpoint of the wallet subscribed to this type, at least once, always with the same \`webhook-id\` (deduplicate on it). The body is signed byte for byte: verify it before parsing, e.g. with the \`standardwebhooks\` library. Answer 2xx within 15 s; anything else is retried at 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h (±20 %). A ${[...RETRY_AFTER_STATUSES].join(', ')} with \`Retry-After\` (seconds or an HTTP date) puts the next attempt no sooner than it asks, and no later than ${MAX_RETRY_DELAY_MS / 3_600_000} h. Redirects are not followed: a 3xx is a failed attempt, retried as any other. 410 disables the endpoint.`,
           parameters: [
             header('webhook-id', 'The event id: the same on every attempt', EVENT_EXAMPLE.id),
             header('webhook-timestamp', "This attempt's time, Unix seconds", '1767323046'),

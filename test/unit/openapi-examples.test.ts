@@ -8,6 +8,7 @@ import { buildOpenApiDocument } from '#shared/openapi.ts';
 import { makeFindPetsByStatus, makeFindPetsByTags } from '#shared/pets/find-pets.ts';
 import { cursorOf, limitOf, statusesOf, tagsOf } from '#shared/pets/pet-http.ts';
 import { routes } from '#shared/routes.ts';
+import { RETRY_AFTER_STATUSES } from '#shared/webhooks/model/retry-schedule.ts';
 import { inMemoryPets } from './fakes/in-memory-pets.ts';
 
 /*
@@ -114,6 +115,16 @@ describe('the OpenAPI examples', () => {
       expect(op.responses['200']?.content?.['application/json']?.example, op.operationId).toEqual(
         op.requestBody?.content['application/json']?.example,
       );
+    }
+  });
+
+  it("each webhook's description says which answers' Retry-After is honoured, and that redirects are not followed", () => {
+    const webhooks = Object.values(document.webhooks as Record<string, { post: { description: string } }>);
+    expect(webhooks.length).toBeGreaterThan(0);
+    for (const { post } of webhooks) {
+      expect(post.description).toContain('Retry-After');
+      for (const status of RETRY_AFTER_STATUSES) expect(post.description).toContain(String(status));
+      expect(post.description).toMatch(/redirects are not followed/i);
     }
   });
 });

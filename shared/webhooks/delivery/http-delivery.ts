@@ -30,7 +30,7 @@ import {
   hostOf,
   isAllowedAddress,
 } from '../model/destination.ts';
-import { MAX_RETRY_DELAY_MS } from '../model/retry-schedule.ts';
+import { MAX_RETRY_DELAY_MS, RETRY_AFTER_STATUSES } from '../model/retry-schedule.ts';
 
 /** Standard Webhooks allows 15–30 s; the shorter keeps a dead endpoint from holding a worker. */
 export const DELIVERY_TIMEOUT_MS = 15_000;
@@ -117,9 +117,6 @@ export function retryAfterMs(value: string | undefined, now: number): number | u
   return Math.min(Math.max(ms, 0), MAX_RETRY_DELAY_MS);
 }
 
-/** Status codes that ask the sender to slow down, whose `Retry-After` is honoured. */
-const SLOW_DOWN = new Set([429, 502, 503, 504]);
-
 function errorClassOf(error: unknown): AttemptErrorClass {
   const code = (error as { code?: unknown }).code;
   if (code === REFUSED_ADDRESS) return 'refused-address';
@@ -181,7 +178,7 @@ export function createHttpDeliver(options: HttpDeliverOptions): Deliver {
       if (statusCode >= 200 && statusCode < 300) return { outcome: 'delivered', statusCode, durationMs };
       if (statusCode === 410) return { outcome: 'gone', statusCode, errorClass: 'http-status', durationMs };
       const errorClass = statusCode >= 300 && statusCode < 400 ? 'redirect' : 'http-status';
-      const wait = SLOW_DOWN.has(statusCode) ? retryAfterMs(answer.retryAfter, now()) : undefined;
+      const wait = RETRY_AFTER_STATUSES.has(statusCode) ? retryAfterMs(answer.retryAfter, now()) : undefined;
       return {
         outcome: 'retry',
         statusCode,

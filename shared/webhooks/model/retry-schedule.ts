@@ -15,6 +15,9 @@ export const RETRY_JITTER = 0.2;
 /** The longest any single delay may be, `Retry-After` included. */
 export const MAX_RETRY_DELAY_MS = 24 * 60 * 60 * 1000;
 
+/** Answers that ask the sender to slow down: their `Retry-After` is honoured (shared/webhooks/delivery/http-delivery.ts). */
+export const RETRY_AFTER_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+
 const MAX_SCHEDULE_LENGTH = 20;
 
 export interface NextDelayOptions {

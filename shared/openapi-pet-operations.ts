@@ -239,7 +239,7 @@ export const petOperationContracts: Record<PetOperationId, OperationContract> &
           default: ['available'],
         },
         description:
-          'Statuses, comma-separated as the Petstore says (`?status=sold,pending`), the parameter repeated (`?status=sold&status=pending`), or both: the pets with any of them, each once. `available` when none is given. Each one of the three, none empty (`sold,` is a 400)',
+          'Statuses, comma-separated as the Petstore says (`?status=sold,pending`), the parameter repeated (`?status=sold&status=pending`), or both: the pets with any of them, each once, a status after another: a page reads no more than for one status, so follow `Link` even when a page holds fewer than `limit`. `available` when none is given. Each one of the three, none empty (`sold,` is a 400)',
         example: ['available'],
       },
       ...pageOfPets,

@@ -14,7 +14,8 @@ import { Socket } from 'node:net';
 export function guardDynamoDbLocal(pid: number): { dismiss(): void } {
   const script = `
     const pid = Number(process.argv[1]);
-    // Ctrl+C reaches the whole process group; the parent's own shutdown ends Java then.
+    // Ctrl+C reaches the whole process group (not Java: a group of its own); the parent's own
+    // shutdown ends Java then.
     process.on('SIGINT', () => {});
     process.stdin.on('data', () => {});
     process.stdin.on('close', () => {

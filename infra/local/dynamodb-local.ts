@@ -119,7 +119,10 @@ export async function startDynamoDbLocal(
   }
   const child: ChildProcess = withJavaEnvironment(
     process.env.DYNAMODB_LOCAL_JAVA_OPTIONS ?? DYNAMODB_LOCAL_JAVA_OPTIONS,
-    () => spawn({ port, ...(options.dbPath ? { path: options.dbPath } : {}) }),
+    // A process group of its own: Ctrl+C in a terminal signals the whole foreground group, and Java
+    // went first, under the workers still reading its stream (errors on every stop). The stack's
+    // own shutdown stops it last; the guard below ends it should this process be killed outright.
+    () => spawn({ port, detached: true, ...(options.dbPath ? { path: options.dbPath } : {}) }),
   );
   try {
     await once(child, 'spawn');

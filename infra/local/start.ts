@@ -120,6 +120,7 @@ async function shutdown(code: number): Promise<void> {
   if (stack?.mode === 'bundled') process.stdout.write(formatFunctionStats(stack.functionStats()));
   try {
     await stack?.stop();
+    process.stderr.write('Local stack stopped.\n');
   } catch (error) {
     process.stderr.write(`Stopping failed: ${(error as Error).message}\n`);
     code ||= 1;
@@ -197,14 +198,16 @@ try {
       : {}),
     // Never keep answering 5xx without a database: say so and exit non-zero.
     onDynamoDbExit: (message) => {
-      // Ctrl+C reaches Java as well; let the signal's own (clean) stop win the race.
+      // Java is in a process group of its own, out of Ctrl+C's reach; a signal sent to it alone
+      // may still come with one to this process: let that signal's own (clean) stop win the race.
       setTimeout(() => {
         if (!stopping) requestStop(message, 1);
       }, 100);
     },
   });
 } catch (error) {
-  // Ctrl+C reaches Java too, which then fails the start: that is the stop that was asked for.
+  // A stop asked for while starting may fail the start (its stack stopped under it): that is the
+  // stop that was asked for.
   if (stopping) process.exit(stopCode);
   if (error instanceof PortInUseError) fail(error.message, 1);
   if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {

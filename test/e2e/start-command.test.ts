@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
@@ -303,6 +304,25 @@ describe('npm start', () => {
       'the gateway and DynamoDB Local stopped',
     );
     expect(existsSync(stackRecordPath(stateDir, port))).toBe(false);
+  });
+
+  it('stops in order and says so, with no error, when Ctrl+C signals the whole process group', {
+    timeout: 90_000,
+  }, async () => {
+    const { child, port, stateDir, output } = await startCommand('npm', [], { detached: true });
+    const running = await readRunningStack(port, stateDir);
+    const javaPid = running?.dynamodbPid as number;
+    // The stream pollers and the webhook dispatcher at work, as a developer's stack is.
+    await sleep(2_000);
+    const before = output().length;
+
+    process.kill(-(child.pid as number), 'SIGINT');
+
+    await eventually(() => !isRunning(running?.pid as number) && !isRunning(javaPid), 60_000, 'stopped');
+    const stopping = output().slice(before);
+    // Java used to get the SIGINT too, and die under the workers still reading its stream.
+    expect(stopping).not.toMatch(/ECONNREFUSED|failed|cannot describe|"level":"ERROR"/);
+    expect(stopping).toMatch(/Local stack stopped\./);
   });
 
   it('exits 1 naming the port when --dynamodb-port is another DynamoDB Local, and creates nothing in it', {

@@ -29,21 +29,31 @@ const metricsDisabled = process.env.METRICS_DISABLED === 'true';
 
 const writeLine = (line: object) => void process.stdout.write(`${JSON.stringify(line)}\n`);
 
-/** The invocation a log line belongs to, as Lambda's context names it. */
+/**
+ * The invocation a log line belongs to, as Lambda's context names it: a request's own, in its
+ * async scope (below), else the last `addContext`'s. Not one value for the process: `npm start`
+ * runs every function in one process, where the authorizer's and the dispatcher's lines carried
+ * whichever request had run last.
+ */
 let invocation: Record<string, unknown> = {};
 let invocations = 0;
 
+/** The invocation keys of `context` (`cold_start` true only on the process's first). */
+function invocationKeys(context: Context): Record<string, unknown> {
+  return {
+    cold_start: invocations++ === 0,
+    function_arn: context.invokedFunctionArn,
+    function_memory_size: Number(context.memoryLimitInMB),
+    function_name: context.functionName,
+    function_request_id: context.awsRequestId,
+  };
+}
+
 /** Log lines in Powertools' shape: `level`, `message`, `timestamp`, `service`, the invocation's keys, then the fields. */
 export const logger = {
-  /** Sets the invocation keys of the lines that follow (`cold_start` true only on the first). */
+  /** Sets the invocation keys of the lines that follow, outside a request's scope. */
   addContext(context: Context): void {
-    invocation = {
-      cold_start: invocations++ === 0,
-      function_arn: context.invokedFunctionArn,
-      function_memory_size: Number(context.memoryLimitInMB),
-      function_name: context.functionName,
-      function_request_id: context.awsRequestId,
-    };
+    invocation = invocationKeys(context);
   },
   debug: (message: string, fields?: object) => log('DEBUG', message, fields),
   info: (message: string, fields?: object) => log('INFO', message, fields),
@@ -52,7 +62,12 @@ export const logger = {
 };
 
 /** Writes a log line at `level` unless the threshold drops it; whether it was written. */
-function log(level: Level, message: string, fields?: object): boolean {
+function log(
+  level: Level,
+  message: string,
+  fields?: object,
+  keys: Record<string, unknown> = current.getStore()?.invocation ?? invocation,
+): boolean {
   if (LEVELS[level] < threshold) return false;
   // Lambda sets the trace header per invocation, in the environment.
   const trace = process.env._X_AMZN_TRACE_ID;
@@ -62,7 +77,7 @@ function log(level: Level, message: string, fields?: object): boolean {
     timestamp: new Date().toISOString(),
     service: SERVICE,
     ...(stage ? { stage } : {}),
-    ...invocation,
+    ...keys,
     ...(trace ? { xray_trace_id: trace.split(';')[0]?.replace('Root=', '') } : {}),
     ...fields,
   });
@@ -123,6 +138,7 @@ function metricFields(metrics: RouteMetrics, values: Iterable<MetricValue>): obj
  */
 interface RequestScope {
   outcome?: string;
+  readonly invocation?: Record<string, unknown>;
   readonly metrics: Map<string, { value: number; unit: MetricUnit }>;
 }
 
@@ -164,8 +180,10 @@ export function requestTelemetry(route: string) {
     run: () => Promise<T>,
   ): Promise<T> => {
     const started = performance.now();
-    if (context) logger.addContext(context);
-    const scope: RequestScope = { metrics: new Map() };
+    const scope: RequestScope = {
+      metrics: new Map(),
+      ...(context ? { invocation: invocationKeys(context) } : {}),
+    };
     const response = await current.run(scope, run);
     const latencyMs = Math.round((performance.now() - started) * 1000) / 1000;
     const status = response.statusCode;
@@ -179,15 +197,20 @@ export function requestTelemetry(route: string) {
     else if (status >= 400) values.push(['ClientErrors', 1]);
     for (const [name, { value, unit }] of scope.metrics) values.push([name, value, unit]);
     const emf = metricFields(metrics, values);
-    const logged = log(status >= 500 ? 'ERROR' : 'INFO', 'request', {
-      correlation_id: request.requestId,
-      route,
-      sub: request.sub,
-      status,
-      outcome: scope.outcome ?? (status < 400 ? 'ok' : `http-${status}`),
-      latencyMs,
-      ...emf,
-    });
+    const logged = log(
+      status >= 500 ? 'ERROR' : 'INFO',
+      'request',
+      {
+        correlation_id: request.requestId,
+        route,
+        sub: request.sub,
+        status,
+        outcome: scope.outcome ?? (status < 400 ? 'ok' : `http-${status}`),
+        latencyMs,
+        ...emf,
+      },
+      scope.invocation,
+    );
     if (!logged && emf) writeLine(emf);
     return response;
   };

@@ -146,6 +146,36 @@ describe('log lines', () => {
     ]);
   });
 
+  it("carry their own request's function, however requests of several functions interleave, and a line outside a request none of theirs", async () => {
+    const telemetry = await freshTelemetry();
+    const contextOf = (functionName: string) => ({ ...context, functionName, awsRequestId: functionName });
+    const inside = (functionName: string, pause: number) =>
+      telemetry.requestTelemetry(functionName)(
+        { requestId: functionName },
+        contextOf(functionName),
+        async () => {
+          await new Promise((resolve) => setTimeout(resolve, pause));
+          telemetry.logger.warn(`from ${functionName}`);
+          return { statusCode: 200 };
+        },
+      );
+    const lines = await linesWrittenBy(async () => {
+      await Promise.all([inside('send-money', 20), inside('get-balance', 5)]);
+      // As the authorizer or the dispatcher logs, in the same process under `npm start`.
+      telemetry.logger.warn('outside');
+    });
+    const names = Object.fromEntries(
+      logLines(lines).map((line) => [`${line.message}:${line.route ?? ''}`, line.function_name]),
+    );
+    expect(names).toEqual({
+      'from send-money:': 'send-money',
+      'from get-balance:': 'get-balance',
+      'request:send-money': 'send-money',
+      'request:get-balance': 'get-balance',
+      'outside:': undefined,
+    });
+  });
+
   it("are written from the level Lambda's log controls set, over LOG_LEVEL", async () => {
     vi.stubEnv('LOG_LEVEL', 'DEBUG');
     vi.stubEnv('AWS_LAMBDA_LOG_LEVEL', 'WARN');

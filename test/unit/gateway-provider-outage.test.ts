@@ -2,16 +2,20 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Context } from 'aws-lambda';
-import { type CryptoKey, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAccessTokenVerifier } from '#functions/authorizer/access-token.ts';
 import { createAuthorizer } from '#functions/authorizer/authorizer.ts';
-import { createJwksCache, JWKS_FETCH_BACKOFF_MS } from '#functions/authorizer/jwks-cache.ts';
-import { loadAuthorizerSettings } from '#functions/authorizer/settings.ts';
-import { authorizerEnvironment } from '#infra/environment.ts';
+import { JWKS_FETCH_BACKOFF_MS } from '#functions/authorizer/jwks-cache.ts';
 import { AuthorizerEmulation } from '#infra/local/authorizer-emulation.ts';
-import { JWKS_PATH, LOCAL_AUDIENCE, localIssuerUrl } from '#infra/local/issuer.ts';
 import { RequestPipeline } from '#infra/local/request-pipeline.ts';
+import {
+  bearer,
+  closeIdentityProviders,
+  type IdentityProvider,
+  jwksOf,
+  newSigningKey,
+  startIdentityProvider,
+  verifierOf,
+} from '../support/identity-provider.ts';
 
 /**
  * What the local gateway answers, as API Gateway with this stack's gateway responses would, when
@@ -21,6 +25,7 @@ import { RequestPipeline } from '#infra/local/request-pipeline.ts';
  */
 
 const servers: Server[] = [];
+afterEach(closeIdentityProviders);
 afterEach(async () => {
   for (const server of servers.splice(0)) {
     server.closeAllConnections();
@@ -35,41 +40,9 @@ async function listen(server: Server): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
-interface Provider {
-  /** The status the JWKS is answered with: 200 serves the key. */
-  status: number;
-  readonly issuer: string;
-  readonly key: { readonly kid: string; readonly privateKey: CryptoKey; readonly jwk: JWK };
-}
-
-async function startProvider(status: number): Promise<Provider> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
-  const key = {
-    kid: 'idp-1',
-    privateKey,
-    jwk: { ...(await exportJWK(publicKey)), kid: 'idp-1', alg: 'ES256' },
-  };
-  const server = createServer((request, response) => {
-    if (request.url !== JWKS_PATH || provider.status !== 200) {
-      return void response.writeHead(provider.status === 200 ? 404 : provider.status).end('down');
-    }
-    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [key.jwk] }));
-  });
-  const provider: Provider = { status, issuer: localIssuerUrl(await listen(server)), key };
-  return provider;
-}
-
 /** The local gateway's pipeline with the authorizer of `provider`; every function answers 200. */
-async function gatewayFor(provider: Provider, clock: { now: number }): Promise<string> {
-  const env = authorizerEnvironment({
-    issuer: provider.issuer,
-    audience: LOCAL_AUDIENCE,
-    jwksUrl: `${provider.issuer}${JWKS_PATH}`,
-  });
-  const verify = createAccessTokenVerifier(
-    loadAuthorizerSettings(env),
-    createJwksCache({ now: () => clock.now }),
-  );
+async function gatewayFor(provider: IdentityProvider, clock: { now: number }): Promise<string> {
+  const verify = verifierOf(provider, clock);
   const authorizer = new AuthorizerEmulation(300);
   const handler = createAuthorizer({ verify });
   authorizer.handler = (event, _context: Context) => handler(event);
@@ -80,21 +53,6 @@ async function gatewayFor(provider: Provider, clock: { now: number }): Promise<s
   return `http://127.0.0.1:${await listen(createServer((req, res) => void pipeline.serve(req, res)))}`;
 }
 
-async function tokenOf(provider: Provider, key = provider.key): Promise<string> {
-  const now = Math.floor(Date.now() / 1000);
-  const token = await new SignJWT({
-    iss: provider.issuer,
-    aud: LOCAL_AUDIENCE,
-    sub: 'caller-1',
-    iat: now,
-    exp: now + 300,
-    scope: 'read:wallet',
-  })
-    .setProtectedHeader({ alg: 'ES256', kid: key.kid, typ: 'at+jwt' })
-    .sign(key.privateKey);
-  return `Bearer ${token}`;
-}
-
 const balance = (base: string, authorization: string) =>
   fetch(`${base}/api/wallet/balance`, { headers: { authorization } });
 
@@ -102,10 +60,11 @@ describe('the local gateway, when the identity provider fails', () => {
   it.each([503, 500])(
     'answers a valid token 503 problem+json with Retry-After (JWKS %i), and caches nothing',
     async (status) => {
-      const provider = await startProvider(status);
+      const key = await newSigningKey('idp-1');
+      const provider = await startIdentityProvider({ status, body: 'down' });
       const clock = { now: 1_000_000_000_000 };
       const base = await gatewayFor(provider, clock);
-      const token = await tokenOf(provider);
+      const token = await bearer(provider, key, { scope: 'read:wallet' });
 
       const answer = await balance(base, token);
       expect(answer.status).toBe(503);
@@ -121,19 +80,23 @@ describe('the local gateway, when the identity provider fails', () => {
       });
 
       // The provider is back after the back-off: the same token is let through, no failure cached.
-      provider.status = 200;
+      provider.answer = jwksOf(key);
       clock.now += JWKS_FETCH_BACKOFF_MS;
       expect((await balance(base, token)).status).toBe(200);
     },
   );
 
   it('still answers a token signed by another key 401 invalid_token while the JWKS is healthy', async () => {
-    const provider = await startProvider(200);
+    const key = await newSigningKey('idp-1');
+    const provider = await startIdentityProvider(jwksOf(key));
     const base = await gatewayFor(provider, { now: 1_000_000_000_000 });
-    const { privateKey } = await generateKeyPair('ES256', { extractable: true });
-    const forged = await balance(base, await tokenOf(provider, { ...provider.key, privateKey }));
+    const { privateKey } = await newSigningKey('idp-1');
+    const forged = await balance(
+      base,
+      await bearer(provider, { ...key, privateKey }, { scope: 'read:wallet' }),
+    );
     expect(forged.status).toBe(401);
     expect(forged.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
-    expect((await balance(base, await tokenOf(provider))).status).toBe(200);
+    expect((await balance(base, await bearer(provider, key, { scope: 'read:wallet' }))).status).toBe(200);
   });
 });

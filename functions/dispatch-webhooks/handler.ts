@@ -41,16 +41,20 @@ export interface DispatcherDependencies {
 
 /** The composition root of the dispatcher: its stores on the webhooks table, the HTTP client, the metrics. */
 export function createWebhookDispatcher(deps: DispatcherDependencies): Dispatcher & {
-  /** The longest any task waited past its due time since the last call, then reset: one metric per invocation. */
-  takeLag(): number;
+  /**
+   * The longest any task waited past its due time since the last call, then reset: one metric per
+   * invocation. Undefined when no poll answered since (its `due` Queries all failed): a 0 then would
+   * say that nothing waits, and keep the lag alarm, whose missing data breaches, from firing.
+   */
+  takeLag(): number | undefined;
 } {
   const { client, tableName } = deps;
   const metrics = routeMetrics('dispatch-webhooks');
-  let lag = 0;
+  let lag: number | undefined;
   const observe = (observation: DispatchObservation) => {
     switch (observation.kind) {
       case 'lag':
-        lag = Math.max(lag, observation.oldestDueMs);
+        lag = Math.max(lag ?? 0, observation.oldestDueMs);
         return;
       case 'attempt':
         publish(metrics, [
@@ -96,7 +100,7 @@ export function createWebhookDispatcher(deps: DispatcherDependencies): Dispatche
     ...dispatcher,
     takeLag() {
       const taken = lag;
-      lag = 0;
+      lag = undefined;
       return taken;
     },
   };
@@ -116,20 +120,27 @@ const dispatcher = createWebhookDispatcher({
 const invocationMetrics = routeMetrics('dispatch-webhooks');
 
 /**
- * The dispatcher, invoked every minute by a schedule: polls the due tasks until one lease before its
- * timeout, so that one invocation follows the other (docs/decisions/webhooks.md, "Dispatching"). A
- * task claimed last waits, is attempted and recorded within its lease (`DispatcherSettings.leaseMs`),
- * so within the function's time.
+ * The dispatcher's invocation, invoked every minute by a schedule: polls the due tasks until one
+ * lease before its timeout, so that one invocation follows the other (docs/decisions/webhooks.md,
+ * "Dispatching"). A task claimed last waits, is attempted and recorded within its lease
+ * (`DispatcherSettings.leaseMs`), so within the function's time.
  */
-export async function handler(
-  _event: unknown,
-  context: Pick<Context, 'getRemainingTimeInMillis'>,
-): Promise<void> {
-  await runDispatcher(dispatcher, {
-    pollMs: DISPATCH_POLL_MS,
-    until: Date.now() + context.getRemainingTimeInMillis() - leaseMs,
-    onError: (error) => logger.error('Polling the due tasks failed', { errorName: (error as Error).name }),
-  });
-  // Once per invocation (a minute): the alarm on undelivered events reads its maximum.
-  publish(invocationMetrics, [['OldestDueTaskAgeMs', dispatcher.takeLag()]]);
+export function createDispatchHandler(
+  dispatcher: ReturnType<typeof createWebhookDispatcher>,
+  { leaseMs, pollMs = DISPATCH_POLL_MS }: { readonly leaseMs: number; readonly pollMs?: number },
+) {
+  return async (_event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<void> => {
+    await runDispatcher(dispatcher, {
+      pollMs,
+      until: Date.now() + context.getRemainingTimeInMillis() - leaseMs,
+      onError: (error) => logger.error('Polling the due tasks failed', { errorName: (error as Error).name }),
+    });
+    // Once per invocation (a minute): the alarm on undelivered events reads its maximum, and
+    // reads no datapoint as the dispatcher down, so an invocation that could not read the due tasks
+    // publishes none.
+    const lag = dispatcher.takeLag();
+    if (lag !== undefined) publish(invocationMetrics, [['OldestDueTaskAgeMs', lag]]);
+  };
 }
+
+export const handler = createDispatchHandler(dispatcher, { leaseMs });

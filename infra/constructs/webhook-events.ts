@@ -139,7 +139,14 @@ export class WebhookEvents extends Construct {
         statistic,
         period: Duration.minutes(5),
       });
-    const alarm = (kind: string, metric: Metric, threshold: number, periods: number, description: string) => {
+    const alarm = (
+      kind: string,
+      metric: Metric,
+      threshold: number,
+      periods: number,
+      description: string,
+      treatMissingData = TreatMissingData.NOT_BREACHING,
+    ) => {
       const made = new Alarm(this, kind, {
         alarmName: `${alarmNamePrefix(props.stageName)}webhooks-${kind}`,
         alarmDescription: description,
@@ -148,7 +155,7 @@ export class WebhookEvents extends Construct {
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         evaluationPeriods: periods,
         datapointsToAlarm: periods,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
+        treatMissingData,
       });
       const action = new SnsAction(props.alarmTopic);
       made.addAlarmAction(action);
@@ -167,7 +174,17 @@ export class WebhookEvents extends Construct {
       emf('OldestDueTaskAgeMs', 'dispatch-webhooks', 'Maximum'),
       60_000,
       2,
-      'A webhook delivery has waited past its due time for a minute or more, in two 5-minute periods in a row: the dispatcher is not running, or is behind. runbook (docs/operations.md): "the webhook lag alarms".',
+      'A webhook delivery has waited past its due time for a minute or more, or the dispatcher published no lag (it did not run, or could not read the due tasks), in two 5-minute periods in a row: the dispatcher is not running, or is behind. runbook (docs/operations.md): "the webhook lag alarms".',
+      // Every minute's invocation publishes the lag unless it failed to read the due tasks, so
+      // silence is a dispatcher that is down: stopped, crashing, throttled or unable to read.
+      TreatMissingData.BREACHING,
+    );
+    alarm(
+      'dispatcher-errors',
+      this.dispatcher.function.metricErrors({ statistic: 'Sum', period: Duration.minutes(5) }) as Metric,
+      1,
+      1,
+      'The webhook dispatcher failed an invocation (crash, timeout, out of memory, init error): its polling stopped until the next minute\'s, and the tasks it had claimed wait for their lease to lapse. runbook (docs/operations.md): "the webhook lag alarms".',
     );
     alarm(
       'deriver-behind',

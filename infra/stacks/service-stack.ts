@@ -303,6 +303,7 @@ export class ServiceStack extends Stack {
     this.batchSweep = new BatchSweep(this, 'BatchSweep', {
       stageName: props.stageName,
       walletsTable: props.tables.wallets,
+      alarmTopic: props.alarmTopic,
       logRetention: props.logRetention,
       logLevel: props.logLevel,
     });
@@ -336,8 +337,8 @@ export class ServiceStack extends Stack {
     });
     this.monitoring.dashboard.addWidgets(
       new AlarmStatusWidget({
-        title: 'Ledger audit',
-        alarms: [this.ledgerAudit.alarm, this.ledgerAudit.executionsAlarm],
+        title: 'Ledger audit and batch sweep',
+        alarms: [this.ledgerAudit.alarm, this.ledgerAudit.executionsAlarm, this.batchSweep.alarm],
         width: 24,
       }),
       new AlarmStatusWidget({ title: 'Webhooks', alarms: this.webhookEvents.alarms, width: 24 }),

@@ -125,6 +125,7 @@ describe('alarms', () => {
         'ledgerAudit',
         'ledgerAuditSegment',
       ].map((worker) => `${worker}-throttles`),
+      'batchSweep-errors',
       'creditPoster-iterator-age',
       'creditPoster-failed-batches',
       'webhooks-delivery-failures',
@@ -132,6 +133,7 @@ describe('alarms', () => {
       'webhooks-deriver-behind',
       'webhooks-deriver-failed-batches',
       'webhooks-endpoints-disabled',
+      'webhooks-dispatcher-errors',
     ].map((name) => `wallet-catalog-dev-${name}`);
     expect(
       alarms()
@@ -142,7 +144,16 @@ describe('alarms', () => {
 
   it('notify the alarm topic of the stateful stack on ALARM and on OK; request-driven ones treat missing data as nothing wrong', () => {
     const topicId = logicalId(built.stateful, built.stateful.alarmTopic);
-    for (const props of alarms().filter((a) => a.AlarmName !== 'wallet-catalog-dev-probe-failed')) {
+    // Those whose metric a scheduled worker publishes on every run: no datapoint is a run missing.
+    const silenceBreaches = ['probe-failed', 'webhooks-oldest-undelivered'].map(
+      (name) => `wallet-catalog-dev-${name}`,
+    );
+    for (const props of alarms().filter((a) => silenceBreaches.includes(a.AlarmName))) {
+      expect(props.TreatMissingData, props.AlarmName).toBe('breaching');
+      expect(props.OKActions, props.AlarmName).toEqual(props.AlarmActions);
+      expect(JSON.stringify(props.AlarmActions), props.AlarmName).toContain(topicId);
+    }
+    for (const props of alarms().filter((a) => !silenceBreaches.includes(a.AlarmName))) {
       expect(props.AlarmActions, props.AlarmName).toHaveLength(1);
       // A strong reference: an export of the stateful stack, which CloudFormation keeps while it is imported.
       expect(JSON.stringify(props.AlarmActions), props.AlarmName).toContain(
@@ -282,6 +293,23 @@ describe('alarms', () => {
         Value: { Ref: logicalId(built.service, built.service.webhookEvents.dispatcher.function) },
       },
     ]);
+  });
+
+  it('errors: Lambda Errors of the scheduled workers whose failed runs write no metric of theirs, on the first in 5 minutes', () => {
+    for (const [name, fn] of [
+      ['batchSweep-errors', built.service.batchSweep.function],
+      ['webhooks-dispatcher-errors', built.service.webhookEvents.dispatcher],
+    ] as const) {
+      expect(alarm(name), name).toMatchObject({
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Errors',
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: logicalId(built.service, fn.function) } }],
+        Statistic: 'Sum',
+        Period: 300,
+        Threshold: 1,
+        EvaluationPeriods: 1,
+      });
+    }
   });
 
   it("throttles: API Gateway's own 429s, counted from the access log by stage", () => {

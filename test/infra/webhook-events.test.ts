@@ -188,7 +188,7 @@ describe('the webhook dispatcher', () => {
 });
 
 describe('the webhook alarms', () => {
-  it('are five, each named for the stage, sent to the alarm topic when they fire and when they clear', () => {
+  it('are six, each named for the stage, sent to the alarm topic when they fire and when they clear', () => {
     const ids = events().alarms.map((alarm) => logicalId(built.service, alarm));
     const names = ids.map((id) => propertiesOf(id).AlarmName);
     expect(names.sort()).toEqual(
@@ -198,6 +198,7 @@ describe('the webhook alarms', () => {
         'deriver-behind',
         'deriver-failed-batches',
         'endpoints-disabled',
+        'dispatcher-errors',
       ]
         .map((kind) => `wallet-catalog-dev-webhooks-${kind}`)
         .sort(),
@@ -206,8 +207,29 @@ describe('the webhook alarms', () => {
       const props = propertiesOf(id);
       expect(props.AlarmActions).toHaveLength(1);
       expect(props.OKActions).toEqual(props.AlarmActions);
-      expect(props.TreatMissingData).toBe('notBreaching');
+      // The lag is published every minute by a dispatcher that runs and reads: silence is it down.
+      expect(props.TreatMissingData, String(props.AlarmName)).toBe(
+        props.AlarmName === 'wallet-catalog-dev-webhooks-oldest-undelivered' ? 'breaching' : 'notBreaching',
+      );
     }
+  });
+
+  it('page on the first failed dispatcher invocation: a crash, timeout or init error publishes no lag', () => {
+    const props = resources('AWS::CloudWatch::Alarm').find(
+      ([, alarm]) => alarm.AlarmName === 'wallet-catalog-dev-webhooks-dispatcher-errors',
+    )?.[1] as Json;
+    expect(props).toMatchObject({
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Errors',
+      Dimensions: [
+        { Name: 'FunctionName', Value: { Ref: logicalId(built.service, events().dispatcher.function) } },
+      ],
+      Statistic: 'Sum',
+      Period: 300,
+      Threshold: 1,
+      EvaluationPeriods: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
   });
 
   it('page when the oldest due delivery has waited a minute, and when the deriver is a minute behind', () => {

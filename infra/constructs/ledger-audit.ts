@@ -1,5 +1,11 @@
 import { Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, type Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import {
+  Alarm,
+  ComparisonOperator,
+  type IMetric,
+  MathExpression,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
@@ -25,6 +31,9 @@ import { MAX_SEGMENTS } from '#shared/wallet/audit/partial.ts';
 import { PARTIALS_BUCKET_ENV, PARTIALS_PREFIX } from '#shared/wallet/audit/partial-store.ts';
 import { alarmNamePrefix } from './alarm-thresholds.ts';
 import { ProjectFunction } from './project-function.ts';
+
+/** How long an audit execution may run: the children and the reducer, retries included. */
+const AUDIT_TIMEOUT = Duration.hours(2);
 
 export interface LedgerAuditProps {
   readonly stageName: string;
@@ -59,8 +68,9 @@ export interface LedgerAuditProps {
  * numbers, a Distributed Map runs a child Lambda per segment (Scan only; it leaves its partial in
  * the partials bucket), and the reducer Lambda (Scan and BatchGetItem; it reads and removes the
  * partials) decides. A break fails the reducer: its Errors alarm (ledger-audit-failed) is today's,
- * runbook and all (docs/operations.md, "ledger-audit-failed"); an execution that fails or times
- * out for any other reason (a child failing past its retries) has an alarm of its own.
+ * runbook and all (docs/operations.md, "ledger-audit-failed"); an execution that fails, times out
+ * or is aborted for any other reason (a child failing past its retries) has an alarm of its own,
+ * and so does a schedule under which no run succeeds (ledger-audit-not-run).
  * Why: docs/decisions/segmented-audit.md.
  */
 export class LedgerAudit extends Construct {
@@ -69,9 +79,14 @@ export class LedgerAudit extends Construct {
   readonly segmentFunction: ProjectFunction;
   readonly stateMachine: StateMachine;
   readonly partials: Bucket;
-  /** Breaks (the reducer failed); and executions that failed, timed out or were aborted. */
+  /** Breaks (the reducer failed); executions that failed, timed out or were aborted; no run succeeded. */
   readonly alarm: Alarm;
   readonly executionsAlarm: Alarm;
+  readonly notRunAlarm: Alarm;
+
+  get alarms(): Alarm[] {
+    return [this.alarm, this.executionsAlarm, this.notRunAlarm];
+  }
 
   constructor(scope: Construct, id: string, props: LedgerAuditProps) {
     super(scope, id);
@@ -129,9 +144,10 @@ export class LedgerAudit extends Construct {
     this.#grantPartials(this.function, ['s3:GetObject', 's3:DeleteObject']);
 
     this.stateMachine = this.#stateMachine(segments, props);
+    const every = props.every ?? Duration.days(1);
     new Rule(this, 'Schedule', {
       description: 'Runs the wallet ledger audit',
-      schedule: Schedule.rate(props.every ?? Duration.days(1)),
+      schedule: Schedule.rate(every),
       // A failed audit is a finding, not something to run twice.
       targets: [new SfnStateMachine(this.stateMachine, { retryAttempts: 0 })],
     });
@@ -146,8 +162,30 @@ export class LedgerAudit extends Construct {
       'Executions',
       'ledger-audit-execution-failed',
       'A run of the ledger audit\'s state machine failed, timed out or was aborted (a child failing past its retries, say): the books went unproven today. Its execution names the failed state; follow the runbook (docs/operations.md) "ledger-audit-execution-failed".',
-      this.stateMachine.metricFailed({ period: Duration.days(1) }),
+      // Step Functions counts a timed-out or aborted execution apart from a failed one, and
+      // publishes each only when it happens: filled, or one alone would leave the sum empty.
+      new MathExpression({
+        expression: 'FILL(failed, 0) + FILL(timedOut, 0) + FILL(aborted, 0)',
+        usingMetrics: {
+          failed: this.stateMachine.metricFailed({ period: Duration.days(1) }),
+          timedOut: this.stateMachine.metricTimedOut({ period: Duration.days(1) }),
+          aborted: this.stateMachine.metricAborted({ period: Duration.days(1) }),
+        },
+        period: Duration.days(1),
+        label: 'audit executions failed, timed out or aborted',
+      }),
       props,
+    );
+    // A schedule disabled or deleted, or runs that never start, fail nothing: only the absence of
+    // a success says so. The window is one interval plus the execution's timeout, the furthest
+    // apart two successful runs on time can end, so that a slow run after a quick one is no page.
+    this.notRunAlarm = this.#alarm(
+      'NotRun',
+      'ledger-audit-not-run',
+      `No run of the ledger audit succeeded in ${every.plus(AUDIT_TIMEOUT).toHumanString()} (its interval plus the execution timeout): the schedule is disabled or gone, its runs do not start, or every one failed. The books go unproven until one succeeds; follow the runbook (docs/operations.md) "ledger-audit-execution-failed".`,
+      this.stateMachine.metricSucceeded({ period: every.plus(AUDIT_TIMEOUT) }),
+      props,
+      { comparison: ComparisonOperator.LESS_THAN_THRESHOLD, treatMissingData: TreatMissingData.BREACHING },
     );
   }
 
@@ -206,7 +244,7 @@ export class LedgerAudit extends Construct {
       comment: 'The wallet ledger audit: a child per Scan segment, then the reducer',
       definitionBody: DefinitionBody.fromChainable(plan.next(map).next(reduce)),
       // The children and the reducer each end within 15 minutes; retries included, well inside this.
-      timeout: Duration.hours(2),
+      timeout: AUDIT_TIMEOUT,
       tracingEnabled: true,
       logs: { destination: logs, level: LogLevel.ALL, includeExecutionData: false },
     });
@@ -266,7 +304,17 @@ export class LedgerAudit extends Construct {
     return grant;
   }
 
-  #alarm(id: string, name: string, description: string, metric: Metric, props: LedgerAuditProps): Alarm {
+  #alarm(
+    id: string,
+    name: string,
+    description: string,
+    metric: IMetric,
+    props: LedgerAuditProps,
+    {
+      comparison = ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData = TreatMissingData.NOT_BREACHING,
+    }: { comparison?: ComparisonOperator; treatMissingData?: TreatMissingData } = {},
+  ): Alarm {
     const alarm = new Alarm(this, id, {
       alarmName: `${alarmNamePrefix(props.stageName)}${name}`,
       alarmDescription: description,
@@ -274,8 +322,8 @@ export class LedgerAudit extends Construct {
       threshold: 1,
       evaluationPeriods: 1,
       datapointsToAlarm: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
+      comparisonOperator: comparison,
+      treatMissingData,
     });
     const action = new SnsAction(props.alarmTopic);
     alarm.addAlarmAction(action);

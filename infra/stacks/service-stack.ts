@@ -338,7 +338,7 @@ export class ServiceStack extends Stack {
     this.monitoring.dashboard.addWidgets(
       new AlarmStatusWidget({
         title: 'Ledger audit and batch sweep',
-        alarms: [this.ledgerAudit.alarm, this.ledgerAudit.executionsAlarm, this.batchSweep.alarm],
+        alarms: [...this.ledgerAudit.alarms, this.batchSweep.alarm],
         width: 24,
       }),
       new AlarmStatusWidget({ title: 'Webhooks', alarms: this.webhookEvents.alarms, width: 24 }),

@@ -98,21 +98,56 @@ describe('the deployed ledger audit', () => {
     expect(rules[0]?.[1]?.Properties?.Targets?.[0]?.RetryPolicy).toEqual({ MaximumRetryAttempts: 0 });
   });
 
-  it('alarms on breaks (the reducer failed) and on failed executions, to the alarm topic', () => {
+  it('alarms on breaks (the reducer failed), on executions failed, timed out or aborted, and on no run succeeding, to the alarm topic', () => {
     const alarms = resources('AWS::CloudWatch::Alarm').map(([, alarm]) => alarm?.Properties);
+    const machineId = logicalId(built.service, built.service.ledgerAudit.stateMachine);
     const breaks = alarms.find((a) => String(a?.AlarmName).endsWith('-ledger-audit-failed'));
     expect(breaks?.MetricName).toBe('Errors');
     expect(JSON.stringify(breaks?.Dimensions)).toContain(
       logicalId(built.service, built.service.ledgerAudit.function.function),
     );
     expect(breaks?.AlarmDescription).toContain('runbook (docs/operations.md) "ledger-audit-failed"');
+
     const executions = alarms.find((a) => String(a?.AlarmName).endsWith('-ledger-audit-execution-failed'));
-    expect(executions?.Namespace).toBe('AWS/States');
-    expect(executions?.MetricName).toBe('ExecutionsFailed');
-    expect(JSON.stringify(executions?.Dimensions)).toContain(
-      logicalId(built.service, built.service.ledgerAudit.stateMachine),
+    const queries = executions?.Metrics as unknown as {
+      Id: string;
+      Expression?: string;
+      MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: unknown }; Period: number };
+    }[];
+    // Step Functions counts a timed-out or an aborted execution apart from a failed one.
+    expect(queries.find((q) => q.Expression)?.Expression).toBe(
+      'FILL(failed, 0) + FILL(timedOut, 0) + FILL(aborted, 0)',
     );
-    for (const alarm of [breaks, executions]) {
+    const metrics = Object.fromEntries(
+      queries.filter((q) => q.MetricStat).map((q) => [q.Id, q.MetricStat?.Metric.MetricName]),
+    );
+    expect(metrics).toEqual({
+      failed: 'ExecutionsFailed',
+      timedOut: 'ExecutionsTimedOut',
+      aborted: 'ExecutionsAborted',
+    });
+    for (const query of queries.filter((q) => q.MetricStat)) {
+      expect(query.MetricStat?.Metric.Namespace).toBe('AWS/States');
+      expect(JSON.stringify(query.MetricStat?.Metric.Dimensions)).toContain(machineId);
+      expect(query.MetricStat?.Period).toBe(86_400);
+    }
+    expect(executions).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+
+    // A schedule that never starts a run fails nothing: no success within a day and the run's
+    // 2-hour timeout pages, and so does no datapoint at all.
+    const notRun = alarms.find((a) => String(a?.AlarmName).endsWith('-ledger-audit-not-run'));
+    expect(notRun).toMatchObject({
+      Namespace: 'AWS/States',
+      MetricName: 'ExecutionsSucceeded',
+      Statistic: 'Sum',
+      Period: 26 * 3_600,
+      Threshold: 1,
+      ComparisonOperator: 'LessThanThreshold',
+      EvaluationPeriods: 1,
+      TreatMissingData: 'breaching',
+    });
+    expect(JSON.stringify(notRun?.Dimensions)).toContain(machineId);
+    for (const alarm of [breaks, executions, notRun]) {
       expect(alarm?.AlarmActions).toHaveLength(1);
       expect(alarm?.OKActions).toHaveLength(1);
     }

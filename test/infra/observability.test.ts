@@ -116,6 +116,7 @@ describe('alarms', () => {
       ]),
       'ledger-audit-failed',
       'ledger-audit-execution-failed',
+      'ledger-audit-not-run',
       ...[
         'creditPoster',
         'probe',
@@ -145,7 +146,7 @@ describe('alarms', () => {
   it('notify the alarm topic of the stateful stack on ALARM and on OK; request-driven ones treat missing data as nothing wrong', () => {
     const topicId = logicalId(built.stateful, built.stateful.alarmTopic);
     // Those whose metric a scheduled worker publishes on every run: no datapoint is a run missing.
-    const silenceBreaches = ['probe-failed', 'webhooks-oldest-undelivered'].map(
+    const silenceBreaches = ['probe-failed', 'webhooks-oldest-undelivered', 'ledger-audit-not-run'].map(
       (name) => `wallet-catalog-dev-${name}`,
     );
     for (const props of alarms().filter((a) => silenceBreaches.includes(a.AlarmName))) {

@@ -59,6 +59,9 @@ const CONFLICTING_WRITES: Readonly<Record<TableName, string>> = {
   webhooks: "changes to one merchant's endpoints",
 };
 
+/** A route's requests: those its function answered, and those it crashed on (EMF never saw them). */
+const ALL = '(FILL(requests, 0) + FILL(crashes, 0))';
+
 /** The credit poster's name in alarm names and the dashboard. */
 export const CREDIT_POSTER_SUBJECT = 'creditPoster';
 
@@ -118,22 +121,23 @@ export class ServiceMonitoring extends Construct {
         '5%+ of API requests answered 5xx in 3 of 5 minutes. Find the route (per-route 5xx alarms, dashboard), then its function log and X-Ray traces; after a deploy, revert the commit.',
     });
 
-    for (const operationId of operationIds) {
+    for (const [operationId, fn] of props.functions) {
       this.#alarm(`${operationId}5xxRate`, {
         subject: operationId,
         kind: '5xx-rate',
         metric: new MathExpression({
-          // ServerErrors is only emitted by failed requests: missing means none.
-          expression: 'IF(requests > 0, 100 * FILL(errors, 0) / requests, 0)',
+          // EMF counts the requests that return; a crash, timeout, OOM or init error, Lambda's Errors only.
+          expression: `IF(${ALL} > 0, 100 * (FILL(errors, 0) + FILL(crashes, 0)) / ${ALL}, 0)`,
           usingMetrics: {
             errors: this.#emf('ServerErrors', operationId, rate.period),
             requests: this.#emf('Requests', operationId, rate.period),
+            crashes: fn.function.metricErrors({ statistic: 'Sum', period: rate.period }),
           },
           period: rate.period,
-          label: `${operationId} ServerErrors % of Requests`,
+          label: `${operationId} ServerErrors and Lambda Errors % of requests`,
         }),
         threshold: rate,
-        description: `5%+ of ${operationId} requests ended in a 5xx from its function in 3 of 5 minutes. Logs Insights on its log group: filter status >= 500 | stats count() by outcome.`,
+        description: `5%+ of ${operationId} requests ended in a 5xx from its function, or in its crash (timeout, out of memory, init error), in 3 of 5 minutes. Logs Insights on its log group: filter status >= 500 | stats count() by outcome; a crash has no such line: "Task timed out", INIT errors, level = "ERROR".`,
       });
     }
 

@@ -224,16 +224,26 @@ describe('alarms', () => {
     }
   });
 
-  it('5xx rate per route: EMF ServerErrors over Requests, missing errors counting as none', () => {
+  it("5xx rate per route: EMF ServerErrors and the function's Lambda Errors (crashes, timeouts, OOM, init errors, which write no EMF) over all its requests, missing counting as none", () => {
+    const all = '(FILL(requests, 0) + FILL(crashes, 0))';
     for (const { operationId } of routeTable) {
       const props = alarm(`${operationId}-5xx-rate`);
       expect(props).toMatchObject({ Threshold: 5, EvaluationPeriods: 5, DatapointsToAlarm: 3 });
       const { expression, metrics } = queries(props);
-      expect(expression).toBe('IF(requests > 0, 100 * FILL(errors, 0) / requests, 0)');
+      expect(expression).toBe(`IF(${all} > 0, 100 * (FILL(errors, 0) + FILL(crashes, 0)) / ${all}, 0)`);
       expect(metrics.errors?.Metric).toEqual(emfMetric('ServerErrors', operationId));
       expect(metrics.requests?.Metric).toMatchObject({
         MetricName: 'Requests',
         Namespace: METRICS_NAMESPACE,
+      });
+      const fn = built.service.functions.get(operationId);
+      expect(metrics.crashes).toMatchObject({ Period: 60, Stat: 'Sum' });
+      expect(metrics.crashes?.Metric).toEqual({
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Errors',
+        Dimensions: [
+          { Name: 'FunctionName', Value: { Ref: logicalId(built.service, fn?.function as never) } },
+        ],
       });
     }
   });

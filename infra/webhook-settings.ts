@@ -42,4 +42,10 @@ export const WEBHOOK_DISPATCHER = {
    * `DEFAULT_DISPATCHER_SETTINGS.perEndpoint` (4), an endpoint has at most 8 attempts in flight.
    */
   concurrentInvocations: 2,
+  /**
+   * How long Lambda keeps a tick it could not start (throttled) before dropping it: one tick, the
+   * least Lambda allows, since the next tick is due by then and polls the same tasks. Lambda's
+   * default, 6 hours, re-queued throttled ticks for hours, to run long after they meant anything.
+   */
+  maxEventAgeSeconds: 60,
 } as const;

@@ -98,7 +98,10 @@ export class WebhookEvents extends Construct {
       timeout: Duration.seconds(WEBHOOK_DISPATCHER.functionTimeoutSeconds),
       reservedConcurrency: WEBHOOK_DISPATCHER.concurrentInvocations,
     });
-    this.dispatcher.function.configureAsyncInvoke({ retryAttempts: 0 });
+    this.dispatcher.function.configureAsyncInvoke({
+      retryAttempts: 0,
+      maxEventAge: Duration.seconds(WEBHOOK_DISPATCHER.maxEventAgeSeconds),
+    });
     this.dispatcher.grantData(
       props.webhooksTable,
       WEBHOOK_DISPATCHER_GRANT.actions,

@@ -149,6 +149,14 @@ describe('the webhook dispatcher', () => {
       JSON.stringify(config.FunctionName).includes(dispatcherId()),
     );
     expect(invokeConfigs.map(([, config]) => config.MaximumRetryAttempts)).toEqual([0]);
+    // A throttled tick is dropped once the next is due, not re-queued for Lambda's default 6 hours.
+    expect(invokeConfigs.map(([, config]) => config.MaximumEventAgeInSeconds)).toEqual([
+      WEBHOOK_DISPATCHER.maxEventAgeSeconds,
+    ]);
+    expect(WEBHOOK_DISPATCHER.maxEventAgeSeconds).toBeGreaterThanOrEqual(60);
+    expect(WEBHOOK_DISPATCHER.maxEventAgeSeconds).toBeLessThanOrEqual(
+      WEBHOOK_DISPATCHER.scheduleMinutes * 60,
+    );
     expect(
       WEBHOOK_DISPATCHER.concurrentInvocations * DEFAULT_DISPATCHER_SETTINGS.perEndpoint,
     ).toBeLessThanOrEqual(8);

@@ -36,8 +36,13 @@ export interface DeploymentConfig {
   readonly logLevel: ApplicationLogLevel;
   /** Address the alarm topic mails to; `undefined` leaves the topic without subscribers. */
   readonly alarmEmail: string | undefined;
-  /** Whether a stage without `alarmEmail` gets a synth-time warning (production: nobody would hear its alarms). */
+  /**
+   * Whether the stage must have someone to notify (production: nobody would hear its alarms): one
+   * without `alarmEmail` fails synthesis unless `alarmNoSubscriberReason` says where they go.
+   */
   readonly alarmSubscriberRequired: boolean;
+  /** Why a stage that requires a subscriber has no `alarmEmail` (a paging integration subscribed by hand). */
+  readonly alarmNoSubscriberReason: string | undefined;
   /** The per-caller limit of the WAF rate-based rule keyed on the bearer token. */
   readonly callerRateLimit: CallerRateLimit;
   /** Whether the console's test-invoke (which skips the authorizer) may call the methods. */
@@ -84,6 +89,15 @@ export function readConfig(scope: IConstruct, stage?: string): DeploymentConfig 
   const name = stage ?? new ContextReader(scope).string('stage', STAGE_NAME);
   if (!STAGE_NAME.test(name)) throw new Error(`Stage name "${name}" must match ${STAGE_NAME}`);
   const context = new ContextReader(scope, name);
+  const alarmEmail = context.optionalString('alarms:email', EMAIL);
+  const alarmSubscriberRequired = context.boolean('alarms:requireSubscriber');
+  const alarmNoSubscriberReason = context.optionalString('alarms:noSubscriberReason');
+  // A warning scrolls past in a pipeline's synth log, and the stage would deploy alarms that page nobody.
+  if (alarmSubscriberRequired && alarmEmail === undefined && alarmNoSubscriberReason === undefined) {
+    throw new Error(
+      `Stage "${name}" requires an alarm subscriber (CDK context "alarms:requireSubscriber") and has none: set "alarms:email" (stages.${name}), or, if a chat or paging integration is subscribed to the AlarmTopicArn output by other means, say which in "alarms:noSubscriberReason" (docs/operations.md)`,
+    );
+  }
   const config: DeploymentConfig = {
     stage: name,
     env: readEnvironment(context, 'env:account', 'env:region'),
@@ -123,8 +137,9 @@ export function readConfig(scope: IConstruct, stage?: string): DeploymentConfig 
           ' (at WARN and above Lambda would drop the INFO lines metrics come from)',
         )
       ],
-    alarmEmail: context.optionalString('alarms:email', EMAIL),
-    alarmSubscriberRequired: context.boolean('alarms:requireSubscriber'),
+    alarmEmail,
+    alarmSubscriberRequired,
+    alarmNoSubscriberReason,
     callerRateLimit: {
       // AWS WAF's bounds for a rate-based rule.
       limit: context.number('api:callerRateLimit', { min: 10, max: 2_000_000_000, integer: true }),

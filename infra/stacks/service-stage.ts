@@ -28,6 +28,7 @@ export function createServiceStacks(scope: Construct, config: DeploymentConfig):
     deletionProtection: config.deletionProtection,
     alarmEmail: config.alarmEmail,
     alarmSubscriberRequired: config.alarmSubscriberRequired,
+    alarmNoSubscriberReason: config.alarmNoSubscriberReason,
     backup: config.backup,
   });
   const service = new ServiceStack(scope, name('service'), {

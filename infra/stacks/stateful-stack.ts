@@ -47,8 +47,13 @@ export interface StatefulStackProps extends StackProps {
   readonly stageName: string;
   /** Where the alarm topic mails to; without one the topic has no subscribers until someone adds them. */
   readonly alarmEmail?: string | undefined;
-  /** Whether a topic without `alarmEmail` gets a synth-time warning: production alarms must reach someone. */
+  /**
+   * Whether the topic must have a subscriber: production alarms must reach someone. Without
+   * `alarmEmail`, the stack refuses to synthesize unless `alarmNoSubscriberReason` says where they go
+   * (then a synth-time warning repeats it).
+   */
   readonly alarmSubscriberRequired?: boolean;
+  readonly alarmNoSubscriberReason?: string | undefined;
   /** The AWS Backup plan of the wallet table; none when `undefined`. */
   readonly backup?: BackupSettings | undefined;
 }
@@ -65,7 +70,7 @@ export function imagesBucketName(scope: Stack, stageName: string): string {
   return `wallet-catalog-${stageName}-images-${scope.account}-${scope.region}`;
 }
 
-/** The id of the warning a stage that needs an alarm subscriber but has none gets at synth. */
+/** The id of the warning a stage that needs an alarm subscriber, and acknowledged it has none in CDK, gets at synth. */
 export const NO_ALARM_SUBSCRIBER_WARNING = 'wallet-catalog:no-alarm-subscriber';
 
 /**
@@ -227,9 +232,15 @@ export class StatefulStack extends Stack {
     );
     if (props.alarmEmail) topic.addSubscription(new EmailSubscription(props.alarmEmail));
     else if (props.alarmSubscriberRequired) {
+      // Also checked where cdk.json is read (readConfig); here for stacks built from props alone.
+      if (!props.alarmNoSubscriberReason) {
+        throw new Error(
+          `The alarm topic of ${props.stageName} requires a subscriber and has none: its alarms would reach nobody. Set "alarms:email" (stages.${props.stageName}), or "alarms:noSubscriberReason".`,
+        );
+      }
       Annotations.of(topic).addWarningV2(
         NO_ALARM_SUBSCRIBER_WARNING,
-        `The alarm topic of ${props.stageName} has no subscriber, so its alarms reach nobody: set "alarms:email" in cdk.json (stages.${props.stageName}), or subscribe a chat or paging integration to the AlarmTopicArn output and say so in the deploy log.`,
+        `The alarm topic of ${props.stageName} has no subscriber in CDK ("alarms:noSubscriberReason": ${JSON.stringify(props.alarmNoSubscriberReason)}): make sure a chat or paging integration is subscribed to the AlarmTopicArn output, or its alarms reach nobody.`,
       );
     }
     new CfnOutput(this, 'AlarmTopicArn', {

@@ -6,7 +6,7 @@ import { ProjectFunction } from '#infra/constructs/project-function.ts';
 import { NO_ALARM_SUBSCRIBER_WARNING } from '#infra/stacks/stateful-stack.ts';
 import { type OperationId, type Route, routes } from '#shared/routes.ts';
 import cdkJson from '../../cdk.json' with { type: 'json' };
-import { buildServiceApp, type Json, logicalId } from '../support/cdk.ts';
+import { buildServiceApp, type Json, logicalId, NO_SUBSCRIBER_IN_TESTS } from '../support/cdk.ts';
 
 const routeTable: readonly (Route & { operationId: OperationId })[] = routes;
 
@@ -231,9 +231,19 @@ describe('alarm subscribers', () => {
   const noSubscriberWarnings = (app: ServiceApp) =>
     Annotations.fromStack(app.stateful).findWarning('*', Match.stringLikeRegexp(NO_ALARM_SUBSCRIBER_WARNING));
 
-  it('warns at synth when prod has no one to notify, and not in dev', () => {
-    expect(noSubscriberWarnings(prod).map((w) => w.id)).toEqual([`/${prod.stateful.node.path}/AlarmTopic`]);
+  it('refuses to synthesize prod with no one to notify, naming the keys that would fix it; dev needs no one', () => {
+    expect(cdkJson.context.stages.prod['alarms:requireSubscriber']).toBe(true);
+    expect(() => buildServiceApp({ stage: 'prod', 'alarms:noSubscriberReason': '' })).toThrow(
+      /Stage "prod" requires an alarm subscriber .*"alarms:email".*"alarms:noSubscriberReason"/,
+    );
+    expect(dev.stateful.alarmTopic).toBeDefined();
     expect(noSubscriberWarnings(dev)).toEqual([]);
+  });
+
+  it('synthesizes prod without a subscriber once the reason is given, and still warns, quoting it', () => {
+    const warnings = noSubscriberWarnings(prod);
+    expect(warnings.map((w) => w.id)).toEqual([`/${prod.stateful.node.path}/AlarmTopic`]);
+    expect(JSON.stringify(warnings[0]?.entry.data)).toContain(NO_SUBSCRIBER_IN_TESTS);
   });
 
   it('does not warn once prod mails someone', () => {

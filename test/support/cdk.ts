@@ -5,12 +5,20 @@ import cdkJson from '../../cdk.json' with { type: 'json' };
 
 export type Json = Record<string, unknown>;
 
-/** cdk.json's context, with `overrides`, and without asset bundling (bundling.test.ts covers that). */
+/**
+ * cdk.json's context, with `overrides`, and without asset bundling (bundling.test.ts covers that).
+ * Prod requires an alarm subscriber and cdk.json names none, so the tests acknowledge it, as an
+ * operator whose pager is subscribed by hand would (service-posture.test.ts checks the refusal).
+ */
 export const testContext = (overrides: Json = {}): Json => ({
   ...cdkJson.context,
   'aws:cdk:bundling-stacks': [],
+  'alarms:noSubscriberReason': NO_SUBSCRIBER_IN_TESTS,
   ...overrides,
 });
+
+/** What the tests give as the reason prod has no alarm subscriber. */
+export const NO_SUBSCRIBER_IN_TESTS = 'tests: nothing is deployed';
 
 /** The service app as `cdk synth` builds it from cdk.json (the dev stage, with its `stages.dev` overrides). */
 export const buildServiceApp = (overrides: Json = {}): ServiceApp =>

@@ -131,12 +131,20 @@ export class PipelineStack extends Stack {
     this.stages = props.stages.map(({ config, approval }) => {
       const stage = new ServiceStage(this, config.stage, { config });
       this.pipeline.addStage(stage, {
-        pre: approval
+        // Between the stateful stack's change set and its execution, so that the approver can read
+        // what would change in the tables, keys and alarm topic; before it, in `pre`, there was no
+        // change set yet. Nothing deploys before the approval: the service stack waits for this one.
+        stackSteps: approval
           ? [
-              new ManualApprovalStep(`PromoteTo-${config.stage}`, {
-                comment: `Deploy to ${config.stage}? The previous stage passed its smoke test; check its dashboard and alarms first.`,
-                notificationTopic: this.approvalTopic,
-              }),
+              {
+                stack: stage.stateful,
+                changeSet: [
+                  new ManualApprovalStep(`PromoteTo-${config.stage}`, {
+                    comment: `Deploy to ${config.stage}? The previous stage passed its smoke test; check its dashboard and alarms, and the change set of ${stage.stateful.stackName} (CloudFormation console), first.`,
+                    notificationTopic: this.approvalTopic,
+                  }),
+                ],
+              },
             ]
           : [],
         post: [smokeTestStep(config.stage, stage.service.apiUrlOutput)],

@@ -177,18 +177,28 @@ describe('stages', () => {
     }
   });
 
-  it('let prod wait for a manual approval before anything deploys, and dev not', () => {
+  it("let prod wait for a manual approval once the stateful stack's change set exists, before anything deploys, and dev not", () => {
     const approvals = (name: string) =>
       stage(name).Actions.filter((a) => a.ActionTypeId.Category === 'Approval');
     expect(approvals('dev')).toEqual([]);
-    const [approval] = approvals('prod');
-    expect(approval?.Name).toBe('PromoteTo-prod');
-    const firstDeploy = Math.min(
-      ...stage('prod')
-        .Actions.filter((a) => a.ActionTypeId.Provider === 'CloudFormation')
-        .map((a) => a.RunOrder),
-    );
-    expect(approval?.RunOrder).toBeLessThan(firstDeploy);
+    const prodApprovals = approvals('prod');
+    expect(prodApprovals).toHaveLength(1);
+    const [approval] = prodApprovals;
+    expect(approval?.Name).toBe('wallet-catalog-prod-stateful.PromoteTo-prod');
+    const runOrder = (name: string) =>
+      stage('prod').Actions.find((a) => a.Name === name)?.RunOrder ?? Number.NaN;
+    // The approver can read the change set the stateful stack's Prepare made.
+    expect(approval?.RunOrder).toBeGreaterThan(runOrder('wallet-catalog-prod-stateful.Prepare'));
+    const executions = stage('prod')
+      .Actions.filter((a) => a.ActionTypeId.Provider === 'CloudFormation')
+      .filter((a) => a.Configuration.ActionMode === 'CHANGE_SET_EXECUTE');
+    expect(executions.map((a) => a.Name).sort()).toEqual([
+      'wallet-catalog-prod-service.Deploy',
+      'wallet-catalog-prod-stateful.Deploy',
+    ]);
+    for (const deploy of executions) expect(approval?.RunOrder).toBeLessThan(deploy.RunOrder);
+    // The service stack's change set follows the stateful stack's deploy, so after the approval too.
+    expect(approval?.RunOrder).toBeLessThan(runOrder('wallet-catalog-prod-service.Prepare'));
   });
 
   it('smoke-test each stage after it deployed, against the URL its service stack outputs', () => {

@@ -94,6 +94,12 @@ export class LedgerAudit extends Construct {
     if (!Number.isInteger(segments) || segments < 1 || segments > MAX_SEGMENTS) {
       throw new Error(`${this.node.path}: segments must be 1 to ${MAX_SEGMENTS}`);
     }
+    const every = props.every ?? Duration.days(1);
+    const notRunWindow = every.plus(AUDIT_TIMEOUT);
+    // CloudWatch evaluates an alarm over at most 7 days.
+    if (notRunWindow.toSeconds() > Duration.days(7).toSeconds()) {
+      throw new Error(`${this.node.path}: every must be at most 7 days less the execution timeout`);
+    }
     this.partials = new Bucket(this, 'Partials', {
       encryption: BucketEncryption.S3_MANAGED,
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
@@ -144,7 +150,6 @@ export class LedgerAudit extends Construct {
     this.#grantPartials(this.function, ['s3:GetObject', 's3:DeleteObject']);
 
     this.stateMachine = this.#stateMachine(segments, props);
-    const every = props.every ?? Duration.days(1);
     new Rule(this, 'Schedule', {
       description: 'Runs the wallet ledger audit',
       schedule: Schedule.rate(every),
@@ -182,8 +187,8 @@ export class LedgerAudit extends Construct {
     this.notRunAlarm = this.#alarm(
       'NotRun',
       'ledger-audit-not-run',
-      `No run of the ledger audit succeeded in ${every.plus(AUDIT_TIMEOUT).toHumanString()} (its interval plus the execution timeout): the schedule is disabled or gone, its runs do not start, or every one failed. The books go unproven until one succeeds; follow the runbook (docs/operations.md) "ledger-audit-execution-failed".`,
-      this.stateMachine.metricSucceeded({ period: every.plus(AUDIT_TIMEOUT) }),
+      `No run of the ledger audit succeeded in ${notRunWindow.toHumanString()} (its interval plus the execution timeout): the schedule is disabled or gone, its runs do not start, or every one failed. The books go unproven until one succeeds; follow the runbook (docs/operations.md) "ledger-audit-execution-failed".`,
+      this.stateMachine.metricSucceeded({ period: notRunWindow }),
       props,
       { comparison: ComparisonOperator.LESS_THAN_THRESHOLD, treatMissingData: TreatMissingData.BREACHING },
     );

@@ -1,6 +1,12 @@
+import { Duration, Stack } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
+import { AttributeType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { ApplicationLogLevel } from 'aws-cdk-lib/aws-lambda';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Topic } from 'aws-cdk-lib/aws-sns';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ServiceApp } from '#infra/app.ts';
+import { LedgerAudit } from '#infra/constructs/ledger-audit.ts';
 import type { ProjectFunction } from '#infra/constructs/project-function.ts';
 import { PARTIALS_PREFIX } from '#shared/wallet/audit/partial-store.ts';
 import { logicalId, synthesize } from '../support/cdk.ts';
@@ -151,6 +157,20 @@ describe('the deployed ledger audit', () => {
       expect(alarm?.AlarmActions).toHaveLength(1);
       expect(alarm?.OKActions).toHaveLength(1);
     }
+  });
+
+  it("refuses an interval whose not-run alarm CloudWatch could not evaluate (over 7 days with the run's timeout)", () => {
+    const stack = new Stack();
+    const props = {
+      stageName: 'dev',
+      walletsTable: new Table(stack, 'Wallets', { partitionKey: { name: 'pk', type: AttributeType.STRING } }),
+      alarmTopic: new Topic(stack, 'Alarms'),
+      logRetention: RetentionDays.ONE_WEEK,
+      logLevel: ApplicationLogLevel.INFO,
+    };
+    expect(() => new LedgerAudit(stack, 'Weekly', { ...props, every: Duration.days(7) })).toThrow(
+      /every must be at most 7 days less the execution timeout/,
+    );
   });
 
   it('grants each function one grant on the table and one on the partials, no wider than its work', () => {

@@ -23,6 +23,7 @@ const transfer = (fromAddress: string, toAddress: string, amountMinor: number): 
   createdAt: at(),
 });
 
+/** A wallet opened by a deposit of `minor` (a deposit is positive: a wallet opens with a cent at least). */
 async function funded(minor: number): Promise<string> {
   const address = uniqueSub('repo');
   const outcome = await wallets.recordDeposit({
@@ -55,15 +56,15 @@ const balance = async (address: string) => (await wallets.readWallet(address))?.
 
 describe('transfer ledger on DynamoDB Local', () => {
   it('commits a direct transfer, moving the amount to the recipient at once', async () => {
-    const [alice, bob] = [await funded(500), await funded(0)];
+    const [alice, bob] = [await funded(500), await funded(1)];
     expect(await wallets.transfers.commit(await plan(transfer(alice, bob, 200), 'direct'))).toEqual({
       kind: 'committed',
     });
-    expect([await balance(alice), await balance(bob)]).toEqual([300n, 200n]);
+    expect([await balance(alice), await balance(bob)]).toEqual([300n, 201n]);
   });
 
   it("claims a wallet's direct credit, answering the claim it replaced; a direct commit settles its claim on the wallet", async () => {
-    const [alice, bob] = [await funded(500), await funded(0)];
+    const [alice, bob] = [await funded(500), await funded(1)];
     const record = transfer(alice, bob, 1);
     const now = Date.now();
     expect(await wallets.claims.claimDirectCredit(bob, record.transferId, now)).toEqual({});
@@ -76,7 +77,7 @@ describe('transfer ledger on DynamoDB Local', () => {
   });
 
   it('withdraws a claim that is still the last, restoring the one before it, and leaves a later one alone', async () => {
-    const bob = await funded(0);
+    const bob = await funded(1);
     const now = Date.now();
     await wallets.claims.claimDirectCredit(bob, 'first', now);
     const second = await wallets.claims.claimDirectCredit(bob, 'second', now + 1);
@@ -91,15 +92,15 @@ describe('transfer ledger on DynamoDB Local', () => {
   });
 
   it('commits a payment through the clearing account: the payer is debited, the credit waits in transit', async () => {
-    const [alice, shop] = [await funded(500), await funded(0)];
+    const [alice, shop] = [await funded(500), await funded(1)];
     const record = transfer(alice, shop, 200);
     expect(await wallets.transfers.commit(await plan(record, 'clearing'))).toEqual({ kind: 'committed' });
-    expect([await balance(alice), await balance(shop)]).toEqual([300n, 0n]);
+    expect([await balance(alice), await balance(shop)]).toEqual([300n, 1n]);
     expect(await wallets.transfers.creditPosted(record.transferId)).toBe(false);
   });
 
   it('tells a payer that moved on from a recipient that did, and writes nothing', async () => {
-    const [alice, bob] = [await funded(500), await funded(0)];
+    const [alice, bob] = [await funded(500), await funded(1)];
     const stale = await plan(transfer(alice, bob, 1), 'direct');
     await wallets.transfers.commit(await plan(transfer(alice, bob, 1), 'direct'));
     const payerMoved = {
@@ -115,11 +116,11 @@ describe('transfer ledger on DynamoDB Local', () => {
       kind: 'recipient-busy',
       payerMoved: false,
     });
-    expect([await balance(alice), await balance(bob)]).toEqual([499n, 1n]);
+    expect([await balance(alice), await balance(bob)]).toEqual([499n, 2n]);
   });
 
   it('answers a claimed key with the transfer that claimed it', async () => {
-    const [alice, bob] = [await funded(500), await funded(0)];
+    const [alice, bob] = [await funded(500), await funded(1)];
     const claim = { sub: alice, key: randomUUID(), expiresAt: Math.floor(Date.now() / 1000) + 86_400 };
     const first = transfer(alice, bob, 100);
     await wallets.transfers.commit({ ...(await plan(first, 'direct')), claim });

@@ -49,6 +49,8 @@ export interface DeploymentConfig {
   readonly allowTestInvoke: boolean;
   /** Reserved (and maximum) concurrency of each function; `undefined` reserves none. */
   readonly reservedConcurrency: number | undefined;
+  /** The account's Lambda concurrent executions quota (Service Quotas), which the reservations must fit. */
+  readonly accountConcurrency: number;
   /**
    * Whether this stage declares the account-wide API Gateway CloudWatch Logs role. One stage per
    * account and region does: two would each set the account to their own role on every deploy.
@@ -149,6 +151,11 @@ export function readConfig(scope: IConstruct, stage?: string): DeploymentConfig 
     reservedConcurrency: positiveOrNone(
       context.number('lambda:reservedConcurrency', { min: 0, max: 1000, integer: true }),
     ),
+    accountConcurrency: context.number('lambda:accountConcurrency', {
+      min: 10,
+      max: 1_000_000,
+      integer: true,
+    }),
     declaresAccountLogRole: true,
     backup: readBackup(context),
     probe: {

@@ -27,6 +27,7 @@ import type { ProbeSettings } from '#infra/config/deployment-config.ts';
 import { apiAccessLogFormat } from '#infra/constructs/api-access-log.ts';
 import { BatchSweep } from '#infra/constructs/batch-sweep.ts';
 import { CallerRateLimitAcl } from '#infra/constructs/caller-rate-limit.ts';
+import { requireConcurrencyBudget } from '#infra/constructs/concurrency-budget.ts';
 import { CreditPoster } from '#infra/constructs/credit-poster.ts';
 import { addHttpEdges } from '#infra/constructs/http-edges.ts';
 import { LedgerAudit } from '#infra/constructs/ledger-audit.ts';
@@ -91,6 +92,8 @@ export interface ServiceStackProps extends StackProps {
   readonly allowTestInvoke: boolean;
   /** Reserved concurrency of each route function and the authorizer; none when `undefined`. */
   readonly reservedConcurrency: number | undefined;
+  /** The account's concurrent executions quota, which every reservation of the stack must fit in. */
+  readonly accountConcurrency: number;
   /** Whether this stack declares the account-wide API Gateway logging role (one stage per account does). */
   readonly declaresAccountLogRole: boolean;
   readonly probe: ProbeSettings;
@@ -315,6 +318,7 @@ export class ServiceStack extends Stack {
       logRetention: props.logRetention,
       logLevel: props.logLevel,
     });
+    requireConcurrencyBudget(this, props.accountConcurrency);
     this.monitoring = new ServiceMonitoring(this, 'Monitoring', {
       stageName: props.stageName,
       api: this.api,

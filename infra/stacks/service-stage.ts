@@ -50,6 +50,7 @@ export function createServiceStacks(scope: Construct, config: DeploymentConfig):
     callerRateLimit: config.callerRateLimit,
     allowTestInvoke: config.allowTestInvoke,
     reservedConcurrency: config.reservedConcurrency,
+    accountConcurrency: config.accountConcurrency,
     declaresAccountLogRole: config.declaresAccountLogRole,
     probe: config.probe,
     adotLayerArn: config.adotLayerArn,

@@ -163,11 +163,51 @@ describe('capacity', () => {
     ];
     const [authorizer, ...routeFunctions] = routeAndAuthorizerFunctions(prod, prodService);
     expect([authorizer, ...routeFunctions].map((fn) => fn?.ReservedConcurrentExecutions)).toEqual(expected);
-    // Leaves the account's unreserved pool at least 100 of the default 1,000 quota, with dev beside it.
-    expect(expected.reduce((sum: number, n) => sum + (n ?? 0), 0)).toBeLessThanOrEqual(900);
     for (const fn of routeAndAuthorizerFunctions(dev, devService)) {
       expect(fn.ReservedConcurrentExecutions).toBeUndefined();
     }
+  });
+
+  const reservedIn = (t: Template): number[] =>
+    resourcesOf(t, 'AWS::Lambda::Function').flatMap((fn) =>
+      typeof fn.ReservedConcurrentExecutions === 'number' ? [fn.ReservedConcurrentExecutions] : [],
+    );
+  const prodWith = (overrides: Json, top: Json = {}) =>
+    buildServiceApp({
+      stage: 'prod',
+      stages: { ...cdkJson.context.stages, prod: { ...cdkJson.context.stages.prod, ...overrides } },
+      ...top,
+    });
+  /** The smallest per-function figure whose reservations pass what `quota` lets the stage reserve. */
+  const firstFigureOver = (quota: number) => {
+    const perFunction = cdkJson.context.stages.prod['lambda:reservedConcurrency'];
+    const all = reservedIn(prodService);
+    const functions = all.filter((n) => n === perFunction).length;
+    const others = all.reduce((sum, n) => sum + n, 0) - functions * perFunction;
+    return Math.floor((quota - 100 - others) / functions) + 1;
+  };
+
+  it("leaves at least Lambda's 100 unreserved executions of the account's quota in prod", () => {
+    const quota = cdkJson.context['lambda:accountConcurrency'];
+    const total = reservedIn(prodService).reduce((sum, n) => sum + n, 0);
+    expect(total).toBeGreaterThan(0);
+    expect(total).toBeLessThanOrEqual(quota - 100);
+  });
+
+  it("fails synthesis when the stage's reservations pass what the account's quota lets it reserve", () => {
+    const over = firstFigureOver(cdkJson.context['lambda:accountConcurrency']);
+    expect(() =>
+      Template.fromStack(prodWith({ 'lambda:reservedConcurrency': over - 1 }).service),
+    ).not.toThrow();
+    expect(() => Template.fromStack(prodWith({ 'lambda:reservedConcurrency': over }).service)).toThrow(
+      /reserve \d+ concurrent executions, over the 900 an account quota of 1000/,
+    );
+  });
+
+  it('lets a stage reserve more in an account whose quota was raised', () => {
+    const over = firstFigureOver(cdkJson.context['lambda:accountConcurrency']);
+    const raised = prodWith({ 'lambda:reservedConcurrency': over }, { 'lambda:accountConcurrency': 2000 });
+    expect(() => Template.fromStack(raised.service)).not.toThrow();
   });
 
   it('times every function API Gateway waits on out well before it gives up on the integration', () => {

@@ -3,6 +3,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createGetBalanceHandler } from '#functions/get-balance/handler.ts';
 import { createListTransfersHandler } from '#functions/list-transfers/handler.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
+import { createHistoryStore } from '#shared/wallet/dynamodb/history-store.ts';
 import { HISTORY_SHARDS, historyShardOf } from '#shared/wallet/dynamodb/keys.ts';
 import { walletAccount } from '#shared/wallet/model/accounts.ts';
 import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
@@ -145,5 +146,26 @@ describe('a hot wallet between a batch posting and its completion', () => {
       alone,
       ...batched.reverse(),
     ]);
+  });
+
+  it("tells a cursor's position on a batch credit from an edited one, from the table, before the batch completes", async () => {
+    const hot = await createHotLedger(2);
+    const [first, second] = hot.payers as [string, string];
+    const direct = await hot.pay(first, 5);
+    expect(await hot.post([direct])).toBe(1);
+    // Seqs 2 and 3: a batch posted into the wallet whose entries are not written.
+    const batched = [await hot.pay(second, 9), await hot.pay(first, 4)];
+    await postWithoutCompleting(hot, batched);
+    const history = createHistoryStore({ client, tableName: hot.tableName });
+    // What a replica behind the one a page came from makes the history ask: is a cursor's entry there?
+    const entry = await history.entryAt(hot.shop, 3, batched[1]);
+    expect(entry).toMatchObject({ seq: 3, transferId: batched[1], direction: 'in', amountMinor: 4 });
+    expect(entry?.balanceAfter).toBe(18);
+    expect(await history.entryAt(hot.shop, 2, batched[0])).toMatchObject({ seq: 2, transferId: batched[0] });
+    // Not at another number, not for another wallet, not without the transfer it should be of.
+    expect(await history.entryAt(hot.shop, 2, batched[1])).toBeUndefined();
+    expect(await history.entryAt(`nobody-${randomUUID()}`, 3, batched[1])).toBeUndefined();
+    expect(await history.entryAt(hot.shop, 3)).toBeUndefined();
+    expect(await history.entryAt(hot.shop, 1, direct)).toMatchObject({ seq: 1, transferId: direct });
   });
 });

@@ -49,9 +49,10 @@ function historyOf(
         pending: atOrBelow === undefined ? (inTransit.credits ?? []).slice(0, limit) : [],
       };
     },
-    // The table's own copy, which has every entry written, lagging or not.
-    async entryAt(address: string, seq: number) {
-      if (unwritten.has(seq)) return undefined;
+    // The table's own copy, which has every entry written, lagging or not; and, asked for the
+    // transfer it should be of, a posted batch's credit, from its credit and batch items.
+    async entryAt(address: string, seq: number, transferId?: string) {
+      if (unwritten.has(seq) && transferId === undefined) return undefined;
       return entries.find((e) => e.account === walletAccount(address) && e.seq === seq);
     },
     async creditsInTransit(ids: readonly string[]) {
@@ -142,6 +143,25 @@ describe('list transfers (use case)', () => {
     unwritten.clear();
     const second = await list({ sub: 'alice', limit: 3, cursor: stalled.nextCursor });
     expect(second.items.map((i) => i.transferId)).toEqual(['t8', 't7', 't6']);
+  });
+
+  it("takes back its own cursor ending on a posted batch's credit that the next replica does not show yet", async () => {
+    const unwritten = new Set<number>();
+    const { list } = historyOf(10, {}, new Set(), unwritten);
+    // The first page comes from a replica with the batch (t6..t8, posted, not completed) in it.
+    const first = await list({ sub: 'alice', limit: 3 });
+    expect(first.items.map((i) => i.transferId)).toEqual(['t10', 't9', 't8']);
+    // The next from one without it: no entry items for t6..t8 in the table either, until completion.
+    unwritten.add(6).add(7).add(8);
+    const stalled = await list({ sub: 'alice', limit: 3, cursor: first.nextCursor });
+    expect(stalled).toEqual({ items: [], nextCursor: first.nextCursor });
+    // Another transfer's id at that number is still no cursor of this walk.
+    await expect(
+      list({ sub: 'alice', limit: 3, cursor: encodeCursor('alice', { seq: 8, transferId: 't7' }) }),
+    ).rejects.toThrow(InvalidParameterError);
+    unwritten.clear();
+    const second = await list({ sub: 'alice', limit: 3, cursor: stalled.nextCursor });
+    expect(second.items.map((i) => i.transferId)).toEqual(['t7', 't6', 't5']);
   });
 
   it('refuses a cursor of another caller or one naming another transfer at its position', async () => {

@@ -9,6 +9,7 @@ import { batchOfItem } from './batch-reader.ts';
 import { readItems } from './consistent-read.ts';
 import { stillInTransit } from './credits-in-transit.ts';
 import {
+  batchKey,
   creditKey,
   entryKey,
   entryOfItem,
@@ -141,11 +142,28 @@ export function createHistoryStore(access: WalletTableAccess): HistoryStore {
     return found;
   }
 
-  /** The account's entry numbered `seq`: ONE BatchGetItem, strongly consistent. */
-  async function entryAt(address: string, seq: number): Promise<EntryRecord | undefined> {
+  /**
+   * The account's entry numbered `seq`: ONE BatchGetItem, strongly consistent. Given the transfer
+   * the entry should be of, also the credit's entry that a batch posted and not completed holds
+   * (no entry item yet): the same read takes the credit, and one more its batch.
+   */
+  async function entryAt(
+    address: string,
+    seq: number,
+    transferId?: string,
+  ): Promise<EntryRecord | undefined> {
     const key = entryKey(walletAccount(address), seq);
-    const item = (await readItems(access, [key])).get(key);
-    return item && entryOfItem(item);
+    const keys = transferId === undefined ? [key] : [key, creditKey(transferId)];
+    const found = await readItems(access, keys);
+    const item = found.get(key);
+    if (item) return entryOfItem(item);
+    const batchId = transferId === undefined ? undefined : found.get(creditKey(transferId))?.batchId;
+    if (typeof batchId !== 'string') return undefined;
+    const batch = batchOfItem((await readItems(access, [batchKey(batchId)])).get(batchKey(batchId)));
+    if (batch?.posting === undefined || batch.address !== address) return undefined;
+    return entriesOfBatch(batch, batch.posting, batch.posting.postedAt).find(
+      (entry) => entry.seq === seq && entry.transferId === transferId,
+    );
   }
 
   return { page, entryAt, movement, creditsInTransit, matching };

@@ -43,9 +43,10 @@ export interface HistoryStore {
   ): Promise<{ entries: EntryRecord[]; pending: PendingCredit[] }>;
   /**
    * The account's entry numbered `seq`, strongly consistent: whether a cursor's entry, or the one
-   * below it, which the index has not shown, is really there.
+   * below it, which the index has not shown, is really there. Given `transferId`, the transfer the
+   * entry should be of, also a credit's entry that a batch posted and not completed holds.
    */
-  entryAt(address: string, seq: number): Promise<EntryRecord | undefined>;
+  entryAt(address: string, seq: number, transferId?: string): Promise<EntryRecord | undefined>;
   /** One movement by id and its credit's state, strongly consistent. */
   movement(transferId: string): Promise<MovementRecord | undefined>;
   /** Which of these transfers' credits are still in transit. */

@@ -49,8 +49,9 @@ export interface TransferPage {
  * shown: movements arriving meanwhile go on top, never into a page still to come, and there is
  * more exactly when that entry's number is above 1. A cursor names that entry (number and
  * transfer id): the query starts AT it, and an entry there of another transfer (an edited cursor)
- * is refused; when the index has none there, ONE strongly consistent read of the entry tells a
- * replica behind from a position no page gave. A page ends early at a number the index does not
+ * is refused; when the index has none there, ONE strongly consistent read of the entry (and of
+ * its credit: one more of its batch, for a batch posted and not completed) tells a replica behind
+ * from a position no page gave. A page ends early at a number the index does not
  * have yet, and lists the table's copy of an entry the index does not show yet (below).
  */
 export function makeListTransfers({
@@ -75,8 +76,10 @@ export function makeListTransfers({
       } else {
         // Not there: an index replica that has not caught up with the one the previous page was
         // read from (its reads are eventually consistent), and the page goes on below it all the
-        // same; or a position no page gave (edited), which the table itself tells.
-        if ((await history.entryAt(sub, above.seq))?.transferId !== above.transferId)
+        // same; or a position no page gave (edited), which the table itself tells. A page may end
+        // on a credit of a batch posted and not completed, which has no entry item yet: the
+        // table tells that from its credit and batch.
+        if ((await history.entryAt(sub, above.seq, above.transferId))?.transferId !== above.transferId)
           throw new InvalidCursorError();
         rows = rows.slice(0, limit);
       }

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createListEventsHandler } from '#functions/list-events/handler.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { tables } from '#shared/dynamodb/tables.ts';
+import { decodeJsonCursor, encodeJsonCursor } from '#shared/util/json-cursor.ts';
 import { MAX_CURSOR_LENGTH } from '#shared/webhooks/dynamodb/event-store.ts';
 import { apiEvent, invoke } from '../support/events.ts';
 import { storedEvents } from '../support/webhook-events.ts';
@@ -37,5 +38,20 @@ describe('the pages of the events API', () => {
       query = `limit=1&cursor=${encodeURIComponent(answer.json.nextCursor)}`;
     }
     expect(seen).toEqual(stored.map((event) => event.id));
+  });
+
+  it("takes a cursor given before the owner's tag, naming the address, as its owner's and no one else's", async () => {
+    const sub = `old-cursor-${randomUUID()}`;
+    const stored = await storedEvents(deps, sub, [0, 1_000]);
+    const first = await list(sub, 'limit=1');
+    const [, key] =
+      decodeJsonCursor(first.json.nextCursor, { maxLength: MAX_CURSOR_LENGTH, length: 2 }) ?? [];
+    expect(typeof key).toBe('string');
+    const asGiven = (owner: string) => `limit=1&cursor=${encodeJsonCursor([owner, key])}`;
+    const second = await list(sub, asGiven(sub));
+    expect(second.statusCode, second.body).toBe(200);
+    expect(second.json.items.map((event: { id: string }) => event.id)).toEqual([stored[1]?.id]);
+    const another = await list(sub, asGiven(`someone-${randomUUID()}`));
+    expect(another.statusCode).toBe(400);
   });
 });

@@ -31,8 +31,11 @@ async function balanceOf(token: string): Promise<Balance> {
   return response.json as Balance;
 }
 
-/** Polls the balance until nothing is pending (the poster has posted every credit), at most `ms`. */
-async function settled(token: string, ms = 15_000): Promise<Balance> {
+/**
+ * Polls the balance until nothing is pending (the poster has posted every credit), at most `ms`:
+ * generous, since a loaded suite has taken the poster a minute and more (credit-batches.test.ts).
+ */
+async function settled(token: string, ms = 90_000): Promise<Balance> {
   const until = Date.now() + ms;
   for (;;) {
     const now = await balanceOf(token);

@@ -20,6 +20,12 @@ import { bundlingOptions, LOCK_FILE, PROJECT_ROOT } from '#infra/bundling.ts';
 export interface ProjectFunctionProps {
   /** Folder under `functions/` whose `handler.ts` exports `handler`. */
   readonly functionDir: string;
+  /**
+   * A fixed physical name, for a function something outside its stack must name before it exists
+   * (the pipeline's grant to invoke the probe).
+   * @default a name CloudFormation generates
+   */
+  readonly functionName?: string;
   readonly description?: string;
   readonly environment?: Readonly<Record<string, string>>;
   /** @default RetentionDays.ONE_MONTH */
@@ -103,6 +109,7 @@ export class ProjectFunction extends Construct {
       applicationLogLevelV2: props.applicationLogLevel ?? ApplicationLogLevel.INFO,
       systemLogLevelV2: SystemLogLevel.WARN,
       logGroup: this.logGroup,
+      ...(props.functionName === undefined ? {} : { functionName: props.functionName }),
       ...(props.description === undefined ? {} : { description: props.description }),
       // Stack traces through the bundle's linked source map (infra/bundling.ts), so a logged error names its .ts line.
       environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },

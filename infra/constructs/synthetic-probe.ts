@@ -1,4 +1,4 @@
-import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
+import { ArnFormat, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { Grant } from 'aws-cdk-lib/aws-iam';
@@ -10,6 +10,13 @@ import { ProjectFunction } from '#infra/constructs/project-function.ts';
 
 /** How often the probe runs: each run is one datapoint of its alarm. */
 export const PROBE_INTERVAL = Duration.minutes(5);
+
+/**
+ * The probe function's name in a stage. Fixed rather than generated, because the pipeline grants
+ * its post-deploy step the invocation of exactly this function, in a stack synthesized apart from
+ * the stage's (a pipeline cannot reference a stage's resources).
+ */
+export const probeFunctionName = (stageName: string): string => `wallet-catalog-${stageName}-probe`;
 
 /** Properties of a {@link SyntheticProbe}. */
 export interface SyntheticProbeProps extends ProbeSettings {
@@ -31,11 +38,14 @@ export interface SyntheticProbeProps extends ProbeSettings {
  */
 export class SyntheticProbe extends Construct {
   readonly function: ProjectFunction;
+  /** The function's ARN, as an output the pipeline's post-deploy step invokes it by. */
+  readonly functionArnOutput: CfnOutput;
 
   constructor(scope: Construct, id: string, props: SyntheticProbeProps) {
     super(scope, id);
     this.function = new ProjectFunction(this, 'Probe', {
       functionDir: 'probe',
+      functionName: probeFunctionName(props.stageName),
       description: 'Synthetic probe: the public OpenAPI route and one authorized read, as a client',
       environment: {
         PROBE_API_URL: props.apiUrl,
@@ -62,6 +72,12 @@ export class SyntheticProbe extends Construct {
         }),
       ],
     });
+    this.functionArnOutput = new CfnOutput(this, 'FunctionArn', {
+      description: 'The synthetic probe, which the pipeline invokes once the stage is deployed',
+      value: this.function.function.functionArn,
+    });
+    // A stable name for scripts, like the API's ApiUrl, rather than one hashed from the path.
+    this.functionArnOutput.overrideLogicalId('ProbeFunctionArn');
     new Rule(this, 'Schedule', {
       description: `Runs the wallet-catalog ${props.stageName} synthetic probe`,
       schedule: Schedule.rate(PROBE_INTERVAL),

@@ -548,9 +548,11 @@ describe('stage', () => {
     service.resourceCountIs('AWS::ApiGateway::Account', 1);
   });
 
-  it('outputs the API URL under a stable name', () => {
+  it("outputs the API URL and the probe function's ARN under stable names, for the pipeline's smoke test", () => {
     service.hasOutput('ApiUrl', { Value: Match.objectLike({ 'Fn::Join': Match.anyValue() }) });
-    expect(Object.keys(service.findOutputs('*'))).toEqual(['ApiUrl']);
+    const probeId = logicalId(built.service, built.service.probe.function.function);
+    service.hasOutput('ProbeFunctionArn', { Value: { 'Fn::GetAtt': [probeId, 'Arn'] } });
+    expect(Object.keys(service.findOutputs('*')).sort()).toEqual(['ApiUrl', 'ProbeFunctionArn']);
   });
 });
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import {
   Annotations,
+  ArnFormat,
   type CfnElement,
   Duration,
   RemovalPolicy,
@@ -10,6 +11,7 @@ import {
   Validations,
 } from 'aws-cdk-lib';
 import { BuildSpec, ComputeType, LinuxBuildImage, Project } from 'aws-cdk-lib/aws-codebuild';
+import { AccountPrincipal } from 'aws-cdk-lib/aws-iam';
 import { Alias } from 'aws-cdk-lib/aws-kms';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
@@ -18,6 +20,7 @@ import type { Construct } from 'constructs';
 import { LOCK_FILE } from '#infra/bundling.ts';
 import type { DeploymentConfig } from '#infra/config/deployment-config.ts';
 import type { PipelineSource } from '#infra/config/pipeline-config.ts';
+import { probeFunctionName } from '#infra/constructs/synthetic-probe.ts';
 import { smokeTestStep } from '#infra/pipeline/smoke-test.ts';
 import { ServiceStage } from '#infra/stacks/service-stage.ts';
 
@@ -130,6 +133,8 @@ export class PipelineStack extends Stack {
 
     this.stages = props.stages.map(({ config, approval }) => {
       const stage = new ServiceStage(this, config.stage, { config });
+      // Before addStage, which synthesizes the stage: its stacks are final from then on.
+      this.#letPipelineInvokeProbe(stage, config);
       this.pipeline.addStage(stage, {
         // Between the stateful stack's change set and its execution, so that the approver can read
         // what would change in the tables, keys and alarm topic; before it, in `pre`, there was no
@@ -147,7 +152,12 @@ export class PipelineStack extends Stack {
               },
             ]
           : [],
-        post: [smokeTestStep(config.stage, stage.service.apiUrlOutput)],
+        post: [
+          smokeTestStep(config.stage, stage.service.apiUrlOutput, {
+            functionArn: this.#probeArn(config),
+            functionArnOutput: stage.service.probe.functionArnOutput,
+          }),
+        ],
       });
       return stage;
     });
@@ -156,6 +166,35 @@ export class PipelineStack extends Stack {
     // The bucket is retained with the pipeline's history; a deleted key would leave it unreadable.
     this.pipeline.pipeline.artifactBucket.encryptionKey?.applyRemovalPolicy(RemovalPolicy.RETAIN);
     this.#acknowledgeGeneratedFindings();
+  }
+
+  /**
+   * The ARN of a stage's probe function, known before the stage exists: its fixed name in the
+   * stage's account and region, which are the pipeline's own when the stage names none.
+   */
+  #probeArn(config: DeploymentConfig): string {
+    return this.formatArn({
+      service: 'lambda',
+      account: config.env?.account ?? this.account,
+      region: config.env?.region ?? this.region,
+      resource: 'function',
+      resourceName: probeFunctionName(config.stage),
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+  }
+
+  /**
+   * A stage in another account must also let the pipeline's account invoke its probe (a policy on
+   * the function); which role of that account may do so is then up to the pipeline account's own
+   * policies, where only the stage's smoke test is granted it.
+   */
+  #letPipelineInvokeProbe(stage: ServiceStage, config: DeploymentConfig): void {
+    const account = config.env?.account;
+    if (account === undefined || account === this.account) return;
+    stage.service.probe.function.function.addPermission('InvokedByPipeline', {
+      principal: new AccountPrincipal(this.account),
+      action: 'lambda:InvokeFunction',
+    });
   }
 
   /**

@@ -5,8 +5,9 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createApp, createPipelineApp, type PipelineApp } from '#infra/app.ts';
 import { PIPELINE_STACK_NAME, readPipelineConfig } from '#infra/config/pipeline-config.ts';
+import { probeFunctionName } from '#infra/constructs/synthetic-probe.ts';
 import { SYNTH_COMMANDS } from '#infra/pipeline/pipeline-stack.ts';
-import { smokeTestCommands } from '#infra/pipeline/smoke-test.ts';
+import { probeCommands, smokeTestCommands } from '#infra/pipeline/smoke-test.ts';
 import cdkJson from '../../cdk.json' with { type: 'json' };
 import lock from '../../package-lock.json' with { type: 'json' };
 import {
@@ -54,6 +55,21 @@ function projectOf(action: Action | undefined): Json {
 /** The buildspec of the CodeBuild project an action runs. */
 function buildSpecOf(action: Action | undefined): Json {
   return JSON.parse((projectOf(action).Source as { BuildSpec: string }).BuildSpec);
+}
+
+/** The statements granting a Lambda action, by the logical id of the role they are attached to. */
+function lambdaGrants(t: Template): Map<string, Json[]> {
+  const grants = new Map<string, Json[]>();
+  for (const policy of Object.values(t.findResources('AWS::IAM::Policy'))) {
+    const statements = (policy.Properties.PolicyDocument.Statement as Json[]).filter((statement) =>
+      [statement.Action].flat().some((action) => String(action).startsWith('lambda:')),
+    );
+    if (statements.length === 0) continue;
+    for (const role of policy.Properties.Roles as { Ref: string }[]) {
+      grants.set(role.Ref, [...(grants.get(role.Ref) ?? []), ...statements]);
+    }
+  }
+  return grants;
 }
 
 describe('what the app synthesizes', () => {
@@ -201,7 +217,7 @@ describe('stages', () => {
     expect(approval?.RunOrder).toBeLessThan(runOrder('wallet-catalog-prod-service.Prepare'));
   });
 
-  it('smoke-test each stage after it deployed, against the URL its service stack outputs', () => {
+  it('smoke-test each stage after it deployed, against the URL and probe its service stack outputs', () => {
     for (const name of ['dev', 'prod']) {
       const actions = stage(name).Actions;
       const smoke = actions.find((a) => a.Name === `SmokeTest-${name}`);
@@ -209,15 +225,61 @@ describe('stages', () => {
         ...actions.filter((a) => a.ActionTypeId.Provider === 'CloudFormation').map((a) => a.RunOrder),
       );
       expect(smoke?.RunOrder).toBeGreaterThan(lastDeploy);
-      const variables = JSON.parse(smoke?.Configuration.EnvironmentVariables as string);
-      expect(variables).toEqual([
-        { name: 'API_URL', type: 'PLAINTEXT', value: expect.stringMatching(/^#\{.*\.ApiUrl\}$/) },
-      ]);
       const service = actions.find((a) => a.Name === `wallet-catalog-${name}-service.Deploy`);
-      expect(variables[0].value).toBe(`#{${(service as Action & { Namespace: string }).Namespace}.ApiUrl}`);
+      const namespace = (service as Action & { Namespace: string }).Namespace;
+      expect(JSON.parse(smoke?.Configuration.EnvironmentVariables as string)).toEqual([
+        { name: 'API_URL', type: 'PLAINTEXT', value: `#{${namespace}.ApiUrl}` },
+        { name: 'PROBE_FUNCTION_ARN', type: 'PLAINTEXT', value: `#{${namespace}.ProbeFunctionArn}` },
+      ]);
       const spec = buildSpecOf(smoke) as { phases: { build: { commands: string[] } } };
-      expect(spec.phases.build.commands).toEqual(smokeTestCommands());
+      // The requests without a token first, then a run of the probe: a real token, down to DynamoDB.
+      expect(spec.phases.build.commands).toEqual([...smokeTestCommands(), ...probeCommands()]);
+      expect(spec.phases.build.commands.join('\n')).toContain('aws lambda invoke');
     }
+  });
+
+  it("output each stage's probe ARN, of the function the pipeline names before the stage exists", () => {
+    for (const s of built.pipeline.stages) {
+      const service = Template.fromStack(s.service);
+      const probeId = s.service.getLogicalId(s.service.probe.function.function.node.defaultChild as never);
+      expect(service.toJSON().Outputs.ProbeFunctionArn.Value).toEqual({ 'Fn::GetAtt': [probeId, 'Arn'] });
+      expect(service.toJSON().Resources[probeId].Properties.FunctionName).toBe(
+        probeFunctionName(s.stageName),
+      );
+    }
+  });
+
+  it("let each smoke test invoke its own stage's probe and no other function", () => {
+    const invokers = lambdaGrants(template);
+    for (const name of ['dev', 'prod']) {
+      const role = (
+        projectOf(stage(name).Actions.find((a) => a.Name === `SmokeTest-${name}`)).ServiceRole as {
+          'Fn::GetAtt': [string, string];
+        }
+      )['Fn::GetAtt'][0];
+      expect(invokers.get(role)).toEqual([
+        {
+          Action: 'lambda:InvokeFunction',
+          Effect: 'Allow',
+          Resource: {
+            'Fn::Join': [
+              '',
+              [
+                'arn:',
+                { Ref: 'AWS::Partition' },
+                ':lambda:',
+                { Ref: 'AWS::Region' },
+                ':',
+                { Ref: 'AWS::AccountId' },
+                `:function:${probeFunctionName(name)}`,
+              ],
+            ],
+          },
+        },
+      ]);
+    }
+    // No other role of the pipeline may invoke a function.
+    expect(invokers.size).toBe(2);
   });
 
   it('hold stacks named and tagged after their stage, configured from stages.<stage>', () => {
@@ -264,5 +326,36 @@ describe('stages', () => {
       | (Action & { RoleArn: unknown })
       | undefined;
     expect(JSON.stringify(deploy?.RoleArn)).toContain('222222222222');
+  });
+
+  it("let the pipeline's account invoke the probe of a stage in another account, only its smoke test granted it", () => {
+    const crossAccount = build({
+      'pipeline:account': '111111111111',
+      'pipeline:region': 'eu-west-1',
+      stages: { prod: { 'env:account': '222222222222', 'env:region': 'eu-west-1' } },
+    });
+    const [dev, prod] = crossAccount.pipeline.stages;
+    const permissions = (s: typeof dev) =>
+      Object.values(Template.fromStack(s?.service as never).findResources('AWS::Lambda::Permission'))
+        .map((p) => p.Properties)
+        .filter((p) => p.Principal === '111111111111');
+    expect(permissions(dev)).toEqual([]);
+    const prodProbe = prod?.service.probe.function.function;
+    expect(permissions(prod)).toEqual([
+      {
+        Action: 'lambda:InvokeFunction',
+        Principal: '111111111111',
+        FunctionName: {
+          'Fn::GetAtt': [prod?.service.getLogicalId(prodProbe?.node.defaultChild as never), 'Arn'],
+        },
+      },
+    ]);
+    const resources = [...lambdaGrants(Template.fromStack(crossAccount.pipeline)).values()]
+      .flat()
+      .map((statement) => statement.Resource);
+    expect(resources).toEqual([
+      `arn:aws:lambda:eu-west-1:111111111111:function:${probeFunctionName('dev')}`,
+      `arn:aws:lambda:eu-west-1:222222222222:function:${probeFunctionName('prod')}`,
+    ]);
   });
 });

@@ -1,13 +1,16 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { handler as probeHandler } from '#functions/probe/handler.ts';
 import {
   examplePath,
   PATH_PARAMETER_EXAMPLE,
+  PROBE_RETRY,
+  probeCommands,
   smokeChecks,
   smokeTestCommands,
 } from '#infra/pipeline/smoke-test.ts';
@@ -106,5 +109,165 @@ describe('smoke test commands', () => {
     const result = await run({});
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain('API_URL is not set');
+  });
+});
+
+/** What the probe function returns (functions/probe/handler.ts), as `aws lambda invoke` writes it. */
+type ProbeAnswer = Awaited<ReturnType<typeof probeHandler>>;
+/** One invocation as the stand-in `aws` answers it: the function's payload, or a failure of the CLI. */
+type Invocation = { payload: string; functionError?: string } | { cliExit: number };
+
+const PROBE_ARN = 'arn:aws:lambda:eu-west-1:123456789012:function:wallet-catalog-dev-probe';
+const passed: ProbeAnswer = {
+  ok: true,
+  checks: [
+    { check: 'openapi', ok: true, status: 200 },
+    { check: 'token', ok: true, status: 200 },
+    { check: 'authorized-read', ok: true, status: 200 },
+  ],
+};
+const failed: ProbeAnswer = {
+  ok: false,
+  checks: [
+    { check: 'openapi', ok: true, status: 200 },
+    { check: 'token', ok: true, status: 200 },
+    { check: 'authorized-read', ok: false, status: 403 },
+  ],
+};
+
+/**
+ * Stands in for the AWS CLI, which CodeBuild has and this machine need not: it records its
+ * arguments and answers each `aws lambda invoke` as the next of FAKE_AWS_ANSWERS (the last one
+ * repeating), writing the payload to the output file and the invocation's metadata to stdout.
+ */
+const FAKE_AWS = `#!/usr/bin/env node
+const fs = require('node:fs');
+fs.appendFileSync(process.env.FAKE_AWS_LOG, JSON.stringify(process.argv.slice(2)) + '\\n');
+const calls = fs.readFileSync(process.env.FAKE_AWS_LOG, 'utf8').trim().split('\\n').length;
+const answers = JSON.parse(process.env.FAKE_AWS_ANSWERS);
+const answer = answers[Math.min(calls, answers.length) - 1];
+if (answer.cliExit) {
+  console.error('An error occurred (AccessDeniedException) when calling the Invoke operation');
+  process.exit(answer.cliExit);
+}
+fs.writeFileSync(process.argv.at(-1), answer.payload);
+const error = answer.functionError ? { FunctionError: answer.functionError } : {};
+console.log(JSON.stringify({ StatusCode: 200, ...error, ExecutedVersion: '$LATEST' }));
+`;
+
+// The generated commands run in one POSIX shell, as CodeBuild runs them, with the CLI stood in for.
+describe('probe commands', () => {
+  let workdir: string;
+  let bin: string;
+  let log: string;
+
+  beforeAll(() => {
+    workdir = mkdtempSync(join(tmpdir(), 'probe-step-'));
+    bin = join(workdir, 'bin');
+    log = join(workdir, 'aws-calls.jsonl');
+    mkdirSync(bin);
+    writeFileSync(join(bin, 'aws'), FAKE_AWS);
+    chmodSync(join(bin, 'aws'), 0o755);
+  });
+
+  afterAll(() => rmSync(workdir, { recursive: true, force: true }));
+
+  function run(
+    answers: Invocation[],
+    env: Record<string, string> = { PROBE_FUNCTION_ARN: PROBE_ARN },
+  ): Promise<{ code: number; stdout: string; stderr: string; calls: string[][] }> {
+    rmSync(log, { force: true });
+    // No delay between attempts here; the step's own is PROBE_RETRY's.
+    const commands = probeCommands({ attempts: PROBE_RETRY.attempts, delaySeconds: 0 });
+    return new Promise((resolve) => {
+      execFile(
+        'sh',
+        ['-c', commands.join('\n')],
+        {
+          cwd: workdir,
+          env: {
+            PATH: `${bin}:${process.env.PATH ?? ''}`,
+            FAKE_AWS_LOG: log,
+            FAKE_AWS_ANSWERS: JSON.stringify(answers),
+            ...env,
+          },
+        },
+        (error, stdout, stderr) => {
+          let calls: string[][] = [];
+          try {
+            calls = readFileSync(log, 'utf8')
+              .trim()
+              .split('\n')
+              .map((line) => JSON.parse(line) as string[]);
+          } catch {
+            // No call was made.
+          }
+          resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr, calls });
+        },
+      );
+    });
+  }
+
+  it('invokes the function its ARN names, in the region the ARN names, once when it passes', async () => {
+    const result = await run([{ payload: JSON.stringify(passed) }]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.calls).toEqual([
+      [
+        'lambda',
+        'invoke',
+        '--region',
+        'eu-west-1',
+        '--function-name',
+        PROBE_ARN,
+        '--cli-read-timeout',
+        '60',
+        'probe-result.json',
+      ],
+    ]);
+    expect(result.stdout).toContain('Probe passed: openapi 200, token 200, authorized-read 200');
+  });
+
+  it('fails the stage when every run reports a failure, saying which check failed', async () => {
+    const result = await run([{ payload: JSON.stringify(failed) }]);
+    expect(result.code).not.toBe(0);
+    expect(result.calls).toHaveLength(PROBE_RETRY.attempts);
+    expect(result.stderr).toContain(`Probe failed: ${JSON.stringify(failed)}`);
+    expect(result.stderr).toContain(`Probe failed ${PROBE_RETRY.attempts} times`);
+  });
+
+  it('passes when a later run passes, as after a cold start', async () => {
+    const result = await run([{ payload: JSON.stringify(failed) }, { payload: JSON.stringify(passed) }]);
+    expect(result.code).toBe(0);
+    expect(result.calls).toHaveLength(2);
+    expect(result.stdout).toContain('Probe passed');
+  });
+
+  it('fails the stage when the function raises rather than answering', async () => {
+    const payload = JSON.stringify({ errorType: 'Error', errorMessage: 'PROBE_TOKEN_URL is not set' });
+    const result = await run([{ payload, functionError: 'Unhandled' }]);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain(`the function raised (Unhandled): ${payload}`);
+  });
+
+  it('fails the stage on an answer that is not the verdict, or no answer at all', async () => {
+    for (const payload of ['null', '{"ok":"true"}', '']) {
+      const result = await run([{ payload }]);
+      expect(result.code, payload).not.toBe(0);
+    }
+  });
+
+  it('fails the stage when the function cannot be invoked', async () => {
+    const result = await run([{ cliExit: 254 }]);
+    expect(result.code).not.toBe(0);
+    expect(result.calls).toHaveLength(PROBE_RETRY.attempts);
+    expect(result.stderr).toContain('AccessDeniedException');
+  });
+
+  it('fails at once without the function ARN', async () => {
+    const result = await run([{ payload: JSON.stringify(passed) }], {});
+    expect(result.code).not.toBe(0);
+    expect(result.calls).toEqual([]);
+    expect(result.stderr).toContain('PROBE_FUNCTION_ARN is not set');
   });
 });

@@ -68,7 +68,8 @@ function lockedVersion(name: string): string {
 /**
  * The CI/CD pipeline (CDK Pipelines on CodePipeline V2): source from the connection, a synth
  * step that installs, tests and synthesizes, self-mutation, then each stage in order, each
- * followed by a smoke test against its API, production behind a manual approval.
+ * followed by a smoke test against its API and a run of its synthetic probe, production behind a
+ * manual approval.
  */
 export class PipelineStack extends Stack {
   readonly pipeline: CodePipeline;

@@ -105,8 +105,9 @@ export function probeCommands(retry: ProbeRetry = PROBE_RETRY): string[] {
   const judge = `node -e '${PROBE_VERDICT}' ${PROBE_INVOCATION} ${PROBE_RESULT}`;
   return [
     `test -n "\${PROBE_FUNCTION_ARN:-}" || { echo 'PROBE_FUNCTION_ARN is not set' >&2; exit 1; }`,
-    `probe_region=$(echo "$PROBE_FUNCTION_ARN" | cut -d: -f4)`,
     [
+      // One command line, so nothing depends on the shell's variables outliving a line.
+      'probe_region=$(echo "$PROBE_FUNCTION_ARN" | cut -d: -f4)',
       'attempt=1',
       'while :',
       `do rm -f ${PROBE_RESULT} ${PROBE_INVOCATION}`,

@@ -10,7 +10,11 @@ import { tracingFromEnvironment } from '#shared/observability/tracing.ts';
 import type { Currency } from '#shared/wallet/model/money.ts';
 import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
 import { createEventStore } from '#shared/webhooks/dynamodb/event-store.ts';
-import { createTransferMatching, factOfItem } from '#shared/webhooks/dynamodb/ledger-facts.ts';
+import {
+  createTransferMatching,
+  factOfItem,
+  factsOfBatchPosting,
+} from '#shared/webhooks/dynamodb/ledger-facts.ts';
 import { createSubscriberStore } from '#shared/webhooks/dynamodb/subscribers.ts';
 import { makeDeriveEvents } from '#shared/webhooks/events/derive-events.ts';
 import type { LedgerFact } from '#shared/webhooks/model/ledger-fact.ts';
@@ -30,16 +34,23 @@ function exactNumber(text: string): number | bigint {
   return Number.isSafeInteger(value) || !/^-?\d+$/.test(text) ? value : BigInt(text);
 }
 
-/** The fact of a record, with its sequence number; `'malformed'` for an entry or transfer missing its fields. */
-function factOf(record: DynamoDBRecord): LedgerFact | 'malformed' | undefined {
+/**
+ * The facts of a record: an inserted entry's or transfer's, a batch posting's entries; `'malformed'`
+ * for an entry, transfer or batch missing the fields of its kind.
+ */
+function factsOf(record: DynamoDBRecord): readonly LedgerFact[] | 'malformed' {
   const image = record.dynamodb?.NewImage;
-  if (record.eventName !== 'INSERT' || !image) return undefined;
-  return factOfItem(unmarshall(image as Record<string, AttributeValue>, { wrapNumbers: exactNumber }));
+  if (!image) return [];
+  const item = unmarshall(image as Record<string, AttributeValue>, { wrapNumbers: exactNumber });
+  if (record.eventName === 'MODIFY' && item.kind === 'batch') return factsOfBatchPosting(item);
+  if (record.eventName !== 'INSERT') return [];
+  const fact = factOfItem(item);
+  return fact === undefined ? [] : fact === 'malformed' ? fact : [fact];
 }
 
 /**
  * The composition root of the deriver: the wallets table's stream in (inserted entries and
- * transfers, filtered by the mapping), each fact's events stored once in the webhooks table with a
+ * transfers, and batch postings, filtered by the mapping), each fact's events stored once in the webhooks table with a
  * delivery task per subscribed endpoint. The first record whose events could not be stored, or
  * that is malformed, is handed back (ReportBatchItemFailures): the stream delivers again from
  * there, what was stored is found stored and skipped, and a record that keeps failing goes to the
@@ -66,11 +77,13 @@ export function createDeriveEventsHandler({
     const positions: number[] = [];
     let malformedAt: number | undefined;
     event.Records.forEach((record, position) => {
-      const fact = factOf(record);
-      if (fact === 'malformed') {
+      const found = factsOf(record);
+      if (found === 'malformed') {
         logger.error('A ledger record without the fields of its kind', { eventID: record.eventID });
         malformedAt ??= position;
-      } else if (fact) {
+        return;
+      }
+      for (const fact of found) {
         facts.push(fact);
         positions.push(position);
       }

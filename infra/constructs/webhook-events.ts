@@ -42,7 +42,7 @@ export interface WebhookEventsProps {
 
 /**
  * The events half of the webhooks (docs/decisions/webhooks.md): the deriver, the wallets table's
- * second and last stream reader, with a filter letting only inserted entries and transfers through
+ * second and last stream reader, with a filter letting only entries, transfers and batches through
  * and an encrypted failure queue for poison records; the dispatcher, invoked every minute and
  * polling the due tasks for its minute; their alarms. Runbook: docs/operations.md, "the webhook
  * alarms" and "the webhook lag alarms".

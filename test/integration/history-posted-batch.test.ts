@@ -8,7 +8,7 @@ import { HISTORY_SHARDS, historyShardOf } from '#shared/wallet/dynamodb/keys.ts'
 import { walletAccount } from '#shared/wallet/model/accounts.ts';
 import { loadWalletSettings } from '#shared/wallet/model/settings.ts';
 import { apiEvent, invoke } from '../support/events.ts';
-import { createHotLedger, type HotLedger } from '../support/ledger.ts';
+import { createHotLedger, type HotLedger, postBatchWithoutCompleting } from '../support/ledger.ts';
 
 /*
  * A hot wallet's history between a batch's posting and its completion (the poster timed out or
@@ -55,29 +55,12 @@ function functionsOf(hot: HotLedger) {
   return { page, balance, walk };
 }
 
-/** Batches these credits of the shop's and posts the batch into its wallet, then stops: no completion. */
-async function postWithoutCompleting(hot: HotLedger, transferIds: string[]) {
-  const { credits } = await hot.wallets.credits.read(hot.shop, transferIds);
-  expect(credits).toHaveLength(transferIds.length);
-  const batch = { batchId: randomUUID(), address: hot.shop, credits };
-  expect(await hot.wallets.credits.batch(batch, new Date().toISOString())).toBe('batched');
-  const { wallet } = await hot.wallets.credits.read(hot.shop, []);
-  const posted = await hot.wallets.credits.postBatches({
-    address: hot.shop,
-    wallet,
-    batches: [batch],
-    postedAt: new Date().toISOString(),
-  });
-  expect(posted.kind).toBe('posted');
-  return batch;
-}
-
 describe('a hot wallet between a batch posting and its completion', () => {
   it("lists on the first page the batch's credits the balance holds, as its entries (the reviewer's case)", async () => {
     const hot = await createHotLedger(1);
     const payer = hot.payers[0] as string;
     const transferId = await hot.pay(payer, 9);
-    await postWithoutCompleting(hot, [transferId]);
+    await postBatchWithoutCompleting(hot, [transferId]);
     const { page, balance } = functionsOf(hot);
     expect(await balance()).toBe(0.09);
     const first = await page();
@@ -101,7 +84,7 @@ describe('a hot wallet between a batch posting and its completion', () => {
     expect(await hot.post([posted])).toBe(1);
     // Seqs 2 and 3: a batch posted into the wallet whose entries are not written.
     const batched = [await hot.pay(second, 9), await hot.pay(first, 4)];
-    const batch = await postWithoutCompleting(hot, batched);
+    const batch = await postBatchWithoutCompleting(hot, batched);
     const { balance, walk } = functionsOf(hot);
     expect(await balance()).toBe(0.18);
     // Seq 4: the shop spends the batch's money meanwhile.
@@ -135,7 +118,7 @@ describe('a hot wallet between a batch posting and its completion', () => {
     const batched: string[] = [];
     for (let i = 0; i < HISTORY_SHARDS; i++) batched.push(await pay(i));
     // Seqs 1..16, keyed at seq 1; then a credit posted on its own at 17, under the same shard key.
-    await postWithoutCompleting(hot, batched);
+    await postBatchWithoutCompleting(hot, batched);
     const alone = await pay(HISTORY_SHARDS);
     expect(await hot.post([alone])).toBe(1);
     expect(historyShardOf(walletAccount(hot.shop), 17)).toBe(historyShardOf(walletAccount(hot.shop), 1));
@@ -155,7 +138,7 @@ describe('a hot wallet between a batch posting and its completion', () => {
     expect(await hot.post([direct])).toBe(1);
     // Seqs 2 and 3: a batch posted into the wallet whose entries are not written.
     const batched = [await hot.pay(second, 9), await hot.pay(first, 4)];
-    await postWithoutCompleting(hot, batched);
+    await postBatchWithoutCompleting(hot, batched);
     const history = createHistoryStore({ client, tableName: hot.tableName });
     // What a replica behind the one a page came from makes the history ask: is a cursor's entry there?
     const entry = await history.entryAt(hot.shop, 3, batched[1]);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { createSendMoneyHandler } from '#functions/send-money/handler.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { routeOf } from '#shared/routes.ts';
@@ -208,4 +208,28 @@ export function firstDepositEntry(address: string, amountMinor: number): Record<
     ),
     false,
   );
+}
+
+/**
+ * Batches these credits of the shop's and posts the batch into its wallet, dated `postedAt`, then
+ * stops, as a poster that died between its two steps: no completion (the sweep's, minutes later).
+ */
+export async function postBatchWithoutCompleting(
+  hot: HotLedger,
+  transferIds: readonly string[],
+  postedAt = new Date().toISOString(),
+) {
+  const { credits } = await hot.wallets.credits.read(hot.shop, transferIds);
+  expect(credits).toHaveLength(transferIds.length);
+  const batch = { batchId: randomUUID(), address: hot.shop, credits };
+  expect(await hot.wallets.credits.batch(batch, new Date().toISOString())).toBe('batched');
+  const { wallet } = await hot.wallets.credits.read(hot.shop, []);
+  const posted = await hot.wallets.credits.postBatches({
+    address: hot.shop,
+    wallet,
+    batches: [batch],
+    postedAt,
+  });
+  expect(posted.kind).toBe('posted');
+  return batch;
 }

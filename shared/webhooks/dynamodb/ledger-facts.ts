@@ -3,8 +3,10 @@
  * inserted transfer records (layout: shared/wallet/dynamodb/keys.ts). This adapter is the one
  * place the events half knows the ledger's item layout.
  */
+import { entriesOfBatch } from '../../wallet/dynamodb/batch-items.ts';
+import { batchOfItem } from '../../wallet/dynamodb/batch-reader.ts';
 import { readItems } from '../../wallet/dynamodb/consistent-read.ts';
-import { accountOfEntryItem, transferKey } from '../../wallet/dynamodb/keys.ts';
+import { accountOfEntryItem, entryItem, transferKey } from '../../wallet/dynamodb/keys.ts';
 import type { WalletTableAccess } from '../../wallet/dynamodb/table-access.ts';
 import { addressOfAccount } from '../../wallet/model/accounts.ts';
 import type { Matching } from '../../wallet/model/matching.ts';
@@ -12,13 +14,15 @@ import type { TransferMatchingStore } from '../events/ports.ts';
 import type { EntryFact, LedgerFact, TransferFact } from '../model/ledger-fact.ts';
 
 /**
- * The Lambda event filter of the deriver's mapping: inserted entries and transfer records only.
+ * The Lambda event filter of the deriver's mapping: entries, transfer records and credit batches.
  * Exact values, which is all the local stream poller's matcher knows; other items (wallets,
- * credits, claims, markers) and every MODIFY never reach the function, nor are they billed.
+ * credits, claims, markers) never reach the function, nor are they billed. Entries and transfer
+ * records are written once (INSERT); a batch is written three times, put, posted and completed,
+ * and the deriver takes its posting (MODIFY) alone ({@link factsOfBatchPosting}).
  */
 export const EVENT_SOURCE_FILTER = {
-  eventName: ['INSERT'],
-  dynamodb: { NewImage: { kind: { S: ['entry', 'transfer'] } } },
+  eventName: ['INSERT', 'MODIFY'],
+  dynamodb: { NewImage: { kind: { S: ['entry', 'transfer', 'batch'] } } },
 } as const;
 
 const isString = (value: unknown): value is string => typeof value === 'string';
@@ -101,6 +105,26 @@ export function factOfItem(item: Record<string, unknown>): LedgerFact | 'malform
     } satisfies TransferFact;
   }
   return undefined;
+}
+
+/**
+ * The recipient's entries a batch's posting gives, as facts: the money is spendable from the
+ * posting, whose `transfer.completed` events are told then, not at the batch's completion, which
+ * writes these entries in a second transaction (at once, or minutes later by the sweep when the
+ * poster stopped between the two). Derived as the completion writes them (`entriesOfBatch`), so
+ * each is the fact its entry item states: one key, one event id; the completion's entries are
+ * then found told. A batch item not posted, or completed, states nothing new.
+ */
+export function factsOfBatchPosting(item: Record<string, unknown>): LedgerFact[] | 'malformed' {
+  const batch = batchOfItem(item);
+  if (batch === undefined) return 'malformed';
+  if (batch.posting === undefined || batch.completedAt !== undefined) return [];
+  const facts = entriesOfBatch(batch, batch.posting, batch.posting.postedAt).map((entry) =>
+    factOfItem(entryItem(entry, true)),
+  );
+  return facts.every((fact): fact is LedgerFact => fact !== undefined && fact !== 'malformed')
+    ? facts
+    : 'malformed';
 }
 
 /** BatchGetItem takes at most 100 keys. */

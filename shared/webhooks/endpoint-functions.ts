@@ -18,6 +18,8 @@ export interface EndpointFunctionDependencies {
   readonly mode: DestinationMode;
   /** Only the functions that register or rotate get one. */
   readonly sealer?: SecretSealer;
+  /** How long a registration's Idempotency-Key holds; the wallet's least, a day, unless given. */
+  readonly keyTtlSeconds?: number;
 }
 
 const NO_SEALER: SecretSealer = {
@@ -33,6 +35,7 @@ export function createEndpointManagement(deps: EndpointFunctionDependencies) {
     ids: { next: newEndpointId },
     newSecret: newSigningSecret,
     mode: deps.mode,
+    keyTtlSeconds: deps.keyTtlSeconds ?? 86_400,
   });
 }
 

@@ -8,13 +8,21 @@ import {
   type DynamoDBDocumentClient,
   GetCommand,
   QueryCommand,
+  TransactGetCommand,
   TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { withRetries, worstCaseCallMs } from '../../dynamodb/retry.ts';
 import { InvalidParameterError } from '../../errors.ts';
 import { decodeJsonCursor, encodeJsonCursor } from '../../util/json-cursor.ts';
 import type { Clock } from '../../wallet/model/ports.ts';
-import type { AttemptPage, AttemptView, StoredEndpoint, WebhookEndpointStore } from '../endpoints/ports.ts';
+import type {
+  AttemptPage,
+  AttemptView,
+  CreateKeyRecord,
+  EndpointSet,
+  StoredEndpoint,
+  WebhookEndpointStore,
+} from '../endpoints/ports.ts';
 import { type HealthState, healthAfter } from '../model/health.ts';
 import type {
   DeliveryAttempt,
@@ -26,7 +34,14 @@ import { EVENT_RETENTION_MS } from '../model/webhook-event.ts';
 import type { SecretSealer } from '../secrets/envelope.ts';
 import { expiresAfter } from './event-keys.ts';
 import { BACKGROUND_RETRIES } from './event-store.ts';
-import { ATTEMPT_KEY, attemptItemKey, attemptKeyOf, DELIVERIES_INDEX, endpointsKey } from './keys.ts';
+import {
+  ATTEMPT_KEY,
+  attemptItemKey,
+  attemptKeyOf,
+  createKeyItemKey,
+  DELIVERIES_INDEX,
+  endpointsKey,
+} from './keys.ts';
 import { createPutBatcher, type PutBatcher } from './put-batcher.ts';
 
 export interface WebhookTableAccess {
@@ -74,6 +89,39 @@ function attemptOfItem(item: Record<string, unknown>): AttemptView {
   };
 }
 
+/** A wallet's endpoint set from its item (none yet: version 0, no endpoints). */
+function setOfItem(address: string, item: Record<string, unknown> | undefined): EndpointSet {
+  return {
+    address,
+    version: (item?.version as number | undefined) ?? 0,
+    endpoints: (item?.endpoints as StoredEndpoint[] | undefined) ?? [],
+  };
+}
+
+/**
+ * The key's record, on condition that the key has none, or only one expired before this one was
+ * made (DynamoDB's TTL deletes within days, not at once): two registrations with one key cannot
+ * both commit, whichever read what.
+ */
+function keyRecordPut(tableName: string, address: string, record: CreateKeyRecord) {
+  return {
+    Put: {
+      TableName: tableName,
+      Item: {
+        pk: createKeyItemKey(address, record.key),
+        kind: 'idempotency',
+        address,
+        fingerprint: record.fingerprint,
+        endpointId: record.endpointId,
+        expiresAt: record.expiresAt,
+        writtenAt: record.writtenAt,
+      },
+      ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :now',
+      ExpressionAttributeValues: { ':now': record.writtenAt },
+    },
+  };
+}
+
 /** The endpoint use cases' store. */
 export function createWebhookEndpointStore({ client, tableName }: WebhookTableAccess): WebhookEndpointStore {
   return {
@@ -85,10 +133,37 @@ export function createWebhookEndpointStore({ client, tableName }: WebhookTableAc
           new GetCommand({ TableName: tableName, Key: { pk: endpointsKey(address) }, ConsistentRead: true }),
         ),
       );
+      return setOfItem(address, Item);
+    },
+
+    /**
+     * One TransactGetItems of both items, so a keyed registration costs the round trips of a
+     * keyless one: a snapshot, though correctness rests on the write's conditions, not on it.
+     */
+    async readEndpointsAndKey(address, key) {
+      const { Responses } = await withRetries(() =>
+        client.send(
+          new TransactGetCommand({
+            TransactItems: [
+              { Get: { TableName: tableName, Key: { pk: endpointsKey(address) } } },
+              { Get: { TableName: tableName, Key: { pk: createKeyItemKey(address, key) } } },
+            ],
+          }),
+        ),
+      );
+      const record = Responses?.[1]?.Item;
       return {
-        address,
-        version: (Item?.version as number | undefined) ?? 0,
-        endpoints: (Item?.endpoints as StoredEndpoint[] | undefined) ?? [],
+        set: setOfItem(address, Responses?.[0]?.Item),
+        keyRecord:
+          record === undefined
+            ? undefined
+            : {
+                key,
+                fingerprint: record.fingerprint as string,
+                endpointId: record.endpointId as string,
+                expiresAt: record.expiresAt as number,
+                writtenAt: record.writtenAt as number,
+              },
       };
     },
 
@@ -103,10 +178,11 @@ export function createWebhookEndpointStore({ client, tableName }: WebhookTableAc
      * write units where a put costs 1, for writes as rare as an owner's changes. Refused by its
      * condition or a conflict with another write of the set: `false`, the caller reads again.
      */
-    async writeEndpoints(set) {
+    async writeEndpoints(set, keyRecord) {
       const input = {
         ClientRequestToken: randomUUID(),
         TransactItems: [
+          ...(keyRecord === undefined ? [] : [keyRecordPut(tableName, set.address, keyRecord)]),
           {
             Put: {
               TableName: tableName,

@@ -7,8 +7,14 @@
  * - `ATTEMPT#<endpointId>#<attemptedAt>#<eventId>#<attempt>`: one delivery attempt, with
  *   `deliveriesOf` = the endpoint's id and `attemptKey` = `<attemptedAt>#<eventId>#<attempt>` for the
  *   `deliveries` index (newest first), expiring as its event does (`EVENT_RETENTION_MS`).
+ * - `IDEMPOTENCY#["<address>","<key>"]`: the Idempotency-Key of a registration, `{fingerprint,
+ *   endpointId, expiresAt}`, written in the same transaction as the set (TTL on `expiresAt`). JSON
+ *   quoting keeps an address and a key that hold `#` or `"` from reading as another pair.
  */
 export const endpointsKey = (address: string) => `ENDPOINTS#${address}`;
+
+export const createKeyItemKey = (address: string, key: string) =>
+  `IDEMPOTENCY#${JSON.stringify([address, key])}`;
 
 export const DELIVERIES_INDEX = 'deliveries';
 

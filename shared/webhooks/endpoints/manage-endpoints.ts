@@ -4,7 +4,13 @@
  * endpoint set and one conditional write of it, tried again on a fresh read when another change
  * came first; another wallet's endpoint is never found (404), whatever its id.
  */
-import { NotFoundError, ValidationError, WebhookEndpointLimitError } from '../../errors.ts';
+import { createHash } from 'node:crypto';
+import {
+  IdempotencyKeyReuseError,
+  NotFoundError,
+  ValidationError,
+  WebhookEndpointLimitError,
+} from '../../errors.ts';
 import { ANSWER_MARGIN_MS, requestDeadline } from '../../request-deadline.ts';
 import { type AttemptVerdict, retryMovement } from '../../wallet/model/movement-retry.ts';
 import type { Clock, IdSource } from '../../wallet/model/ports.ts';
@@ -20,6 +26,7 @@ import { EVENT_RETENTION_MS } from '../model/webhook-event.ts';
 import type { SecretSealer } from '../secrets/envelope.ts';
 import type {
   AttemptPage,
+  CreateKeyRecord,
   EndpointSet,
   StoredEndpoint,
   StoredSecret,
@@ -35,6 +42,8 @@ export interface EndpointManagementDependencies {
   /** Fresh signing secrets (`whsec_…`). */
   readonly newSecret: () => string;
   readonly mode: DestinationMode;
+  /** How long a registration's Idempotency-Key holds, as a transfer's (`wallet:idempotencyTtlSeconds`). */
+  readonly keyTtlSeconds: number;
 }
 
 export interface CreateEndpointCommand {
@@ -56,6 +65,25 @@ export interface EndpointPatch {
 export interface EndpointWithSecret {
   readonly endpoint: WebhookEndpoint;
   readonly secret: string;
+}
+
+/**
+ * What a registration with an Idempotency-Key used before by the same wallet with the same request
+ * finds: the endpoint that request registered (`exists`: not deleted since). Its secret is not
+ * here: the registering function may seal secrets, never open one.
+ */
+export interface RegisteredBefore {
+  readonly registeredBefore: { readonly endpointId: string; readonly exists: boolean };
+}
+
+/**
+ * The request as the endpoint it would register: two bodies that register the same endpoint (the
+ * event types in another order or repeated, `eventTypes` left out or listing every type, no
+ * description or an empty one) are the same request, as `2.5` and `2.50` are one amount to send.
+ */
+function fingerprintOf(url: string, command: CreateEndpointCommand): string {
+  const request = [url, normalisedTypes(command.eventTypes), command.description ?? ''];
+  return createHash('sha256').update(JSON.stringify(request)).digest('base64url');
 }
 
 /** Outside a request (tests, scripts): how long a change may keep meeting others' before it gives up. */
@@ -99,15 +127,30 @@ export function makeEndpointManagement(deps: EndpointManagementDependencies) {
     address: string,
     apply: (set: EndpointSet) => Promise<{ set: EndpointSet; result: T }>,
   ) {
+    return changeKeyed(
+      () => store.readEndpoints(address),
+      async (set) => ({ ...(await apply(set)), write: true }),
+    );
+  }
+
+  /**
+   * {@link change}, reading with `read`; `apply` may write the set with a key's record, or answer
+   * without writing (`write: false`).
+   */
+  async function changeKeyed<R, T>(
+    read: () => Promise<R>,
+    apply: (read: R) => Promise<{ set: EndpointSet; keyRecord?: CreateKeyRecord; result: T; write: boolean }>,
+  ) {
     const answerBy = requestDeadline() ?? Date.now() + STANDALONE_BUDGET_MS;
     const deadline = {
       at: answerBy - store.longestWriteMs - ANSWER_MARGIN_MS,
       message: 'The endpoints of this wallet are being changed by other requests; retry the request',
     };
     return retryMovement(deadline, async (_n, beforeWrite): Promise<AttemptVerdict<T>> => {
-      const { set, result } = await apply(await store.readEndpoints(address));
+      const { set, keyRecord, result, write } = await apply(await read());
+      if (!write) return { done: result };
       beforeWrite();
-      return (await store.writeEndpoints(set)) ? { done: result } : { again: 'after-pause' };
+      return (await store.writeEndpoints(set, keyRecord)) ? { done: result } : { again: 'after-pause' };
     });
   }
 
@@ -131,35 +174,94 @@ export function makeEndpointManagement(deps: EndpointManagementDependencies) {
     return { sealed: await sealer.seal(secret, { address, endpointId }), createdAt: at };
   }
 
-  return {
-    async create(command: CreateEndpointCommand): Promise<EndpointWithSecret> {
-      const url = checkedUrl(command.url, deps.mode);
-      const id = ids.next();
-      const secret = deps.newSecret();
-      const createdAt = nowIso();
-      // Sealed once a write may store it, and only once: a request refused by the bound seals
-      // nothing (deployed, a KMS call), and a retried write stores the secret the answer shows.
-      let sealedOnce: StoredEndpoint | undefined;
-      const stored = await change(command.address, async (set) => {
-        if (set.endpoints.length >= ENDPOINT_LIMITS.perWallet) {
-          throw new WebhookEndpointLimitError(
-            `A wallet has at most ${ENDPOINT_LIMITS.perWallet} webhook endpoints: delete one first`,
+  /**
+   * Registers the endpoint, with `key`'s record in the same write when given. Keyless, it is the
+   * read and the write it always was; keyed, the read takes the key's record too (one call).
+   */
+  async function register(
+    command: CreateEndpointCommand,
+    key: string | undefined,
+  ): Promise<EndpointWithSecret | RegisteredBefore> {
+    const url = checkedUrl(command.url, deps.mode);
+    const id = ids.next();
+    const secret = deps.newSecret();
+    const createdAt = nowIso();
+    const writtenAt = Math.floor(clock.now() / 1000);
+    const keyRecord: CreateKeyRecord | undefined =
+      key === undefined
+        ? undefined
+        : {
+            key,
+            fingerprint: fingerprintOf(url, command),
+            endpointId: id,
+            expiresAt: writtenAt + deps.keyTtlSeconds,
+            writtenAt,
+          };
+    const read = async (): Promise<{ set: EndpointSet; keyRecord?: CreateKeyRecord | undefined }> =>
+      key === undefined
+        ? { set: await store.readEndpoints(command.address) }
+        : store.readEndpointsAndKey(command.address, key);
+    // Sealed once a write may store it, and only once: a request refused by the bound seals
+    // nothing (deployed, a KMS call), and a retried write stores the secret the answer shows.
+    let sealedOnce: StoredEndpoint | undefined;
+    return changeKeyed<
+      { set: EndpointSet; keyRecord?: CreateKeyRecord | undefined },
+      EndpointWithSecret | RegisteredBefore
+    >(read, async ({ set, keyRecord: used }) => {
+      // Before the bound: the endpoint the key registered may be the tenth.
+      if (keyRecord !== undefined && used !== undefined && used.expiresAt >= writtenAt) {
+        if (used.fingerprint !== keyRecord.fingerprint) {
+          throw new IdempotencyKeyReuseError(
+            'This Idempotency-Key was used to register another webhook endpoint',
           );
         }
-        sealedOnce ??= {
-          id,
-          address: command.address,
-          url,
-          eventTypes: normalisedTypes(command.eventTypes),
-          description: command.description ?? '',
-          status: 'enabled',
-          createdAt,
-          updatedAt: createdAt,
-          secrets: [await sealed(secret, command.address, id, createdAt)],
-        };
-        return { set: { ...set, endpoints: [...set.endpoints, sealedOnce] }, result: sealedOnce };
-      });
-      return { endpoint: viewOf(stored), secret };
+        const exists = set.endpoints.some((e) => e.id === used.endpointId);
+        return { set, result: { registeredBefore: { endpointId: used.endpointId, exists } }, write: false };
+      }
+      if (set.endpoints.length >= ENDPOINT_LIMITS.perWallet) {
+        throw new WebhookEndpointLimitError(
+          `A wallet has at most ${ENDPOINT_LIMITS.perWallet} webhook endpoints: delete one first`,
+        );
+      }
+      sealedOnce ??= {
+        id,
+        address: command.address,
+        url,
+        eventTypes: normalisedTypes(command.eventTypes),
+        description: command.description ?? '',
+        status: 'enabled',
+        createdAt,
+        updatedAt: createdAt,
+        secrets: [await sealed(secret, command.address, id, createdAt)],
+      };
+      return {
+        set: { ...set, endpoints: [...set.endpoints, sealedOnce] },
+        ...(keyRecord === undefined ? {} : { keyRecord }),
+        result: { endpoint: viewOf(sealedOnce), secret },
+        write: true,
+      };
+    });
+  }
+
+  return {
+    async create(command: CreateEndpointCommand): Promise<EndpointWithSecret> {
+      const created = await register(command, undefined);
+      if ('registeredBefore' in created) throw new Error('A registration without a key replays nothing');
+      return created;
+    },
+
+    /**
+     * {@link create} with the caller's Idempotency-Key, recorded in the write that registers the
+     * endpoint: the wallet's next registration with the key and the same request registers nothing
+     * and names the endpoint the first one registered, until the key expires; with another
+     * request, refused (422). Concurrent ones with one key register one endpoint: the others' write
+     * is refused by the key's record and they read it.
+     */
+    async createWithKey(
+      command: CreateEndpointCommand,
+      key: string,
+    ): Promise<EndpointWithSecret | RegisteredBefore> {
+      return register(command, key);
     },
 
     /** Newest first. */

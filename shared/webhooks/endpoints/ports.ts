@@ -25,6 +25,20 @@ export interface EndpointSet {
   readonly endpoints: readonly StoredEndpoint[];
 }
 
+/**
+ * The record of a registration's Idempotency-Key: whose (the set's wallet), the key, the
+ * fingerprint of the request it came with, the endpoint it registered, and until when it holds.
+ */
+export interface CreateKeyRecord {
+  readonly key: string;
+  readonly fingerprint: string;
+  readonly endpointId: string;
+  /** Epoch seconds, DynamoDB's TTL attribute; a record past it counts as none. */
+  readonly expiresAt: number;
+  /** Epoch seconds when written: an older record expired by then may be replaced. */
+  readonly writtenAt: number;
+}
+
 /** An attempt as the delivery log shows it: as the dispatcher reported it, within its endpoint's log. */
 export type AttemptView = Omit<DeliveryAttempt, 'address' | 'endpointId'>;
 
@@ -43,11 +57,17 @@ export interface WebhookEndpointStore {
   /** The longest one write can take, its own retries included: no write starts that could outlast the answer. */
   readonly longestWriteMs: number;
   readEndpoints(address: string): Promise<EndpointSet>;
+  /** The set and the record of the wallet's Idempotency-Key `key` (as stored, expired or not), read together. */
+  readEndpointsAndKey(
+    address: string,
+    key: string,
+  ): Promise<{ set: EndpointSet; keyRecord?: CreateKeyRecord | undefined }>;
   /**
-   * Writes the set if its version is still `set.version` (then it becomes `set.version + 1`);
+   * Writes the set if its version is still `set.version` (then it becomes `set.version + 1`), and
+   * with `keyRecord`, that record in the same write if the key has none unexpired;
    * `false` when another write came first.
    */
-  writeEndpoints(set: EndpointSet): Promise<boolean>;
+  writeEndpoints(set: EndpointSet, keyRecord?: CreateKeyRecord): Promise<boolean>;
   /** The endpoint's attempts, newest first. `cursor` is one this method returned for the same endpoint. */
   listAttempts(
     endpointId: string,

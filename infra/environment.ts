@@ -74,7 +74,7 @@ export const defaultTokenRules = {
 
 /**
  * The environment of one route's function: its table's name, its bucket's for a route with an
- * images grant and, for the wallet, the money settings. CDK and the local gateway both build
+ * images grant, the Idempotency-Keys' lifetime for a route that keeps them and, for the wallet, the money settings. CDK and the local gateway both build
  * function environments here.
  */
 export function functionEnvironment(
@@ -90,6 +90,7 @@ export function functionEnvironment(
     env[buckets.images.envVar] = bucketNames.images;
   }
   if (settings.corsAllowedOrigins.length > 0) env[CORS_ORIGINS_ENV] = settings.corsAllowedOrigins.join(' ');
+  if (route.idempotencyKeys) env.IDEMPOTENCY_TTL_SECONDS = String(settings.idempotencyTtlSeconds);
   return route.data?.table === 'wallets' ? { ...env, ...walletEnvironment(settings) } : env;
 }
 

@@ -93,6 +93,26 @@ export class RecipientLimitError extends ClientError {}
 /** An Idempotency-Key was reused with a different request body. */
 export class IdempotencyKeyReuseError extends ClientError {}
 
+/**
+ * The caller's Idempotency-Key already registered a webhook endpoint, with this same request:
+ * nothing was registered. Not a replay of that 201: its secret was sealed and this function cannot
+ * open it, so the answer names the endpoint and how to get a secret of it (a rotation).
+ */
+export class WebhookEndpointRegisteredError extends ClientError {
+  readonly endpointId: string;
+  /** The endpoint, relative to the request URL, as the 201's Location; none if deleted since. */
+  readonly location: string | undefined;
+  constructor(endpointId: string, location: string | undefined) {
+    super(
+      location === undefined
+        ? `This Idempotency-Key registered the webhook endpoint ${endpointId}, deleted since. Send a new key to register another`
+        : `This Idempotency-Key already registered the webhook endpoint ${endpointId} (Location); nothing else was registered. Its signing secret was shown only in that first answer: if you lost it, rotate it (POST ${location}/rotate-secret)`,
+    );
+    this.endpointId = endpointId;
+    this.location = location;
+  }
+}
+
 /** The wallet already has as many webhook endpoints as it may; nothing was registered. */
 export class WebhookEndpointLimitError extends ClientError {}
 

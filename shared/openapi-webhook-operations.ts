@@ -3,6 +3,8 @@
  * the pets' (`openapi-operations.ts` merges them): bodies, parameters, the problem types each
  * function can answer with, and examples.
  */
+
+import { IDEMPOTENCY_KEY_SCHEMA } from './http/idempotency-key.ts';
 import { type OperationContract, pageParameters } from './openapi-contract.ts';
 import { ALICE, BOB } from './openapi-examples.ts';
 import type { OperationId } from './routes.ts';
@@ -98,7 +100,21 @@ export const webhookOperationContracts: Record<WebhookOperationId, OperationCont
       'unsupported-media-type',
       'validation-failed',
       'webhook-endpoint-limit',
+      'webhook-endpoint-registered',
+      'idempotency-key-reused',
       'temporarily-unavailable',
+    ],
+    parameters: [
+      {
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        // The rule the function parses the header with (`shared/http/idempotency-key.ts`).
+        schema: IDEMPOTENCY_KEY_SCHEMA,
+        description:
+          "Makes a registration safe to retry: the caller's same key with the same request (the same endpoint: URL, event types in any order, description) registers nothing more and answers 409 webhook-endpoint-registered, naming the endpoint the first request registered (`endpointId`, `Location`). Its signing secret is not shown again: if the first answer was lost, rotate it (`POST webhooks/{webhookId}/rotate-secret`). With another request, 422 idempotency-key-reused. The same syntax as sendMoney's key; kept as long (at least 24 hours).",
+        example: 'c2f7a9e1-register-orders-hook',
+      },
     ],
   },
   listWebhooks: {

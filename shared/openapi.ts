@@ -96,6 +96,8 @@ const problemHeaders: Record<number, readonly HeaderUse[]> = {
   401: [{ name: 'WWW-Authenticate', required: true }],
   403: [{ name: 'WWW-Authenticate', required: true }],
   // Sent by the per-caller limit; API Gateway's stage throttling sends none.
+  // The endpoint an Idempotency-Key registered before (webhook-endpoint-registered), if it still exists.
+  409: [{ name: 'Location', required: false }],
   429: [{ name: 'Retry-After', required: false }],
   503: [{ name: 'Retry-After', required: true }],
 };

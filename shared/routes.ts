@@ -55,6 +55,11 @@ export interface Route {
    */
   readonly signingSecrets?: 'seal';
   /**
+   * `true`: a function outside the wallet's that remembers Idempotency-Keys, for as long as the
+   * wallet's (`wallet:idempotencyTtlSeconds`, given as IDEMPOTENCY_TTL_SECONDS).
+   */
+  readonly idempotencyKeys?: true;
+  /**
    * `unreserved`: where a stage reserves concurrency (prod), this route's function reserves none and
    * runs in the account's unreserved pool. For the merchants' back-office routes (webhook endpoints,
    * the events API): little traffic, and every reservation comes out of one pool of 1,000 that must
@@ -237,10 +242,12 @@ export const routes = [
     // Events carry the wallet's amounts, counterparties, balances and references: whoever points
     // them at a URL, or reads them, must be able to read the wallet too (SECURITY.md, *Scope escalation through events*).
     scopes: ['write:webhooks', 'read:wallet'],
-    // GetItem reads the wallet's endpoint set, PutItem writes it back under its version. The secret
+    // GetItem reads the wallet's endpoint set (with an Idempotency-Key, and the key's record, in one
+    // TransactGetItems), PutItem writes it back under its version (and the key's record). The secret
     // is sealed under a data key of its own (signingSecrets: seal).
     data: { table: 'webhooks', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] },
     signingSecrets: 'seal',
+    idempotencyKeys: true,
     reservedConcurrency: 'unreserved',
     summary: "Register a webhook endpoint of the caller's wallet; the answer alone shows its signing secret",
   },

@@ -19,6 +19,7 @@ import {
   UnsupportedMediaTypeError,
   ValidationError,
   WebhookEndpointLimitError,
+  WebhookEndpointRegisteredError,
 } from '../errors.ts';
 
 /** How one class of typed error looks on the wire. */
@@ -48,6 +49,14 @@ export const errorMappings: ReadonlyArray<readonly [ErrorClass, ErrorMapping]> =
   [
     EndpointDisabledError,
     { status: 409, slug: 'endpoint-disabled', title: 'The webhook endpoint is disabled' },
+  ],
+  [
+    WebhookEndpointRegisteredError,
+    {
+      status: 409,
+      slug: 'webhook-endpoint-registered',
+      title: 'Webhook endpoint already registered with this Idempotency-Key',
+    },
   ],
   [PreconditionFailedError, { status: 412, slug: 'precondition-failed', title: 'Precondition failed' }],
   [

@@ -1,6 +1,11 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { InsufficientScopeError, TemporarilyUnavailableError, ValidationError } from '../errors.ts';
+import {
+  InsufficientScopeError,
+  TemporarilyUnavailableError,
+  ValidationError,
+  WebhookEndpointRegisteredError,
+} from '../errors.ts';
 import { logger, setOutcome } from '../observability/telemetry.ts';
 import { INVALID_TOKEN_CHALLENGE, insufficientScopeChallenge } from './bearer-challenge.ts';
 import { internalErrorMapping, mappingFor } from './error-mapping.ts';
@@ -38,6 +43,8 @@ export const problemErrorHandler = (): MiddlewareObj<APIGatewayProxyEvent, APIGa
       headers['www-authenticate'] = INVALID_TOKEN_CHALLENGE;
     } else if (error instanceof TemporarilyUnavailableError) {
       headers['retry-after'] = String(error.retryAfterSeconds);
+    } else if (error instanceof WebhookEndpointRegisteredError && error.location !== undefined) {
+      headers.location = error.location;
     }
     request.response = problemResponse(
       {
@@ -49,6 +56,7 @@ export const problemErrorHandler = (): MiddlewareObj<APIGatewayProxyEvent, APIGa
         ...(error instanceof ValidationError
           ? { errors: error.violations, errorCount: error.errorCount }
           : {}),
+        ...(error instanceof WebhookEndpointRegisteredError ? { endpointId: error.endpointId } : {}),
       },
       headers,
     );

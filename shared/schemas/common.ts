@@ -62,5 +62,10 @@ export const problemSchema = {
       description:
         'With `errors`: how many violations were found; more than `errors` lists when it was cut short',
     },
+    endpointId: {
+      type: 'string',
+      description:
+        'For webhook-endpoint-registered: the endpoint the Idempotency-Key registered (`Location` names it while it exists)',
+    },
   },
 } as const;

@@ -19,6 +19,11 @@ export function loadWalletSettings(): WalletSettings {
   return {
     currency: { code: requireEnv('CURRENCY'), decimals },
     maxTransferMinor,
-    idempotencyTtlSeconds: Math.max(86_400, requireIntegerEnv('IDEMPOTENCY_TTL_SECONDS')),
+    idempotencyTtlSeconds: idempotencyTtlFromEnv(),
   };
+}
+
+/** How long an Idempotency-Key is kept (`wallet:idempotencyTtlSeconds`): a day at the least. */
+export function idempotencyTtlFromEnv(): number {
+  return Math.max(86_400, requireIntegerEnv('IDEMPOTENCY_TTL_SECONDS'));
 }

@@ -213,6 +213,10 @@ describe('functions', () => {
     expect(JSON.stringify(send.Variables.WALLETS_TABLE_NAME)).toMatch(tableReference('wallets', 'Ref'));
     const addPet = functionProps(routeFunction('addPet')).Environment as { Variables: Json };
     expect(Object.keys(addPet.Variables).sort()).toEqual(['NODE_OPTIONS', 'PETS_TABLE_NAME', 'STAGE']);
+    // A registration's Idempotency-Key is kept as long as a transfer's; no money settings besides.
+    const createWebhook = functionProps(routeFunction('createWebhook')).Environment as { Variables: Json };
+    expect(createWebhook.Variables.IDEMPOTENCY_TTL_SECONDS).toBe('86400');
+    expect(createWebhook.Variables).not.toHaveProperty('CURRENCY');
   });
 });
 
@@ -275,6 +279,11 @@ describe('data access', () => {
       return found;
     };
     expect(actionsOf(grant('addPet'))).toEqual(['dynamodb:PutItem']);
+    // A keyed registration reads and writes the key's record in the transactions of the endpoint
+    // set (TransactGetItems and TransactWriteItems, authorised by their items' actions): no new
+    // action. It seals secrets and never opens one, so no replay can show a secret again.
+    expect(actionsOf(grant('createWebhook'))).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
+    expect(statementsOf(routeFunction('createWebhook')).flatMap(actionsOf)).not.toContain('kms:Decrypt');
     expect(JSON.stringify(grant('addPet').Resource)).toMatch(tableReference('pets', 'Arn'));
     expect(actionsOf(grant('getPetById'))).toEqual(['dynamodb:GetItem']);
     expect(actionsOf(grant('updatePet'))).toEqual([

@@ -22,7 +22,7 @@ import { createEnvelopeSealer } from '#shared/webhooks/secrets/envelope.ts';
 import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrapper.ts';
 import { proxyEvent } from '../../bench/lambda-events.ts';
 import { BENCH_ITEMS, DYNAMODB_CALLS, routeRequest, successStatus } from '../../bench/workload.ts';
-import { invoke, uniqueSub } from '../support/events.ts';
+import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
 import { proxiedClient, startFaultProxy } from '../support/faults.ts';
 import { roundTripCounter } from '../support/round-trips.ts';
 
@@ -106,6 +106,30 @@ describe("the webhook routes' round trips for the bench's requests, each exactly
     ] as const) {
       expect(await benchRequest(dir)).toEqual(['GetItem', 'TransactWriteItems']);
     }
+  });
+
+  it('register with an Idempotency-Key: the same two calls, each a transaction taking the key record too; its replay, the read alone', async () => {
+    const { sub } = await merchant();
+    const key = randomUUID();
+    const request = () =>
+      invoke(
+        handlers['create-webhook'],
+        apiEvent({
+          method: 'POST',
+          path: '/api/wallet/webhooks',
+          sub,
+          scopes: ['write:webhooks', 'read:wallet'],
+          body: { url: 'https://merchant.example.com/hooks' },
+          headers: { 'Idempotency-Key': key },
+        }),
+      );
+    expect(await roundTripsOf('createWebhook', request, { status: 201 })).toEqual([
+      'TransactGetItems',
+      'TransactWriteItems',
+    ]);
+    expect(await roundTripsOf('createWebhook', request, { status: 409, part: true })).toEqual([
+      'TransactGetItems',
+    ]);
   });
 
   it('list and read endpoints: one read of the endpoint set', async () => {

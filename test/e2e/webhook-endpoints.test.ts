@@ -57,6 +57,31 @@ describe('POST /api/wallet/webhooks', () => {
     expect(list.text).not.toContain('whsec_');
   });
 
+  it('with an Idempotency-Key, a retry registers nothing more: 409 naming the endpoint, as documented; another body 422', async () => {
+    const { token } = await merchant();
+    const json = { url: 'https://merchant.example.com/hooks', eventTypes: ['transfer.received'] };
+    const headers = { 'idempotency-key': `register-${uniqueSub()}` };
+    const created = await call('POST', '/api/wallet/webhooks', { token, json, headers });
+    expect(created.status, created.text).toBe(201);
+    const { id } = created.json as { id: string };
+    const again = await call('POST', '/api/wallet/webhooks', { token, json, headers });
+    const problem = expectProblem(again, 409);
+    expect(problem).toMatchObject({
+      type: 'urn:problem-type:wallet-catalog:webhook-endpoint-registered',
+      endpointId: id,
+    });
+    expect(again.headers.get('location')).toBe(`webhooks/${id}`);
+    expect(again.text).not.toContain('whsec_');
+    const other = await call('POST', '/api/wallet/webhooks', {
+      token,
+      json: { ...json, description: 'another' },
+      headers,
+    });
+    expect(expectProblem(other, 422).type).toBe('urn:problem-type:wallet-catalog:idempotency-key-reused');
+    const list = await call('GET', '/api/wallet/webhooks', { token });
+    expect((list.json as { items: { id: string }[] }).items.map((e) => e.id)).toEqual([id]);
+  });
+
   it('keeps the event types named, once each, and the description', async () => {
     const { token } = await merchant();
     const body = await registered(token, {

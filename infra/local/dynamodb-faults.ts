@@ -5,9 +5,15 @@
 
 /** What the proxy does with one request instead of passing it through. */
 export type Fault =
-  /** Waits, then forwards. */
+  /**
+   * Waits, then forwards, even if its client has left meanwhile (timed out, or died): a request
+   * that has left its client may still be applied, as on AWS. To keep one from DynamoDB, `stall`.
+   */
   | { readonly kind: 'delay'; readonly ms: number }
-  /** Waits until `until` settles, then forwards: DynamoDB sees the request after what the test did meanwhile. */
+  /**
+   * Waits until `until` settles, then forwards (its client gone or not, as `delay`): DynamoDB sees
+   * the request after what the test did meanwhile.
+   */
   | { readonly kind: 'hold'; readonly until: Promise<unknown> }
   /**
    * Forwards at once, then keeps DynamoDB's answer from the client until `until` settles

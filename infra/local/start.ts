@@ -26,7 +26,7 @@ import { localStateDir } from './state.ts';
 
 const USAGE = `Usage: npm start [-- --db-path <dir> | --persist] [--dynamodb-port <port>] [--no-conflicts] [--bundled] [--quiet]
 
-  PORT=<port>      port of the API (default 3000); npm run token, invoke, wallet:fund and
+  PORT=<port>      port of the API (default 3000; 0: any free one); npm run token, invoke, wallet:fund and
                    wallet:audit find the one stack running by themselves, PORT picks one of several
   --db-path <dir>  keep DynamoDB Local's data in <dir> (or DYNAMODB_LOCAL_PATH); in memory otherwise
   --persist        short for --db-path <state dir>/dynamodb, and keeps the images (local S3,
@@ -76,7 +76,9 @@ if (values.help) {
   process.exit(0);
 }
 
-const port = defaultPort();
+// PORT=0: any free port, the one taken named in the banner (what the tests start it on: a port
+// found free first could be taken before the gateway binds it). No other command takes 0.
+const port = process.env.PORT === '0' ? 0 : defaultPort();
 const stateDir = localStateDir();
 const dbPath = values.persist
   ? join(stateDir, 'dynamodb')
@@ -152,7 +154,8 @@ function requestStop(reason: string, code: number): void {
 
 // However it ends (a stop asked for twice exits at once), its record must not outlive it: a
 // record left behind would pass for a running stack until its pid is reused.
-process.on('exit', () => removeOwnRecordSync(stackRecordPath(stateDir, port), process.pid));
+// The record is named after the port taken, which PORT=0 leaves to the system.
+process.on('exit', () => removeOwnRecordSync(stackRecordPath(stateDir, stack?.port ?? port), process.pid));
 
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.on(signal, () => requestStop(signal, 0));
@@ -227,7 +230,7 @@ starting = false;
 if (stopping) await shutdown(stopCode);
 
 const envPrefix = [
-  ...(process.env.PORT ? [`PORT=${port}`] : []),
+  ...(process.env.PORT ? [`PORT=${stack.port}`] : []),
   ...(process.env.LOCAL_STATE_DIR ? [`LOCAL_STATE_DIR=${stateDir}`] : []),
 ].join(' ');
 process.stdout.write(

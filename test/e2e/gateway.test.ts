@@ -8,7 +8,6 @@ import { fileURLToPath } from 'node:url';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { defaultCallerRateLimit } from '#infra/environment.ts';
-import { freePort } from '#infra/local/dynamodb-local.ts';
 import { readRunningStack } from '#infra/local/stack-record.ts';
 import { createDocumentClient } from '#shared/dynamodb/client.ts';
 import { routes, SCOPES } from '#shared/routes.ts';
@@ -170,7 +169,6 @@ describe('one caller flooding the API', () => {
 
   // A gateway of its own with a small limit, on the run's DynamoDB Local: the shared one keeps the default.
   beforeAll(async () => {
-    const port = await freePort();
     const stateDir = await mkdtemp(join(tmpdir(), 'rate-limit-'));
     const child = spawn(
       process.execPath,
@@ -186,7 +184,8 @@ describe('one caller flooding the API', () => {
         cwd: fileURLToPath(new URL('../..', import.meta.url)),
         env: {
           ...process.env,
-          PORT: String(port),
+          // Any free port, named in the banner: one found free here could be taken before it binds.
+          PORT: '0',
           LOCAL_STATE_DIR: stateDir,
           LOG_LEVEL: 'SILENT',
           METRICS_DISABLED: 'true',

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
 import type { TouchReportEntry } from '#infra/local/dynamodb-conflicts.ts';
-import { freePort, localClient, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
+import { localClient, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
 import { TOUCHES_PATH } from '#infra/local/dynamodb-proxy.ts';
 import { signLocalToken } from '#infra/local/issuer.ts';
 import { readRunningStack, stackRecordPath } from '#infra/local/stack-record.ts';
@@ -60,15 +60,15 @@ function requestLines(text: string): Record<string, unknown>[] {
 }
 
 /**
- * Runs `node infra/local/start.ts` (or `npm start`, as a developer or a supervisor runs it) on a
- * free port and waits for the line announcing its base URL.
+ * Runs `node infra/local/start.ts` (or `npm start`, as a developer or a supervisor runs it) on
+ * PORT=0 and waits for the line announcing its base URL, which names the port it took: a port
+ * found free here could be taken by another test's process before the gateway binds it.
  */
 async function startCommand(
   via: 'node' | 'npm' = 'node',
   extraArgs: readonly string[] = [],
   { detached = false } = {},
 ): Promise<Started> {
-  const port = await freePort();
   const stateDir = await mkdtemp(join(tmpdir(), 'start-command-'));
   tempDirs.push(stateDir);
   const { DYNAMODB_LOCAL_PATH: _, ...env } = process.env;
@@ -78,7 +78,7 @@ async function startCommand(
       : [process.execPath, ['infra/local/start.ts', ...extraArgs]];
   const child = spawn(command, args, {
     cwd: repoRoot,
-    env: { ...env, PORT: String(port), LOCAL_STATE_DIR: stateDir },
+    env: { ...env, PORT: '0', LOCAL_STATE_DIR: stateDir },
     stdio: ['ignore', 'pipe', 'pipe'],
     // A process group of its own, as a terminal, a CI runner or `timeout` gives the command.
     detached,
@@ -98,6 +98,7 @@ async function startCommand(
       reject(new Error(`npm start exited with ${code} before it was ready:\n${output}`)),
     );
   });
+  const port = Number(new URL(baseUrl).port);
   const running = await readRunningStack(port, stateDir);
   if (running) gatewayPids.push(running.pid);
   return { child, port, stateDir, baseUrl, output: () => output };
@@ -137,8 +138,10 @@ describe('npm start', () => {
   it('serves the API until SIGTERM, then stops DynamoDB Local and exits 0', { timeout: 90_000 }, async () => {
     const { child, port, stateDir, baseUrl, output } = await startCommand();
     expect(baseUrl).toBe(`http://127.0.0.1:${port}`);
-    // The banner's token opens every route of the quick start.
-    expect(output()).toContain(`npm run -s token -- --sub alice --scope "${Object.keys(SCOPES).join(' ')}"`);
+    // The banner's token opens every route of the quick start, on the port taken (PORT=0 is none).
+    expect(output()).toContain(
+      `PORT=${port} LOCAL_STATE_DIR=${stateDir} npm run -s token -- --sub alice --scope "${Object.keys(SCOPES).join(' ')}"`,
+    );
 
     const running = await readRunningStack(port, stateDir);
     expect(running).toMatchObject({ baseUrl, pid: child.pid });
@@ -336,7 +339,7 @@ describe('npm start', () => {
       const { DYNAMODB_LOCAL_PATH: _, ...env } = process.env;
       const child = spawn(process.execPath, ['infra/local/start.ts', '--dynamodb-port', dynamodbPort], {
         cwd: repoRoot,
-        env: { ...env, PORT: String(await freePort()), LOCAL_STATE_DIR: stateDir },
+        env: { ...env, PORT: '0', LOCAL_STATE_DIR: stateDir },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       started.push(child);

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { batchItem, entriesOfBatch } from '#shared/wallet/dynamodb/batch-items.ts';
 import { entryItem, transferKey } from '#shared/wallet/dynamodb/keys.ts';
 import { sideEntry } from '#shared/wallet/dynamodb/ledger-commit.ts';
 import type { Matching } from '#shared/wallet/model/matching.ts';
-import { factOfItem } from '#shared/webhooks/dynamodb/ledger-facts.ts';
+import { factOfItem, factsOfBatchPosting } from '#shared/webhooks/dynamodb/ledger-facts.ts';
 import { eventsOfFact, makeDeriveEvents } from '#shared/webhooks/events/derive-events.ts';
 import type { EventStore, SubscriberStore } from '#shared/webhooks/events/ports.ts';
 import type { LedgerFact } from '#shared/webhooks/model/ledger-fact.ts';
@@ -381,5 +382,64 @@ describe('deriving a batch', () => {
       failedFrom: 0,
     });
     expect(stored.size).toBe(0);
+  });
+
+  /** A batch of two credits to the shop, posted at its seq 41: its item as posted, and its completion's entries. */
+  function postedBatch() {
+    const credits = [
+      { transferId: 'b0000000-0000-4000-8000-000000000001', fromAccount: 'W#alice', fromSeq: 7 },
+      { transferId: 'b0000000-0000-4000-8000-000000000002', fromAccount: 'W#bob', fromSeq: 3 },
+    ].map((credit) => ({ ...credit, amountMinor: 250, currency: 'USD', createdAt: AT }));
+    const batch = { batchId: 'batch-1', address: 'shop', credits };
+    const posting = { firstSeq: 41, balanceBefore: 100n, postedAt: POSTED_AT };
+    const item = { ...batchItem(batch, AT), ...posting };
+    const completion = entriesOfBatch(batch, posting, POSTED_AT).map((entry) =>
+      factOf(entryItem({ ...entry, batchId: batch.batchId }, true)),
+    );
+    return { item, completion };
+  }
+
+  it("tells a batch's credits at its posting, and its completion's entries again asking for no task", async () => {
+    const { item, completion } = postedBatch();
+    const atPosting = factsOfBatchPosting(item);
+    if (atPosting === 'malformed') throw new Error('malformed');
+    // The same facts, from the posting as from the entries the completion writes: one id each.
+    expect(atPosting.map((fact) => ({ ...fact, retold: true }))).toEqual(completion);
+    const { stored, events } = store();
+    let taskWrites = 0;
+    const derive = makeDeriveEvents({
+      events: {
+        ...events,
+        async addLiveTasks(entries) {
+          taskWrites++;
+          return events.addLiveTasks(entries);
+        },
+      },
+      transfers: noLookup,
+      currency: USD,
+      endpoints: subscribedShop(),
+      clock: { now: () => 0 },
+    });
+    expect(await derive(atPosting)).toEqual({ recorded: 2, tasks: 4, failedFrom: undefined });
+    const told = [...stored.values()];
+    expect(told.map((s) => [parsed(s.event).data.seq, s.event.timestamp, s.endpoints])).toEqual([
+      [41, POSTED_AT, ['whep_1', 'whep_2']],
+      [42, POSTED_AT, ['whep_1', 'whep_2']],
+    ]);
+    // The completion's entries: found stored, and their tasks left to the posting that wrote them.
+    expect(await derive(completion)).toEqual({ recorded: 0, tasks: 0, failedFrom: undefined });
+    expect(taskWrites).toBe(0);
+    expect([...stored.values()]).toEqual(told);
+    // A batch posted by code that told no postings: its completion's entries are told, in full.
+    const { stored: fresh, events: freshEvents } = store();
+    const before = makeDeriveEvents({
+      events: freshEvents,
+      transfers: noLookup,
+      currency: USD,
+      endpoints: subscribedShop(),
+      clock: { now: () => 0 },
+    });
+    expect(await before(completion)).toEqual({ recorded: 2, tasks: 4, failedFrom: undefined });
+    expect([...fresh.values()].map((s) => s.event)).toEqual(told.map((s) => s.event));
   });
 });

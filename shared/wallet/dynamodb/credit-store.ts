@@ -190,7 +190,7 @@ export function createCreditStore(access: WalletTableAccess): CreditStore & Batc
     // Dated at the posting, when the money became the wallet's (a completion may be the sweep's, a
     // minute later): a credit's entry dates its transfer.completed event.
     entriesOfBatch(batch, posting, posting.postedAt).forEach((entry, i) => {
-      items[`entry${i}`] = ledger.entryPut(entry, true);
+      items[`entry${i}`] = ledger.entryPut({ ...entry, batchId: batch.batchId }, true);
       items[`credit${i}`] = update(
         creditKey(entry.transferId),
         'SET postedSeq = :seq, postedAt = :at',

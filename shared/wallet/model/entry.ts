@@ -29,4 +29,9 @@ export interface EntryRecord {
    */
   readonly reference?: string;
   readonly metadata?: Readonly<Record<string, string>>;
+  /**
+   * On an entry a batch's completion wrote: that batch. Its posting told the entry's webhook event
+   * first (shared/webhooks/dynamodb/ledger-facts.ts, `factsOfBatchPosting`).
+   */
+  readonly batchId?: string;
 }

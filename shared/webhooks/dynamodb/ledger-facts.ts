@@ -76,6 +76,7 @@ export function factOfItem(item: Record<string, unknown>): LedgerFact | 'malform
       createdAt,
       postedAt: isString(item.postedAt) ? item.postedAt : undefined,
       viaClearing: item.via === 'clearing' || item.counterpartyAccount === 'CLEARING',
+      ...(isString(item.batchId) ? { retold: true as const } : {}),
       ...matchingOfItem(item),
     } satisfies EntryFact;
   }
@@ -112,8 +113,9 @@ export function factOfItem(item: Record<string, unknown>): LedgerFact | 'malform
  * posting, whose `transfer.completed` events are told then, not at the batch's completion, which
  * writes these entries in a second transaction (at once, or minutes later by the sweep when the
  * poster stopped between the two). Derived as the completion writes them (`entriesOfBatch`), so
- * each is the fact its entry item states: one key, one event id; the completion's entries are
- * then found told. A batch item not posted, or completed, states nothing new.
+ * each is the fact its entry item states: one key, one event id; the completion's entries, which
+ * name their batch, are then found told (`retold`). A batch item not posted, or completed, states
+ * nothing new.
  */
 export function factsOfBatchPosting(item: Record<string, unknown>): LedgerFact[] | 'malformed' {
   const batch = batchOfItem(item);

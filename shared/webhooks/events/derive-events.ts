@@ -218,9 +218,17 @@ export function makeDeriveEvents({
     // Found stored: the batch given again, after a slow commit whose late tasks failed, or a commit
     // that landed after its tries had given up. Its tasks are written then, on a read after that
     // commit: as first built, none (review helper-37). Stored now, only after a slow commit.
+    // A batch completion's entries tell again what its posting told: found stored, their tasks are
+    // the posting's, whose record the stream gives again until they are written. Read and written
+    // again here, they cost a conditional write per event and endpoint, all refused, at every
+    // completion (review helper-55).
+    const retold = (at: number) => {
+      const fact = facts[work[at]?.index ?? -1];
+      return fact?.kind === 'entry' && fact.retold === true;
+    };
     const slow = clock.now() - readAt > commitWithinMs;
     const late = entries.flatMap((entry, at) =>
-      outcomes[at] === 'exists' || (slow && outcomes[at] === 'recorded')
+      (outcomes[at] === 'exists' && !retold(at)) || (slow && outcomes[at] === 'recorded')
         ? [{ event: entry.event, written: outcomes[at] === 'exists' ? [] : entry.endpointIds }]
         : [],
     );

@@ -26,6 +26,12 @@ export interface EntryFact extends Matching {
   readonly postedAt?: string | undefined;
   /** The payment went through the clearing account (the recipient is credited when it is posted). */
   readonly viaClearing: boolean;
+  /**
+   * The entry as a batch's completion wrote it: its batch's posting told the same fact first, and
+   * owns its events' delivery tasks. Told again only if that posting was not (posted by code that
+   * told no postings).
+   */
+  readonly retold?: true;
 }
 
 /** A transfer between two wallets, accepted: the recipient is told at once, with its status. */

@@ -96,10 +96,14 @@ const problemHeaders: Record<number, readonly HeaderUse[]> = {
   401: [{ name: 'WWW-Authenticate', required: true }],
   403: [{ name: 'WWW-Authenticate', required: true }],
   // Sent by the per-caller limit; API Gateway's stage throttling sends none.
-  // The endpoint an Idempotency-Key registered before (webhook-endpoint-registered), if it still exists.
-  409: [{ name: 'Location', required: false }],
   429: [{ name: 'Retry-After', required: false }],
   503: [{ name: 'Retry-After', required: true }],
+};
+
+/** Headers sent with one problem type only, on whichever operation answers it. */
+const problemTypeHeaders: Record<string, readonly HeaderUse[]> = {
+  // The endpoint the Idempotency-Key registered before, while it exists.
+  'webhook-endpoint-registered': [{ name: 'Location', required: false }],
 };
 
 const headerObjects: Record<HeaderUse['name'], object> = {
@@ -121,7 +125,8 @@ const headerObjects: Record<HeaderUse['name'], object> = {
     example: 'true',
   },
   Location: {
-    description: 'The created resource, relative to the request URL',
+    description:
+      'The created resource, relative to the request URL (on a 409 webhook-endpoint-registered: the endpoint the Idempotency-Key registered)',
     schema: { type: 'string' },
     example: 'webhooks/whep_Q2hlY2tvdXRIb29rczAx',
   },
@@ -170,9 +175,10 @@ function problemResponse(
   examples: Partial<Record<HeaderUse['name'], string>> = {},
 ) {
   const types = [...new Set(slugs)].sort().map(problemType);
-  const headers = problemHeaders[status]?.map((h) =>
-    examples[h.name] === undefined ? h : { ...h, example: examples[h.name] },
-  );
+  const headers = [
+    ...(problemHeaders[status] ?? []),
+    ...[...new Set(slugs)].flatMap((slug) => problemTypeHeaders[slug] ?? []),
+  ].map((h) => (examples[h.name] === undefined ? h : { ...h, example: examples[h.name] }));
   return {
     description: `Problem details. Types: ${[...new Set(slugs)].map((slug) => `${problemType(slug)} (${titleOf(slug)})`).join('; ')}`,
     ...headersOf(headers),

@@ -5,8 +5,9 @@ import { buildOpenApiDocument } from '#shared/openapi.ts';
 import { routes } from '#shared/routes.ts';
 
 interface DocumentedOperation {
+  readonly operationId: string;
   readonly requestBody?: object;
-  readonly responses: Record<string, { description: string }>;
+  readonly responses: Record<string, { description: string; headers?: Record<string, object> }>;
 }
 const paths = buildOpenApiDocument(defaultServiceSettings).paths as Record<
   string,
@@ -31,6 +32,18 @@ describe('the OpenAPI document the openapi function serves', () => {
     expect(withBody.length).toBeGreaterThan(0);
     for (const operation of withBody) {
       expect(operation.responses['400']?.description).toContain('invalid-parameter');
+    }
+  });
+
+  it('documents a Location on a conflict only where the conflict names an endpoint registered before', () => {
+    const operations = Object.values(paths).flatMap((methods) => Object.values(methods));
+    const conflicts = operations.filter((operation) => operation.responses['409'] !== undefined);
+    expect(conflicts.length).toBeGreaterThan(1);
+    for (const { operationId, responses } of conflicts) {
+      const conflict = responses['409'];
+      expect(conflict?.headers?.Location !== undefined, operationId).toBe(
+        conflict?.description.includes('webhook-endpoint-registered'),
+      );
     }
   });
 });

@@ -50,8 +50,8 @@ function factsOf(record: DynamoDBRecord): readonly LedgerFact[] | 'malformed' {
 
 /**
  * The composition root of the deriver: the wallets table's stream in (inserted entries and
- * transfers, and batch postings, filtered by the mapping), each fact's events stored once in the webhooks table with a
- * delivery task per subscribed endpoint. The first record whose events could not be stored, or
+ * transfers, and batch postings, filtered by the mapping), each fact's events stored once in the
+ * webhooks table with a delivery task per subscribed endpoint. The first record whose events could not be stored, or
  * that is malformed, is handed back (ReportBatchItemFailures): the stream delivers again from
  * there, what was stored is found stored and skipped, and a record that keeps failing goes to the
  * mapping's failure destination after its retries (docs/decisions/webhooks.md).

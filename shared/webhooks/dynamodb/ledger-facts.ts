@@ -1,6 +1,7 @@
 /**
- * The facts the deriver reads from the wallets table's stream: inserted entries of wallets and
- * inserted transfer records (layout: shared/wallet/dynamodb/keys.ts). This adapter is the one
+ * The facts the deriver reads from the wallets table's stream: inserted entries of wallets,
+ * inserted transfer records, and the entries a batch's posting gives (layout:
+ * shared/wallet/dynamodb/keys.ts). This adapter is the one
  * place the events half knows the ledger's item layout.
  */
 import { entriesOfBatch } from '../../wallet/dynamodb/batch-items.ts';

@@ -4,7 +4,7 @@
  * `shared/openapi.ts` assembles the document from this, the route table and the error tables.
  */
 
-import { IDEMPOTENCY_KEY_DESCRIPTION, IDEMPOTENCY_KEY_SCHEMA } from './http/idempotency-key.ts';
+import { IDEMPOTENCY_KEY_DESCRIPTION, idempotencyKeyParameter } from './http/idempotency-key.ts';
 import { type OperationContract, pageParameters } from './openapi-contract.ts';
 import { ALICE, BOB } from './openapi-examples.ts';
 import { petOperationContracts } from './openapi-pet-operations.ts';
@@ -63,17 +63,7 @@ export const operationContracts: Record<OperationId, OperationContract> = {
       'idempotency-key-reused',
       'temporarily-unavailable',
     ],
-    parameters: [
-      {
-        name: 'Idempotency-Key',
-        in: 'header',
-        required: false,
-        // The rule the function parses the header with (`shared/http/idempotency-key.ts`).
-        schema: IDEMPOTENCY_KEY_SCHEMA,
-        description: IDEMPOTENCY_KEY_DESCRIPTION,
-        example: 'b5e0c8f2-transfer-42',
-      },
-    ],
+    parameters: [idempotencyKeyParameter(IDEMPOTENCY_KEY_DESCRIPTION, 'b5e0c8f2-transfer-42')],
   },
   listTransfers: {
     tag: 'wallet',

@@ -6,7 +6,7 @@
 
 import { BINARY_MEDIA_TYPES } from './http/binary-media.ts';
 import { FORM_MAX_BYTES } from './http/form-body.ts';
-import { IDEMPOTENCY_KEY_SCHEMA } from './http/idempotency-key.ts';
+import { idempotencyKeyParameter } from './http/idempotency-key.ts';
 import { MAX_IF_MATCH_LENGTH } from './http/preconditions.ts';
 import { type OperationContract, pageParameters } from './openapi-contract.ts';
 import { IMAGE_MEDIA_TYPES, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE } from './pets/image-type.ts';
@@ -124,16 +124,10 @@ export const petOperationContracts: Record<PetOperationId, OperationContract> &
       'temporarily-unavailable',
     ],
     parameters: [
-      {
-        name: 'Idempotency-Key',
-        in: 'header',
-        required: false,
-        // The rule the function parses the header with (`shared/http/idempotency-key.ts`).
-        schema: IDEMPOTENCY_KEY_SCHEMA,
-        description:
-          "Makes an add safe to retry, a pet without an id above all (the server draws its id): the caller's same key with the same body answers the pet the first add added, adding nothing; with another body, 422. The same syntax as sendMoney's key. Kept for 24 hours.",
-        example: 'c7d1e0a4-add-doggie',
-      },
+      idempotencyKeyParameter(
+        "Makes an add safe to retry, a pet without an id above all (the server draws its id): the caller's same key with the same body answers the pet the first add added, adding nothing; with another body, 422. The same syntax as sendMoney's key. Kept for 24 hours.",
+        'c7d1e0a4-add-doggie',
+      ),
     ],
   },
   getPetById: {

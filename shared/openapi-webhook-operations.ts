@@ -4,7 +4,7 @@
  * function can answer with, and examples.
  */
 
-import { IDEMPOTENCY_KEY_SCHEMA } from './http/idempotency-key.ts';
+import { idempotencyKeyParameter } from './http/idempotency-key.ts';
 import { type OperationContract, pageParameters } from './openapi-contract.ts';
 import { ALICE, BOB } from './openapi-examples.ts';
 import type { OperationId } from './routes.ts';
@@ -105,16 +105,10 @@ export const webhookOperationContracts: Record<WebhookOperationId, OperationCont
       'temporarily-unavailable',
     ],
     parameters: [
-      {
-        name: 'Idempotency-Key',
-        in: 'header',
-        required: false,
-        // The rule the function parses the header with (`shared/http/idempotency-key.ts`).
-        schema: IDEMPOTENCY_KEY_SCHEMA,
-        description:
-          "Makes a registration safe to retry: the caller's same key with the same request (the same endpoint: URL, event types in any order, description) registers nothing more and answers 409 webhook-endpoint-registered, naming the endpoint the first request registered (`endpointId`, `Location`). Its signing secret is not shown again: if the first answer was lost, rotate it (`POST webhooks/{webhookId}/rotate-secret`). With another request, 422 idempotency-key-reused. The same syntax as sendMoney's key; kept as long (at least 24 hours).",
-        example: 'c2f7a9e1-register-orders-hook',
-      },
+      idempotencyKeyParameter(
+        "Makes a registration safe to retry: the caller's same key with the same request (the same endpoint: URL, event types in any order, description) registers nothing more and answers 409 webhook-endpoint-registered, naming the endpoint the first request registered (`endpointId`, `Location`). Its signing secret is not shown again: if the first answer was lost, rotate it (`POST webhooks/{webhookId}/rotate-secret`). With another request, 422 idempotency-key-reused. The same syntax as sendMoney's key; kept as long (at least 24 hours).",
+        'c2f7a9e1-register-orders-hook',
+      ),
     ],
   },
   listWebhooks: {

@@ -36,6 +36,20 @@ export const IDEMPOTENCY_KEY_SCHEMA = {
   pattern: IDEMPOTENCY_KEY_PATTERN,
 } as const;
 
+/**
+ * The header as an operation's OpenAPI parameter, with what a retry of that operation gets
+ * (`description`): one definition of its name, its rule and its place for every operation taking it.
+ */
+export const idempotencyKeyParameter = (description: string, example: string) => ({
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  // The rule the function parses the header with.
+  schema: IDEMPOTENCY_KEY_SCHEMA,
+  description,
+  example,
+});
+
 export const IDEMPOTENCY_KEY_DESCRIPTION =
   'Makes the request safe to retry: the same key with the same body returns the original transfer and moves money once; with another body, 422. An RFC 8941 structured-field String (`"b5e0c8f2-transfer-42"`, `\\"` and `\\\\` escaped) of 1 to 255 visible ASCII characters, or the same characters bare without `"` or `,`. Sent at most once: a repeated header, or several keys in one (`k1, k2`), is refused with 400, as is a malformed String. Kept for at least 24 hours.';
 

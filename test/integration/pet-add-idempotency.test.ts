@@ -4,7 +4,7 @@ import { createAddPetHandler } from '#functions/add-pet/handler.ts';
 import { createGetPetHandler } from '#functions/get-pet/handler.ts';
 import { createUpdatePetHandler } from '#functions/update-pet/handler.ts';
 import { keyEntryId } from '#shared/pets/pet-index.ts';
-import { invoke, uniqueSub } from '../support/events.ts';
+import { idempotencyKeyHeaders, invoke, uniqueSub } from '../support/events.ts';
 import { proxiedClient, startFaultProxy, storedItem } from '../support/faults.ts';
 import { petEvent, petsEvent, uniquePetId } from '../support/pets.ts';
 
@@ -23,14 +23,7 @@ const add = (sub: string, body: unknown, key?: string | string[]) =>
     petsEvent('POST', {
       sub,
       body,
-      ...(key === undefined
-        ? {}
-        : {
-            headers:
-              typeof key === 'string'
-                ? { 'Idempotency-Key': key }
-                : key.flatMap((k) => ['Idempotency-Key', k]),
-          }),
+      ...idempotencyKeyHeaders(key),
     }),
   );
 const read = (id: number) => invoke(getPet, petEvent('GET', id));

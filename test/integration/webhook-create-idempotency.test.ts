@@ -10,7 +10,7 @@ import { createWebhookEndpointStore } from '#shared/webhooks/dynamodb/endpoint-s
 import { createKeyItemKey, endpointsKey } from '#shared/webhooks/dynamodb/keys.ts';
 import { createEnvelopeSealer } from '#shared/webhooks/secrets/envelope.ts';
 import { createStaticKeyWrapper } from '#shared/webhooks/secrets/static-key-wrapper.ts';
-import { apiEvent, invoke, uniqueSub } from '../support/events.ts';
+import { apiEvent, idempotencyKeyHeaders, invoke, uniqueSub } from '../support/events.ts';
 import { proxiedClient, startFaultProxy, storedItem } from '../support/faults.ts';
 
 // createWebhook with an Idempotency-Key, through the real function, on DynamoDB Local behind the
@@ -40,14 +40,7 @@ const register = (sub: string, body: unknown, key?: string | string[]) =>
       sub,
       scopes: SCOPES,
       body,
-      ...(key === undefined
-        ? {}
-        : {
-            headers:
-              typeof key === 'string'
-                ? { 'Idempotency-Key': key }
-                : key.flatMap((k) => ['Idempotency-Key', k]),
-          }),
+      ...idempotencyKeyHeaders(key),
     }),
   );
 const onEndpoint = (handler: typeof create, sub: string, id: string, method: string, suffix = '') =>

@@ -21,6 +21,15 @@ export interface EventOptions {
   exp?: number | null;
 }
 
+/** The options of an event sent with `key` as its Idempotency-Key (each line of a list), or without one. */
+export const idempotencyKeyHeaders = (key?: string | readonly string[]): Pick<EventOptions, 'headers'> =>
+  key === undefined
+    ? {}
+    : {
+        headers:
+          typeof key === 'string' ? { 'Idempotency-Key': key } : key.flatMap((k) => ['Idempotency-Key', k]),
+      };
+
 /** A unique caller id, so tests never share data. */
 export const uniqueSub = (label = 'user'): string => `${label}-${randomUUID()}`;
 
